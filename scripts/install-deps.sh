@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs every Debian package hearth needs to build, test, benchmark and run its examples.
+# Idempotent and non-interactive: packages already present are left alone; apt runs only when
+# something is missing. Run as root (or through sudo).
+set -euo pipefail
+
+packages=(
+  # toolchain and build
+  build-essential cmake ninja-build pkg-config ccache git
+  # libraries (see docs/architecture.md, "Dependencies")
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libvalijson-dev libcli11-dev libspdlog-dev libfmt-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite
+  python3 python3-pytest curl
+  # examples (contacts uses sqlite via python3's sqlite3 module; todo-manager uses node)
+  nodejs sqlite3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    # A command that is already on PATH (node installed outside apt, say) satisfies its package.
+    case "$p" in
+      nodejs) command -v node >/dev/null 2>&1 && continue ;;
+      python3) [ -x /usr/bin/python3 ] && continue ;;
+      git) command -v git >/dev/null 2>&1 && continue ;;
+      curl) command -v curl >/dev/null 2>&1 && continue ;;
+    esac
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,39 @@
+#pragma once
+/// Errors on the request path are values. One enum with stable numbers, equal to the JSON-RPC
+/// wire codes (JSON-RPC 2.0 reserved codes and the LAVS codes of lavs-spec-v1 section 5.3).
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+
+namespace hearth {
+
+enum class ErrorCode : int {
+  kParseError = -32700,
+  kInvalidRequest = -32600,
+  kMethodNotFound = -32601,
+  kInvalidParams = -32602,
+  kInternalError = -32603,
+  kPermissionDenied = -32001,
+  kTimeout = -32002,
+  kHandlerError = -32003,
+};
+
+/// The standard message for a code ("Parse error", "Invalid params", ...).
+std::string_view default_message(ErrorCode code);
+
+/// An error as it travels to the caller: a code, a human message and optional structured data.
+struct Error {
+  ErrorCode code = ErrorCode::kInternalError;
+  std::string message;
+  boost::json::value data;  ///< null when there is nothing to add
+
+  static Error make(ErrorCode code, std::string message, boost::json::value data = nullptr) {
+    return Error{code, std::move(message), std::move(data)};
+  }
+};
+
+/// Serialises to the JSON-RPC error object {code, message[, data]}.
+boost::json::object to_json(const Error& error);
+
+}  // namespace hearth

@@ -1,0 +1,104 @@
+#pragma once
+/// Handler kinds are extensions: each lives in its own folder under handlers/ and registers a Kind
+/// under its manifest `type` string. The host only sees these interfaces.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/problem.hpp"
+#include "common/result.hpp"
+#include "json/json.hpp"
+#include "manifest/manifest.hpp"
+
+namespace hearth::handlers {
+
+/// Sends data to the subscribers of one of the service's subscription endpoints.
+class Publisher {
+ public:
+  virtual ~Publisher() = default;
+  /// Returns false when `subscription` is not a subscription endpoint of the service.
+  virtual bool publish(std::string_view subscription, json::value data) = 0;
+};
+
+/// One invocation of an endpoint.
+struct Call {
+  const manifest::Manifest* service = nullptr;
+  const manifest::Endpoint* endpoint = nullptr;
+  json::value input;                       ///< validated, defaults applied
+  std::chrono::milliseconds timeout{30000};  ///< endpoint/manifest maxExecutionTime or the default;
+                                             ///< a kind may narrow it with its own setting
+  Publisher* publisher = nullptr;          ///< never null when called by the host
+  boost::asio::any_io_executor executor;   ///< where the handler's I/O runs
+};
+
+/// Receives what a subscription stream produces.
+struct StreamSink {
+  std::function<void(json::value data)> on_data;
+  /// Once, when the stream ends by itself: nullopt for a clean end, else the error.
+  std::function<void(std::optional<Error> error)> on_end;
+};
+
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  /// Stops producing; no sink callback runs afterwards. Idempotent.
+  virtual void close() = 0;
+};
+
+/// A handler bound to one endpoint, created once when the manifest is loaded.
+class Handler {
+ public:
+  virtual ~Handler() = default;
+  /// Runs the endpoint once (query or mutation).
+  virtual boost::asio::awaitable<Result<json::value>> call(Call call) = 0;
+  /// Starts the producer of a subscription endpoint.
+  virtual Result<std::shared_ptr<Stream>> open_stream(Call call, StreamSink sink) = 0;
+};
+
+/// Daemon-wide settings handler kinds may use.
+struct KindOptions {
+  std::size_t max_output_bytes = 16 * 1024 * 1024;
+};
+
+/// A handler kind: checks its part of a manifest and creates handlers.
+class Kind {
+ public:
+  virtual ~Kind() = default;
+  virtual std::string_view name() const = 0;
+  /// Appends every problem of `handler` under `path` ("endpoints[1].handler").
+  virtual void check(const json::object& handler, const std::string& path,
+                     Problems& problems) const = 0;
+  /// Creates the handler of an endpoint whose handler object passed check().
+  virtual Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
+                                                  const manifest::Endpoint& endpoint) const = 0;
+};
+
+/// Kinds by name. Also answers the manifest loader's questions about kinds.
+class Registry final : public manifest::HandlerKinds {
+ public:
+  void add(std::unique_ptr<Kind> kind);
+  /// A kind the spec defines that this build does not run: manifests using it are refused
+  /// at load with `reason`.
+  void add_unsupported(std::string name, std::string reason);
+  const Kind* find(std::string_view name) const;
+
+  void check(std::string_view type, const json::object& handler, const std::string& path,
+             Problems& problems) const override;
+
+ private:
+  std::map<std::string, std::unique_ptr<Kind>, std::less<>> kinds_;
+  std::map<std::string, std::string, std::less<>> unsupported_;
+};
+
+/// The registry with every kind this build runs (script) and the spec's other kinds marked
+/// unsupported.
+std::unique_ptr<Registry> make_builtin_registry(const KindOptions& options = {});
+
+}  // namespace hearth::handlers

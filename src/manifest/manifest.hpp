@@ -1,0 +1,89 @@
+#pragma once
+/// The LAVS manifest model (lavs-spec-v1 section 4) and its loader.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/problem.hpp"
+#include "json/json.hpp"
+#include "schema/schema.hpp"
+
+namespace hearth::manifest {
+
+enum class Method { kQuery, kMutation, kSubscription };
+std::string_view to_string(Method m);
+
+/// Permissions (spec 4.6). Every field is optional; endpoint values override the manifest's
+/// field by field (see effective()).
+struct Permissions {
+  std::optional<std::vector<std::string>> file_access;  ///< glob patterns, "!" negates
+  /// false: none; true: all; list: allowed host names.
+  std::optional<std::variant<bool, std::vector<std::string>>> network_access;
+  std::optional<std::chrono::milliseconds> max_execution_time;
+  std::optional<std::uint64_t> max_memory;  ///< bytes
+
+  /// `endpoint` over `service`: each field the endpoint sets replaces the service's.
+  static Permissions effective(const Permissions& service, const Permissions& endpoint);
+  json::object to_json() const;
+};
+
+struct Endpoint {
+  std::string id;
+  Method method = Method::kQuery;
+  std::string description;
+  std::string handler_type;     ///< handler.type, e.g. "script"
+  json::object handler;         ///< the handler object as written (already checked by its kind)
+  std::shared_ptr<const schema::Schema> input_schema;   ///< null: any input
+  std::shared_ptr<const schema::Schema> output_schema;  ///< null: any output
+  Permissions permissions;      ///< as declared on the endpoint
+  Permissions effective;        ///< endpoint over manifest
+};
+
+struct Manifest {
+  std::string lavs;
+  std::string name;
+  std::string version;
+  std::string description;
+  std::vector<Endpoint> endpoints;
+  json::value view;     ///< null when absent
+  json::object types;
+  Permissions permissions;
+  json::value raw;      ///< the document as read, returned by lavs/manifest
+  std::filesystem::path dir;   ///< absolute, canonical service folder
+  std::filesystem::path file;  ///< absolute path of lavs.json
+
+  const Endpoint* find(std::string_view endpoint_id) const;
+};
+
+/// What the loader needs from the handler kinds (implemented by handlers::Registry), so that the
+/// manifest does not depend on the handlers.
+class HandlerKinds {
+ public:
+  virtual ~HandlerKinds() = default;
+  /// Checks a handler object of kind `type`, appending problems under `path` (e.g.
+  /// "endpoints[1].handler"). Unknown kinds and kinds hearth does not run are problems too.
+  virtual void check(std::string_view type, const json::object& handler, const std::string& path,
+                     Problems& problems) const = 0;
+};
+
+/// Loads `path` (a lavs.json file, or a folder holding one). Returns the manifest, or nullopt with
+/// every problem found listed in `problems` (nothing is ever half loaded).
+std::optional<Manifest> load(const std::filesystem::path& path, const HandlerKinds& kinds,
+                             const schema::Compiler& compiler, Problems& problems);
+
+/// Same, from a document already parsed; `dir` is the service folder.
+std::optional<Manifest> load_document(const json::value& doc, const std::filesystem::path& dir,
+                                      const HandlerKinds& kinds, const schema::Compiler& compiler,
+                                      Problems& problems);
+
+/// The service folders under `path`: `path` itself when it holds lavs.json, else each immediate
+/// subfolder that holds one (sorted by name).
+std::vector<std::filesystem::path> discover(const std::filesystem::path& path);
+
+}  // namespace hearth::manifest

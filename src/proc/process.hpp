@@ -1,0 +1,88 @@
+#pragma once
+/// Child processes on Asio: started with posix_spawn (through the `hearth-launch` helper, never
+/// fork() of the daemon), every pipe read asynchronously, complete only when the child has exited
+/// AND its pipes reached EOF, whole process group killed at the time limit.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace hearth::proc {
+
+/// What to run.
+struct Command {
+  std::filesystem::path program;           ///< absolute path (see find_program)
+  std::vector<std::string> argv;           ///< argv[0] included
+  std::vector<std::string> env;            ///< the whole environment, "KEY=VALUE"
+  std::filesystem::path cwd;               ///< working directory
+  std::optional<std::string> stdin_data;   ///< written then closed; nullopt: stdin reads EOF at once
+  bool event_pipe = false;                 ///< open fd 3 as a write pipe; its lines go to on_event
+};
+
+struct RunLimits {
+  std::chrono::milliseconds timeout{30000};
+  std::size_t max_stdout = 16 * 1024 * 1024;  ///< beyond this the group is killed: kOutputLimit
+  std::size_t stderr_tail = 4096;             ///< how much of the end of stderr is kept
+  std::size_t max_event_line = 1024 * 1024;   ///< longer event lines are dropped (and logged)
+};
+
+struct RunResult {
+  enum class Status { kExited, kSignaled, kTimedOut, kOutputLimit, kSpawnFailed };
+  Status status = Status::kSpawnFailed;
+  int exit_code = -1;        ///< kExited
+  int signal = 0;            ///< kSignaled
+  std::string out;           ///< everything read from stdout
+  std::string err_tail;      ///< the last RunLimits::stderr_tail bytes of stderr
+  std::string spawn_error;   ///< kSpawnFailed: why
+  std::chrono::microseconds duration{0};
+};
+
+/// Runs `cmd` to completion on the calling coroutine's executor. `on_event` receives each line the
+/// child writes to fd 3 (when cmd.event_pipe), as it arrives.
+boost::asio::awaitable<RunResult> run(Command cmd, RunLimits limits,
+                                      std::function<void(std::string_view line)> on_event = {});
+
+/// A long-running child whose stdout is consumed line by line (subscription handlers).
+class LineStream {
+ public:
+  struct Callbacks {
+    std::function<void(std::string line)> on_line;  ///< one complete stdout line, without '\n'
+    std::function<void(const RunResult&)> on_exit;  ///< once, when the child ended by itself
+  };
+  virtual ~LineStream() = default;
+  /// Kills the process group; on_exit is not called afterwards. Idempotent.
+  virtual void stop() = 0;
+};
+
+/// Starts `cmd` (stdin gets cmd.stdin_data, then EOF). Lines longer than max_line are dropped.
+Result<std::shared_ptr<LineStream>> start_line_stream(boost::asio::any_io_executor executor,
+                                                      Command cmd, LineStream::Callbacks callbacks,
+                                                      std::size_t max_line = 1024 * 1024);
+
+/// Resolves a command name the way execvp would, using `path_env` (a PATH value) instead of the
+/// daemon's own PATH; a name containing '/' is taken relative to `cwd`. nullopt if not found or
+/// not executable.
+std::optional<std::filesystem::path> find_program(std::string_view name, std::string_view path_env,
+                                                  const std::filesystem::path& cwd);
+
+/// The launcher used for every child (default: `hearth-launch` beside the running executable).
+void set_launcher(std::filesystem::path launcher);
+const std::filesystem::path& launcher();
+
+/// Kills the process group of every child still running (daemon shutdown). Thread-safe.
+void kill_all();
+
+/// How many children are running now (for tests and diagnostics).
+std::size_t running_count();
+
+}  // namespace hearth::proc

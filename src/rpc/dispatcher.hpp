@@ -1,0 +1,67 @@
+#pragma once
+/// JSON-RPC 2.0 (https://www.jsonrpc.org/specification): parsing of single requests and batches,
+/// notifications, error objects, and dispatch of methods by name. Transport independent.
+
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+#include "json/json.hpp"
+#include "rpc/session.hpp"
+
+namespace hearth::rpc {
+
+/// What a method implementation receives.
+struct Request {
+  json::value id;          ///< string, number or null; absent for notifications
+  bool notification = false;
+  std::string method;
+  json::value params;      ///< object, array or null when absent
+  std::shared_ptr<Session> session;
+};
+
+using Method = std::function<boost::asio::awaitable<Result<json::value>>(const Request&)>;
+
+struct DispatcherLimits {
+  std::size_t max_batch = 100;  ///< larger batches are answered with one -32600 error
+  std::size_t max_depth = 64;   ///< JSON nesting limit
+};
+
+class Dispatcher {
+ public:
+  explicit Dispatcher(DispatcherLimits limits = {}) : limits_(limits) {}
+
+  /// Registers a method. Not thread-safe: register everything before serving.
+  void add(std::string name, Method method);
+
+  /// Handles one message (a request, a notification or a batch) and returns the response text,
+  /// or nullopt when nothing is to be sent back (notifications only). Batch members run
+  /// concurrently; responses keep the request order.
+  boost::asio::awaitable<std::optional<std::string>> handle(std::string_view text,
+                                                            std::shared_ptr<Session> session) const;
+
+  /// Same, for an already parsed message.
+  boost::asio::awaitable<std::optional<json::value>> handle_value(
+      json::value message, std::shared_ptr<Session> session) const;
+
+ private:
+  boost::asio::awaitable<std::optional<json::value>> handle_one(json::value message,
+                                                                std::shared_ptr<Session> session) const;
+
+  DispatcherLimits limits_;
+  std::map<std::string, Method, std::less<>> methods_;
+};
+
+/// {"jsonrpc":"2.0","id":id,"error":{...}}
+json::object make_error_response(const json::value& id, const Error& error);
+/// {"jsonrpc":"2.0","id":id,"result":result}
+json::object make_result_response(const json::value& id, json::value result);
+/// {"jsonrpc":"2.0","method":method,"params":params}
+json::object make_notification(std::string_view method, json::value params);
+
+}  // namespace hearth::rpc
