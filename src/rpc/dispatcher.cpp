@@ -1,0 +1,169 @@
+#include "rpc/dispatcher.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <exception>
+#include <vector>
+
+namespace hearth::rpc {
+namespace asio = boost::asio;
+
+json::object make_error_response(const json::value& id, const Error& error) {
+  json::object out;
+  out["jsonrpc"] = "2.0";
+  out["id"] = id;
+  out["error"] = to_json(error);
+  return out;
+}
+
+json::object make_result_response(const json::value& id, json::value result) {
+  json::object out;
+  out["jsonrpc"] = "2.0";
+  out["id"] = id;
+  out["result"] = std::move(result);
+  return out;
+}
+
+json::object make_notification(std::string_view method, json::value params) {
+  json::object out;
+  out["jsonrpc"] = "2.0";
+  out["method"] = method;
+  out["params"] = std::move(params);
+  return out;
+}
+
+void Dispatcher::add(std::string name, Method method) { methods_[std::move(name)] = std::move(method); }
+
+namespace {
+
+Error invalid_request(std::string why, std::string_view field) {
+  json::object data;
+  data["reason"] = why;
+  if (!field.empty()) data["field"] = field;
+  return Error::make(ErrorCode::kInvalidRequest, "Invalid Request: " + why, std::move(data));
+}
+
+bool valid_id(const json::value& id) { return id.is_string() || id.is_number() || id.is_null(); }
+
+}  // namespace
+
+asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(
+    json::value message, std::shared_ptr<Session> session) const {
+  if (!message.is_object()) {
+    co_return make_error_response(nullptr, invalid_request("a request must be a JSON object", ""));
+  }
+  auto& obj = message.get_object();
+
+  // The id is echoed whenever it could be read, even in an error response (spec section 5).
+  const json::value* id_ptr = obj.if_contains("id");
+  json::value id = nullptr;
+  if (id_ptr != nullptr) {
+    if (!valid_id(*id_ptr)) {
+      co_return make_error_response(nullptr,
+                                    invalid_request("'id' must be a string, a number or null", "id"));
+    }
+    id = *id_ptr;
+  }
+
+  const json::value* version = obj.if_contains("jsonrpc");
+  if (version == nullptr || !version->is_string() || version->get_string() != "2.0") {
+    co_return make_error_response(id, invalid_request("'jsonrpc' must be exactly \"2.0\"", "jsonrpc"));
+  }
+  const json::value* method_ptr = obj.if_contains("method");
+  if (method_ptr == nullptr || !method_ptr->is_string()) {
+    co_return make_error_response(id, invalid_request("'method' must be a string", "method"));
+  }
+  json::value params = nullptr;
+  if (const json::value* p = obj.if_contains("params")) {
+    if (!p->is_object() && !p->is_array()) {
+      co_return make_error_response(
+          id, invalid_request("'params' must be an object or an array when present", "params"));
+    }
+    params = *p;
+  }
+
+  Request request;
+  request.notification = id_ptr == nullptr;
+  request.id = id;
+  request.method = std::string(method_ptr->get_string());
+  request.params = std::move(params);
+  request.session = std::move(session);
+
+  auto it = methods_.find(request.method);
+  if (it == methods_.end()) {
+    if (request.notification) co_return std::nullopt;
+    json::object data;
+    data["method"] = request.method;
+    co_return make_error_response(
+        id, Error::make(ErrorCode::kMethodNotFound, "Method not found: " + request.method,
+                        std::move(data)));
+  }
+
+  Result<json::value> result = Error::make(ErrorCode::kInternalError, "Internal error");
+  try {
+    result = co_await it->second(request);
+  } catch (const std::exception& e) {
+    // Methods return errors as values; an exception here is a bug, reported rather than fatal.
+    result = Error::make(ErrorCode::kInternalError, std::string("Internal error: ") + e.what());
+  }
+  if (request.notification) co_return std::nullopt;
+  if (!result.ok()) co_return make_error_response(id, result.error());
+  co_return make_result_response(id, std::move(result).value());
+}
+
+asio::awaitable<std::optional<json::value>> Dispatcher::handle_value(
+    json::value message, std::shared_ptr<Session> session) const {
+  if (!message.is_array()) co_return co_await handle_one(std::move(message), std::move(session));
+
+  auto& batch = message.get_array();
+  if (batch.empty()) {
+    co_return make_error_response(nullptr, invalid_request("an empty batch", ""));
+  }
+  if (batch.size() > limits_.max_batch) {
+    co_return make_error_response(
+        nullptr, invalid_request("a batch may hold at most " + std::to_string(limits_.max_batch) +
+                                     " requests",
+                                 ""));
+  }
+
+  // Members run concurrently (one slow handler does not hold up the others); the answers keep
+  // the order of the requests.
+  auto executor = co_await asio::this_coro::executor;
+  using Op = decltype(asio::co_spawn(executor, handle_one(json::value(), session), asio::deferred));
+  std::vector<Op> ops;
+  ops.reserve(batch.size());
+  for (auto& item : batch) {
+    ops.push_back(asio::co_spawn(executor, handle_one(std::move(item), session), asio::deferred));
+  }
+  auto [order, exceptions, results] =
+      co_await asio::experimental::make_parallel_group(std::move(ops))
+          .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+
+  json::array responses;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (exceptions[i]) {
+      responses.push_back(make_error_response(
+          nullptr, Error::make(ErrorCode::kInternalError, "Internal error")));
+    } else if (results[i]) {
+      responses.push_back(std::move(*results[i]));
+    }
+  }
+  if (responses.empty()) co_return std::nullopt;
+  co_return json::value(std::move(responses));
+}
+
+asio::awaitable<std::optional<std::string>> Dispatcher::handle(std::string_view text,
+                                                               std::shared_ptr<Session> session) const {
+  auto parsed = json::parse_text(text, json::ParseLimits{.max_depth = limits_.max_depth});
+  if (!parsed.ok()) {
+    co_return json::dump(make_error_response(nullptr, parsed.error()));
+  }
+  auto response = co_await handle_value(std::move(parsed).value(), std::move(session));
+  if (!response) co_return std::nullopt;
+  co_return json::dump(*response);
+}
+
+}  // namespace hearth::rpc

@@ -1,0 +1,222 @@
+#include "rpc/dispatcher.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+
+namespace hearth::rpc {
+namespace {
+namespace asio = boost::asio;
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  DispatcherTest() : release_timer_(ioc_) {
+    release_timer_.expires_at(asio::steady_timer::time_point::max());
+    dispatcher_.add("echo", [](const Request& r) -> asio::awaitable<Result<json::value>> {
+      co_return r.params;
+    });
+    dispatcher_.add("fail", [](const Request&) -> asio::awaitable<Result<json::value>> {
+      co_return Error::make(ErrorCode::kHandlerError, "it failed", json::object{{"exitCode", 3}});
+    });
+    dispatcher_.add("count", [this](const Request&) -> asio::awaitable<Result<json::value>> {
+      ++calls_;
+      co_return calls_;
+    });
+    dispatcher_.add("throws", [](const Request&) -> asio::awaitable<Result<json::value>> {
+      throw std::runtime_error("boom");
+      co_return nullptr;
+    });
+    // "wait" completes only after "release" ran: a batch holding both finishes only if its
+    // members run concurrently.
+    dispatcher_.add("wait", [this](const Request&) -> asio::awaitable<Result<json::value>> {
+      boost::system::error_code ec;
+      co_await release_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      co_return "released";
+    });
+    dispatcher_.add("release", [this](const Request&) -> asio::awaitable<Result<json::value>> {
+      release_timer_.cancel();
+      co_return "done";
+    });
+  }
+
+  /// Sends `text` and returns the response text ("<none>" when nothing is sent back).
+  std::string send(std::string_view text) {
+    std::optional<std::string> out;
+    bool finished = false;
+    auto session = std::make_shared<Session>("test", nullptr);
+    asio::co_spawn(
+        ioc_,
+        [&]() -> asio::awaitable<void> {
+          out = co_await dispatcher_.handle(text, session);
+          finished = true;
+        },
+        asio::detached);
+    ioc_.restart();
+    ioc_.run_for(std::chrono::seconds(5));
+    EXPECT_TRUE(finished) << "dispatcher did not answer: " << text;
+    return out ? *out : "<none>";
+  }
+
+  json::value send_json(std::string_view text) {
+    auto r = send(text);
+    if (r == "<none>") return "<none>";
+    return json::parse(r);
+  }
+
+  asio::io_context ioc_;
+  asio::steady_timer release_timer_;
+  Dispatcher dispatcher_;
+  int calls_ = 0;
+};
+
+int code_of(const json::value& response) {
+  return static_cast<int>(response.at("error").at("code").as_int64());
+}
+
+TEST_F(DispatcherTest, ParseErrorHasNullId) {
+  auto r = send_json(R"({"jsonrpc":"2.0","method":"echo","params":[1,2)");
+  EXPECT_EQ(code_of(r), -32700);
+  EXPECT_TRUE(r.at("id").is_null());
+}
+
+TEST_F(DispatcherTest, ResultEchoesStringNumberAndNullIds) {
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":"a-1","method":"echo","params":{"x":1}})"),
+            R"({"jsonrpc":"2.0","id":"a-1","result":{"x":1}})");
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":7,"method":"echo","params":[1]})"),
+            R"({"jsonrpc":"2.0","id":7,"result":[1]})");
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":null,"method":"echo"})"),
+            R"({"jsonrpc":"2.0","id":null,"result":null})");
+}
+
+TEST_F(DispatcherTest, NotificationGetsNoResponseButRuns) {
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","method":"count"})"), "<none>");
+  EXPECT_EQ(calls_, 1);
+  // Even a failing or unknown notification is silent.
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","method":"fail"})"), "<none>");
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","method":"nope"})"), "<none>");
+}
+
+TEST_F(DispatcherTest, MethodNotFoundNamesTheMethod) {
+  auto r = send_json(R"({"jsonrpc":"2.0","id":1,"method":"nope"})");
+  EXPECT_EQ(code_of(r), -32601);
+  EXPECT_EQ(r.at("error").at("data").at("method"), "nope");
+  EXPECT_EQ(r.at("id"), 1);
+}
+
+TEST_F(DispatcherTest, InvalidRequests) {
+  // Not an object.
+  EXPECT_EQ(code_of(send_json("1")), -32600);
+  EXPECT_EQ(code_of(send_json(R"("x")")), -32600);
+  // Wrong or missing version; the id is echoed when it is valid.
+  auto r = send_json(R"({"jsonrpc":"1.0","id":4,"method":"echo"})");
+  EXPECT_EQ(code_of(r), -32600);
+  EXPECT_EQ(r.at("id"), 4);
+  EXPECT_EQ(code_of(send_json(R"({"id":4,"method":"echo"})")), -32600);
+  // Method not a string.
+  EXPECT_EQ(code_of(send_json(R"({"jsonrpc":"2.0","id":1,"method":1})")), -32600);
+  // Bad id type: the id cannot be echoed.
+  r = send_json(R"({"jsonrpc":"2.0","id":{"a":1},"method":"echo"})");
+  EXPECT_EQ(code_of(r), -32600);
+  EXPECT_TRUE(r.at("id").is_null());
+  // params must be structured.
+  r = send_json(R"({"jsonrpc":"2.0","id":2,"method":"echo","params":"x"})");
+  EXPECT_EQ(code_of(r), -32600);
+  EXPECT_EQ(r.at("error").at("data").at("field"), "params");
+}
+
+TEST_F(DispatcherTest, ErrorsCarryData) {
+  auto r = send_json(R"({"jsonrpc":"2.0","id":1,"method":"fail"})");
+  EXPECT_EQ(code_of(r), -32003);
+  EXPECT_EQ(r.at("error").at("message"), "it failed");
+  EXPECT_EQ(r.at("error").at("data").at("exitCode"), 3);
+}
+
+TEST_F(DispatcherTest, ExceptionInMethodIsInternalError) {
+  auto r = send_json(R"({"jsonrpc":"2.0","id":1,"method":"throws"})");
+  EXPECT_EQ(code_of(r), -32603);
+}
+
+TEST_F(DispatcherTest, EmptyBatchIsOneInvalidRequest) {
+  auto r = send_json("[]");
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(code_of(r), -32600);
+}
+
+TEST_F(DispatcherTest, BatchOfInvalidItemsAnswersEach) {
+  auto r = send_json("[1,2,3]");
+  ASSERT_TRUE(r.is_array());
+  ASSERT_EQ(r.as_array().size(), 3u);
+  for (auto& item : r.as_array()) EXPECT_EQ(code_of(item), -32600);
+}
+
+TEST_F(DispatcherTest, MixedBatchKeepsOrderAndSkipsNotifications) {
+  auto r = send_json(R"([
+    {"jsonrpc":"2.0","id":"1","method":"echo","params":[1]},
+    {"jsonrpc":"2.0","method":"count"},
+    {"jsonrpc":"2.0","id":"2","method":"nope"},
+    {"foo":"boo"},
+    {"jsonrpc":"2.0","id":"3","method":"fail"}
+  ])");
+  ASSERT_TRUE(r.is_array());
+  auto& a = r.as_array();
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(a[0].at("id"), "1");
+  EXPECT_EQ(a[0].at("result"), json::array{1});
+  EXPECT_EQ(code_of(a[1]), -32601);
+  EXPECT_EQ(code_of(a[2]), -32600);
+  EXPECT_EQ(code_of(a[3]), -32003);
+  EXPECT_EQ(calls_, 1);
+}
+
+TEST_F(DispatcherTest, BatchOfNotificationsOnlyGetsNoResponse) {
+  EXPECT_EQ(send(R"([{"jsonrpc":"2.0","method":"count"},{"jsonrpc":"2.0","method":"count"}])"),
+            "<none>");
+  EXPECT_EQ(calls_, 2);
+}
+
+TEST_F(DispatcherTest, BatchMembersRunConcurrently) {
+  auto r = send_json(R"([
+    {"jsonrpc":"2.0","id":1,"method":"wait"},
+    {"jsonrpc":"2.0","id":2,"method":"release"}
+  ])");
+  ASSERT_TRUE(r.is_array());
+  ASSERT_EQ(r.as_array().size(), 2u);
+  EXPECT_EQ(r.as_array()[0].at("result"), "released");
+  EXPECT_EQ(r.as_array()[1].at("result"), "done");
+}
+
+TEST_F(DispatcherTest, OversizedBatchIsRefused) {
+  std::string batch = "[";
+  for (int i = 0; i < 101; ++i) {
+    if (i) batch += ",";
+    batch += R"({"jsonrpc":"2.0","id":1,"method":"echo"})";
+  }
+  batch += "]";
+  auto r = send_json(batch);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(code_of(r), -32600);
+}
+
+TEST(SessionTest, CloseRunsHooksOnceAndDropsPushes) {
+  int pushed = 0;
+  int closed = 0;
+  auto session = std::make_shared<Session>("ws", [&](std::string) { ++pushed; });
+  session->on_close([&] { ++closed; });
+  session->push("a");
+  session->close();
+  session->close();
+  session->push("b");
+  EXPECT_EQ(pushed, 1);
+  EXPECT_EQ(closed, 1);
+  session->on_close([&] { ++closed; });  // registered after close: runs at once
+  EXPECT_EQ(closed, 2);
+}
+
+}  // namespace
+}  // namespace hearth::rpc
