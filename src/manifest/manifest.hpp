@@ -16,7 +16,9 @@
 
 namespace hearth::manifest {
 
+/// An endpoint's `method` (spec 4.2.1).
 enum class Method { kQuery, kMutation, kSubscription };
+/// The wire name: "query", "mutation" or "subscription".
 std::string_view to_string(Method m);
 
 /// Permissions (spec 4.6). Every field is optional; endpoint values override the manifest's
@@ -25,14 +27,17 @@ struct Permissions {
   std::optional<std::vector<std::string>> file_access;  ///< glob patterns, "!" negates
   /// false: none; true: all; list: allowed host names.
   std::optional<std::variant<bool, std::vector<std::string>>> network_access;
+  /// Fractions rounded up; 0 in the document means "no limit of its own" and is left absent;
+  /// clamped to about 100 years so that adding it to a clock's time point cannot overflow.
   std::optional<std::chrono::milliseconds> max_execution_time;
-  std::optional<std::uint64_t> max_memory;  ///< bytes
+  std::optional<std::uint64_t> max_memory;  ///< bytes, rounded up; 0 is left absent, as above
 
   /// `endpoint` over `service`: each field the endpoint sets replaces the service's.
   static Permissions effective(const Permissions& service, const Permissions& endpoint);
   json::object to_json() const;
 };
 
+/// One entry of `endpoints`, checked and with its schemas compiled.
 struct Endpoint {
   std::string id;
   Method method = Method::kQuery;
@@ -45,6 +50,7 @@ struct Endpoint {
   Permissions effective;        ///< endpoint over manifest
 };
 
+/// A loaded lavs.json (spec 4.1): every field checked, nothing half loaded.
 struct Manifest {
   std::string lavs;
   std::string name;
@@ -58,6 +64,7 @@ struct Manifest {
   std::filesystem::path dir;   ///< absolute, canonical service folder
   std::filesystem::path file;  ///< absolute path of lavs.json
 
+  /// The endpoint with this id, or nullptr.
   const Endpoint* find(std::string_view endpoint_id) const;
 };
 

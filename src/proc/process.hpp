@@ -2,6 +2,21 @@
 /// Child processes on Asio: started with posix_spawn (through the `hearth-launch` helper, never
 /// fork() of the daemon), every pipe read asynchronously, complete only when the child has exited
 /// AND its pipes reached EOF, whole process group killed at the time limit.
+///
+/// Process-wide requirements (the daemon's main() and every test binary must meet them):
+/// - SIGPIPE is ignored (signal(SIGPIPE, SIG_IGN)): stdin is written to a pipe whose reader may be
+///   gone, and pipes have no MSG_NOSIGNAL; the write then fails with EPIPE, which is expected.
+/// - SIGCHLD is NOT set to SIG_IGN and nothing else calls wait()/waitpid(-1): children are reaped
+///   here, through their pidfd, and an auto-reaped child would lose its exit status.
+/// - Children are spawned from the threads running the io_context, and those threads live as long
+///   as the children: the launcher arms PR_SET_PDEATHSIG, which Linux fires when the spawning
+///   THREAD exits, not only the process.
+///
+/// Every child runs in its own session and process group (POSIX_SPAWN_SETSID) with default signal
+/// dispositions, an empty signal mask and no inherited descriptor beyond 0, 1, 2 (and 3 for the
+/// event pipe). When the main child exits, its group is SIGKILLed at once: background processes a
+/// handler left behind do not outlive the call. Pipes are then read to EOF for at most 500 ms (a
+/// process that left the group may still hold them), then closed.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -21,12 +36,12 @@ namespace hearth::proc {
 
 /// What to run.
 struct Command {
-  std::filesystem::path program;           ///< absolute path (see find_program)
-  std::vector<std::string> argv;           ///< argv[0] included
-  std::vector<std::string> env;            ///< the whole environment, "KEY=VALUE"
-  std::filesystem::path cwd;               ///< working directory
-  std::optional<std::string> stdin_data;   ///< written then closed; nullopt: stdin reads EOF at once
-  bool event_pipe = false;                 ///< open fd 3 as a write pipe; its lines go to on_event
+  std::filesystem::path program;          ///< absolute path (see find_program)
+  std::vector<std::string> argv;          ///< argv[0] included
+  std::vector<std::string> env;           ///< the whole environment, "KEY=VALUE"
+  std::filesystem::path cwd;              ///< working directory
+  std::optional<std::string> stdin_data;  ///< written then closed; nullopt: stdin reads EOF at once
+  bool event_pipe = false;                ///< open fd 3 as a write pipe; its lines go to on_event
 };
 
 struct RunLimits {
@@ -39,16 +54,19 @@ struct RunLimits {
 struct RunResult {
   enum class Status { kExited, kSignaled, kTimedOut, kOutputLimit, kSpawnFailed };
   Status status = Status::kSpawnFailed;
-  int exit_code = -1;        ///< kExited
-  int signal = 0;            ///< kSignaled
-  std::string out;           ///< everything read from stdout
-  std::string err_tail;      ///< the last RunLimits::stderr_tail bytes of stderr
-  std::string spawn_error;   ///< kSpawnFailed: why
+  int exit_code = -1;       ///< kExited
+  int signal = 0;           ///< kSignaled
+  std::string out;          ///< everything read from stdout
+  std::string err_tail;     ///< the last RunLimits::stderr_tail bytes of stderr
+  std::string spawn_error;  ///< kSpawnFailed: why
   std::chrono::microseconds duration{0};
 };
 
 /// Runs `cmd` to completion on the calling coroutine's executor. `on_event` receives each line the
-/// child writes to fd 3 (when cmd.event_pipe), as it arrives.
+/// child writes to fd 3 (when cmd.event_pipe), as it arrives, without its '\n' (a last line without
+/// one is delivered at EOF); calls are never concurrent, and all happen before run() completes.
+/// A timeout of zero or less means no time limit. The run ignores cancellation from the awaiting
+/// coroutine: its own time limit ends it. Never throws except std::bad_alloc.
 boost::asio::awaitable<RunResult> run(Command cmd, RunLimits limits,
                                       std::function<void(std::string_view line)> on_event = {});
 
@@ -59,12 +77,18 @@ class LineStream {
     std::function<void(std::string line)> on_line;  ///< one complete stdout line, without '\n'
     std::function<void(const RunResult&)> on_exit;  ///< once, when the child ended by itself
   };
+  /// Destroying the last reference stops the child (as stop() does).
   virtual ~LineStream() = default;
-  /// Kills the process group; on_exit is not called afterwards. Idempotent.
+  /// Kills the process group; no callback starts after stop() returns (a callback already running
+  /// on another thread is waited for). Safe from any thread and from inside a callback. The child
+  /// is reaped asynchronously. Idempotent.
   virtual void stop() = 0;
 };
 
 /// Starts `cmd` (stdin gets cmd.stdin_data, then EOF). Lines longer than max_line are dropped.
+/// Callbacks run on a strand of `executor` (never concurrently) and must not throw. on_exit comes
+/// after every line, once the child has exited and its pipes reached EOF. cmd.event_pipe is ignored
+/// (no fd 3). Fails (kHandlerError) when the child cannot be started.
 Result<std::shared_ptr<LineStream>> start_line_stream(boost::asio::any_io_executor executor,
                                                       Command cmd, LineStream::Callbacks callbacks,
                                                       std::size_t max_line = 1024 * 1024);
@@ -76,6 +100,7 @@ std::optional<std::filesystem::path> find_program(std::string_view name, std::st
                                                   const std::filesystem::path& cwd);
 
 /// The launcher used for every child (default: `hearth-launch` beside the running executable).
+/// Set it at start-up, before any child runs; a relative path is made absolute.
 void set_launcher(std::filesystem::path launcher);
 const std::filesystem::path& launcher();
 

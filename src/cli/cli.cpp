@@ -1,0 +1,240 @@
+#include "cli/cli.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/common.hpp"
+#include "cli/summary.hpp"
+#include "proc/process.hpp"
+
+namespace hearth::cli {
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+fs::path default_state_dir() {
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg == '/') {
+    return fs::path(xdg) / "hearth";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return fs::path(home) / ".local" / "state" / "hearth";
+  }
+  return fs::temp_directory_path() / ("hearth-" + std::to_string(::getuid()));
+}
+
+bool ensure_private_dir(const fs::path& dir, std::string& error) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    error = dir.string() + ": " + ec.message();
+    return false;
+  }
+  ::chmod(dir.c_str(), 0700);
+  return true;
+}
+
+void print_load_report(const host::LoadReport& report) {
+  for (const auto& failure : report.failures) {
+    for (const auto& problem : failure.problems) {
+      std::cerr << (failure.file.empty() ? std::string("hearth") : failure.file.string()) << ": "
+                << problem.to_string() << "\n";
+    }
+  }
+  for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
+}
+
+void setup_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("hearth");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+namespace {
+
+int check(const std::vector<fs::path>& paths, bool as_json) {
+  asio::io_context ioc;
+  host::LoadReport report;
+  auto host = host::Host::load(paths, {}, ioc.get_executor(), report);
+  if (as_json) {
+    std::cout << json::dump(report_json(host.get(), report)) << std::endl;
+  } else if (host) {
+    for (const auto& w : report.warnings) std::cout << "warning: " << w << "\n";
+    for (const auto& s : host->services()) std::cout << summary_text(s->manifest);
+  } else {
+    std::size_t count = 0;
+    for (const auto& failure : report.failures) {
+      for (const auto& problem : failure.problems) {
+        std::cout << (failure.file.empty() ? std::string("hearth") : failure.file.string()) << ": "
+                  << problem.to_string() << "\n";
+        ++count;
+      }
+    }
+    std::cout << count << (count == 1 ? " problem" : " problems") << "\n";
+  }
+  return host ? 0 : 1;
+}
+
+int call(const fs::path& path, const std::string& service, const std::string& endpoint,
+         const std::string& input_text, const fs::path& state_dir, int default_timeout_ms,
+         bool pretty) {
+  std::signal(SIGPIPE, SIG_IGN);
+  json::value input = nullptr;
+  if (!input_text.empty()) {
+    auto parsed = json::parse_text(input_text);
+    if (!parsed.ok()) {
+      std::cout << json::dump(to_json(parsed.error())) << std::endl;
+      return 2;
+    }
+    input = std::move(parsed).value();
+  }
+  asio::io_context ioc;
+  host::HostOptions options;
+  options.default_timeout = std::chrono::milliseconds(default_timeout_ms);
+  host::LoadReport report;
+  auto host = host::Host::load({path}, options, ioc.get_executor(), report);
+  print_load_report(report);
+  if (!host) return 2;
+
+  host::AuditLog audit;
+  std::string error;
+  fs::path dir = state_dir.empty() ? default_state_dir() : state_dir;
+  if (ensure_private_dir(dir, error)) {
+    if (auto st = audit.open(dir / "audit.log"); st.ok()) host->set_audit(&audit);
+  }
+
+  // The same pipeline as the daemon's lavs/call, through the dispatcher, without a socket.
+  rpc::Dispatcher dispatcher;
+  host->register_methods(dispatcher);
+  json::object params;
+  if (!service.empty()) params["service"] = service;
+  params["endpoint"] = endpoint;
+  if (!input.is_null()) params["input"] = input;
+  json::object request{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "lavs/call"}, {"params", params}};
+
+  std::optional<json::value> response;
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        response = co_await dispatcher.handle_value(request, std::make_shared<rpc::Session>("inproc", nullptr));
+      },
+      asio::detached);
+  ioc.run();
+  host->shutdown();
+  proc::kill_all();
+  if (!response || !response->is_object()) {
+    std::cout << R"({"code":-32603,"message":"Internal error: no response"})" << std::endl;
+    return 1;
+  }
+  auto& obj = response->as_object();
+  auto print = [&](const json::value& v) {
+    std::cout << (pretty ? pretty_json(v) : json::dump(v)) << std::endl;
+  };
+  if (auto* err = obj.if_contains("error")) {
+    print(*err);
+    return 1;
+  }
+  print(obj.at("result"));
+  return 0;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{"hearth: a local agent host serving LAVS services over JSON-RPC 2.0", "hearth"};
+  app.set_version_flag("--version", std::string("hearth ") + HEARTH_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();  // global options (--log-level) may follow the command
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+
+  // serve
+  ServeOptions serve_options;
+  auto* serve_cmd = app.add_subcommand("serve", "Serve LAVS services over HTTP (POST /rpc) and WebSocket (/ws)");
+  serve_cmd->add_option("paths", serve_options.paths, "Service folders (holding lavs.json), or folders of them")
+      ->required()
+      ->check(CLI::ExistingPath);
+  serve_cmd->add_option("--host", serve_options.address, "Address to bind")->capture_default_str();
+  serve_cmd->add_option("--port", serve_options.port, "TCP port; 0 picks a free one")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  serve_cmd->add_option("--token-file", serve_options.token_file,
+                        "Where to write the per-launch token (mode 0600) [default: STATE_DIR/token]");
+  serve_cmd->add_option("--ready-file", serve_options.ready_file,
+                        "Written once serving: JSON with url, port, tokenFile, pid");
+  serve_cmd->add_option("--state-dir", serve_options.state_dir,
+                        "Audit log and state [default: $XDG_STATE_HOME/hearth or ~/.local/state/hearth]");
+  serve_cmd->add_option("--threads", serve_options.threads, "I/O threads; 0: one per core")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 256));
+  serve_cmd->add_option("--max-request-bytes", serve_options.max_request_bytes,
+                        "Largest HTTP body or WebSocket message accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
+  serve_cmd->add_option("--idle-timeout", serve_options.idle_timeout_s,
+                        "Seconds an idle connection is kept")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  serve_cmd->add_option("--default-timeout", serve_options.default_timeout_ms,
+                        "Handler time limit (ms) when neither the handler nor maxExecutionTime sets one")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400000));
+  serve_cmd->add_option("--allow-origin", serve_options.allowed_origins,
+                        "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
+  serve_cmd->add_flag("--json", serve_options.json, "Print the start-up information as JSON on stdout");
+
+  // call
+  fs::path call_path;
+  std::string call_endpoint, call_input, call_service;
+  fs::path call_state_dir;
+  int call_timeout = 30000;
+  bool call_pretty = false;
+  auto* call_cmd = app.add_subcommand("call", "Call an endpoint in-process (no daemon) and print the result");
+  call_cmd->add_option("path", call_path, "Service folder (or folder of services)")->required()->check(CLI::ExistingPath);
+  call_cmd->add_option("endpoint", call_endpoint, "Endpoint id")->required();
+  call_cmd->add_option("input", call_input, "Input as JSON (e.g. '{\"text\":\"milk\"}')");
+  call_cmd->add_option("--service", call_service, "Service name, when PATH holds several");
+  call_cmd->add_option("--state-dir", call_state_dir, "Where the audit log goes");
+  call_cmd->add_option("--default-timeout", call_timeout, "Handler time limit (ms) when none is set")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400000));
+  call_cmd->add_flag("--pretty", call_pretty, "Indent the JSON output");
+  call_cmd->footer("Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
+                   "object and exits 1 (2 when the input or the manifest is invalid).");
+
+  // check
+  std::vector<fs::path> check_paths;
+  bool check_json = false;
+  auto* check_cmd = app.add_subcommand("check", "Check manifests: list every problem, or summarise the services");
+  check_cmd->add_option("paths", check_paths, "Service folders, lavs.json files, or folders of services")
+      ->required()
+      ->check(CLI::ExistingPath);
+  check_cmd->add_flag("--json", check_json, "Print the report as JSON");
+  check_cmd->footer("Exit status: 0 when every manifest loads, 1 otherwise.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  setup_logging(log_level);
+
+  if (*serve_cmd) return serve(serve_options);
+  if (*call_cmd) {
+    return call(call_path, call_service, call_endpoint, call_input, call_state_dir, call_timeout, call_pretty);
+  }
+  if (*check_cmd) return check(check_paths, check_json);
+  return 2;
+}
+
+}  // namespace hearth::cli

@@ -1,0 +1,41 @@
+#pragma once
+/// Pieces shared by the CLI commands.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "host/host.hpp"
+
+namespace hearth::cli {
+
+/// `--state-dir` default: $XDG_STATE_HOME/hearth, else ~/.local/state/hearth.
+std::filesystem::path default_state_dir();
+
+/// Creates `dir` (and parents) with mode 0700 for what hearth creates.
+bool ensure_private_dir(const std::filesystem::path& dir, std::string& error);
+
+/// Prints load failures and warnings to stderr ("FILE: PATH: MESSAGE" lines).
+void print_load_report(const host::LoadReport& report);
+
+/// Sets up spdlog on stderr at `level` ("trace" ... "off").
+void setup_logging(const std::string& level);
+
+struct ServeOptions {
+  std::vector<std::filesystem::path> paths;
+  std::string address = "127.0.0.1";
+  int port = 5555;
+  std::filesystem::path token_file;
+  std::filesystem::path ready_file;
+  std::filesystem::path state_dir;
+  int threads = 0;  ///< 0: one per core
+  std::size_t max_request_bytes = 1 << 20;
+  int idle_timeout_s = 60;
+  int default_timeout_ms = 30000;
+  std::vector<std::string> allowed_origins;
+  bool json = false;
+};
+
+int serve(const ServeOptions& options);
+
+}  // namespace hearth::cli

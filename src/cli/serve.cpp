@@ -1,0 +1,192 @@
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <thread>
+
+#include "cli/common.hpp"
+#include "net/server.hpp"
+#include "proc/process.hpp"
+#include "rpc/dispatcher.hpp"
+
+namespace hearth::cli {
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string random_token() {
+  unsigned char bytes[32];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+/// Writes `content` to `file` with mode 0600, atomically (temporary file + rename), refusing to
+/// follow a symbolic link planted at the temporary name.
+bool write_private_file(const fs::path& file, const std::string& content, std::string& error) {
+  fs::path tmp = file;
+  tmp += ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error = tmp.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  ::fchmod(fd, 0600);
+  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  ok = (::fsync(fd) == 0) && ok;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), file.c_str()) != 0) {
+    error = file.string() + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int serve(const ServeOptions& options) {
+  // Children's pipes may close under us; a write to them must be an error, not a signal.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  std::string error;
+  fs::path state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;
+  if (!ensure_private_dir(state_dir, error)) {
+    spdlog::error("state dir: {}", error);
+    return 1;
+  }
+  fs::path token_file = options.token_file.empty() ? state_dir / "token" : options.token_file;
+
+  unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
+                                         : std::max(1u, std::thread::hardware_concurrency());
+  asio::io_context ioc(static_cast<int>(threads));
+
+  host::HostOptions host_options;
+  host_options.default_timeout = std::chrono::milliseconds(options.default_timeout_ms);
+  host::LoadReport report;
+  auto host = host::Host::load(options.paths, host_options, ioc.get_executor(), report);
+  print_load_report(report);
+  if (!host) return 1;
+
+  host::AuditLog audit;
+  if (auto st = audit.open(state_dir / "audit.log"); !st.ok()) {
+    spdlog::error("{}", st.error().message);
+    return 1;
+  }
+  host->set_audit(&audit);
+
+  rpc::Dispatcher dispatcher;
+  host->register_methods(dispatcher);
+
+  net::ServerOptions server_options;
+  server_options.address = options.address;
+  server_options.port = static_cast<std::uint16_t>(options.port);
+  server_options.token = random_token();
+  server_options.allowed_origins = options.allowed_origins;
+  server_options.max_request_bytes = options.max_request_bytes;
+  server_options.idle_timeout = std::chrono::seconds(options.idle_timeout_s);
+  net::Server server(ioc, server_options, dispatcher);
+  auto port = server.listen();
+  if (!port.ok()) {
+    spdlog::error("cannot listen on {}:{}: {}", options.address, options.port, port.error().message);
+    return 1;
+  }
+  if (options.address != "127.0.0.1" && options.address != "::1" && options.address != "localhost") {
+    spdlog::warn("listening on {}: reachable from other machines (the token is still required)",
+                 options.address);
+  }
+
+  if (!write_private_file(token_file, server_options.token + "\n", error)) {
+    spdlog::error("token file: {}", error);
+    return 1;
+  }
+  std::string host_part = options.address.find(':') != std::string::npos ? "[" + options.address + "]"
+                                                                          : options.address;
+  std::string url = "http://" + host_part + ":" + std::to_string(*port);
+  json::object ready;
+  ready["url"] = url;
+  ready["rpcUrl"] = url + "/rpc";
+  ready["wsUrl"] = "ws://" + host_part + ":" + std::to_string(*port) + "/ws";
+  ready["port"] = *port;
+  ready["tokenFile"] = fs::absolute(token_file).string();
+  ready["auditLog"] = audit.path().string();
+  ready["pid"] = ::getpid();
+  json::array names;
+  for (const auto& s : host->services()) names.push_back(json::value(s->manifest.name));
+  ready["services"] = std::move(names);
+  if (!options.ready_file.empty() && !write_private_file(options.ready_file, json::dump(ready) + "\n", error)) {
+    spdlog::error("ready file: {}", error);
+    return 1;
+  }
+
+  server.start();
+  if (options.json) {
+    std::cout << json::dump(ready) << std::endl;
+  } else {
+    std::cout << "hearth " << HEARTH_VERSION << " serving " << host->services().size()
+              << " service(s) on " << url << "\n"
+              << "  JSON-RPC: POST " << url << "/rpc   WebSocket: " << ready["wsUrl"].as_string().c_str()
+              << "\n  token file: " << fs::absolute(token_file).string() << "\n  services:";
+    for (const auto& s : host->services()) std::cout << " " << s->manifest.name;
+    std::cout << std::endl;
+  }
+
+  // Graceful shutdown: stop accepting, close connections and subscriptions, kill children.
+  // Then wait (bounded) until every child has been reaped, so nothing is left behind.
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  asio::steady_timer poll(ioc);
+  auto stop_at = std::chrono::steady_clock::time_point::max();
+  std::function<void()> wait_children = [&] {
+    if (proc::running_count() == 0 || std::chrono::steady_clock::now() >= stop_at) {
+      ioc.stop();
+      return;
+    }
+    poll.expires_after(std::chrono::milliseconds(20));
+    poll.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) wait_children();
+    });
+  };
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", signo);
+    server.stop();
+    host->shutdown();
+    proc::kill_all();
+    stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    wait_children();
+  });
+
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
+  ioc.run();
+  for (auto& t : pool) t.join();
+
+  proc::kill_all();  // anything started while stopping
+  std::error_code ec;
+  fs::remove(token_file, ec);
+  if (!options.ready_file.empty()) fs::remove(options.ready_file, ec);
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace hearth::cli

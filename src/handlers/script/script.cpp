@@ -1,0 +1,647 @@
+#include "handlers/script/script.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "proc/process.hpp"
+
+namespace hearth::handlers::script {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kBasePath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+constexpr std::size_t kStderrTail = 4096;
+/// Longer handler timeouts are clamped to this (about 11.5 days): keeps the conversion to
+/// std::chrono in range for any number a manifest may hold.
+constexpr double kMaxTimeoutMs = 1e9;
+constexpr std::string_view kWhitespace = " \t\r\n";
+
+enum class InputMode { kStdin, kArgs, kEnv };
+
+std::optional<InputMode> parse_mode(std::string_view text) {
+  if (text == "stdin") return InputMode::kStdin;
+  if (text == "args") return InputMode::kArgs;
+  if (text == "env") return InputMode::kEnv;
+  return std::nullopt;
+}
+
+bool has_nul(std::string_view s) {
+  return s.find('\0') != std::string_view::npos;
+}
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(kWhitespace);
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(kWhitespace);
+  return s.substr(first, last - first + 1);
+}
+
+std::string to_upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
+}
+
+/// Replaces each invalid UTF-8 sequence with U+FFFD, so that any bytes a script prints can travel
+/// in a JSON string.
+std::string valid_utf8(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  std::size_t i = 0;
+  const auto byte = [&in](std::size_t k) { return static_cast<unsigned char>(in[k]); };
+  while (i < in.size()) {
+    const unsigned char c = byte(i);
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    }
+    bool ok = len > 0 && i + len <= in.size();
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const unsigned char b = byte(i + k);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (ok) {
+      out.append(in.substr(i, len));
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string number_text(double d) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
+  return ec == std::errc() ? std::string(buf, end) : json::dump(json::value(d));
+}
+
+/// A value as text in a placeholder or an environment variable.
+std::string value_text(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return {};
+    case json::kind::string:
+      return std::string(v.get_string());
+    case json::kind::bool_:
+      return v.get_bool() ? "true" : "false";
+    case json::kind::int64:
+      return std::to_string(v.get_int64());
+    case json::kind::uint64:
+      return std::to_string(v.get_uint64());
+    case json::kind::double_:
+      return number_text(v.get_double());
+    case json::kind::array:
+    case json::kind::object:
+      return json::dump(v);
+  }
+  return {};
+}
+
+const json::value* lookup_path(const json::value& input, std::string_view path) {
+  const json::value* current = &input;
+  while (true) {
+    const auto dot = path.find('.');
+    const auto segment = path.substr(0, dot);
+    if (current->is_object()) {
+      current = current->get_object().if_contains(segment);
+    } else if (current->is_array() && !segment.empty() &&
+               segment.find_first_not_of("0123456789") == std::string_view::npos) {
+      std::size_t index = 0;
+      auto [ptr, ec] = std::from_chars(segment.data(), segment.data() + segment.size(), index);
+      const auto& array = current->get_array();
+      current =
+          (ec == std::errc() && ptr == segment.data() + segment.size() && index < array.size())
+              ? &array[index]
+              : nullptr;
+    } else {
+      current = nullptr;
+    }
+    if (current == nullptr || dot == std::string_view::npos) return current;
+    path.remove_prefix(dot + 1);
+  }
+}
+
+Error env_name_error(const std::string& field, const std::string& name, bool is_protected) {
+  json::object data;
+  data["field"] = field;
+  data["constraint"] = "env-name";
+  std::string message = "input field '" + field + "' cannot be passed in the environment: ";
+  message += is_protected ? name + " is a protected variable"
+                          : "'" + name + "' is not a valid variable name";
+  return Error::make(ErrorCode::kInvalidParams, std::move(message), std::move(data));
+}
+
+Status flatten_env(const json::object& object, const std::string& name_prefix,
+                   const std::string& field_prefix,
+                   std::vector<std::pair<std::string, std::string>>& out) {
+  for (const auto& member : object) {
+    const std::string key(member.key());
+    const std::string name =
+        name_prefix.empty() ? to_upper(key) : name_prefix + "_" + to_upper(key);
+    const std::string field = join_path(field_prefix, key);
+    const json::value& value = member.value();
+    if (value.is_null()) continue;
+    if (value.is_object()) {
+      HEARTH_RETURN_IF_ERROR(flatten_env(value.get_object(), name, field, out));
+      continue;
+    }
+    if (!is_valid_env_name(name)) return env_name_error(field, name, false);
+    if (is_protected_env_name(name)) return env_name_error(field, name, true);
+    out.emplace_back(name, value_text(value));
+  }
+  return {};
+}
+
+std::string signal_text(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  return std::to_string(signal) + (abbrev != nullptr ? std::string(" (SIG") + abbrev + ")" : "");
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// The handler object, parsed.
+struct Config {
+  std::string command;
+  std::vector<std::string> args;
+  InputMode input = InputMode::kStdin;
+  fs::path cwd;                          ///< absolute, inside the service folder
+  std::chrono::milliseconds timeout{0};  ///< 0: none of its own
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+/// Who is running: for the environment and the log.
+struct Identity {
+  std::string service;
+  std::string endpoint;
+  fs::path dir;
+};
+
+/// Publishes one line of the event pipe. Never fails the call.
+void publish_line(std::string_view line, Publisher* publisher, const Identity& who) {
+  if (trim(line).empty()) return;
+  auto parsed = json::parse_text(line);
+  const json::object* object = parsed.ok() ? parsed->if_object() : nullptr;
+  const json::value* subscription =
+      object != nullptr ? object->if_contains("subscription") : nullptr;
+  if (subscription == nullptr || !subscription->is_string()) {
+    spdlog::warn(
+        "{}.{}: ignoring a line on the publish pipe that is not "
+        "{{\"subscription\": \"<endpoint>\", \"data\": ...}}",
+        who.service, who.endpoint);
+    return;
+  }
+  const json::value* data = object->if_contains("data");
+  const std::string_view target = subscription->get_string();
+  if (publisher == nullptr) {
+    spdlog::warn("{}.{}: nowhere to publish to '{}'", who.service, who.endpoint, target);
+    return;
+  }
+  if (!publisher->publish(target, data != nullptr ? *data : json::value(nullptr))) {
+    spdlog::warn(
+        "{}.{}: ignoring a publish to '{}', which is not a subscription endpoint of the "
+        "service",
+        who.service, who.endpoint, target);
+  }
+}
+
+json::value output_value(const std::string& out) {
+  const auto text = trim(out);
+  if (text.empty()) return nullptr;
+  auto parsed = json::parse_text(text);
+  if (parsed.ok()) return std::move(parsed).value();
+  return json::string(valid_utf8(out));
+}
+
+Result<json::value> interpret(const proc::RunResult& r, std::chrono::milliseconds timeout,
+                              std::size_t max_output, const std::string& command) {
+  using Status = proc::RunResult::Status;
+  json::object data;
+  switch (r.status) {
+    case Status::kSpawnFailed:
+      data["command"] = command;
+      return Error::make(ErrorCode::kHandlerError, "Handler could not be started: " + r.spawn_error,
+                         std::move(data));
+    case Status::kTimedOut:
+      data["timeoutMs"] = timeout.count();
+      return Error::make(ErrorCode::kTimeout,
+                         "Handler timed out after " + std::to_string(timeout.count()) + " ms",
+                         std::move(data));
+    case Status::kOutputLimit:
+      data["maxBytes"] = max_output;
+      return Error::make(ErrorCode::kHandlerError,
+                         "Handler output exceeds " + std::to_string(max_output) + " bytes",
+                         std::move(data));
+    case Status::kSignaled:
+      data["signal"] = r.signal;
+      data["stderr"] = valid_utf8(r.err_tail);
+      return Error::make(ErrorCode::kHandlerError,
+                         "Handler was killed by signal " + signal_text(r.signal), std::move(data));
+    case Status::kExited:
+      if (r.exit_code != 0) {
+        data["exitCode"] = r.exit_code;
+        data["stderr"] = valid_utf8(r.err_tail);
+        return Error::make(ErrorCode::kHandlerError,
+                           "Handler exited with code " + std::to_string(r.exit_code),
+                           std::move(data));
+      }
+      return output_value(r.out);
+  }
+  return Error::make(ErrorCode::kInternalError, "unexpected run status");
+}
+
+/// The error a subscription producer ended with, or nullopt for a clean end.
+std::optional<Error> stream_end(const proc::RunResult& r) {
+  json::object data;
+  data["stderr"] = valid_utf8(r.err_tail);
+  if (r.status == proc::RunResult::Status::kExited) {
+    if (r.exit_code == 0) return std::nullopt;
+    data["exitCode"] = r.exit_code;
+    return Error::make(ErrorCode::kHandlerError,
+                       "Subscription handler exited with code " + std::to_string(r.exit_code),
+                       std::move(data));
+  }
+  data["signal"] = r.signal;
+  return Error::make(ErrorCode::kHandlerError,
+                     "Subscription handler was killed by signal " + signal_text(r.signal),
+                     std::move(data));
+}
+
+class ScriptStream final : public Stream {
+ public:
+  explicit ScriptStream(std::shared_ptr<proc::LineStream> stream) : stream_(std::move(stream)) {}
+  ~ScriptStream() override { stream_->stop(); }
+  ScriptStream(const ScriptStream&) = delete;
+  ScriptStream& operator=(const ScriptStream&) = delete;
+  void close() override { stream_->stop(); }
+
+ private:
+  std::shared_ptr<proc::LineStream> stream_;
+};
+
+class ScriptHandler final : public Handler {
+ public:
+  ScriptHandler(Config config, Identity who, KindOptions options)
+      : config_(std::move(config)), who_(std::move(who)), options_(options) {}
+
+  asio::awaitable<Result<json::value>> call(Call call) override {
+    auto command = prepare(call.input, /*publish_fd=*/true);
+    if (!command.ok()) co_return std::move(command).error();
+    proc::RunLimits limits;
+    limits.timeout = timeout_for(call);
+    limits.max_stdout = options_.max_output_bytes;
+    limits.stderr_tail = kStderrTail;
+    Publisher* publisher = call.publisher;
+    auto on_event = [publisher, who = who_](std::string_view line) {
+      publish_line(line, publisher, who);
+    };
+    proc::RunResult result;
+    if (call.executor) {
+      result = co_await asio::co_spawn(call.executor,
+                                       proc::run(std::move(command).value(), limits, on_event),
+                                       asio::use_awaitable);
+    } else {
+      result = co_await proc::run(std::move(command).value(), limits, on_event);
+    }
+    if (result.status != proc::RunResult::Status::kExited || result.exit_code != 0) {
+      spdlog::debug("{}.{}: script ended with status {} in {} us", who_.service, who_.endpoint,
+                    static_cast<int>(result.status), result.duration.count());
+    }
+    co_return interpret(result, limits.timeout, options_.max_output_bytes, config_.command);
+  }
+
+  Result<std::shared_ptr<Stream>> open_stream(Call call, StreamSink sink) override {
+    if (!call.executor) {
+      return Error::make(ErrorCode::kInternalError, "no executor to run the subscription on");
+    }
+    auto command = prepare(call.input, /*publish_fd=*/false);
+    if (!command.ok()) return std::move(command).error();
+    auto shared_sink = std::make_shared<StreamSink>(std::move(sink));
+    proc::LineStream::Callbacks callbacks;
+    callbacks.on_line = [shared_sink](const std::string& line) {
+      if (trim(line).empty() || !shared_sink->on_data) return;
+      auto parsed = json::parse_text(line);
+      shared_sink->on_data(parsed.ok() ? std::move(parsed).value()
+                                       : json::value(json::string(valid_utf8(line))));
+    };
+    callbacks.on_exit = [shared_sink, who = who_](const proc::RunResult& r) {
+      auto error = stream_end(r);
+      if (error) spdlog::info("{}.{}: {}", who.service, who.endpoint, error->message);
+      if (shared_sink->on_end) shared_sink->on_end(std::move(error));
+    };
+    auto stream =
+        proc::start_line_stream(call.executor, std::move(command).value(), std::move(callbacks));
+    if (!stream.ok()) {
+      json::object data;
+      data["command"] = config_.command;
+      return Error::make(ErrorCode::kHandlerError,
+                         "Subscription handler could not be started: " + stream.error().message,
+                         std::move(data));
+    }
+    return std::shared_ptr<Stream>(std::make_shared<ScriptStream>(std::move(stream).value()));
+  }
+
+ private:
+  /// The handler's own timeout, else the endpoint's; a declared maxExecutionTime caps both.
+  std::chrono::milliseconds timeout_for(const Call& call) const {
+    auto timeout = config_.timeout.count() > 0 ? config_.timeout : call.timeout;
+    if (call.endpoint != nullptr) {
+      const auto& cap = call.endpoint->effective.max_execution_time;
+      if (cap && cap->count() > 0 && (timeout.count() <= 0 || *cap < timeout)) timeout = *cap;
+    }
+    return timeout;
+  }
+
+  Result<proc::Command> prepare(const json::value& input, bool publish_fd) const {
+    std::map<std::string, std::string, std::less<>> vars;
+    vars["PATH"] = kBasePath;
+    vars["LANG"] = "C.UTF-8";
+    vars["HOME"] = who_.dir.string();
+    vars["LAVS_SERVICE"] = who_.service;
+    vars["LAVS_ENDPOINT"] = who_.endpoint;
+    vars["LAVS_SERVICE_DIR"] = who_.dir.string();
+    if (publish_fd) vars["LAVS_PUBLISH_FD"] = "3";
+    for (const auto& [name, value] : config_.env) vars[name] = value;
+    if (config_.input == InputMode::kEnv) {
+      auto extra = input_to_env(input);
+      if (!extra.ok()) return std::move(extra).error();
+      for (auto& [name, value] : extra.value()) vars[name] = std::move(value);
+    }
+
+    auto program = proc::find_program(config_.command, vars["PATH"], config_.cwd);
+    if (!program) {
+      json::object data;
+      data["command"] = config_.command;
+      return Error::make(ErrorCode::kHandlerError, "command not found: " + config_.command,
+                         std::move(data));
+    }
+
+    proc::Command cmd;
+    cmd.program = std::move(*program);
+    cmd.argv.reserve(config_.args.size() + 1);
+    cmd.argv.push_back(config_.command);
+    for (const auto& arg : config_.args) cmd.argv.push_back(expand_placeholders(arg, input));
+    cmd.env.reserve(vars.size());
+    for (const auto& [name, value] : vars) {
+      std::string entry = name;
+      entry += '=';
+      entry += value;
+      cmd.env.push_back(std::move(entry));
+    }
+    cmd.cwd = config_.cwd;
+    if (config_.input == InputMode::kStdin) cmd.stdin_data = json::dump(input);
+    cmd.event_pipe = publish_fd;
+    return cmd;
+  }
+
+  Config config_;
+  Identity who_;
+  KindOptions options_;
+};
+
+bool inside(const fs::path& path, const fs::path& base) {
+  const auto relative = path.lexically_relative(base);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+class ScriptKind final : public Kind {
+ public:
+  explicit ScriptKind(const KindOptions& options) : options_(options) {}
+
+  std::string_view name() const override { return "script"; }
+
+  void check(const json::object& handler, const std::string& path,
+             Problems& problems) const override {
+    auto add = [&](const std::string& field, std::string message) {
+      problems.push_back({join_path(path, field), std::move(message)});
+    };
+    const std::string kNul = "must not contain NUL characters";
+
+    if (const auto* command = handler.if_contains("command")) {
+      if (!command->is_string() || command->get_string().empty()) {
+        add("command", "must be a non-empty string");
+      } else if (has_nul(command->get_string())) {
+        add("command", kNul);
+      }
+    } else {
+      add("command", "is required");
+    }
+
+    if (const auto* args = handler.if_contains("args")) {
+      if (!args->is_array()) {
+        add("args", "must be an array of strings");
+      } else {
+        const auto& array = args->get_array();
+        for (std::size_t i = 0; i < array.size(); ++i) {
+          const std::string item = index_path("args", i);
+          if (!array[i].is_string()) {
+            add(item, "must be a string");
+          } else if (has_nul(array[i].get_string())) {
+            add(item, kNul);
+          }
+        }
+      }
+    }
+
+    if (const auto* input = handler.if_contains("input")) {
+      if (!input->is_string() || !parse_mode(input->get_string())) {
+        add("input", "must be one of \"stdin\", \"args\", \"env\"");
+      }
+    }
+
+    if (const auto* cwd = handler.if_contains("cwd")) {
+      if (!cwd->is_string()) {
+        add("cwd", "must be a string (a folder relative to the service folder)");
+      } else if (has_nul(cwd->get_string())) {
+        add("cwd", kNul);
+      } else {
+        // Absolute paths are checked against the folder when the handler is created.
+        const fs::path folder(std::string(cwd->get_string()));
+        const auto normal = folder.lexically_normal();
+        if (folder.is_relative() && !normal.empty() && *normal.begin() == "..") {
+          add("cwd", "must stay inside the service folder");
+        }
+      }
+    }
+
+    if (const auto* timeout = handler.if_contains("timeout")) {
+      if (!timeout->is_number() || timeout->to_number<double>() < 0) {
+        add("timeout", "must be a non-negative number (milliseconds)");
+      }
+    }
+
+    if (const auto* env = handler.if_contains("env")) {
+      if (!env->is_object()) {
+        add("env", "must be an object of strings");
+      } else {
+        for (const auto& member : env->get_object()) {
+          const std::string key(member.key());
+          const std::string field = join_path("env", key);
+          if (!is_valid_env_name(key)) {
+            add(field, "is not a valid environment variable name");
+          } else if (!member.value().is_string()) {
+            add(field, "must be a string");
+          } else if (has_nul(member.value().get_string())) {
+            add(field, kNul);
+          }
+        }
+      }
+    }
+  }
+
+  Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
+                                          const manifest::Endpoint& endpoint) const override {
+    Problems problems;
+    check(endpoint.handler, "handler", problems);
+    if (!problems.empty()) {
+      return Error::make(ErrorCode::kInternalError, problems.front().to_string());
+    }
+    const auto& h = endpoint.handler;
+    Config config;
+    config.command = std::string(h.at("command").get_string());
+    if (const auto* args = h.if_contains("args")) {
+      for (const auto& a : args->get_array()) config.args.emplace_back(a.get_string());
+    }
+    if (const auto* input = h.if_contains("input")) config.input = *parse_mode(input->get_string());
+    if (const auto* timeout = h.if_contains("timeout")) {
+      const double ms = std::min(std::ceil(timeout->to_number<double>()), kMaxTimeoutMs);
+      config.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+    }
+    if (const auto* env = h.if_contains("env")) {
+      for (const auto& member : env->get_object()) {
+        config.env.emplace_back(std::string(member.key()),
+                                std::string(member.value().get_string()));
+      }
+    }
+
+    std::error_code ec;
+    fs::path base = fs::weakly_canonical(service.dir, ec);
+    if (ec) base = service.dir.lexically_normal();
+    config.cwd = base;
+    if (const auto* cwd = h.if_contains("cwd"); cwd != nullptr && !cwd->get_string().empty()) {
+      const std::string written(cwd->get_string());
+      // weakly_canonical resolves symbolic links too: a link inside the folder pointing out of it
+      // is refused like `..`.
+      fs::path resolved = fs::weakly_canonical(base / written, ec);
+      if (ec) resolved = (base / written).lexically_normal();
+      if (!inside(resolved, base)) {
+        return Error::make(ErrorCode::kInternalError,
+                           "cwd '" + written + "' is outside the service folder");
+      }
+      config.cwd = resolved;
+    }
+
+    Identity who{service.name, endpoint.id, base};
+    return std::unique_ptr<Handler>(
+        std::make_unique<ScriptHandler>(std::move(config), std::move(who), options_));
+  }
+
+ private:
+  KindOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kind> make_kind(const KindOptions& options) {
+  return std::make_unique<ScriptKind>(options);
+}
+
+std::string expand_placeholders(std::string_view arg, const json::value& input) {
+  // Same matches as the reference runtime's /\{\{([^}]+)\}\}/g: at the earliest "{{", the text up
+  // to the first '}' must be non-empty and followed by a second '}'.
+  std::string out;
+  std::size_t i = 0;
+  while (i < arg.size()) {
+    const auto open = arg.find("{{", i);
+    if (open == std::string_view::npos) {
+      out.append(arg.substr(i));
+      break;
+    }
+    const auto close = arg.find('}', open + 2);
+    if (close != std::string_view::npos && close > open + 2 && close + 1 < arg.size() &&
+        arg[close + 1] == '}') {
+      out.append(arg.substr(i, open - i));
+      if (const auto* value = lookup_path(input, trim(arg.substr(open + 2, close - open - 2)))) {
+        out += value_text(*value);
+      }
+      i = close + 2;
+    } else {
+      out.append(arg.substr(i, open + 1 - i));
+      i = open + 1;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> input_to_env(const json::value& input) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!input.is_object()) return out;
+  HEARTH_RETURN_IF_ERROR(flatten_env(input.get_object(), "", "", out));
+  return out;
+}
+
+bool is_valid_env_name(std::string_view name) {
+  if (name.empty()) return false;
+  const auto first = name.front();
+  if (!(first == '_' || (first >= 'A' && first <= 'Z') || (first >= 'a' && first <= 'z'))) {
+    return false;
+  }
+  return name.find_first_not_of(
+             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+         std::string_view::npos;
+}
+
+bool is_protected_env_name(std::string_view name) {
+  // Variables that make a loader, shell or interpreter run code or read files chosen by whoever
+  // sets them, plus the ones hearth itself defines.
+  static constexpr std::string_view kExact[] = {
+      "PATH",          "HOME",
+      "BASH_ENV",      "ENV",
+      "IFS",           "SHELLOPTS",
+      "BASHOPTS",      "PS4",
+      "NODE_OPTIONS",  "NODE_PATH",
+      "PERLLIB",       "GCONV_PATH",
+      "LOCPATH",       "NLSPATH",
+      "HOSTALIASES",   "GLIBC_TUNABLES",
+      "TMPDIR",        "JAVA_TOOL_OPTIONS",
+      "_JAVA_OPTIONS",
+  };
+  static constexpr std::string_view kPrefixes[] = {
+      "LD_", "BASH_FUNC_", "PYTHON", "PERL5", "RUBY", "MALLOC_", "LAVS_",
+  };
+  const std::string upper = to_upper(name);
+  for (auto exact : kExact) {
+    if (upper == exact) return true;
+  }
+  for (auto prefix : kPrefixes) {
+    if (std::string_view(upper).substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+}  // namespace hearth::handlers::script

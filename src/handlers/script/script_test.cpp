@@ -1,0 +1,625 @@
+#include "handlers/script/script.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <condition_variable>
+#include <csignal>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "proc/process.hpp"
+
+namespace hearth::handlers::script {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// hearth ignores SIGPIPE process-wide (see proc/process.hpp); so must every binary running
+// children.
+const bool kSigpipeIgnored = [] {
+  std::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
+json::value parse(std::string_view text) {
+  auto v = json::parse_text(text);
+  EXPECT_TRUE(v.ok()) << text;
+  return v.ok() ? std::move(v).value() : json::value(nullptr);
+}
+
+/// Records what a handler publishes; knows one subscription endpoint, "updates".
+class FakePublisher final : public Publisher {
+ public:
+  bool publish(std::string_view subscription, json::value data) override {
+    std::lock_guard lock(mutex_);
+    if (subscription != "updates") return false;
+    published_.push_back(std::move(data));
+    return true;
+  }
+  std::vector<json::value> published() {
+    std::lock_guard lock(mutex_);
+    return published_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<json::value> published_;
+};
+
+/// A service folder with a manifest model built in code (no loader involved).
+class ScriptTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "hearth-script-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    service_.dir = fs::canonical(pattern);
+    service_.name = "svc";
+    service_.file = service_.dir / "lavs.json";
+    fs::create_directories(service_.dir / "sub");
+    kind_ = make_kind(options_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(service_.dir, ec);
+  }
+
+  void write(const std::string& name, const std::string& content, bool executable = false) {
+    std::ofstream(service_.dir / name) << content;
+    if (executable) fs::permissions(service_.dir / name, fs::perms::owner_all);
+  }
+
+  Problems check(std::string_view handler_json) {
+    Problems problems;
+    kind_->check(parse(handler_json).as_object(), "endpoints[1].handler", problems);
+    return problems;
+  }
+
+  Result<std::unique_ptr<Handler>> create(std::string_view handler_json,
+                                          manifest::Method method = manifest::Method::kQuery) {
+    endpoint_ = manifest::Endpoint{};
+    endpoint_.id = "ep";
+    endpoint_.method = method;
+    endpoint_.handler_type = "script";
+    endpoint_.handler = parse(handler_json).as_object();
+    return kind_->create(service_, endpoint_);
+  }
+
+  Call make_call(json::value input, asio::any_io_executor executor) {
+    Call call;
+    call.service = &service_;
+    call.endpoint = &endpoint_;
+    call.input = std::move(input);
+    call.timeout = 30s;
+    call.publisher = &publisher_;
+    call.executor = std::move(executor);
+    return call;
+  }
+
+  /// Creates the handler and runs one call to completion.
+  Result<json::value> run(std::string_view handler_json, json::value input = json::object{},
+                          std::chrono::milliseconds timeout = 30s) {
+    auto handler = create(handler_json);
+    if (!handler.ok()) return std::move(handler).error();
+    asio::io_context io;
+    Call call = make_call(std::move(input), io.get_executor());
+    call.timeout = timeout;
+    std::optional<Result<json::value>> result;
+    asio::co_spawn(
+        io, [&]() -> asio::awaitable<void> { result = co_await (*handler)->call(std::move(call)); },
+        asio::detached);
+    io.run();
+    return std::move(result).value();
+  }
+
+  KindOptions options_;
+  std::unique_ptr<Kind> kind_;
+  manifest::Manifest service_;
+  manifest::Endpoint endpoint_;
+  FakePublisher publisher_;
+};
+
+std::string problem_list(const Problems& problems) {
+  std::string out;
+  for (const auto& p : problems) out += p.to_string() + "\n";
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// check / create
+
+TEST_F(ScriptTest, CheckAcceptsAFullHandler) {
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "node", "args": ["a.js", "{{x}}"],
+      "input": "env", "cwd": "sub/../sub", "timeout": 1500.5, "env": {"NODE_ENV": "production"}})")),
+            "");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "cat", "timeout": 0})")), "");
+}
+
+TEST_F(ScriptTest, CheckNamesEveryProblemWithItsPath) {
+  EXPECT_EQ(problem_list(check(R"({"type": "script"})")),
+            "endpoints[1].handler.command: is required\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": ""})")),
+            "endpoints[1].handler.command: must be a non-empty string\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": 3})")),
+            "endpoints[1].handler.command: must be a non-empty string\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "a\u0000b"})")),
+            "endpoints[1].handler.command: must not contain NUL characters\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x", "args": "a b"})")),
+            "endpoints[1].handler.args: must be an array of strings\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x", "args": ["a", 1, null]})")),
+            "endpoints[1].handler.args[1]: must be a string\n"
+            "endpoints[1].handler.args[2]: must be a string\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x", "input": "file"})")),
+            "endpoints[1].handler.input: must be one of \"stdin\", \"args\", \"env\"\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x", "timeout": -1})")),
+            "endpoints[1].handler.timeout: must be a non-negative number (milliseconds)\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x", "timeout": "5"})")),
+            "endpoints[1].handler.timeout: must be a non-negative number (milliseconds)\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x", "env": ["A=1"]})")),
+            "endpoints[1].handler.env: must be an object of strings\n");
+  EXPECT_EQ(problem_list(check(
+                R"({"type": "script", "command": "x", "env": {"1X": "a", "A B": "b", "N": 1}})")),
+            "endpoints[1].handler.env.1X: is not a valid environment variable name\n"
+            "endpoints[1].handler.env.A B: is not a valid environment variable name\n"
+            "endpoints[1].handler.env.N: must be a string\n");
+  EXPECT_EQ(
+      problem_list(check(R"({"type": "script", "command": "x", "cwd": 1})")),
+      "endpoints[1].handler.cwd: must be a string (a folder relative to the service folder)\n");
+}
+
+TEST_F(ScriptTest, CheckRefusesACwdThatEscapesTheFolder) {
+  for (const char* cwd : {"..", "../other", "sub/../../x", "./a/../../.."}) {
+    EXPECT_EQ(problem_list(check(std::string(R"({"type": "script", "command": "x", "cwd": ")") +
+                                 cwd + "\"}")),
+              "endpoints[1].handler.cwd: must stay inside the service folder\n")
+        << cwd;
+  }
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x", "cwd": "sub/.."})")), "");
+}
+
+TEST_F(ScriptTest, CreateRefusesAbsoluteOrLinkedCwdOutsideTheFolder) {
+  auto absolute = create(R"({"type": "script", "command": "pwd", "cwd": "/etc"})");
+  ASSERT_FALSE(absolute.ok());
+  EXPECT_EQ(absolute.error().message, "cwd '/etc' is outside the service folder");
+
+  fs::create_directory_symlink("/tmp", service_.dir / "link");
+  auto linked = create(R"({"type": "script", "command": "pwd", "cwd": "link"})");
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.error().message, "cwd 'link' is outside the service folder");
+
+  // An absolute path inside the folder is fine.
+  const std::string inside = (service_.dir / "sub").string();
+  EXPECT_TRUE(create(R"({"type": "script", "command": "pwd", "cwd": ")" + inside + "\"}").ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input modes
+
+TEST_F(ScriptTest, StdinModeIsTheDefault) {
+  auto r =
+      run(R"({"type": "script", "command": "cat"})", parse(R"({"text": "hé", "n": [1, 2.5]})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, parse(R"({"text": "hé", "n": [1, 2.5]})"));
+
+  auto explicit_mode =
+      run(R"({"type": "script", "command": "cat", "input": "stdin"})", parse("[1]"));
+  ASSERT_TRUE(explicit_mode.ok());
+  EXPECT_EQ(*explicit_mode, parse("[1]"));
+}
+
+TEST_F(ScriptTest, ArgsModeExpandsPlaceholdersAndLeavesStdinEmpty) {
+  auto r = run(R"J({"type": "script", "command": "python3", "input": "args",
+      "args": ["-c", "import sys, json; print(json.dumps({'argv': sys.argv[1:], 'stdin': sys.stdin.read()}))",
+               "{{name}}", "{{user.age}}", "{{missing}}", "{{obj}}", "{{flag}}", "x{{ name }}y{{nil}}",
+               "{{tags.1}}", "{{ratio}}", "{{}}", "{{name}"]})J",
+               parse(R"({"name": "bob smith", "user": {"age": 42}, "obj": {"a": [1, "b"]},
+                         "flag": true, "nil": null, "tags": ["x", "y"], "ratio": 0.5})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r,
+            parse(R"({"argv": ["bob smith", "42", "", "{\"a\":[1,\"b\"]}", "true", "xbob smithy",
+                                    "y", "0.5", "{{}}", "{{name}"],
+                          "stdin": ""})"));
+}
+
+TEST_F(ScriptTest, PlaceholdersAreExpandedInEveryMode) {
+  auto r = run(
+      R"({"type": "script", "command": "sh", "args": ["-c", "printf '%s:' \"$1\"; cat", "sh", "{{id}}"]})",
+      parse(R"({"id": 7})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, json::value("7:{\"id\":7}"));
+}
+
+TEST_F(ScriptTest, ExpandPlaceholdersMatchesTheReferenceSyntax) {
+  const auto input = parse(R"({"a": "A", "n": {"m": 1}, "{a": "brace"})");
+  EXPECT_EQ(expand_placeholders("{{a}}-{{n.m}}", input), "A-1");
+  EXPECT_EQ(expand_placeholders("{{{a}}", input), "brace");
+  EXPECT_EQ(expand_placeholders("{{a}b}}", input), "{{a}b}}");
+  EXPECT_EQ(expand_placeholders("{a}} {{", input), "{a}} {{");
+  EXPECT_EQ(expand_placeholders("{{n}}", input), "{\"m\":1}");
+  EXPECT_EQ(expand_placeholders("{{a.b}}", input), "");
+  EXPECT_EQ(expand_placeholders("{{a}}", json::value(nullptr)), "");
+}
+
+TEST_F(ScriptTest, EnvModeSetsUpperCaseVariables) {
+  auto r = run(R"({"type": "script", "command": "sh", "input": "env",
+      "args": ["-c", "printf '%s|%s|%s|%s|%s|%s' \"$NOTE\" \"$USER_NAME\" \"$COUNT\" \"$TAGS\" \"${NOTHING-unset}\" \"$(cat)\""]})",
+               parse(R"({"note": "hi there", "user": {"name": "a"}, "count": 3, "tags": [1, "x"],
+                         "nothing": null})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, json::value("hi there|a|3|[1,\"x\"]|unset|"));
+}
+
+TEST_F(ScriptTest, EnvModeRefusesProtectedAndInvalidNames) {
+  struct Case {
+    const char* input;
+    const char* field;
+  };
+  for (const Case& c :
+       {Case{R"({"ld_preload": "/tmp/evil.so"})", "ld_preload"},
+        Case{R"({"ld": {"preload": "/tmp/evil.so"}})", "ld.preload"},
+        Case{R"({"Path": "/tmp"})", "Path"}, Case{R"({"bash_env": "/tmp/x"})", "bash_env"},
+        Case{R"({"python": {"path": "/tmp"}})", "python.path"},
+        Case{R"({"lavs_publish_fd": "1"})", "lavs_publish_fd"},
+        Case{R"({"ok": 1, "a b": 1})", "a b"}, Case{R"({"1abc": 1})", "1abc"}}) {
+    auto r = run(R"({"type": "script", "command": "env", "input": "env"})", parse(c.input));
+    ASSERT_FALSE(r.ok()) << c.input;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidParams) << c.input;
+    EXPECT_EQ(r.error().data,
+              parse(std::string(R"({"field": ")") + c.field + R"(", "constraint": "env-name"})"))
+        << c.input;
+  }
+  EXPECT_TRUE(is_protected_env_name("LD_LIBRARY_PATH"));
+  EXPECT_TRUE(is_protected_env_name("MALLOC_CHECK_"));
+  EXPECT_TRUE(is_protected_env_name("PERL5OPT"));
+  EXPECT_TRUE(is_protected_env_name("BASH_FUNC_x%%"));
+  EXPECT_TRUE(is_protected_env_name("GLIBC_TUNABLES"));
+  EXPECT_FALSE(is_protected_env_name("NOTE"));
+  EXPECT_FALSE(is_protected_env_name("PATHS"));
+}
+
+TEST_F(ScriptTest, EnvironmentIsMinimalAndNotTheDaemons) {
+  ::setenv("HEARTH_DAEMON_SECRET", "do-not-leak", 1);
+  auto r = run(R"({"type": "script", "command": "env", "env": {"FOO": "bar", "LANG": "C"}})");
+  ::unsetenv("HEARTH_DAEMON_SECRET");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->is_string());
+  std::set<std::string> lines;
+  std::istringstream in(std::string(r->get_string()));
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  const std::string dir = service_.dir.string();
+  EXPECT_EQ(lines, (std::set<std::string>{
+                       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                       "LANG=C", "HOME=" + dir, "LAVS_SERVICE=svc", "LAVS_ENDPOINT=ep",
+                       "LAVS_SERVICE_DIR=" + dir, "LAVS_PUBLISH_FD=3", "FOO=bar"}));
+}
+
+TEST_F(ScriptTest, CommandIsResolvedWithTheHandlersPath) {
+  auto r = run(R"({"type": "script", "command": "sh", "env": {"PATH": "/nonexistent"}})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_EQ(r.error().message, "command not found: sh");
+  EXPECT_EQ(r.error().data, parse(R"({"command": "sh"})"));
+
+  auto missing = run(R"({"type": "script", "command": "no-such-command-hearth"})");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "command not found: no-such-command-hearth");
+
+  // A path with '/' is relative to the working directory.
+  write("sub/tool.sh", "#!/bin/sh\necho '{\"tool\": true}'\n", true);
+  auto relative = run(R"({"type": "script", "command": "./tool.sh", "cwd": "sub"})");
+  ASSERT_TRUE(relative.ok()) << relative.error().message;
+  EXPECT_EQ(*relative, parse(R"({"tool": true})"));
+}
+
+TEST_F(ScriptTest, WorkingDirectoryDefaultsToTheServiceFolder) {
+  auto r = run(R"({"type": "script", "command": "pwd"})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, json::value(service_.dir.string() + "\n"));
+  auto sub = run(R"({"type": "script", "command": "pwd", "cwd": "sub"})");
+  ASSERT_TRUE(sub.ok());
+  EXPECT_EQ(*sub, json::value((service_.dir / "sub").string() + "\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output and errors
+
+TEST_F(ScriptTest, OutputParsing) {
+  auto text = run(R"({"type": "script", "command": "echo", "args": ["hello world"]})");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, json::value("hello world\n"));  // not JSON: the raw text, as written
+
+  auto empty = run(R"({"type": "script", "command": "true"})");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->is_null());
+
+  auto blank = run(R"({"type": "script", "command": "printf", "args": ["  \n\t\n"]})");
+  ASSERT_TRUE(blank.ok());
+  EXPECT_TRUE(blank->is_null());
+
+  auto padded = run(R"({"type": "script", "command": "printf", "args": ["\n  {\"a\": 1}  \n\n"]})");
+  ASSERT_TRUE(padded.ok());
+  EXPECT_EQ(*padded, parse(R"({"a": 1})"));
+
+  auto number = run(R"({"type": "script", "command": "echo", "args": ["42"]})");
+  ASSERT_TRUE(number.ok());
+  EXPECT_EQ(*number, json::value(42));
+
+  auto binary = run(R"({"type": "script", "command": "printf", "args": ["a\\377b"]})");
+  ASSERT_TRUE(binary.ok());
+  EXPECT_EQ(*binary, json::value("a\xEF\xBF\xBD"
+                                 "b"));
+}
+
+TEST_F(ScriptTest, NonZeroExitIsAHandlerErrorWithTheStderrTail) {
+  auto r = run(
+      R"({"type": "script", "command": "sh", "args": ["-c", "echo partial; echo boom >&2; exit 2"]})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_EQ(r.error().message, "Handler exited with code 2");
+  EXPECT_EQ(r.error().data, parse(R"({"exitCode": 2, "stderr": "boom\n"})"));
+
+  auto long_err = run(R"J({"type": "script", "command": "python3", "args": ["-c",
+      "import sys; sys.stderr.write('x' * 100000 + 'END'); sys.exit(1)"]})J");
+  ASSERT_FALSE(long_err.ok());
+  const auto& tail = long_err.error().data.at("stderr").get_string();
+  EXPECT_EQ(tail.size(), 4096u);
+  EXPECT_TRUE(tail.ends_with("END"));
+}
+
+TEST_F(ScriptTest, KilledBySignalIsAHandlerError) {
+  auto r = run(
+      R"({"type": "script", "command": "sh", "args": ["-c", "echo dying >&2; kill -KILL $$"]})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_EQ(r.error().message, "Handler was killed by signal 9 (SIGKILL)");
+  EXPECT_EQ(r.error().data, parse(R"({"signal": 9, "stderr": "dying\n"})"));
+}
+
+TEST_F(ScriptTest, HandlerTimeoutWins) {
+  auto r = run(R"({"type": "script", "command": "sleep", "args": ["30"], "timeout": 200})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(r.error().message, "Handler timed out after 200 ms");
+  EXPECT_EQ(r.error().data, parse(R"({"timeoutMs": 200})"));
+  EXPECT_EQ(proc::running_count(), 0u);
+}
+
+TEST_F(ScriptTest, CallTimeoutAppliesWithoutAHandlerTimeout) {
+  auto r = run(R"({"type": "script", "command": "sleep", "args": ["30"], "timeout": 0})",
+               json::object{}, 250ms);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "Handler timed out after 250 ms");
+}
+
+TEST_F(ScriptTest, MaxExecutionTimeCapsTheHandlerTimeout) {
+  auto handler =
+      create(R"({"type": "script", "command": "sleep", "args": ["30"], "timeout": 20000})");
+  ASSERT_TRUE(handler.ok());
+  endpoint_.effective.max_execution_time = 150ms;
+  asio::io_context io;
+  std::optional<Result<json::value>> result;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        result = co_await (*handler)->call(make_call(json::object{}, io.get_executor()));
+      },
+      asio::detached);
+  io.run();
+  ASSERT_FALSE(result->ok());
+  EXPECT_EQ(result->error().message, "Handler timed out after 150 ms");
+}
+
+TEST_F(ScriptTest, OutputLimit) {
+  options_.max_output_bytes = 1000;
+  kind_ = make_kind(options_);
+  auto r = run(R"({"type": "script", "command": "yes"})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_EQ(r.error().message, "Handler output exceeds 1000 bytes");
+}
+
+TEST_F(ScriptTest, BackgroundProcessDoesNotHoldTheCall) {
+  const auto started = std::chrono::steady_clock::now();
+  auto r = run(
+      R"({"type": "script", "command": "sh", "args": ["-c", "sleep 60 & echo '{\"ok\": true}'"]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, parse(R"({"ok": true})"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 20s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Publishing
+
+TEST_F(ScriptTest, PublishesLinesFromFd3) {
+  const std::string script =
+      "import os\n"
+      "fd = int(os.environ['LAVS_PUBLISH_FD'])\n"
+      "os.write(fd, b'{\"subscription\": \"updates\", \"data\": {\"x\": 1}}\\n')\n"
+      "os.write(fd, b'not json\\n')\n"
+      "os.write(fd, b'[1, 2]\\n')\n"
+      "os.write(fd, b'{\"subscription\": \"nope\", \"data\": 1}\\n')\n"
+      "os.write(fd, b'{\"subscription\": 5}\\n')\n"
+      "os.write(fd, b'{\"subscription\": \"updates\"}')\n"
+      "print('{\"done\": true}')\n";
+  write("pub.py", script);
+  auto r = run(R"({"type": "script", "command": "python3", "args": ["pub.py"]})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, parse(R"({"done": true})"));
+  EXPECT_EQ(publisher_.published(), (std::vector<json::value>{parse(R"({"x": 1})"), nullptr}));
+}
+
+TEST_F(ScriptTest, ConcurrentCallsAreAllComplete) {
+  write("blob.py",
+        "import json, sys\n"
+        "req = json.load(sys.stdin)\n"
+        "print(json.dumps({'tag': req['tag'], 'data': 'abcdefghij' * 10240}))\n");
+  auto handler = create(R"({"type": "script", "command": "python3", "args": ["blob.py"]})");
+  ASSERT_TRUE(handler.ok());
+  constexpr int kCalls = 32;
+  std::vector<std::optional<Result<json::value>>> results(kCalls);
+  asio::io_context io;
+  for (int i = 0; i < kCalls; ++i) {
+    Call call = make_call(json::object{{"tag", i}}, io.get_executor());
+    asio::co_spawn(
+        io,
+        [&results, &handler, i, call = std::move(call)]() mutable -> asio::awaitable<void> {
+          results[static_cast<std::size_t>(i)] = co_await (*handler)->call(std::move(call));
+        },
+        asio::detached);
+  }
+  std::thread second([&] { io.run(); });
+  io.run();
+  second.join();
+  const std::string expected_data = [] {
+    std::string s;
+    for (int i = 0; i < 10240; ++i) s += "abcdefghij";
+    return s;
+  }();
+  for (int i = 0; i < kCalls; ++i) {
+    const auto& r = results[static_cast<std::size_t>(i)];
+    ASSERT_TRUE(r.has_value() && r->ok()) << i;
+    EXPECT_EQ(r->value().at("tag"), json::value(i));
+    EXPECT_EQ(r->value().at("data"), json::value(expected_data)) << i;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subscriptions
+
+class IoThread {
+ public:
+  IoThread() : guard_(io_.get_executor()), thread_([this] { io_.run(); }) {}
+  ~IoThread() {
+    guard_.reset();
+    thread_.join();
+  }
+  IoThread(const IoThread&) = delete;
+  IoThread& operator=(const IoThread&) = delete;
+  asio::any_io_executor executor() { return io_.get_executor(); }
+
+ private:
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::thread thread_;
+};
+
+struct SinkRecorder {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<json::value> data;
+  std::vector<std::optional<Error>> ends;
+
+  StreamSink sink() {
+    return {[this](json::value v) {
+              std::lock_guard lock(mutex);
+              data.push_back(std::move(v));
+              changed.notify_all();
+            },
+            [this](std::optional<Error> e) {
+              std::lock_guard lock(mutex);
+              ends.push_back(std::move(e));
+              changed.notify_all();
+            }};
+  }
+  bool wait(const std::function<bool()>& condition) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, 20s, condition);
+  }
+};
+
+TEST_F(ScriptTest, StreamSendsLinesThenEndsCleanly) {
+  IoThread io;
+  SinkRecorder rec;
+  auto handler = create(R"({"type": "script", "command": "sh", "input": "env",
+      "args": ["-c", "echo \"{\\\"n\\\": $START}\"; echo hello; echo; echo '[2]'; echo \"{{start}}\""]})",
+                        manifest::Method::kSubscription);
+  ASSERT_TRUE(handler.ok()) << handler.error().message;
+  auto stream =
+      (*handler)->open_stream(make_call(parse(R"({"start": 1})"), io.executor()), rec.sink());
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  ASSERT_TRUE(rec.wait([&] { return !rec.ends.empty(); }));
+  std::lock_guard lock(rec.mutex);
+  EXPECT_EQ(rec.data, (std::vector<json::value>{parse(R"({"n": 1})"), json::value("hello"),
+                                                parse("[2]"), json::value(1)}));
+  ASSERT_EQ(rec.ends.size(), 1u);
+  EXPECT_FALSE(rec.ends[0].has_value());
+}
+
+TEST_F(ScriptTest, StreamFailureEndsWithAnError) {
+  IoThread io;
+  SinkRecorder rec;
+  auto handler = create(
+      R"({"type": "script", "command": "sh", "args": ["-c", "echo 1; echo bad >&2; exit 3"]})",
+      manifest::Method::kSubscription);
+  ASSERT_TRUE(handler.ok());
+  auto stream = (*handler)->open_stream(make_call(json::object{}, io.executor()), rec.sink());
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE(rec.wait([&] { return !rec.ends.empty(); }));
+  std::lock_guard lock(rec.mutex);
+  EXPECT_EQ(rec.data, std::vector<json::value>{json::value(1)});
+  ASSERT_TRUE(rec.ends[0].has_value());
+  EXPECT_EQ(rec.ends[0]->code, ErrorCode::kHandlerError);
+  EXPECT_EQ(rec.ends[0]->message, "Subscription handler exited with code 3");
+  EXPECT_EQ(rec.ends[0]->data, parse(R"({"exitCode": 3, "stderr": "bad\n"})"));
+}
+
+TEST_F(ScriptTest, StreamCloseStopsTheProducer) {
+  IoThread io;
+  SinkRecorder rec;
+  auto handler = create(R"({"type": "script", "command": "sh",
+      "args": ["-c", "echo $$; i=0; while true; do i=$((i+1)); echo \"{\\\"tick\\\": $i}\"; sleep 0.02; done"]})",
+                        manifest::Method::kSubscription);
+  ASSERT_TRUE(handler.ok());
+  auto stream = (*handler)->open_stream(make_call(json::object{}, io.executor()), rec.sink());
+  ASSERT_TRUE(stream.ok());
+  ASSERT_TRUE(rec.wait([&] { return rec.data.size() >= 3; }));
+  (*stream)->close();
+  std::size_t seen;
+  {
+    std::lock_guard lock(rec.mutex);
+    seen = rec.data.size();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (proc::running_count() != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(proc::running_count(), 0u);
+  std::this_thread::sleep_for(150ms);
+  std::lock_guard lock(rec.mutex);
+  EXPECT_EQ(rec.data.size(), seen);
+  EXPECT_TRUE(rec.ends.empty());
+  EXPECT_EQ(::kill(static_cast<pid_t>(rec.data[0].as_int64()), 0), -1);
+  (*stream)->close();  // idempotent
+}
+
+TEST_F(ScriptTest, StreamRefusesBadInputAndMissingCommand) {
+  IoThread io;
+  SinkRecorder rec;
+  auto env = create(R"({"type": "script", "command": "env", "input": "env"})",
+                    manifest::Method::kSubscription);
+  ASSERT_TRUE(env.ok());
+  auto refused =
+      (*env)->open_stream(make_call(parse(R"({"ld_preload": "x"})"), io.executor()), rec.sink());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidParams);
+
+  auto missing = create(R"({"type": "script", "command": "no-such-command-hearth"})",
+                        manifest::Method::kSubscription);
+  ASSERT_TRUE(missing.ok());
+  auto not_found = (*missing)->open_stream(make_call(json::object{}, io.executor()), rec.sink());
+  ASSERT_FALSE(not_found.ok());
+  EXPECT_EQ(not_found.error().message, "command not found: no-such-command-hearth");
+}
+
+}  // namespace
+}  // namespace hearth::handlers::script

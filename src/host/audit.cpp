@@ -1,0 +1,64 @@
+#include "host/audit.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "json/json.hpp"
+
+namespace hearth::host {
+
+AuditLog::~AuditLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status AuditLog::open(const std::filesystem::path& file) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    return Error::make(ErrorCode::kInternalError,
+                       "cannot open audit log " + file.string() + ": " + std::strerror(errno));
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  path_ = file;
+  return {};
+}
+
+std::string AuditLog::format(const AuditRecord& record, std::chrono::system_clock::time_point now) {
+  using namespace std::chrono;
+  auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char stamp[40];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+  char full[48];
+  std::snprintf(full, sizeof full, "%s.%03dZ", stamp, static_cast<int>(ms % 1000));
+
+  json::object line;
+  line["time"] = full;
+  line["service"] = record.service;
+  line["endpoint"] = record.endpoint;
+  line["method"] = record.method;
+  line["transport"] = record.transport;
+  line["durationMs"] = static_cast<double>(record.duration.count()) / 1000.0;
+  line["outcome"] = record.error ? "error" : "ok";
+  if (record.error) line["code"] = static_cast<int>(*record.error);
+  return json::dump(line) + "\n";
+}
+
+void AuditLog::record(const AuditRecord& record) {
+  if (fd_ < 0) return;
+  std::string line = format(record, std::chrono::system_clock::now());
+  // O_APPEND + one write per line: concurrent records never interleave.
+  ssize_t n = ::write(fd_, line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) {
+    spdlog::warn("audit log {}: write failed: {}", path_.string(), std::strerror(errno));
+  }
+}
+
+}  // namespace hearth::host

@@ -1,0 +1,878 @@
+#include "net/server.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "rpc/dispatcher.hpp"
+#include "rpc/session.hpp"
+
+namespace hearth::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using HttpRequest = http::request<http::string_body>;
+using HttpResponse = http::response<http::string_body>;
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+
+/// Request headers beyond this are refused (431); JSON-RPC requests carry a handful of headers.
+constexpr std::uint32_t kHeaderLimit = 16 * 1024;
+/// How long a refused request's unread body is drained before closing, so that the peer reads
+/// our error response instead of a TCP reset (closing with unread input sends RST).
+constexpr std::chrono::seconds kLingerTime{1};
+constexpr std::size_t kLingerBytes = 8 << 20;
+/// How long a WebSocket close handshake may take before the socket is simply closed.
+constexpr std::chrono::seconds kCloseGrace{3};
+/// WebSocket requests one connection may have in flight; beyond it the connection stops reading
+/// until one finishes, so a single peer cannot start unbounded work.
+constexpr std::size_t kMaxInFlight = 256;
+/// Back-off after an accept error such as EMFILE, so the loop does not spin on a full fd table.
+constexpr std::chrono::milliseconds kAcceptBackoff{100};
+/// Host and Origin values are attacker-controlled: log at most this much of them.
+constexpr std::size_t kLogValueMax = 80;
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
+    return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  });
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && ascii_lower(a) == ascii_lower(b);
+}
+
+/// Printable, bounded form of a header value for the log (no log injection through CR/LF).
+std::string loggable(std::string_view value) {
+  std::string out;
+  for (char c : value.substr(0, kLogValueMax)) {
+    auto u = static_cast<unsigned char>(c);
+    out.push_back(u >= 0x20 && u < 0x7f ? c : '?');
+  }
+  if (value.size() > kLogValueMax) out += "...";
+  return out;
+}
+
+/// Runs over the whole expected token whatever the candidate is, so response time reveals
+/// neither a matching prefix nor the token's content.
+bool constant_time_equal(std::string_view candidate, std::string_view expected) {
+  volatile unsigned char diff = candidate.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    auto c = i < candidate.size() ? static_cast<unsigned char>(candidate[i]) : 0;
+    diff = diff | static_cast<unsigned char>(c ^ static_cast<unsigned char>(expected[i]));
+  }
+  return diff == 0;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// Decodes %XX and '+' of a query component; nullopt for a malformed escape.
+std::optional<std::string> percent_decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%') {
+      if (i + 2 >= in.size()) return std::nullopt;
+      int hi = hex_value(in[i + 1]);
+      int lo = hex_value(in[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (in[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return out;
+}
+
+/// The value of `key` in a query string ("a=1&token=x"), decoded; nullopt when absent.
+std::optional<std::string> query_param(std::string_view query, std::string_view key) {
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    auto eq = pair.find('=');
+    if (pair.substr(0, eq) != key) continue;
+    return percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+  }
+  return std::nullopt;
+}
+
+/// The token of "Bearer <token>" (scheme case-insensitive), or nullopt.
+std::optional<std::string_view> bearer_token(std::string_view authorization) {
+  constexpr std::string_view kScheme = "bearer";
+  if (authorization.size() <= kScheme.size() || !iequals(authorization.substr(0, kScheme.size()), kScheme) ||
+      authorization[kScheme.size()] != ' ') {
+    return std::nullopt;
+  }
+  auto token = authorization.substr(kScheme.size());
+  while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+  if (token.empty()) return std::nullopt;
+  return token;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// One outgoing WebSocket item: a text message, or the close frame that ends the queue.
+struct Outgoing {
+  std::string text;
+  std::optional<websocket::close_reason> close;
+};
+
+class Connection;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Server::Impl: the listening socket, the policy derived from the options, the connection set.
+
+class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
+ public:
+  Impl(asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher)
+      : ioc_(ioc), options_(std::move(options)), dispatcher_(dispatcher), acceptor_(asio::make_strand(ioc)) {}
+
+  Result<std::uint16_t> listen();
+  void start();
+  void stop();
+
+  /// Host header check (DNS-rebinding defence): a local name, optionally with our port.
+  bool host_allowed(std::string_view host) const;
+  /// True for same-origin and configured origins. `cross` is set for a configured one.
+  bool origin_allowed(std::string_view origin, bool& cross) const;
+  bool token_valid(std::string_view candidate) const { return constant_time_equal(candidate, options_.token); }
+
+  /// Adds a connection to the set closed by stop(); false when the server is already stopping.
+  bool add(std::uint64_t id, const std::shared_ptr<Connection>& connection);
+  void remove(std::uint64_t id);
+
+  template <class... Args>
+  void log(fmt::format_string<Args...> format, Args&&... args) const {
+    if (!options_.log && !spdlog::should_log(spdlog::level::debug)) return;
+    std::string line = fmt::format(format, std::forward<Args>(args)...);
+    if (options_.log) {
+      options_.log(line);
+    } else {
+      spdlog::debug("net: {}", line);
+    }
+  }
+
+  const ServerOptions& options() const { return options_; }
+  const rpc::Dispatcher& dispatcher() const { return dispatcher_; }
+  asio::io_context& ioc() { return ioc_; }
+  std::uint16_t port() const { return port_.load(); }
+  std::size_t open_connections() const { return open_.load(); }
+  void connection_closed() { open_.fetch_sub(1); }
+
+ private:
+  static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self);
+
+  asio::io_context& ioc_;
+  ServerOptions options_;
+  const rpc::Dispatcher& dispatcher_;
+  tcp::acceptor acceptor_;  // used on its strand once started
+  std::atomic<std::uint16_t> port_{0};
+  bool listening_ = false;
+  // Fixed by listen(), read-only afterwards.
+  std::vector<std::string> host_names_;    // lower case, IPv6 in brackets
+  std::vector<std::string> same_origins_;  // "http://name:port"
+
+  std::atomic<bool> stopped_{false};
+  std::atomic<std::size_t> open_{0};
+  std::atomic<std::uint64_t> next_id_{1};
+  std::mutex mu_;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
+};
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Connection: HTTP/1.1 keep-alive first; after an accepted upgrade, a WebSocket.
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::uint64_t id)
+      : server_(std::move(server)),
+        id_(id),
+        strand_(socket.get_executor()),
+        stream_(std::move(socket)),
+        close_timer_(strand_),
+        in_flight_timer_(strand_) {
+    beast::error_code ec;
+    auto remote = stream_.socket().remote_endpoint(ec);
+    peer_ = ec ? std::string("?") : fmt::format("{}:{}", remote.address().to_string(), remote.port());
+  }
+
+  /// Registers with the server and runs the connection on its strand.
+  void start() {
+    auto self = shared_from_this();
+    if (!server_->add(id_, self)) {
+      beast::error_code ec;
+      stream_.socket().close(ec);
+      server_->connection_closed();
+      return;
+    }
+    asio::co_spawn(strand_, run(std::move(self)), asio::detached);
+  }
+
+  /// Server shutdown, from any thread: closes this connection on its strand.
+  void request_stop() {
+    asio::post(strand_, [self = shared_from_this()] { self->stop_on_strand(); });
+  }
+
+ private:
+  enum class Phase { kHttp, kUpgrading, kWebSocket, kDone };
+
+  const ServerOptions& options() const { return server_->options(); }
+
+  static asio::awaitable<void> run(std::shared_ptr<Connection> self) {
+    try {
+      co_await self->run_http();
+    } catch (const std::exception& e) {
+      self->server_->log("{} connection error: {}", self->peer_, e.what());
+    }
+    self->finish();
+  }
+
+  /// Releases everything the connection holds, exactly once, whatever ended it.
+  void finish() {
+    if (phase_ == Phase::kDone) return;
+    phase_ = Phase::kDone;
+    close_timer_.cancel();
+    in_flight_timer_.cancel();
+    queue_.clear();
+    queued_bytes_ = 0;
+    close_socket();
+    if (session_) session_->close();
+    server_->remove(id_);
+    server_->connection_closed();
+  }
+
+  tcp::socket& socket() { return ws_ ? beast::get_lowest_layer(*ws_).socket() : stream_.socket(); }
+
+  void close_socket() {
+    in_flight_timer_.cancel();  // a read loop paused at the in-flight cap must see the end
+    beast::error_code ec;
+    socket().shutdown(tcp::socket::shutdown_both, ec);
+    socket().close(ec);
+  }
+
+  void stop_on_strand() {
+    stopping_ = true;
+    switch (phase_) {
+      case Phase::kHttp:
+      case Phase::kUpgrading:
+        close_socket();
+        break;
+      case Phase::kWebSocket:
+        begin_close(websocket::close_reason(websocket::close_code::going_away, "server shutting down"));
+        break;
+      case Phase::kDone:
+        break;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // HTTP
+
+  HttpResponse make_response(http::status status, unsigned version, std::string body, bool keep_alive) const {
+    HttpResponse res{status, version};
+    res.set(http::field::server, "hearth");
+    res.set(http::field::cache_control, "no-store");
+    res.set("X-Content-Type-Options", "nosniff");
+    if (!cors_origin_.empty()) {
+      res.set(http::field::access_control_allow_origin, cors_origin_);
+      res.set(http::field::vary, "Origin");
+    }
+    if (!body.empty()) res.set(http::field::content_type, "application/json");
+    if (status != http::status::no_content) res.content_length(body.size());
+    res.body() = std::move(body);
+    res.keep_alive(keep_alive);
+    return res;
+  }
+
+  static std::string error_body(std::string_view message) { return fmt::format(R"({{"error":"{}"}})", message); }
+
+  /// Writes `res`; false when the connection is unusable afterwards.
+  asio::awaitable<bool> write(HttpResponse res) {
+    stream_.expires_after(options().idle_timeout);
+    auto [ec, n] = co_await http::async_write(stream_, res, kUseTuple);
+    (void)n;
+    co_return !ec;
+  }
+
+  /// Sends an error. `close` ends the connection (refused peers, broken framing); otherwise an
+  /// unread body within the size limit is read and dropped so that keep-alive can continue.
+  asio::awaitable<bool> reply_error(http::request_parser<http::string_body>& parser, http::status status,
+                                    std::string_view message, bool close = false) {
+    if (!close && !parser.is_done()) close = !co_await discard_body(parser);
+    const auto& req = parser.get();
+    bool keep_alive = req.keep_alive() && !close;
+    auto res = make_response(status, req.version(), error_body(message), keep_alive);
+    if (status == http::status::unauthorized) res.set(http::field::www_authenticate, "Bearer");
+    if (status == http::status::method_not_allowed) res.set(http::field::allow, "POST, OPTIONS");
+    if (status == http::status::upgrade_required) res.set(http::field::upgrade, "websocket");
+    if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays, body goes
+    // The path only: a query may hold ?token=.
+    std::string_view target = req.target();
+    server_->log("{} {} {} -> {} {}", peer_, req.method_string(), loggable(target.substr(0, target.find('?'))),
+                 static_cast<int>(status), message);
+    if (!co_await write(std::move(res))) co_return false;
+    if (keep_alive) co_return true;
+    co_await linger_close();
+    co_return false;
+  }
+
+  /// Reads and drops the rest of a request body; false when it is too large or unreadable.
+  asio::awaitable<bool> discard_body(http::request_parser<http::string_body>& parser) {
+    const std::size_t max = options().max_request_bytes;
+    if (auto length = parser.content_length(); length && *length > max) co_return false;
+    parser.body_limit(max);
+    stream_.expires_after(options().idle_timeout);
+    auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kUseTuple);
+    (void)n;
+    parser.get().body().clear();
+    co_return !ec;
+  }
+
+  /// Half-closes and discards input for a moment, so the peer sees our response, not a reset.
+  asio::awaitable<void> linger_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) co_return;
+    stream_.expires_after(kLingerTime);  // one deadline for the whole drain
+    std::size_t drained = buffer_.size();
+    buffer_.clear();
+    std::array<char, 16 * 1024> scratch{};
+    while (drained < kLingerBytes) {
+      auto [read_ec, n] = co_await stream_.async_read_some(asio::buffer(scratch), kUseTuple);
+      if (read_ec) break;
+      drained += n;
+    }
+  }
+
+  asio::awaitable<void> run_http() {
+    for (;;) {
+      if (stopping_) co_return;
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(kHeaderLimit);
+      // The Content-Length limit is checked by hand after the security checks: the parser's own
+      // check would fail the header read itself, before Host/Origin/token could be looked at.
+      parser.body_limit(boost::none);
+      stream_.expires_after(options().idle_timeout);
+      auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, kUseTuple);
+      (void)n;
+      if (ec) {
+        if (ec == http::error::header_limit) {
+          co_await reply_error(parser, http::status::request_header_fields_too_large, "request header too large",
+                               true);
+        } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+                   ec != http::error::end_of_stream && ec != http::error::partial_message) {
+          co_await reply_error(parser, http::status::bad_request, "bad request", true);
+        }
+        co_return;  // end of stream, timeout, reset, stop()
+      }
+      if (!co_await handle_request(parser)) co_return;
+    }
+  }
+
+  /// Handles one request whose header has been read; false ends the connection.
+  asio::awaitable<bool> handle_request(http::request_parser<http::string_body>& parser) {
+    auto& req = parser.get();
+    cors_origin_.clear();
+    std::string_view target = req.target();
+    auto question = target.find('?');
+    std::string_view path = target.substr(0, question);
+    std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+
+    // Security, in the documented order: Host, Origin, token.
+    // A second Host or Origin header would let a proxy and this check see different values.
+    auto host = req.find(http::field::host);
+    if (host == req.end() || req.count(http::field::host) != 1 || !server_->host_allowed(host->value())) {
+      server_->log("{} forbidden host '{}'", peer_, host == req.end() ? "" : loggable(host->value()));
+      co_return co_await reply_error(parser, http::status::forbidden, "forbidden host", true);
+    }
+    auto origin = req.find(http::field::origin);
+    if (origin != req.end()) {
+      bool cross = false;
+      if (req.count(http::field::origin) != 1 || !server_->origin_allowed(origin->value(), cross)) {
+        server_->log("{} forbidden origin '{}'", peer_, loggable(origin->value()));
+        co_return co_await reply_error(parser, http::status::forbidden, "forbidden origin", true);
+      }
+      if (cross) cors_origin_ = std::string(origin->value());
+    }
+    if (path == "/rpc" && req.method() == http::verb::options) co_return co_await reply_preflight(parser);
+    if (!authorized(req, path == "/ws", query)) {
+      co_return co_await reply_error(parser, http::status::unauthorized, "missing or invalid token");
+    }
+
+    if (path == "/rpc") {
+      if (req.method() != http::verb::post) {
+        co_return co_await reply_error(parser, http::status::method_not_allowed, "method not allowed");
+      }
+      co_return co_await handle_rpc(parser);
+    }
+    if (path == "/ws") {
+      if (!websocket::is_upgrade(req)) {
+        co_return co_await reply_error(parser, http::status::upgrade_required, "websocket upgrade required");
+      }
+      co_await run_websocket(parser.release());
+      co_return false;
+    }
+    co_return co_await reply_error(parser, http::status::not_found, "not found");
+  }
+
+  bool authorized(const HttpRequest& req, bool allow_query, std::string_view query) const {
+    auto authorization = req.find(http::field::authorization);
+    if (authorization != req.end()) {
+      auto token = bearer_token(authorization->value());
+      return token && server_->token_valid(*token);
+    }
+    // Browsers cannot set headers on a WebSocket, so the upgrade may carry ?token= instead.
+    if (allow_query) {
+      auto token = query_param(query, "token");
+      return token && server_->token_valid(*token);
+    }
+    return false;
+  }
+
+  asio::awaitable<bool> reply_preflight(http::request_parser<http::string_body>& parser) {
+    bool readable = parser.is_done() || co_await discard_body(parser);
+    const auto& req = parser.get();
+    bool keep_alive = req.keep_alive() && readable;
+    auto res = make_response(http::status::no_content, req.version(), {}, keep_alive);
+    res.set(http::field::allow, "POST, OPTIONS");
+    if (!cors_origin_.empty()) {
+      res.set(http::field::access_control_allow_methods, "POST, OPTIONS");
+      res.set(http::field::access_control_allow_headers, "Authorization, Content-Type");
+      res.set(http::field::access_control_max_age, "600");
+    }
+    if (!co_await write(std::move(res))) co_return false;
+    if (keep_alive) co_return true;
+    co_await linger_close();
+    co_return false;
+  }
+
+  asio::awaitable<bool> handle_rpc(http::request_parser<http::string_body>& parser) {
+    const std::size_t max = options().max_request_bytes;
+    if (auto length = parser.content_length(); length && *length > max) {
+      co_return co_await reply_error(parser, http::status::payload_too_large, "request body too large", true);
+    }
+    parser.body_limit(max);  // enforces the limit on chunked bodies
+    if (auto expect = parser.get().find(http::field::expect);
+        expect != parser.get().end() && iequals(expect->value(), "100-continue") && !parser.is_done()) {
+      http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
+      stream_.expires_after(options().idle_timeout);
+      auto [ec, n] = co_await http::async_write(stream_, go_on, kUseTuple);
+      (void)n;
+      if (ec) co_return false;
+    }
+    stream_.expires_after(options().idle_timeout);
+    auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kUseTuple);
+    (void)n;
+    if (ec == http::error::body_limit) {
+      co_return co_await reply_error(parser, http::status::payload_too_large, "request body too large", true);
+    }
+    if (ec) co_return false;
+    stream_.expires_never();  // a handler may take long; the read/write deadlines cover the peer
+
+    const auto& req = parser.get();
+    // One session per connection, made on first use: HTTP cannot push, but methods may still key
+    // state on the session and its close hooks.
+    if (!session_) session_ = std::make_shared<rpc::Session>("http", nullptr);
+    std::optional<std::string> reply;
+    bool failed = false;
+    try {
+      reply = co_await server_->dispatcher().handle(req.body(), session_);
+    } catch (const std::exception& e) {
+      server_->log("{} dispatcher failed: {}", peer_, e.what());
+      failed = true;
+    }
+    if (failed) {
+      co_return co_await reply_error(parser, http::status::internal_server_error, "internal error", true);
+    }
+    if (stopping_) co_return false;  // stop() abandoned this request
+    bool keep_alive = req.keep_alive();
+    auto res = reply ? make_response(http::status::ok, req.version(), std::move(*reply), keep_alive)
+                     : make_response(http::status::no_content, req.version(), {}, keep_alive);
+    if (!co_await write(std::move(res))) co_return false;
+    if (!keep_alive) {
+      beast::error_code shutdown_ec;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, shutdown_ec);
+    }
+    co_return keep_alive;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // WebSocket
+
+  asio::awaitable<void> run_websocket(HttpRequest req) {
+    stream_.expires_never();  // the websocket timeout option takes over
+    ws_.emplace(std::move(stream_));
+    phase_ = Phase::kUpgrading;
+    auto& ws = *ws_;
+    auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
+    timeouts.idle_timeout = options().idle_timeout;
+    timeouts.keep_alive_pings = true;
+    ws.set_option(timeouts);
+    ws.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+      res.set(http::field::server, "hearth");
+      res.set(http::field::cache_control, "no-store");
+      res.set("X-Content-Type-Options", "nosniff");
+    }));
+    ws.read_message_max(options().max_request_bytes);
+    ws.text(true);
+
+    auto [accept_ec] = co_await ws.async_accept(req, kUseTuple);
+    if (accept_ec) {
+      server_->log("{} websocket handshake failed: {}", peer_, accept_ec.message());
+      co_return;
+    }
+    if (stopping_) co_return;
+    phase_ = Phase::kWebSocket;
+    buffer_.clear();  // a peer may not send frames before our 101; anything here is not a frame
+    std::weak_ptr<Connection> weak = weak_from_this();
+    if (session_) session_->close();  // an HTTP session used before the upgrade ends with it
+    session_ = std::make_shared<rpc::Session>("ws", [weak](std::string message) {
+      if (auto self = weak.lock()) self->post_message(std::move(message));
+    });
+    server_->log("{} websocket open (session {})", peer_, session_->id());
+
+    for (;;) {
+      auto [ec, n] = co_await ws.async_read(buffer_, kUseTuple);
+      (void)n;
+      if (ec) {
+        if (ec == websocket::error::message_too_big) {
+          server_->log("{} websocket message over {} bytes: closed 1009", peer_, options().max_request_bytes);
+        } else if (ec != websocket::error::closed) {
+          server_->log("{} websocket ended: {}", peer_, ec.message());
+        } else {
+          server_->log("{} websocket closed ({})", peer_, ws.reason().code);
+        }
+        co_return;
+      }
+      if (closing_) {  // after our close frame nothing more is handled
+        buffer_.clear();
+        continue;
+      }
+      if (!ws.got_text()) {
+        buffer_.clear();
+        server_->log("{} binary websocket frame: closing 1003", peer_);
+        begin_close(websocket::close_reason(websocket::close_code::unknown_data, "text frames only"));
+        continue;  // keep reading so the peer's close frame completes the handshake
+      }
+      std::string text = beast::buffers_to_string(buffer_.data());
+      buffer_.clear();
+      // Each message runs on its own, so one slow handler does not hold up the others.
+      ++in_flight_;
+      asio::co_spawn(strand_, handle_message(shared_from_this(), std::move(text)), asio::detached);
+      if (in_flight_ >= kMaxInFlight) {
+        in_flight_timer_.expires_at(asio::steady_timer::time_point::max());
+        auto [wait_ec] = co_await in_flight_timer_.async_wait(kUseTuple);  // cancelled when one finishes
+        (void)wait_ec;
+        if (phase_ != Phase::kWebSocket) co_return;
+      }
+    }
+  }
+
+  static asio::awaitable<void> handle_message(std::shared_ptr<Connection> self, std::string text) {
+    std::optional<std::string> reply;
+    try {
+      reply = co_await self->server_->dispatcher().handle(text, self->session_);
+    } catch (const std::exception& e) {
+      self->server_->log("{} dispatcher failed: {}", self->peer_, e.what());
+    }
+    // Back on the strand (the coroutine's executor): the counter and timer are strand-only.
+    if (self->in_flight_-- == kMaxInFlight) self->in_flight_timer_.cancel();
+    if (reply) self->post_message(std::move(*reply));
+  }
+
+  /// Thread-safe entry to the write queue (the Session push function and the handlers).
+  void post_message(std::string message) {
+    asio::dispatch(strand_, [self = shared_from_this(), message = std::move(message)]() mutable {
+      self->enqueue(Outgoing{std::move(message), std::nullopt});
+    });
+  }
+
+  void enqueue(Outgoing item) {
+    if (phase_ != Phase::kWebSocket || closing_) return;
+    if (queued_bytes_ + item.text.size() > options().max_ws_queue_bytes) {
+      server_->log("{} websocket reader too slow ({} bytes queued): disconnecting", peer_, queued_bytes_);
+      closing_ = true;
+      close_socket();  // a close frame would queue behind the backlog; the read loop then ends
+      return;
+    }
+    queued_bytes_ += item.text.size();
+    queue_.push_back(std::move(item));
+    start_writer();
+  }
+
+  void start_writer() {
+    if (writing_) return;
+    writing_ = true;
+    asio::co_spawn(strand_, write_loop(shared_from_this()), asio::detached);
+  }
+
+  static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self) {
+    auto& ws = *self->ws_;
+    while (!self->queue_.empty() && self->phase_ == Phase::kWebSocket) {
+      // Owned here while in flight: stop() may clear the queue meanwhile.
+      Outgoing item = std::move(self->queue_.front());
+      self->queue_.pop_front();
+      if (item.close) {
+        auto [ec] = co_await ws.async_close(*item.close, kUseTuple);
+        if (ec && ec != asio::error::operation_aborted) {
+          self->server_->log("{} websocket close failed: {}", self->peer_, ec.message());
+        }
+        break;
+      }
+      auto [ec, n] = co_await ws.async_write(asio::buffer(item.text), kUseTuple);
+      (void)n;
+      self->queued_bytes_ -= std::min(self->queued_bytes_, item.text.size());
+      if (ec) {
+        self->close_socket();  // the read loop sees it and finishes the connection
+        break;
+      }
+    }
+    self->writing_ = false;
+  }
+
+  /// Queues a close frame after the message being written; unsent messages are dropped.
+  void begin_close(websocket::close_reason reason) {
+    if (closing_ || phase_ != Phase::kWebSocket) return;
+    closing_ = true;
+    in_flight_timer_.cancel();  // the read loop must read the peer's close frame
+    queue_.clear();
+    queued_bytes_ = 0;
+    queue_.push_back(Outgoing{{}, std::move(reason)});
+    start_writer();
+    // A peer that never answers the close frame (or never reads) must not hold the server.
+    close_timer_.expires_after(kCloseGrace);
+    close_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec && self->phase_ != Phase::kDone) self->close_socket();
+    });
+  }
+
+  std::shared_ptr<Server::Impl> server_;
+  std::uint64_t id_;
+  asio::any_io_executor strand_;
+  beast::tcp_stream stream_;  // moved into ws_ on upgrade
+  std::optional<websocket::stream<beast::tcp_stream>> ws_;
+  beast::flat_buffer buffer_;
+  asio::steady_timer close_timer_;
+  asio::steady_timer in_flight_timer_;  // wakes the read loop when in_flight_ drops below the cap
+  std::size_t in_flight_ = 0;
+  std::string peer_;
+  std::string cors_origin_;  // allowed cross origin of the current request, else empty
+  std::shared_ptr<rpc::Session> session_;
+  Phase phase_ = Phase::kHttp;
+  bool stopping_ = false;
+  bool closing_ = false;  // WebSocket: close frame queued or socket dropped
+  bool writing_ = false;
+  std::deque<Outgoing> queue_;
+  std::size_t queued_bytes_ = 0;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Server::Impl
+
+Result<std::uint16_t> Server::Impl::listen() {
+  auto fail = [](std::string message) { return Error::make(ErrorCode::kInternalError, std::move(message)); };
+  if (listening_) return fail("server is already listening");
+  if (options_.token.empty()) return fail("server token must not be empty");
+  std::string address_text = options_.address == "localhost" ? "127.0.0.1" : options_.address;
+  beast::error_code ec;
+  auto address = asio::ip::make_address(address_text, ec);
+  if (ec) return fail(fmt::format("invalid bind address '{}'", options_.address));
+  tcp::endpoint endpoint{address, options_.port};
+  auto where = fmt::format("{}:{}", options_.address, options_.port);
+  if (acceptor_.open(endpoint.protocol(), ec); ec) return fail(fmt::format("cannot open {}: {}", where, ec.message()));
+  if (acceptor_.set_option(asio::socket_base::reuse_address(true), ec); ec) {
+    return fail(fmt::format("cannot set SO_REUSEADDR on {}: {}", where, ec.message()));
+  }
+  if (acceptor_.bind(endpoint, ec); ec) {
+    acceptor_.close(ec);
+    return fail(fmt::format("cannot bind {}: {}", where, ec.message()));
+  }
+  if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec) {
+    acceptor_.close(ec);
+    return fail(fmt::format("cannot listen on {}: {}", where, ec.message()));
+  }
+  auto bound = acceptor_.local_endpoint(ec);
+  if (ec) return fail(fmt::format("cannot read the bound port of {}: {}", where, ec.message()));
+  port_ = bound.port();
+  listening_ = true;
+
+  host_names_ = {"localhost", "127.0.0.1", "[::1]"};
+  std::string bound_name = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+  if (std::find(host_names_.begin(), host_names_.end(), bound_name) == host_names_.end()) {
+    host_names_.push_back(ascii_lower(bound_name));
+  }
+  for (const auto& name : host_names_) same_origins_.push_back(fmt::format("http://{}:{}", name, port_.load()));
+  log("listening on {}:{}", bound_name, port_.load());
+  return port_.load();
+}
+
+void Server::Impl::start() {
+  if (!listening_) {
+    log("start() without a successful listen(): not accepting");
+    return;
+  }
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(shared_from_this()), asio::detached);
+}
+
+asio::awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Impl> self) {
+  asio::steady_timer backoff{self->acceptor_.get_executor()};
+  while (!self->stopped_) {
+    auto [ec, socket] = co_await self->acceptor_.async_accept(asio::make_strand(self->ioc_), kUseTuple);
+    if (ec) {
+      if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) break;
+      self->log("accept failed: {}", ec.message());
+      backoff.expires_after(kAcceptBackoff);
+      auto [wait_ec] = co_await backoff.async_wait(kUseTuple);
+      (void)wait_ec;
+      continue;
+    }
+    beast::error_code close_ec;
+    if (self->stopped_) {
+      socket.close(close_ec);
+      break;
+    }
+    if (self->open_.load() >= self->options_.max_connections) {
+      self->log("connection limit {} reached: closing a new connection", self->options_.max_connections);
+      socket.close(close_ec);
+      continue;
+    }
+    self->open_.fetch_add(1);
+    try {
+      auto connection = std::make_shared<Connection>(self, tcp::socket(std::move(socket)), self->next_id_++);
+      connection->start();
+    } catch (const std::exception& e) {
+      self->open_.fetch_sub(1);
+      self->log("cannot set up a connection: {}", e.what());
+    }
+  }
+  self->log("accept loop ended");
+}
+
+void Server::Impl::stop() {
+  if (stopped_.exchange(true)) return;
+  asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    beast::error_code ec;
+    self->acceptor_.close(ec);
+  });
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, weak] : connections_) {
+      if (auto connection = weak.lock()) live.push_back(std::move(connection));
+    }
+  }
+  for (auto& connection : live) connection->request_stop();
+}
+
+bool Server::Impl::add(std::uint64_t id, const std::shared_ptr<Connection>& connection) {
+  std::lock_guard lock(mu_);
+  // Checked under the lock that stop() takes to snapshot the set, so no connection slips past.
+  if (stopped_) return false;
+  connections_.emplace(id, connection);
+  return true;
+}
+
+void Server::Impl::remove(std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  connections_.erase(id);
+}
+
+bool Server::Impl::host_allowed(std::string_view host) const {
+  std::string_view name = host;
+  std::string_view port;
+  if (!host.empty() && host.front() == '[') {
+    auto close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    name = host.substr(0, close + 1);
+    auto rest = host.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return false;
+      port = rest.substr(1);
+      if (port.empty()) return false;
+    }
+  } else if (auto colon = host.find(':'); colon != std::string_view::npos) {
+    name = host.substr(0, colon);
+    port = host.substr(colon + 1);
+    if (port.empty()) return false;  // also rejects a second colon below via all_digits
+  }
+  if (!port.empty()) {
+    if (!all_digits(port) || port.size() > 5) return false;
+    unsigned long value = 0;
+    for (char c : port) value = value * 10 + static_cast<unsigned long>(c - '0');
+    if (value != port_.load()) return false;
+  }
+  auto lower = ascii_lower(name);
+  return std::find(host_names_.begin(), host_names_.end(), lower) != host_names_.end();
+}
+
+bool Server::Impl::origin_allowed(std::string_view origin, bool& cross) const {
+  cross = false;
+  if (std::find(same_origins_.begin(), same_origins_.end(), origin) != same_origins_.end()) return true;
+  if (std::find(options_.allowed_origins.begin(), options_.allowed_origins.end(), origin) !=
+      options_.allowed_origins.end()) {
+    cross = true;
+    return true;
+  }
+  return false;  // includes "null" (sandboxed frames, file: pages)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+Server::Server(boost::asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher)
+    : impl_(std::make_shared<Impl>(ioc, std::move(options), dispatcher)) {}
+
+Server::~Server() { impl_->stop(); }
+
+Result<std::uint16_t> Server::listen() { return impl_->listen(); }
+void Server::start() { impl_->start(); }
+void Server::stop() { impl_->stop(); }
+std::uint16_t Server::port() const { return impl_->port(); }
+std::size_t Server::connection_count() const { return impl_->open_connections(); }
+
+}  // namespace hearth::net

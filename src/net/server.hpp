@@ -1,0 +1,79 @@
+#pragma once
+/// The daemon's network front: JSON-RPC 2.0 over HTTP (`POST /rpc`) and WebSocket (`GET /ws`),
+/// with the local-security wire rules (Host and Origin checks, per-launch bearer token) applied
+/// to every request and to the WebSocket upgrade. Beast stays inside server.cpp.
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace hearth::rpc {
+class Dispatcher;
+}
+
+namespace hearth::net {
+
+/// Everything the server needs to know at start-up.
+struct ServerOptions {
+  /// Bind address (an IPv4 or IPv6 literal, or "localhost").
+  std::string address = "127.0.0.1";
+  /// 0 picks a free port; Server::port() tells which.
+  std::uint16_t port = 0;
+  /// The bearer token every request must carry. An empty token is refused by listen().
+  std::string token;
+  /// Extra allowed Origin values, compared exactly (e.g. "http://localhost:3000"). Same-origin
+  /// (http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT) is always allowed.
+  std::vector<std::string> allowed_origins;
+  /// Limit of an HTTP body and of a WebSocket message.
+  std::size_t max_request_bytes = 1 << 20;
+  /// HTTP keep-alive idle limit; WebSocket idle limit (live peers are kept by pings).
+  std::chrono::seconds idle_timeout{60};
+  /// Connections beyond this are closed as soon as they are accepted.
+  std::size_t max_connections = 1024;
+  /// A WebSocket peer that lets more than this many bytes queue up unread is disconnected.
+  std::size_t max_ws_queue_bytes = 16 << 20;
+  /// Receives one line per transport-level event (rejections, disconnects, errors). Called from
+  /// I/O threads concurrently, so it must be thread-safe. When empty, lines go to spdlog at debug.
+  std::function<void(std::string_view line)> log;
+};
+
+/// Serves a Dispatcher on one TCP port. Runs on every thread that calls ioc.run(); each
+/// connection's work stays on that connection's strand.
+class Server {
+ public:
+  /// `dispatcher` must outlive every connection (i.e. until ioc.run() has returned after stop()).
+  Server(boost::asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher);
+  /// Calls stop().
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Binds and listens. Returns the bound port, or an error (bad address, address in use, empty
+  /// token, called twice).
+  Result<std::uint16_t> listen();
+  /// Starts accepting connections. Requires a successful listen().
+  void start();
+  /// Stops accepting and closes every connection (WebSocket with close code 1001). Requests in
+  /// flight are abandoned: their handlers run to completion but answers are dropped. Thread-safe
+  /// and idempotent. Once those handlers drain, the server holds no more work on the io_context.
+  void stop();
+  /// The bound port (0 before listen()).
+  std::uint16_t port() const;
+  /// Open connections right now (HTTP and WebSocket).
+  std::size_t connection_count() const;
+
+  class Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace hearth::net

@@ -1,0 +1,965 @@
+#include "net/server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "json/json.hpp"
+#include "rpc/dispatcher.hpp"
+#include "rpc/session.hpp"
+
+namespace hearth::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using HttpRequest = http::request<http::string_body>;
+using HttpResponse = http::response<http::string_body>;
+using namespace std::chrono_literals;
+
+constexpr std::string_view kToken = "s3cret-token_123";
+constexpr std::string_view kAllowedOrigin = "http://localhost:3000";
+/// Any single client operation that takes longer than this fails the test instead of hanging it.
+constexpr auto kClientTimeout = 10s;
+
+// ---------------------------------------------------------------------------------------------
+// Test clients: blocking from the test's point of view, asynchronous underneath so that every
+// operation has a deadline.
+
+/// Runs one asynchronous operation on `ioc` to completion, at most kClientTimeout; `cancel`
+/// unblocks it when the deadline passes.
+template <class Initiate, class Cancel>
+beast::error_code run_op(asio::io_context& ioc, Initiate&& initiate, Cancel&& cancel) {
+  std::optional<beast::error_code> result;
+  initiate([&result](beast::error_code ec, auto&&...) { result = ec; });
+  ioc.restart();
+  ioc.run_for(kClientTimeout);
+  if (!result) {
+    ADD_FAILURE() << "client operation timed out";
+    cancel();
+    ioc.restart();
+    ioc.run();
+    return asio::error::timed_out;
+  }
+  return *result;
+}
+
+struct HttpReply {
+  beast::error_code ec;
+  HttpResponse res;
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(std::uint16_t port) {
+    auto ec = run_op(
+        ioc_,
+        [&](auto handler) {
+          stream_.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), std::move(handler));
+        },
+        [&] { stream_.close(); });
+    EXPECT_FALSE(ec) << "connect: " << ec.message();
+  }
+
+  beast::error_code write(const HttpRequest& req) {
+    return run_op(
+        ioc_, [&](auto handler) { http::async_write(stream_, req, std::move(handler)); }, [&] { stream_.close(); });
+  }
+
+  beast::error_code write_raw(std::string_view bytes) {
+    return run_op(
+        ioc_, [&](auto handler) { asio::async_write(stream_, asio::buffer(bytes), std::move(handler)); },
+        [&] { stream_.close(); });
+  }
+
+  HttpReply read() {
+    HttpReply reply;
+    reply.ec = run_op(
+        ioc_, [&](auto handler) { http::async_read(stream_, buffer_, reply.res, std::move(handler)); },
+        [&] { stream_.close(); });
+    return reply;
+  }
+
+  beast::error_code read_with(http::response_parser<http::string_body>& parser) {
+    return run_op(
+        ioc_, [&](auto handler) { http::async_read(stream_, buffer_, parser, std::move(handler)); },
+        [&] { stream_.close(); });
+  }
+
+  HttpReply send(const HttpRequest& req) {
+    if (auto ec = write(req)) return HttpReply{ec, {}};
+    return read();
+  }
+
+  /// True when the server closed the connection (reads end with EOF or a reset, not a timeout).
+  bool closed_by_server() {
+    std::array<char, 4096> scratch{};
+    for (;;) {
+      auto ec = run_op(
+          ioc_, [&](auto handler) { stream_.async_read_some(asio::buffer(scratch), std::move(handler)); },
+          [&] { stream_.close(); });
+      if (ec) return ec == asio::error::eof || ec == asio::error::connection_reset;
+    }
+  }
+
+ private:
+  asio::io_context ioc_;
+  beast::tcp_stream stream_{ioc_};
+  beast::flat_buffer buffer_;
+};
+
+class WsClient {
+ public:
+  /// Connects and upgrades; `decorate` adds headers to the upgrade request. `response` receives
+  /// the server's answer to the upgrade (101 or an error status).
+  beast::error_code connect(std::uint16_t port, const std::string& target,
+                            const std::function<void(websocket::request_type&)>& decorate,
+                            websocket::response_type* response = nullptr) {
+    auto ec = run_op(
+        ioc_,
+        [&](auto handler) {
+          beast::get_lowest_layer(ws_).async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
+                                                     std::move(handler));
+        },
+        [&] { beast::get_lowest_layer(ws_).close(); });
+    if (ec) return ec;
+    ws_.set_option(websocket::stream_base::decorator(decorate));
+    websocket::response_type local;
+    websocket::response_type& res = response ? *response : local;
+    return run_op(
+        ioc_,
+        [&](auto handler) {
+          ws_.async_handshake(res, "127.0.0.1:" + std::to_string(port), target, std::move(handler));
+        },
+        [&] { beast::get_lowest_layer(ws_).close(); });
+  }
+
+  beast::error_code write(std::string_view text, bool binary = false) {
+    ws_.binary(binary);
+    return run_op(
+        ioc_, [&](auto handler) { ws_.async_write(asio::buffer(text), std::move(handler)); },
+        [&] { beast::get_lowest_layer(ws_).close(); });
+  }
+
+  /// Reads one message; the error is set when the connection ended instead.
+  std::pair<beast::error_code, std::string> read() {
+    beast::flat_buffer buffer;
+    auto ec = run_op(
+        ioc_, [&](auto handler) { ws_.async_read(buffer, std::move(handler)); },
+        [&] { beast::get_lowest_layer(ws_).close(); });
+    return {ec, beast::buffers_to_string(buffer.data())};
+  }
+
+  beast::error_code close() {
+    return run_op(
+        ioc_, [&](auto handler) { ws_.async_close(websocket::close_code::normal, std::move(handler)); },
+        [&] { beast::get_lowest_layer(ws_).close(); });
+  }
+
+  /// Drops the TCP connection without a close frame.
+  void drop() {
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(ws_).close();
+  }
+
+  websocket::close_reason reason() const { return ws_.reason(); }
+
+ private:
+  asio::io_context ioc_;
+  websocket::stream<beast::tcp_stream> ws_{ioc_};
+};
+
+std::string rpc_text(int id, std::string_view method, std::string_view params = "{}") {
+  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) + ",\"method\":\"" + std::string(method) +
+         "\",\"params\":" + std::string(params) + "}";
+}
+
+json::value parse(std::string_view text) {
+  auto parsed = json::parse_text(text);
+  EXPECT_TRUE(parsed.ok()) << "not JSON: " << text;
+  return parsed.ok() ? std::move(parsed).value() : json::value();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fixture: a real Server on port 0, run by two I/O threads, with a few test methods.
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() {
+    dispatcher_.add("echo", [](const rpc::Request& r) -> asio::awaitable<Result<json::value>> {
+      co_return r.params;
+    });
+    // Sleeps params.ms: many of these in flight at once show that requests run concurrently.
+    dispatcher_.add("sleep", [](const rpc::Request& r) -> asio::awaitable<Result<json::value>> {
+      auto ms = r.params.as_object().at("ms").to_number<std::int64_t>();
+      asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
+      boost::system::error_code ec;
+      co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      co_return json::object{{"slept", ms}};
+    });
+    // Pushes params.count notifications of params.size bytes through the session.
+    dispatcher_.add("push", [](const rpc::Request& r) -> asio::awaitable<Result<json::value>> {
+      auto count = r.params.as_object().at("count").to_number<std::int64_t>();
+      std::size_t size = 0;
+      if (auto* s = r.params.as_object().if_contains("size")) size = s->to_number<std::size_t>();
+      for (std::int64_t i = 0; i < count; ++i) {
+        r.session->push(json::dump(rpc::make_notification(
+            "test/push", json::object{{"n", i}, {"pad", std::string(size, 'x')}})));
+      }
+      co_return json::object{{"pushed", count}, {"transport", r.session->transport()},
+                             {"can_push", r.session->can_push()}};
+    });
+    // Counts session closes, to see the transport run the close hook.
+    dispatcher_.add("watch", [this](const rpc::Request& r) -> asio::awaitable<Result<json::value>> {
+      r.session->on_close([this] {
+        std::lock_guard lock(mu_);
+        ++closed_sessions_;
+        cv_.notify_all();
+      });
+      co_return true;
+    });
+  }
+
+  ~ServerTest() override { stop_and_join(); }
+
+  void start_server(const std::function<void(ServerOptions&)>& tweak = {}) {
+    ServerOptions options;
+    options.token = std::string(kToken);
+    options.allowed_origins = {std::string(kAllowedOrigin)};
+    options.log = [this](std::string_view line) {
+      std::lock_guard lock(mu_);
+      log_.emplace_back(line);
+    };
+    if (tweak) tweak(options);
+    server_ = std::make_unique<Server>(ioc_, options, dispatcher_);
+    auto port = server_->listen();
+    ASSERT_TRUE(port.ok()) << port.error().message;
+    port_ = *port;
+    ASSERT_EQ(server_->port(), port_);
+    server_->start();
+    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { ioc_.run(); });
+  }
+
+  /// stop() and wait for ioc.run() to return on every thread; true when it did in time.
+  bool stop_and_join() {
+    if (threads_.empty()) return true;
+    if (server_) server_->stop();
+    auto joined = std::async(std::launch::async, [this] {
+      for (auto& t : threads_) t.join();
+    });
+    bool in_time = joined.wait_for(kClientTimeout) == std::future_status::ready;
+    if (!in_time) {
+      ADD_FAILURE() << "ioc.run() did not return after stop()";
+      ioc_.stop();
+      joined.wait();
+    }
+    threads_.clear();
+    return in_time;
+  }
+
+  HttpRequest make_request(http::verb verb, std::string target, std::string body = {}) const {
+    HttpRequest req{verb, target, 11};
+    req.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
+    req.set(http::field::authorization, "Bearer " + std::string(kToken));
+    if (!body.empty()) req.set(http::field::content_type, "application/json");
+    req.body() = std::move(body);
+    req.prepare_payload();
+    return req;
+  }
+
+  HttpRequest rpc_request(std::string body) const { return make_request(http::verb::post, "/rpc", std::move(body)); }
+
+  /// Decorator for an authorised, same-host upgrade request.
+  static void ws_auth(websocket::request_type& req) {
+    req.set(http::field::authorization, "Bearer " + std::string(kToken));
+  }
+
+  bool wait_closed_sessions(int n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, kClientTimeout, [&] { return closed_sessions_ >= n; });
+  }
+
+  bool logged(std::string_view needle) {
+    std::lock_guard lock(mu_);
+    for (const auto& line : log_) {
+      if (line.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  static void expect_standard_headers(const HttpResponse& res) {
+    EXPECT_EQ(res[http::field::server], "hearth");
+    EXPECT_EQ(res[http::field::cache_control], "no-store");
+    EXPECT_EQ(res["X-Content-Type-Options"], "nosniff");
+  }
+
+  static void expect_error(const HttpReply& reply, http::status status, std::string_view message) {
+    ASSERT_FALSE(reply.ec) << reply.ec.message();
+    EXPECT_EQ(reply.res.result(), status);
+    EXPECT_EQ(reply.res[http::field::content_type], "application/json");
+    EXPECT_EQ(reply.res.body(), "{\"error\":\"" + std::string(message) + "\"}");
+    expect_standard_headers(reply.res);
+  }
+
+  asio::io_context ioc_;
+  rpc::Dispatcher dispatcher_;
+  std::unique_ptr<Server> server_;
+  std::vector<std::thread> threads_;
+  std::uint16_t port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int closed_sessions_ = 0;
+  std::vector<std::string> log_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+TEST_F(ServerTest, PostRpcAnswersWithJson) {
+  start_server();
+  HttpClient client(port_);
+  auto reply = client.send(rpc_request(rpc_text(7, "echo", R"({"a":[1,2]})")));
+  ASSERT_FALSE(reply.ec) << reply.ec.message();
+  EXPECT_EQ(reply.res.result(), http::status::ok);
+  EXPECT_EQ(reply.res[http::field::content_type], "application/json");
+  expect_standard_headers(reply.res);
+  EXPECT_TRUE(reply.res.find(http::field::access_control_allow_origin) == reply.res.end());
+  auto body = parse(reply.res.body());
+  EXPECT_EQ(body.at("id"), 7);
+  EXPECT_EQ(body.at("result"), parse(R"({"a":[1,2]})"));
+}
+
+TEST_F(ServerTest, HttpSessionCannotPush) {
+  start_server();
+  HttpClient client(port_);
+  auto reply = client.send(rpc_request(rpc_text(1, "push", R"({"count":2})")));
+  ASSERT_FALSE(reply.ec);
+  auto result = parse(reply.res.body()).at("result");
+  EXPECT_EQ(result.at("transport"), "http");
+  EXPECT_EQ(result.at("can_push"), false);
+}
+
+TEST_F(ServerTest, NotificationGets204WithoutBody) {
+  start_server();
+  HttpClient client(port_);
+  auto reply = client.send(rpc_request(R"({"jsonrpc":"2.0","method":"echo","params":{}})"));
+  ASSERT_FALSE(reply.ec) << reply.ec.message();
+  EXPECT_EQ(reply.res.result(), http::status::no_content);
+  EXPECT_TRUE(reply.res.body().empty());
+  expect_standard_headers(reply.res);
+  // The connection stays usable after a 204.
+  auto next = client.send(rpc_request(rpc_text(2, "echo")));
+  ASSERT_FALSE(next.ec);
+  EXPECT_EQ(next.res.result(), http::status::ok);
+}
+
+TEST_F(ServerTest, ParseErrorIsAJsonRpcAnswer) {
+  start_server();
+  HttpClient client(port_);
+  auto reply = client.send(rpc_request("{not json"));
+  ASSERT_FALSE(reply.ec);
+  EXPECT_EQ(reply.res.result(), http::status::ok);
+  EXPECT_EQ(parse(reply.res.body()).at("error").at("code"), -32700);
+}
+
+TEST_F(ServerTest, KeepAliveAnswersPipelinedRequestsInOrder) {
+  start_server();
+  HttpClient client(port_);
+  // The first request is the slowest: answers must still come back in request order.
+  const int ms[] = {150, 50, 0, 20, 0};
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_FALSE(client.write(rpc_request(rpc_text(i, "sleep", "{\"ms\":" + std::to_string(ms[i]) + "}"))));
+  }
+  for (int i = 0; i < 5; ++i) {
+    auto reply = client.read();
+    ASSERT_FALSE(reply.ec) << reply.ec.message();
+    EXPECT_EQ(reply.res.result(), http::status::ok);
+    EXPECT_EQ(parse(reply.res.body()).at("id"), i);
+    EXPECT_TRUE(reply.res.keep_alive());
+  }
+  // Then a few more, one at a time, still on the same connection.
+  for (int i = 5; i < 10; ++i) {
+    auto reply = client.send(rpc_request(rpc_text(i, "echo")));
+    ASSERT_FALSE(reply.ec) << reply.ec.message();
+    EXPECT_EQ(parse(reply.res.body()).at("id"), i);
+  }
+  EXPECT_EQ(server_->connection_count(), 1U);
+}
+
+TEST_F(ServerTest, ConnectionCloseIsHonoured) {
+  start_server();
+  HttpClient client(port_);
+  auto req = rpc_request(rpc_text(1, "echo"));
+  req.keep_alive(false);
+  auto reply = client.send(req);
+  ASSERT_FALSE(reply.ec);
+  EXPECT_EQ(reply.res.result(), http::status::ok);
+  EXPECT_FALSE(reply.res.keep_alive());
+  EXPECT_TRUE(client.closed_by_server());
+}
+
+TEST_F(ServerTest, OversizeBodyGets413AndClose) {
+  start_server([](ServerOptions& o) { o.max_request_bytes = 1024; });
+  {
+    HttpClient client(port_);
+    std::string params = "{\"pad\":\"" + std::string(4096, 'x') + "\"}";
+    auto reply = client.send(rpc_request(rpc_text(1, "echo", params)));
+    expect_error(reply, http::status::payload_too_large, "request body too large");
+    EXPECT_FALSE(reply.res.keep_alive());
+    EXPECT_TRUE(client.closed_by_server());
+  }
+  {
+    // Chunked: no Content-Length to check up front, the limit applies while reading.
+    HttpClient client(port_);
+    auto req = rpc_request(rpc_text(1, "echo", "{\"pad\":\"" + std::string(4096, 'x') + "\"}"));
+    req.chunked(true);
+    auto reply = client.send(req);
+    expect_error(reply, http::status::payload_too_large, "request body too large");
+    EXPECT_TRUE(client.closed_by_server());
+  }
+  {
+    // Exactly at the limit is fine.
+    HttpClient client(port_);
+    std::string body = rpc_text(1, "echo", "{\"pad\":\"\"}");
+    body.insert(body.size() - 1, std::string(1024 - body.size(), ' '));
+    ASSERT_EQ(body.size(), 1024U);
+    auto reply = client.send(rpc_request(body));
+    ASSERT_FALSE(reply.ec);
+    EXPECT_EQ(reply.res.result(), http::status::ok);
+  }
+}
+
+TEST_F(ServerTest, UnknownPathGets404AndOtherMethodsGet405) {
+  start_server();
+  HttpClient client(port_);
+  expect_error(client.send(make_request(http::verb::get, "/nope")), http::status::not_found, "not found");
+  auto reply = client.send(make_request(http::verb::get, "/rpc"));
+  expect_error(reply, http::status::method_not_allowed, "method not allowed");
+  EXPECT_EQ(reply.res[http::field::allow], "POST, OPTIONS");
+  expect_error(client.send(make_request(http::verb::put, "/rpc", "{}")), http::status::method_not_allowed,
+               "method not allowed");
+  // HEAD gets the headers of the answer only, and the connection stays in step.
+  HttpClient head_client(port_);
+  ASSERT_FALSE(head_client.write(make_request(http::verb::head, "/rpc")));
+  http::response_parser<http::string_body> head_parser;
+  head_parser.skip(true);
+  ASSERT_FALSE(head_client.read_with(head_parser));
+  EXPECT_EQ(head_parser.get().result(), http::status::method_not_allowed);
+  EXPECT_TRUE(head_parser.get().body().empty());
+  EXPECT_EQ(head_client.send(rpc_request(rpc_text(1, "echo"))).res.result(), http::status::ok);
+  // /ws without an upgrade.
+  expect_error(client.send(make_request(http::verb::get, "/ws")), http::status::upgrade_required,
+               "websocket upgrade required");
+  // All on one keep-alive connection.
+  auto ok = client.send(rpc_request(rpc_text(1, "echo")));
+  ASSERT_FALSE(ok.ec);
+  EXPECT_EQ(ok.res.result(), http::status::ok);
+}
+
+TEST_F(ServerTest, MissingOrWrongTokenGets401) {
+  start_server();
+  HttpClient client(port_);
+  auto req = rpc_request(rpc_text(1, "echo"));
+  req.erase(http::field::authorization);
+  auto reply = client.send(req);
+  expect_error(reply, http::status::unauthorized, "missing or invalid token");
+  EXPECT_EQ(reply.res[http::field::www_authenticate], "Bearer");
+
+  for (const std::string& bad : std::vector<std::string>{"Bearer wrong", "Bearer " + std::string(kToken) + "x", "Bearer s3cret",
+                          "Basic " + std::string(kToken), std::string(kToken), "Bearer "}) {
+    req.set(http::field::authorization, bad);
+    expect_error(client.send(req), http::status::unauthorized, "missing or invalid token");
+  }
+  // The query token is for the WebSocket upgrade only.
+  auto query = make_request(http::verb::post, "/rpc?token=" + std::string(kToken), rpc_text(1, "echo"));
+  query.erase(http::field::authorization);
+  expect_error(client.send(query), http::status::unauthorized, "missing or invalid token");
+  // Scheme is case-insensitive.
+  req.set(http::field::authorization, "bearer " + std::string(kToken));
+  auto ok = client.send(req);
+  ASSERT_FALSE(ok.ec);
+  EXPECT_EQ(ok.res.result(), http::status::ok);
+}
+
+TEST_F(ServerTest, ForeignHostGets403) {
+  start_server();
+  const std::string port = std::to_string(port_);
+  for (const std::string& host : std::vector<std::string>{"evil.com", "evil.com:" + port, "127.0.0.1:1", "localhost:" + port + "0",
+                           "127.0.0.1:", "127.0.0.2:" + port, "localhost.:" + port, "[::2]:" + port, "",
+                           "127.0.0.1:" + port + ":1"}) {
+    HttpClient client(port_);
+    auto req = rpc_request(rpc_text(1, "echo"));
+    req.set(http::field::host, host);
+    expect_error(client.send(req), http::status::forbidden, "forbidden host");
+  }
+  {
+    HttpClient client(port_);
+    auto req = rpc_request(rpc_text(1, "echo"));
+    req.erase(http::field::host);
+    expect_error(client.send(req), http::status::forbidden, "forbidden host");
+  }
+  {
+    // Two Host headers: refused whatever they say.
+    HttpClient client(port_);
+    auto req = rpc_request(rpc_text(1, "echo"));
+    req.insert(http::field::host, "evil.com");
+    expect_error(client.send(req), http::status::forbidden, "forbidden host");
+  }
+  // The host check comes before the token check.
+  {
+    HttpClient client(port_);
+    auto req = rpc_request(rpc_text(1, "echo"));
+    req.set(http::field::host, "evil.com");
+    req.erase(http::field::authorization);
+    expect_error(client.send(req), http::status::forbidden, "forbidden host");
+  }
+  for (const std::string& host : std::vector<std::string>{"127.0.0.1", "localhost", "LocalHost:" + port, "[::1]:" + port, "[::1]"}) {
+    HttpClient client(port_);
+    auto req = rpc_request(rpc_text(1, "echo"));
+    req.set(http::field::host, host);
+    auto reply = client.send(req);
+    ASSERT_FALSE(reply.ec);
+    EXPECT_EQ(reply.res.result(), http::status::ok) << host;
+  }
+  EXPECT_TRUE(logged("forbidden host 'evil.com'"));
+}
+
+TEST_F(ServerTest, ForeignOriginGets403) {
+  start_server();
+  for (const std::string& origin :
+       std::vector<std::string>{"http://evil.com", "null", "http://127.0.0.1:1",
+                                "https://127.0.0.1:" + std::to_string(port_), "http://localhost:3000/"}) {
+    HttpClient client(port_);
+    auto req = rpc_request(rpc_text(1, "echo"));
+    req.set(http::field::origin, origin);
+    auto reply = client.send(req);
+    expect_error(reply, http::status::forbidden, "forbidden origin");
+    // A refused origin is likely a hostile page: the connection is not kept.
+    EXPECT_FALSE(reply.res.keep_alive());
+    EXPECT_TRUE(client.closed_by_server());
+  }
+  {
+    HttpClient client(port_);
+    auto req = rpc_request(rpc_text(1, "echo"));
+    req.set(http::field::origin, "http://127.0.0.1:" + std::to_string(port_));
+    req.insert(http::field::origin, "http://evil.com");
+    expect_error(client.send(req), http::status::forbidden, "forbidden origin");
+  }
+  // Same origin passes, without CORS headers.
+  HttpClient client(port_);
+  auto req = rpc_request(rpc_text(1, "echo"));
+  req.set(http::field::origin, "http://localhost:" + std::to_string(port_));
+  auto reply = client.send(req);
+  ASSERT_FALSE(reply.ec);
+  EXPECT_EQ(reply.res.result(), http::status::ok);
+  EXPECT_TRUE(reply.res.find(http::field::access_control_allow_origin) == reply.res.end());
+}
+
+TEST_F(ServerTest, AllowedOriginAndPreflight) {
+  start_server();
+  HttpClient client(port_);
+  // Preflight: no token needed.
+  auto preflight = make_request(http::verb::options, "/rpc");
+  preflight.erase(http::field::authorization);
+  preflight.set(http::field::origin, kAllowedOrigin);
+  preflight.set(http::field::access_control_request_method, "POST");
+  preflight.set(http::field::access_control_request_headers, "authorization, content-type");
+  auto reply = client.send(preflight);
+  ASSERT_FALSE(reply.ec);
+  EXPECT_EQ(reply.res.result(), http::status::no_content);
+  EXPECT_EQ(reply.res[http::field::access_control_allow_origin], kAllowedOrigin);
+  EXPECT_EQ(reply.res[http::field::access_control_allow_methods], "POST, OPTIONS");
+  EXPECT_EQ(reply.res[http::field::access_control_allow_headers], "Authorization, Content-Type");
+  EXPECT_EQ(reply.res[http::field::access_control_max_age], "600");
+  EXPECT_EQ(reply.res[http::field::vary], "Origin");
+  expect_standard_headers(reply.res);
+
+  // The request itself carries the CORS headers too.
+  auto req = rpc_request(rpc_text(1, "echo"));
+  req.set(http::field::origin, kAllowedOrigin);
+  auto post = client.send(req);
+  ASSERT_FALSE(post.ec);
+  EXPECT_EQ(post.res.result(), http::status::ok);
+  EXPECT_EQ(post.res[http::field::access_control_allow_origin], kAllowedOrigin);
+  EXPECT_EQ(post.res[http::field::vary], "Origin");
+
+  // A preflight from a foreign origin, or to a foreign host, is refused.
+  preflight.set(http::field::origin, "http://evil.com");
+  expect_error(HttpClient(port_).send(preflight), http::status::forbidden, "forbidden origin");
+  preflight.set(http::field::origin, kAllowedOrigin);
+  preflight.set(http::field::host, "evil.com");
+  expect_error(HttpClient(port_).send(preflight), http::status::forbidden, "forbidden host");
+}
+
+TEST_F(ServerTest, IdleHttpConnectionIsClosed) {
+  start_server([](ServerOptions& o) { o.idle_timeout = 1s; });
+  HttpClient client(port_);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(client.closed_by_server());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST_F(ServerTest, ConnectionLimit) {
+  start_server([](ServerOptions& o) { o.max_connections = 2; });
+  HttpClient a(port_);
+  HttpClient b(port_);
+  // Make sure both are accepted before the third arrives.
+  ASSERT_EQ(a.send(rpc_request(rpc_text(1, "echo"))).res.result(), http::status::ok);
+  ASSERT_EQ(b.send(rpc_request(rpc_text(1, "echo"))).res.result(), http::status::ok);
+  HttpClient c(port_);
+  EXPECT_TRUE(c.closed_by_server());
+  EXPECT_TRUE(logged("connection limit"));
+  EXPECT_EQ(a.send(rpc_request(rpc_text(2, "echo"))).res.result(), http::status::ok);
+}
+
+TEST_F(ServerTest, ListenReportsErrorsAsValues) {
+  start_server();
+  ServerOptions options;
+  options.token = "t";
+  options.port = port_;
+  Server second(ioc_, options, dispatcher_);
+  auto in_use = second.listen();
+  ASSERT_FALSE(in_use.ok());
+  EXPECT_NE(in_use.error().message.find("cannot bind"), std::string::npos) << in_use.error().message;
+
+  ServerOptions no_token;
+  Server third(ioc_, no_token, dispatcher_);
+  EXPECT_FALSE(third.listen().ok());
+
+  ServerOptions bad_address;
+  bad_address.token = "t";
+  bad_address.address = "not an address";
+  Server fourth(ioc_, bad_address, dispatcher_);
+  EXPECT_FALSE(fourth.listen().ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// WebSocket
+
+TEST_F(ServerTest, WebSocketRequestWithHeaderToken) {
+  start_server();
+  WsClient ws;
+  websocket::response_type res;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth, &res));
+  EXPECT_EQ(res[http::field::server], "hearth");
+  ASSERT_FALSE(ws.write(rpc_text(3, "echo", R"({"x":1})")));
+  auto [ec, text] = ws.read();
+  ASSERT_FALSE(ec) << ec.message();
+  auto body = parse(text);
+  EXPECT_EQ(body.at("id"), 3);
+  EXPECT_EQ(body.at("result").at("x"), 1);
+  EXPECT_FALSE(ws.close());
+}
+
+TEST_F(ServerTest, WebSocketQueryToken) {
+  start_server();
+  WsClient ws;
+  auto with_origin = [this](websocket::request_type& req) {
+    req.set(http::field::origin, "http://127.0.0.1:" + std::to_string(port_));
+  };
+  ASSERT_FALSE(ws.connect(port_, "/ws?x=1&token=" + std::string(kToken), with_origin));
+  ASSERT_FALSE(ws.write(rpc_text(1, "echo")));
+  EXPECT_FALSE(ws.read().first);
+
+  // Percent-encoded is fine too ('-' as %2D).
+  WsClient encoded;
+  std::string token(kToken);
+  token.replace(token.find('-'), 1, "%2D");
+  ASSERT_FALSE(encoded.connect(port_, "/ws?token=" + token, with_origin));
+
+  WsClient wrong;
+  websocket::response_type res;
+  EXPECT_TRUE(wrong.connect(port_, "/ws?token=nope", with_origin, &res));
+  EXPECT_EQ(res.result(), http::status::unauthorized);
+  EXPECT_EQ(res[http::field::www_authenticate], "Bearer");
+}
+
+TEST_F(ServerTest, WebSocketUpgradeIsChecked) {
+  start_server();
+  struct Case {
+    std::string name;
+    std::function<void(websocket::request_type&)> decorate;
+    http::status status;
+  };
+  const std::vector<Case> cases = {
+      {"no token", [](websocket::request_type&) {}, http::status::unauthorized},
+      {"wrong token", [](websocket::request_type& r) { r.set(http::field::authorization, "Bearer nope"); },
+       http::status::unauthorized},
+      {"foreign origin",
+       [](websocket::request_type& r) {
+         ws_auth(r);
+         r.set(http::field::origin, "http://evil.com");
+       },
+       http::status::forbidden},
+      {"null origin",
+       [](websocket::request_type& r) {
+         ws_auth(r);
+         r.set(http::field::origin, "null");
+       },
+       http::status::forbidden},
+      {"foreign host",
+       [](websocket::request_type& r) {
+         ws_auth(r);
+         r.set(http::field::host, "evil.com");
+       },
+       http::status::forbidden},
+  };
+  for (const auto& c : cases) {
+    WsClient ws;
+    websocket::response_type res;
+    EXPECT_TRUE(ws.connect(port_, "/ws", c.decorate, &res)) << c.name;
+    EXPECT_EQ(res.result(), c.status) << c.name;
+    EXPECT_EQ(res[http::field::server], "hearth") << c.name;
+  }
+  // Allowed cross origin: accepted.
+  WsClient ws;
+  EXPECT_FALSE(ws.connect(port_, "/ws", [](websocket::request_type& r) {
+    ws_auth(r);
+    r.set(http::field::origin, kAllowedOrigin);
+  }));
+  // Only /ws upgrades.
+  WsClient elsewhere;
+  websocket::response_type res;
+  EXPECT_TRUE(elsewhere.connect(port_, "/rpc", ws_auth, &res));
+  EXPECT_EQ(res.result(), http::status::method_not_allowed);
+}
+
+TEST_F(ServerTest, WebSocketServerPush) {
+  start_server();
+  WsClient ws;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+  ASSERT_FALSE(ws.write(rpc_text(9, "push", R"({"count":3})")));
+  // The pushes were queued before the response, and the queue keeps order.
+  for (int i = 0; i < 3; ++i) {
+    auto [ec, text] = ws.read();
+    ASSERT_FALSE(ec) << ec.message();
+    auto message = parse(text);
+    EXPECT_EQ(message.at("method"), "test/push");
+    EXPECT_EQ(message.at("params").at("n"), i);
+    EXPECT_EQ(message.as_object().if_contains("id"), nullptr);
+  }
+  auto [ec, text] = ws.read();
+  ASSERT_FALSE(ec);
+  auto response = parse(text);
+  EXPECT_EQ(response.at("id"), 9);
+  EXPECT_EQ(response.at("result").at("transport"), "ws");
+  EXPECT_EQ(response.at("result").at("can_push"), true);
+}
+
+TEST_F(ServerTest, ManyConcurrentWebSocketRequests) {
+  start_server();
+  WsClient ws;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+  constexpr int kRequests = 64;
+  constexpr int kSleepMs = 300;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_FALSE(ws.write(rpc_text(i, "sleep", "{\"ms\":" + std::to_string(kSleepMs) + "}")));
+  }
+  // A notification and a batch in the mix.
+  ASSERT_FALSE(ws.write(R"({"jsonrpc":"2.0","method":"echo"})"));
+  ASSERT_FALSE(ws.write("[" + rpc_text(1000, "echo") + "," + rpc_text(1001, "echo") + "]"));
+  std::set<std::int64_t> ids;
+  for (int i = 0; i < kRequests + 1; ++i) {
+    auto [ec, text] = ws.read();
+    ASSERT_FALSE(ec) << ec.message();
+    auto message = parse(text);
+    if (message.is_array()) {
+      ASSERT_EQ(message.as_array().size(), 2U);
+      EXPECT_EQ(message.as_array()[0].at("id"), 1000);
+      ids.insert(1000);
+      continue;
+    }
+    EXPECT_EQ(message.at("result").at("slept"), kSleepMs);
+    ids.insert(message.at("id").to_number<std::int64_t>());
+  }
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(kRequests + 1));
+  // Sequential handling would take kRequests * kSleepMs = 19 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(kSleepMs * kRequests / 4));
+}
+
+TEST_F(ServerTest, InFlightCapPausesReadingWithoutLosingRequests) {
+  start_server();
+  WsClient ws;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+  // 300 requests against a cap of 256 in flight: the last ones start only once the first wave
+  // has finished, so the whole takes two sleeps, and none is lost.
+  constexpr int kRequests = 300;
+  constexpr int kSleepMs = 200;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_FALSE(ws.write(rpc_text(i, "sleep", "{\"ms\":" + std::to_string(kSleepMs) + "}")));
+  }
+  std::set<std::int64_t> ids;
+  for (int i = 0; i < kRequests; ++i) {
+    auto [ec, text] = ws.read();
+    ASSERT_FALSE(ec) << ec.message();
+    ids.insert(parse(text).at("id").to_number<std::int64_t>());
+  }
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(kRequests));
+  EXPECT_GE(elapsed, std::chrono::milliseconds(2 * kSleepMs));
+  EXPECT_LT(elapsed, 10s);
+}
+
+TEST_F(ServerTest, WebSocketSessionClosesWhenClientLeaves) {
+  start_server();
+  {
+    WsClient ws;
+    ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+    ASSERT_FALSE(ws.write(rpc_text(1, "watch")));
+    ASSERT_FALSE(ws.read().first);
+    EXPECT_FALSE(ws.close());  // a clean close handshake
+    EXPECT_EQ(ws.reason().code, websocket::close_code::normal);
+  }
+  EXPECT_TRUE(wait_closed_sessions(1));
+  {
+    WsClient ws;
+    ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+    ASSERT_FALSE(ws.write(rpc_text(1, "watch")));
+    ASSERT_FALSE(ws.read().first);
+    ws.drop();  // no close frame
+  }
+  EXPECT_TRUE(wait_closed_sessions(2));
+  {
+    HttpClient client(port_);
+    ASSERT_EQ(client.send(rpc_request(rpc_text(1, "watch"))).res.result(), http::status::ok);
+  }
+  EXPECT_TRUE(wait_closed_sessions(3));
+  // Exactly once each.
+  std::this_thread::sleep_for(100ms);
+  std::lock_guard lock(mu_);
+  EXPECT_EQ(closed_sessions_, 3);
+}
+
+TEST_F(ServerTest, BinaryFrameClosesWith1003) {
+  start_server();
+  WsClient ws;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+  ASSERT_FALSE(ws.write(rpc_text(1, "watch")));
+  ASSERT_FALSE(ws.read().first);
+  ASSERT_FALSE(ws.write("\x01\x02", true));
+  auto [ec, text] = ws.read();
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(ws.reason().code, websocket::close_code::unknown_data);
+  EXPECT_TRUE(wait_closed_sessions(1));
+}
+
+TEST_F(ServerTest, OversizeWebSocketMessageClosesWith1009) {
+  start_server([](ServerOptions& o) { o.max_request_bytes = 1024; });
+  WsClient ws;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+  ASSERT_FALSE(ws.write(rpc_text(1, "echo", "{\"pad\":\"" + std::string(2048, 'x') + "\"}")));
+  // The server fails the connection with 1009 and drops the unread rest of the frame, so the
+  // client may see a reset while answering the close frame: only the code is certain.
+  auto [ec, text] = ws.read();
+  EXPECT_TRUE(ec);
+  EXPECT_EQ(ws.reason().code, websocket::close_code::too_big);
+}
+
+TEST_F(ServerTest, SlowWebSocketReaderIsDisconnected) {
+  start_server([](ServerOptions& o) { o.max_ws_queue_bytes = 64 * 1024; });
+  WsClient ws;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+  ASSERT_FALSE(ws.write(rpc_text(1, "watch")));
+  ASSERT_FALSE(ws.read().first);
+  // 4 MB pushed in one go: the queue limit is crossed before any of it can drain.
+  ASSERT_FALSE(ws.write(rpc_text(2, "push", R"({"count":1024,"size":4096})")));
+  beast::error_code ec;
+  int messages = 0;
+  while (!ec) {
+    std::tie(ec, std::ignore) = ws.read();
+    if (!ec) ++messages;
+  }
+  EXPECT_LT(messages, 1024);
+  EXPECT_TRUE(wait_closed_sessions(1));
+  EXPECT_TRUE(logged("too slow"));
+}
+
+TEST_F(ServerTest, WebSocketIdleTimeoutKeepsLivePeersWithPings) {
+  start_server([](ServerOptions& o) { o.idle_timeout = 1s; });
+  WsClient ws;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+  // The server pings after half the idle time; our read loop answers with pongs.
+  ASSERT_FALSE(ws.write(rpc_text(1, "sleep", R"({"ms":2500})")));
+  auto [ec, text] = ws.read();
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(parse(text).at("id"), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// stop()
+
+TEST_F(ServerTest, StopClosesConnectionsAndLetsRunReturn) {
+  start_server();
+  HttpClient http_client(port_);
+  ASSERT_EQ(http_client.send(rpc_request(rpc_text(1, "echo"))).res.result(), http::status::ok);
+  WsClient ws;
+  ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+  ASSERT_FALSE(ws.write(rpc_text(1, "watch")));
+  ASSERT_FALSE(ws.read().first);
+  // A request still running when stop() comes is abandoned.
+  ASSERT_FALSE(ws.write(rpc_text(2, "sleep", R"({"ms":300})")));
+  WsClient idle_ws;
+  ASSERT_FALSE(idle_ws.connect(port_, "/ws", ws_auth));
+
+  server_->stop();
+  auto [ec, text] = ws.read();
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message() << " " << text;
+  EXPECT_EQ(ws.reason().code, websocket::close_code::going_away);
+  EXPECT_EQ(idle_ws.read().first, websocket::error::closed);
+  EXPECT_TRUE(http_client.closed_by_server());
+  EXPECT_TRUE(wait_closed_sessions(1));
+  EXPECT_TRUE(stop_and_join());
+  EXPECT_EQ(server_->connection_count(), 0U);
+
+  // Nothing listens any more.
+  asio::io_context client_ioc;
+  tcp::socket socket(client_ioc);
+  beast::error_code connect_ec;
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_), connect_ec);
+  EXPECT_TRUE(connect_ec);
+}
+
+TEST_F(ServerTest, StopWhileHttpRequestInFlight) {
+  start_server();
+  HttpClient client(port_);
+  ASSERT_FALSE(client.write(rpc_request(rpc_text(1, "sleep", R"({"ms":300})"))));
+  std::this_thread::sleep_for(50ms);
+  server_->stop();
+  EXPECT_TRUE(client.closed_by_server());
+  EXPECT_TRUE(stop_and_join());
+}
+
+TEST_F(ServerTest, LogsToSpdlogWithoutCallback) {
+  // No log callback: the server must still work (lines go to spdlog at debug level).
+  start_server([](ServerOptions& o) { o.log = nullptr; });
+  HttpClient client(port_);
+  auto req = rpc_request(rpc_text(1, "echo"));
+  req.set(http::field::host, "evil.com");
+  expect_error(client.send(req), http::status::forbidden, "forbidden host");
+}
+
+}  // namespace
+}  // namespace hearth::net

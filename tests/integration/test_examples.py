@@ -1,0 +1,107 @@
+"""The bundled examples, end to end over HTTP and WebSocket."""
+import json
+
+
+def result(r):
+    assert "result" in r, r
+    return r["result"]
+
+
+def test_services_lists_all_three(examples):
+    names = sorted(s["name"] for s in result(examples.rpc("lavs/services"))["services"])
+    assert names == ["contact-manager", "simple-notes", "todo-manager"]
+
+
+def test_a_call_must_name_its_service_when_several_are_served(examples):
+    r = examples.call("listTodos")
+    assert r["error"]["code"] == -32602
+    assert r["error"]["data"]["field"] == "service"
+
+
+def test_manifest_is_returned_as_written(examples):
+    m = result(examples.rpc("lavs/manifest", {"service": "todo-manager"}))
+    on_disk = json.loads((examples.service_dir("todo-manager") / "lavs.json").read_text())
+    assert m == on_disk
+
+
+def test_todo_lifecycle(examples):
+    svc = "todo-manager"
+    assert result(examples.call("listTodos", service=svc)) == []
+    a = result(examples.call("addTodo", {"text": "Buy milk", "priority": 1}, service=svc))
+    assert a["text"] == "Buy milk" and a["done"] is False and a["priority"] == 1 and a["id"] == 1
+    b = result(examples.call("addTodo", {"text": "Walk"}, service=svc))
+    assert b["priority"] == 0  # the schema default was applied
+    t = result(examples.call("toggleTodo", {"id": a["id"]}, service=svc))
+    assert t["done"] is True
+    todos = result(examples.call("listTodos", service=svc))
+    assert [x["text"] for x in todos] == ["Buy milk", "Walk"]
+    assert result(examples.call("deleteTodo", {"id": b["id"]}, service=svc)) == {"deleted": b["id"]}
+    assert len(result(examples.call("listTodos", service=svc))) == 1
+    # Data lives in data/todos.json, written whole.
+    stored = json.loads((examples.service_dir(svc) / "data" / "todos.json").read_text())
+    assert stored == result(examples.call("listTodos", service=svc))
+
+
+def test_todo_errors(examples):
+    r = examples.call("addTodo", {}, service="todo-manager")
+    assert r["error"]["code"] == -32602 and r["error"]["data"]["field"] == "text"
+    r = examples.call("toggleTodo", {"id": 999}, service="todo-manager")
+    assert r["error"]["code"] == -32003
+    assert "no todo with id 999" in r["error"]["data"]["stderr"]
+
+
+def test_todo_subscription_sees_changes_made_by_another_client(examples):
+    with examples.ws() as watcher:
+        sub = result(watcher.request("lavs/subscribe", {"service": "todo-manager", "endpoint": "todoUpdates"}))
+        sid = sub["subscriptionId"]
+        snap = watcher.notification("lavs/data")
+        assert snap["params"]["subscriptionId"] == sid
+        assert snap["params"]["data"] == {"type": "snapshot", "todos": []}
+        # Another client (plain HTTP) adds a todo; the watcher is told.
+        added = result(examples.call("addTodo", {"text": "from elsewhere"}, service="todo-manager"))
+        ev = watcher.notification("lavs/data")
+        assert ev["params"]["data"] == {"type": "todoAdded", "todo": added}
+        with examples.ws() as other:
+            result(other.request("lavs/call", {"service": "todo-manager", "endpoint": "toggleTodo",
+                                               "input": {"id": added["id"]}}))
+        ev = watcher.notification("lavs/data")
+        assert ev["params"]["data"]["type"] == "todoUpdated"
+        r = result(watcher.request("lavs/unsubscribe", {"subscriptionId": sid}, id=2))
+        assert r["unsubscribed"] is True
+
+
+def test_notes_example(examples):
+    svc = "simple-notes"
+    assert result(examples.call("getNotes", service=svc)) == "Welcome to simple-notes.\n"
+    assert result(examples.call("saveNote", {"NOTE": "remember $HOME; rm -rf /"}, service=svc)) is None
+    notes = result(examples.call("getNotes", service=svc))
+    assert notes.endswith("remember $HOME; rm -rf /\n")
+
+
+def test_notes_env_input_cannot_set_protected_variables(examples):
+    r = examples.call("saveNote", {"NOTE": "x", "LD_PRELOAD": "/tmp/evil.so"}, service="simple-notes")
+    assert r["error"]["code"] == -32602
+
+
+def test_contacts_example(examples):
+    svc = "contact-manager"
+    found = result(examples.call("searchContacts", {"query": "Ada"}, service=svc))
+    assert [c["name"] for c in found] == ["Ada Lovelace"]
+    everyone = result(examples.call("searchContacts", service=svc))
+    assert len(everyone) == 3
+    added = result(examples.call("addContact", {"name": "Katherine Johnson", "email": "kj@example.org"}, service=svc))
+    assert added["id"] > 0
+    assert [c["name"] for c in result(examples.call("searchContacts", {"query": "Kath"}, service=svc))] == ["Katherine Johnson"]
+    assert result(examples.call("deleteContact", {"id": added["id"]}, service=svc)) == {"deleted": added["id"]}
+    r = examples.call("addContact", {"name": "x", "nickname": "y"}, service=svc)
+    assert r["error"]["code"] == -32602 and r["error"]["data"]["constraint"] == "additionalProperties"
+
+
+def test_read_file_follows_file_access(examples):
+    examples.call("addTodo", {"text": "x"}, service="todo-manager")
+    r = examples.rpc("lavs/readFile", {"service": "todo-manager", "path": "data/todos.json"})
+    assert json.loads(result(r)["content"])[0]["text"] == "x"
+    r = examples.rpc("lavs/readFile", {"service": "todo-manager", "path": "lavs.json"})
+    assert r["error"]["code"] == -32001
+    r = examples.rpc("lavs/readFile", {"service": "todo-manager", "path": examples.token_file.as_posix()})
+    assert r["error"]["code"] == -32001
