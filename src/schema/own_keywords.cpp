@@ -3,6 +3,8 @@
 #include <cmath>
 #include <memory>
 #include <new>
+#include <pthread.h>
+
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -188,8 +190,16 @@ class PatternConstraint final : public valijson::constraints::PolyConstraint {
                 ValidationResults* results) const override {
     std::string text;
     if (!target.isString() || !target.getString(text)) return true;
-    // Only const operations on the shared regex: safe from many threads at once.
-    if (std::regex_search(text, regex_)) return true;
+    if (text.size() > kMaxPatternText) {
+      if (results != nullptr) {
+        results->pushError(context, own_description("pattern", "is too long to be checked against "
+                                                               "the pattern (over " +
+                                                               std::to_string(kMaxPatternText) +
+                                                               " characters)"));
+      }
+      return false;
+    }
+    if (search(text)) return true;
     if (results != nullptr) {
       results->pushError(context,
                          own_description("pattern", "must match the pattern '" + pattern_ + "'"));
@@ -202,6 +212,40 @@ class PatternConstraint final : public valijson::constraints::PolyConstraint {
     return new (memory) PatternConstraint(*this);
   }
   size_t sizeOf() const override { return sizeof(PatternConstraint); }
+
+  // libstdc++'s std::regex matches recursively, about 1 KiB of stack per character of input:
+  // a 100 KB string overflows an 8 MiB thread stack and would crash the daemon. Short strings
+  // are matched in place; longer ones on a thread whose stack is sized to the input; beyond
+  // kMaxPatternText the string is refused as a violation.
+  static constexpr std::size_t kInlinePatternText = 2048;
+  static constexpr std::size_t kMaxPatternText = 256 * 1024;
+  static constexpr std::size_t kStackPerChar = 4096;  // room for sanitizer builds' larger frames
+
+  bool search(const std::string& text) const {
+    // Only const operations on the shared regex: safe from many threads at once.
+    if (text.size() <= kInlinePatternText) return std::regex_search(text, regex_);
+    struct Job {
+      const std::string* text;
+      const std::regex* regex;
+      bool matched;
+    } job{&text, &regex_, false};
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, (16u << 20) + text.size() * kStackPerChar);
+    pthread_t thread;
+    int rc = pthread_create(
+        &thread, &attr,
+        [](void* arg) -> void* {
+          auto* j = static_cast<Job*>(arg);
+          j->matched = std::regex_search(*j->text, *j->regex);
+          return nullptr;
+        },
+        &job);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) return false;  // no thread (out of memory): the value is refused, not crashed on
+    pthread_join(thread, nullptr);
+    return job.matched;
+  }
 
   std::string pattern_;
   std::regex regex_;

@@ -601,3 +601,27 @@ TEST_F(SchemaTest, ConcurrentValidationOfOneSchema) {
 
 }  // namespace
 }  // namespace hearth::schema
+
+namespace hearth::schema {
+namespace {
+
+// A long string against a pattern must neither crash the daemon (std::regex recursion) nor be
+// accepted unchecked.
+TEST(SchemaPattern, LongStringsAreCheckedWithoutCrashing) {
+  auto compiler = make_draft7_compiler();
+  Problems problems;
+  auto schema = compiler->compile(json::parse(R"({"type": "string", "pattern": "^(a|b)*$"})"),
+                                  json::object{}, problems);
+  ASSERT_TRUE(schema) << (problems.empty() ? "" : problems[0].to_string());
+  EXPECT_TRUE(schema->validate(json::value(std::string(200000, 'a'))).empty());
+  auto bad = std::string(200000, 'a') + "c";
+  auto v = schema->validate(json::value(bad));
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].constraint, "pattern");
+  auto too_long = schema->validate(json::value(std::string(300 * 1024, 'a')));
+  ASSERT_EQ(too_long.size(), 1u);
+  EXPECT_EQ(too_long[0].constraint, "pattern");
+}
+
+}  // namespace
+}  // namespace hearth::schema
