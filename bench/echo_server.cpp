@@ -46,7 +46,8 @@ asio::awaitable<void> serve(tcp::socket socket) {
     (void)read_n;
     if (read_ec) break;
     bool post = req.method() == http::verb::post;
-    http::response<http::string_body> res{post ? http::status::ok : http::status::not_found, req.version()};
+    http::response<http::string_body> res{post ? http::status::ok : http::status::not_found,
+                                          req.version()};
     res.set(http::field::server, "hearth-echo");
     res.set(http::field::content_type, "application/json");
     res.body() = post ? std::string(kBody) : std::string(R"({"error":"not found"})");
@@ -87,7 +88,8 @@ int main(int argc, char** argv) {
     } else if (flag == "--port") {
       ok = std::from_chars(value.data(), value.data() + value.size(), port).ec == std::errc{};
     } else if (flag == "--threads") {
-      ok = std::from_chars(value.data(), value.data() + value.size(), threads).ec == std::errc{} && threads > 0;
+      ok = std::from_chars(value.data(), value.data() + value.size(), threads).ec == std::errc{} &&
+           threads > 0;
     } else {
       ok = false;
     }
@@ -110,12 +112,13 @@ int main(int argc, char** argv) {
   }
   tcp::acceptor acceptor(asio::make_strand(ioc));
   tcp::endpoint endpoint{address, port};
-  if (acceptor.open(endpoint.protocol(), ec); !ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (acceptor.open(endpoint.protocol(), ec); !ec)
+    acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    std::cerr << "hearth-echo-server: cannot listen on " << address_text << ":" << port << ": " << ec.message()
-              << "\n";
+    std::cerr << "hearth-echo-server: cannot listen on " << address_text << ":" << port << ": "
+              << ec.message() << "\n";
     return 1;
   }
   auto bound = acceptor.local_endpoint(ec);

@@ -5,7 +5,8 @@
 /// run ends with one JSON line on stdout:
 ///   {"requests":..,"failures":..,"seconds":..,"rps":..,"p50_us":..,"p99_us":..,"connections":..}
 /// A failed connection counts as a failure and is re-established, so a flaky server shows up in
-/// `failures` rather than stopping the run.
+/// `failures` rather than stopping the run. Exit status: 0 after a run (failures or not), 2 on
+/// bad flags.
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +15,9 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -43,6 +46,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 /// One request that takes longer than this counts as failed (and its connection is replaced).
 constexpr std::chrono::seconds kRequestTimeout{30};
+constexpr std::chrono::milliseconds kConnectRetryPause{10};
 
 struct Options {
   std::string host = "127.0.0.1";
@@ -175,7 +179,8 @@ void fail(Stats& stats, std::string why) {
   if (stats.first_failure.empty()) stats.first_failure = std::move(why);
 }
 
-asio::awaitable<void> connection(const Options& options, const tcp::endpoint& endpoint, Run& run, Stats& stats) {
+asio::awaitable<void> connection(const Options& options, const tcp::endpoint& endpoint, Run& run,
+                                 Stats& stats) {
   http::request<http::string_body> req{http::verb::post, options.path, 11};
   req.set(http::field::host, options.host + ":" + std::to_string(options.port));
   if (!options.token.empty()) req.set(http::field::authorization, "Bearer " + options.token);
@@ -196,6 +201,10 @@ asio::awaitable<void> connection(const Options& options, const tcp::endpoint& en
         ++stats.requests;
         fail(stats, "connect: " + ec.message());
         stream.reset();
+        // A refused connect returns at once: pause so a dead server does not spin the loop.
+        asio::steady_timer pause(executor, kConnectRetryPause);
+        auto [wait_ec] = co_await pause.async_wait(kUseTuple);
+        (void)wait_ec;
         continue;
       }
       stream->socket().set_option(tcp::no_delay(true));
@@ -212,11 +221,14 @@ asio::awaitable<void> connection(const Options& options, const tcp::endpoint& en
       (void)n;
       read_ec = ec;
     }
-    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+    auto micros =
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
     ++stats.requests;
-    stats.latencies_us.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(micros, UINT32_MAX)));
+    stats.latencies_us.push_back(
+        static_cast<std::uint32_t>(std::min<std::int64_t>(micros, UINT32_MAX)));
     if (write_ec || read_ec) {
-      fail(stats, std::string(write_ec ? "write: " : "read: ") + (write_ec ? write_ec : read_ec).message());
+      fail(stats, std::string(write_ec ? "write: " : "read: ") +
+                      (write_ec ? write_ec : read_ec).message());
       stream.reset();
       continue;
     }
@@ -251,7 +263,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   beast::error_code ec;
-  auto address = asio::ip::make_address(options->host == "localhost" ? "127.0.0.1" : options->host, ec);
+  auto address =
+      asio::ip::make_address(options->host == "localhost" ? "127.0.0.1" : options->host, ec);
   if (ec) {
     std::cerr << "hearth-load: --host must be an IP address (or localhost)\n";
     return 2;
@@ -264,7 +277,8 @@ int main(int argc, char** argv) {
   run.remaining = options->requests;
   std::vector<Stats> stats(options->connections);
   auto start = Clock::now();
-  run.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options->duration));
+  run.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(options->duration));
   for (auto& s : stats) {
     asio::co_spawn(asio::make_strand(ioc), connection(*options, endpoint, run, s),
                    [&s](std::exception_ptr e) {
@@ -295,10 +309,12 @@ int main(int argc, char** argv) {
   }
   std::sort(latencies.begin(), latencies.end());
   std::printf(
-      "{\"requests\":%llu,\"failures\":%llu,\"seconds\":%.3f,\"rps\":%.1f,\"p50_us\":%u,\"p99_us\":%u,"
+      "{\"requests\":%llu,\"failures\":%llu,\"seconds\":%.3f,\"rps\":%.1f,\"p50_us\":%u,\"p99_us\":"
+      "%u,"
       "\"connections\":%zu}\n",
       static_cast<unsigned long long>(requests), static_cast<unsigned long long>(failures), seconds,
       seconds > 0 ? static_cast<double>(requests) / seconds : 0.0, percentile(latencies, 0.50),
       percentile(latencies, 0.99), options->connections);
-  return failures == 0 ? 0 : 1;
+  // Failures are data (in the JSON), not a tool error: scripts tabulate them.
+  return 0;
 }

@@ -1,6 +1,5 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <thread>
 
 #include "cli/common.hpp"
+#include "common/random.hpp"
 #include "net/server.hpp"
 #include "proc/process.hpp"
 #include "rpc/dispatcher.hpp"
@@ -24,22 +24,6 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string random_token() {
-  unsigned char bytes[32];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n > 0) got += static_cast<std::size_t>(n);
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
-}
 
 /// Writes `content` to `file` with mode 0600, atomically (temporary file + rename), refusing to
 /// follow a symbolic link planted at the temporary name.
@@ -101,7 +85,7 @@ int serve(const ServeOptions& options) {
   net::ServerOptions server_options;
   server_options.address = options.address;
   server_options.port = static_cast<std::uint16_t>(options.port);
-  server_options.token = random_token();
+  server_options.token = random_hex(32);
   server_options.allowed_origins = options.allowed_origins;
   server_options.max_request_bytes = options.max_request_bytes;
   server_options.idle_timeout = std::chrono::seconds(options.idle_timeout_s);

@@ -1,27 +1,16 @@
 #include "host/subscriptions.hpp"
 
 #include <spdlog/spdlog.h>
-#include <sys/random.h>
 
 #include <cstdio>
 #include <vector>
 
+#include "common/random.hpp"
 #include "rpc/dispatcher.hpp"
 
 namespace hearth::host {
 
-std::string make_subscription_id() {
-  unsigned char bytes[8];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n > 0) got += static_cast<std::size_t>(n);
-  }
-  char out[4 + 16 + 1];
-  std::snprintf(out, sizeof out, "sub-%02x%02x%02x%02x%02x%02x%02x%02x", bytes[0], bytes[1],
-                bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]);
-  return out;
-}
+std::string make_subscription_id() { return "sub-" + random_hex(8); }
 
 namespace {
 

@@ -50,3 +50,17 @@ TEST(JsonKindName, NamesEveryKind) {
 
 }  // namespace
 }  // namespace hearth::json
+
+#include "common/random.hpp"
+
+namespace hearth {
+namespace {
+TEST(RandomHex, LengthAlphabetAndUniqueness) {
+  auto a = random_hex(32);
+  auto b = random_hex(32);
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(a, b);
+}
+}  // namespace
+}  // namespace hearth

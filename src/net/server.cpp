@@ -47,7 +47,8 @@ constexpr std::uint32_t kHeaderLimit = 16 * 1024;
 /// our error response instead of a TCP reset (closing with unread input sends RST).
 constexpr std::chrono::seconds kLingerTime{1};
 constexpr std::size_t kLingerBytes = 8 << 20;
-/// How long a WebSocket close handshake may take before the socket is simply closed.
+/// How long a WebSocket close handshake (or, at stop(), an upgrade under way) may take before
+/// the socket is simply closed.
 constexpr std::chrono::seconds kCloseGrace{3};
 /// WebSocket requests one connection may have in flight; beyond it the connection stops reading
 /// until one finishes, so a single peer cannot start unbounded work.
@@ -135,7 +136,8 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
 /// The token of "Bearer <token>" (scheme case-insensitive), or nullopt.
 std::optional<std::string_view> bearer_token(std::string_view authorization) {
   constexpr std::string_view kScheme = "bearer";
-  if (authorization.size() <= kScheme.size() || !iequals(authorization.substr(0, kScheme.size()), kScheme) ||
+  if (authorization.size() <= kScheme.size() ||
+      !iequals(authorization.substr(0, kScheme.size()), kScheme) ||
       authorization[kScheme.size()] != ' ') {
     return std::nullopt;
   }
@@ -166,7 +168,10 @@ class Connection;
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
   Impl(asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher)
-      : ioc_(ioc), options_(std::move(options)), dispatcher_(dispatcher), acceptor_(asio::make_strand(ioc)) {}
+      : ioc_(ioc),
+        options_(std::move(options)),
+        dispatcher_(dispatcher),
+        acceptor_(asio::make_strand(ioc)) {}
 
   Result<std::uint16_t> listen();
   void start();
@@ -176,7 +181,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   bool host_allowed(std::string_view host) const;
   /// True for same-origin and configured origins. `cross` is set for a configured one.
   bool origin_allowed(std::string_view origin, bool& cross) const;
-  bool token_valid(std::string_view candidate) const { return constant_time_equal(candidate, options_.token); }
+  bool token_valid(std::string_view candidate) const {
+    return constant_time_equal(candidate, options_.token);
+  }
 
   /// Adds a connection to the set closed by stop(); false when the server is already stopping.
   bool add(std::uint64_t id, const std::shared_ptr<Connection>& connection);
@@ -236,7 +243,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         in_flight_timer_(strand_) {
     beast::error_code ec;
     auto remote = stream_.socket().remote_endpoint(ec);
-    peer_ = ec ? std::string("?") : fmt::format("{}:{}", remote.address().to_string(), remote.port());
+    peer_ =
+        ec ? std::string("?") : fmt::format("{}:{}", remote.address().to_string(), remote.port());
   }
 
   /// Registers with the server and runs the connection on its strand.
@@ -297,11 +305,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     stopping_ = true;
     switch (phase_) {
       case Phase::kHttp:
-      case Phase::kUpgrading:
         close_socket();
         break;
+      case Phase::kUpgrading:
+        // The peer may already hold our 101: let the handshake finish so it gets a 1001 close
+        // frame (run_websocket sends it), but do not wait on a handshake that hangs.
+        arm_close_timer();
+        break;
       case Phase::kWebSocket:
-        begin_close(websocket::close_reason(websocket::close_code::going_away, "server shutting down"));
+        begin_close(
+            websocket::close_reason(websocket::close_code::going_away, "server shutting down"));
         break;
       case Phase::kDone:
         break;
@@ -311,7 +324,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // ------------------------------------------------------------------------------------------
   // HTTP
 
-  HttpResponse make_response(http::status status, unsigned version, std::string body, bool keep_alive) const {
+  HttpResponse make_response(http::status status, unsigned version, std::string body,
+                             bool keep_alive) const {
     HttpResponse res{status, version};
     res.set(http::field::server, "hearth");
     res.set(http::field::cache_control, "no-store");
@@ -327,7 +341,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return res;
   }
 
-  static std::string error_body(std::string_view message) { return fmt::format(R"({{"error":"{}"}})", message); }
+  static std::string error_body(std::string_view message) {
+    return fmt::format(R"({{"error":"{}"}})", message);
+  }
 
   /// Writes `res`; false when the connection is unusable afterwards.
   asio::awaitable<bool> write(HttpResponse res) {
@@ -339,8 +355,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   /// Sends an error. `close` ends the connection (refused peers, broken framing); otherwise an
   /// unread body within the size limit is read and dropped so that keep-alive can continue.
-  asio::awaitable<bool> reply_error(http::request_parser<http::string_body>& parser, http::status status,
-                                    std::string_view message, bool close = false) {
+  asio::awaitable<bool> reply_error(http::request_parser<http::string_body>& parser,
+                                    http::status status, std::string_view message,
+                                    bool close = false) {
     if (!close && !parser.is_done()) close = !co_await discard_body(parser);
     const auto& req = parser.get();
     bool keep_alive = req.keep_alive() && !close;
@@ -351,8 +368,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays, body goes
     // The path only: a query may hold ?token=.
     std::string_view target = req.target();
-    server_->log("{} {} {} -> {} {}", peer_, req.method_string(), loggable(target.substr(0, target.find('?'))),
-                 static_cast<int>(status), message);
+    server_->log("{} {} {} -> {} {}", peer_, req.method_string(),
+                 loggable(target.substr(0, target.find('?'))), static_cast<int>(status), message);
     if (!co_await write(std::move(res))) co_return false;
     if (keep_alive) co_return true;
     co_await linger_close();
@@ -400,8 +417,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       (void)n;
       if (ec) {
         if (ec == http::error::header_limit) {
-          co_await reply_error(parser, http::status::request_header_fields_too_large, "request header too large",
-                               true);
+          co_await reply_error(parser, http::status::request_header_fields_too_large,
+                               "request header too large", true);
         } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
                    ec != http::error::end_of_stream && ec != http::error::partial_message) {
           co_await reply_error(parser, http::status::bad_request, "bad request", true);
@@ -419,13 +436,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::string_view target = req.target();
     auto question = target.find('?');
     std::string_view path = target.substr(0, question);
-    std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+    std::string_view query =
+        question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
 
     // Security, in the documented order: Host, Origin, token.
     // A second Host or Origin header would let a proxy and this check see different values.
     auto host = req.find(http::field::host);
-    if (host == req.end() || req.count(http::field::host) != 1 || !server_->host_allowed(host->value())) {
-      server_->log("{} forbidden host '{}'", peer_, host == req.end() ? "" : loggable(host->value()));
+    if (host == req.end() || req.count(http::field::host) != 1 ||
+        !server_->host_allowed(host->value())) {
+      server_->log("{} forbidden host '{}'", peer_,
+                   host == req.end() ? "" : loggable(host->value()));
       co_return co_await reply_error(parser, http::status::forbidden, "forbidden host", true);
     }
     auto origin = req.find(http::field::origin);
@@ -437,20 +457,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       if (cross) cors_origin_ = std::string(origin->value());
     }
-    if (path == "/rpc" && req.method() == http::verb::options) co_return co_await reply_preflight(parser);
+    if (path == "/rpc" && req.method() == http::verb::options)
+      co_return co_await reply_preflight(parser);
     if (!authorized(req, path == "/ws", query)) {
-      co_return co_await reply_error(parser, http::status::unauthorized, "missing or invalid token");
+      co_return co_await reply_error(parser, http::status::unauthorized,
+                                     "missing or invalid token");
     }
 
     if (path == "/rpc") {
       if (req.method() != http::verb::post) {
-        co_return co_await reply_error(parser, http::status::method_not_allowed, "method not allowed");
+        co_return co_await reply_error(parser, http::status::method_not_allowed,
+                                       "method not allowed");
       }
       co_return co_await handle_rpc(parser);
     }
     if (path == "/ws") {
       if (!websocket::is_upgrade(req)) {
-        co_return co_await reply_error(parser, http::status::upgrade_required, "websocket upgrade required");
+        co_return co_await reply_error(parser, http::status::upgrade_required,
+                                       "websocket upgrade required");
       }
       co_await run_websocket(parser.release());
       co_return false;
@@ -492,11 +516,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::awaitable<bool> handle_rpc(http::request_parser<http::string_body>& parser) {
     const std::size_t max = options().max_request_bytes;
     if (auto length = parser.content_length(); length && *length > max) {
-      co_return co_await reply_error(parser, http::status::payload_too_large, "request body too large", true);
+      co_return co_await reply_error(parser, http::status::payload_too_large,
+                                     "request body too large", true);
     }
     parser.body_limit(max);  // enforces the limit on chunked bodies
     if (auto expect = parser.get().find(http::field::expect);
-        expect != parser.get().end() && iequals(expect->value(), "100-continue") && !parser.is_done()) {
+        expect != parser.get().end() && iequals(expect->value(), "100-continue") &&
+        !parser.is_done()) {
       http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
       stream_.expires_after(options().idle_timeout);
       auto [ec, n] = co_await http::async_write(stream_, go_on, kUseTuple);
@@ -507,7 +533,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kUseTuple);
     (void)n;
     if (ec == http::error::body_limit) {
-      co_return co_await reply_error(parser, http::status::payload_too_large, "request body too large", true);
+      co_return co_await reply_error(parser, http::status::payload_too_large,
+                                     "request body too large", true);
     }
     if (ec) co_return false;
     stream_.expires_never();  // a handler may take long; the read/write deadlines cover the peer
@@ -525,7 +552,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       failed = true;
     }
     if (failed) {
-      co_return co_await reply_error(parser, http::status::internal_server_error, "internal error", true);
+      co_return co_await reply_error(parser, http::status::internal_server_error, "internal error",
+                                     true);
     }
     if (stopping_) co_return false;  // stop() abandoned this request
     bool keep_alive = req.keep_alive();
@@ -564,7 +592,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
       server_->log("{} websocket handshake failed: {}", peer_, accept_ec.message());
       co_return;
     }
-    if (stopping_) co_return;
     phase_ = Phase::kWebSocket;
     buffer_.clear();  // a peer may not send frames before our 101; anything here is not a frame
     std::weak_ptr<Connection> weak = weak_from_this();
@@ -573,13 +600,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (auto self = weak.lock()) self->post_message(std::move(message));
     });
     server_->log("{} websocket open (session {})", peer_, session_->id());
+    if (stopping_) {
+      begin_close(
+          websocket::close_reason(websocket::close_code::going_away, "server shutting down"));
+    }
 
     for (;;) {
       auto [ec, n] = co_await ws.async_read(buffer_, kUseTuple);
       (void)n;
       if (ec) {
         if (ec == websocket::error::message_too_big) {
-          server_->log("{} websocket message over {} bytes: closed 1009", peer_, options().max_request_bytes);
+          server_->log("{} websocket message over {} bytes: closed 1009", peer_,
+                       options().max_request_bytes);
         } else if (ec != websocket::error::closed) {
           server_->log("{} websocket ended: {}", peer_, ec.message());
         } else {
@@ -594,7 +626,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (!ws.got_text()) {
         buffer_.clear();
         server_->log("{} binary websocket frame: closing 1003", peer_);
-        begin_close(websocket::close_reason(websocket::close_code::unknown_data, "text frames only"));
+        begin_close(
+            websocket::close_reason(websocket::close_code::unknown_data, "text frames only"));
         continue;  // keep reading so the peer's close frame completes the handshake
       }
       std::string text = beast::buffers_to_string(buffer_.data());
@@ -604,7 +637,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       asio::co_spawn(strand_, handle_message(shared_from_this(), std::move(text)), asio::detached);
       if (in_flight_ >= kMaxInFlight) {
         in_flight_timer_.expires_at(asio::steady_timer::time_point::max());
-        auto [wait_ec] = co_await in_flight_timer_.async_wait(kUseTuple);  // cancelled when one finishes
+        auto [wait_ec] =
+            co_await in_flight_timer_.async_wait(kUseTuple);  // cancelled when one finishes
         (void)wait_ec;
         if (phase_ != Phase::kWebSocket) co_return;
       }
@@ -633,7 +667,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void enqueue(Outgoing item) {
     if (phase_ != Phase::kWebSocket || closing_) return;
     if (queued_bytes_ + item.text.size() > options().max_ws_queue_bytes) {
-      server_->log("{} websocket reader too slow ({} bytes queued): disconnecting", peer_, queued_bytes_);
+      server_->log("{} websocket reader too slow ({} bytes queued): disconnecting", peer_,
+                   queued_bytes_);
       closing_ = true;
       close_socket();  // a close frame would queue behind the backlog; the read loop then ends
       return;
@@ -682,7 +717,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     queued_bytes_ = 0;
     queue_.push_back(Outgoing{{}, std::move(reason)});
     start_writer();
-    // A peer that never answers the close frame (or never reads) must not hold the server.
+    arm_close_timer();
+  }
+
+  /// A peer that never answers the close frame (or never reads) must not hold the server.
+  void arm_close_timer() {
     close_timer_.expires_after(kCloseGrace);
     close_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (!ec && self->phase_ != Phase::kDone) self->close_socket();
@@ -715,7 +754,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 // Server::Impl
 
 Result<std::uint16_t> Server::Impl::listen() {
-  auto fail = [](std::string message) { return Error::make(ErrorCode::kInternalError, std::move(message)); };
+  auto fail = [](std::string message) {
+    return Error::make(ErrorCode::kInternalError, std::move(message));
+  };
   if (listening_) return fail("server is already listening");
   if (options_.token.empty()) return fail("server token must not be empty");
   std::string address_text = options_.address == "localhost" ? "127.0.0.1" : options_.address;
@@ -724,7 +765,8 @@ Result<std::uint16_t> Server::Impl::listen() {
   if (ec) return fail(fmt::format("invalid bind address '{}'", options_.address));
   tcp::endpoint endpoint{address, options_.port};
   auto where = fmt::format("{}:{}", options_.address, options_.port);
-  if (acceptor_.open(endpoint.protocol(), ec); ec) return fail(fmt::format("cannot open {}: {}", where, ec.message()));
+  if (acceptor_.open(endpoint.protocol(), ec); ec)
+    return fail(fmt::format("cannot open {}: {}", where, ec.message()));
   if (acceptor_.set_option(asio::socket_base::reuse_address(true), ec); ec) {
     return fail(fmt::format("cannot set SO_REUSEADDR on {}: {}", where, ec.message()));
   }
@@ -746,7 +788,8 @@ Result<std::uint16_t> Server::Impl::listen() {
   if (std::find(host_names_.begin(), host_names_.end(), bound_name) == host_names_.end()) {
     host_names_.push_back(ascii_lower(bound_name));
   }
-  for (const auto& name : host_names_) same_origins_.push_back(fmt::format("http://{}:{}", name, port_.load()));
+  for (const auto& name : host_names_)
+    same_origins_.push_back(fmt::format("http://{}:{}", name, port_.load()));
   log("listening on {}:{}", bound_name, port_.load());
   return port_.load();
 }
@@ -762,7 +805,8 @@ void Server::Impl::start() {
 asio::awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Impl> self) {
   asio::steady_timer backoff{self->acceptor_.get_executor()};
   while (!self->stopped_) {
-    auto [ec, socket] = co_await self->acceptor_.async_accept(asio::make_strand(self->ioc_), kUseTuple);
+    auto [ec, socket] =
+        co_await self->acceptor_.async_accept(asio::make_strand(self->ioc_), kUseTuple);
     if (ec) {
       if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) break;
       self->log("accept failed: {}", ec.message());
@@ -777,13 +821,15 @@ asio::awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Impl> self) {
       break;
     }
     if (self->open_.load() >= self->options_.max_connections) {
-      self->log("connection limit {} reached: closing a new connection", self->options_.max_connections);
+      self->log("connection limit {} reached: closing a new connection",
+                self->options_.max_connections);
       socket.close(close_ec);
       continue;
     }
     self->open_.fetch_add(1);
     try {
-      auto connection = std::make_shared<Connection>(self, tcp::socket(std::move(socket)), self->next_id_++);
+      auto connection =
+          std::make_shared<Connection>(self, tcp::socket(std::move(socket)), self->next_id_++);
       connection->start();
     } catch (const std::exception& e) {
       self->open_.fetch_sub(1);
@@ -852,7 +898,8 @@ bool Server::Impl::host_allowed(std::string_view host) const {
 
 bool Server::Impl::origin_allowed(std::string_view origin, bool& cross) const {
   cross = false;
-  if (std::find(same_origins_.begin(), same_origins_.end(), origin) != same_origins_.end()) return true;
+  if (std::find(same_origins_.begin(), same_origins_.end(), origin) != same_origins_.end())
+    return true;
   if (std::find(options_.allowed_origins.begin(), options_.allowed_origins.end(), origin) !=
       options_.allowed_origins.end()) {
     cross = true;
@@ -864,15 +911,28 @@ bool Server::Impl::origin_allowed(std::string_view origin, bool& cross) const {
 // ---------------------------------------------------------------------------------------------
 // Server
 
-Server::Server(boost::asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher)
+Server::Server(boost::asio::io_context& ioc, ServerOptions options,
+               const rpc::Dispatcher& dispatcher)
     : impl_(std::make_shared<Impl>(ioc, std::move(options), dispatcher)) {}
 
-Server::~Server() { impl_->stop(); }
+Server::~Server() {
+  impl_->stop();
+}
 
-Result<std::uint16_t> Server::listen() { return impl_->listen(); }
-void Server::start() { impl_->start(); }
-void Server::stop() { impl_->stop(); }
-std::uint16_t Server::port() const { return impl_->port(); }
-std::size_t Server::connection_count() const { return impl_->open_connections(); }
+Result<std::uint16_t> Server::listen() {
+  return impl_->listen();
+}
+void Server::start() {
+  impl_->start();
+}
+void Server::stop() {
+  impl_->stop();
+}
+std::uint16_t Server::port() const {
+  return impl_->port();
+}
+std::size_t Server::connection_count() const {
+  return impl_->open_connections();
+}
 
 }  // namespace hearth::net

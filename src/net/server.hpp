@@ -70,6 +70,7 @@ class Server {
   /// Open connections right now (HTTP and WebSocket).
   std::size_t connection_count() const;
 
+  /// Implementation (server.cpp); named here only so that its connection code can refer to it.
   class Impl;
 
  private:

@@ -75,7 +75,8 @@ class HttpClient {
     auto ec = run_op(
         ioc_,
         [&](auto handler) {
-          stream_.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), std::move(handler));
+          stream_.async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
+                                std::move(handler));
         },
         [&] { stream_.close(); });
     EXPECT_FALSE(ec) << "connect: " << ec.message();
@@ -83,19 +84,22 @@ class HttpClient {
 
   beast::error_code write(const HttpRequest& req) {
     return run_op(
-        ioc_, [&](auto handler) { http::async_write(stream_, req, std::move(handler)); }, [&] { stream_.close(); });
+        ioc_, [&](auto handler) { http::async_write(stream_, req, std::move(handler)); },
+        [&] { stream_.close(); });
   }
 
   beast::error_code write_raw(std::string_view bytes) {
     return run_op(
-        ioc_, [&](auto handler) { asio::async_write(stream_, asio::buffer(bytes), std::move(handler)); },
+        ioc_,
+        [&](auto handler) { asio::async_write(stream_, asio::buffer(bytes), std::move(handler)); },
         [&] { stream_.close(); });
   }
 
   HttpReply read() {
     HttpReply reply;
     reply.ec = run_op(
-        ioc_, [&](auto handler) { http::async_read(stream_, buffer_, reply.res, std::move(handler)); },
+        ioc_,
+        [&](auto handler) { http::async_read(stream_, buffer_, reply.res, std::move(handler)); },
         [&] { stream_.close(); });
     return reply;
   }
@@ -116,7 +120,8 @@ class HttpClient {
     std::array<char, 4096> scratch{};
     for (;;) {
       auto ec = run_op(
-          ioc_, [&](auto handler) { stream_.async_read_some(asio::buffer(scratch), std::move(handler)); },
+          ioc_,
+          [&](auto handler) { stream_.async_read_some(asio::buffer(scratch), std::move(handler)); },
           [&] { stream_.close(); });
       if (ec) return ec == asio::error::eof || ec == asio::error::connection_reset;
     }
@@ -138,8 +143,8 @@ class WsClient {
     auto ec = run_op(
         ioc_,
         [&](auto handler) {
-          beast::get_lowest_layer(ws_).async_connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
-                                                     std::move(handler));
+          beast::get_lowest_layer(ws_).async_connect(
+              tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), std::move(handler));
         },
         [&] { beast::get_lowest_layer(ws_).close(); });
     if (ec) return ec;
@@ -172,7 +177,8 @@ class WsClient {
 
   beast::error_code close() {
     return run_op(
-        ioc_, [&](auto handler) { ws_.async_close(websocket::close_code::normal, std::move(handler)); },
+        ioc_,
+        [&](auto handler) { ws_.async_close(websocket::close_code::normal, std::move(handler)); },
         [&] { beast::get_lowest_layer(ws_).close(); });
   }
 
@@ -191,8 +197,8 @@ class WsClient {
 };
 
 std::string rpc_text(int id, std::string_view method, std::string_view params = "{}") {
-  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) + ",\"method\":\"" + std::string(method) +
-         "\",\"params\":" + std::string(params) + "}";
+  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) + ",\"method\":\"" +
+         std::string(method) + "\",\"params\":" + std::string(params) + "}";
 }
 
 json::value parse(std::string_view text) {
@@ -227,7 +233,8 @@ class ServerTest : public ::testing::Test {
         r.session->push(json::dump(rpc::make_notification(
             "test/push", json::object{{"n", i}, {"pad", std::string(size, 'x')}})));
       }
-      co_return json::object{{"pushed", count}, {"transport", r.session->transport()},
+      co_return json::object{{"pushed", count},
+                             {"transport", r.session->transport()},
                              {"can_push", r.session->can_push()}};
     });
     // Counts session closes, to see the transport run the close hook.
@@ -288,7 +295,9 @@ class ServerTest : public ::testing::Test {
     return req;
   }
 
-  HttpRequest rpc_request(std::string body) const { return make_request(http::verb::post, "/rpc", std::move(body)); }
+  HttpRequest rpc_request(std::string body) const {
+    return make_request(http::verb::post, "/rpc", std::move(body));
+  }
 
   /// Decorator for an authorised, same-host upgrade request.
   static void ws_auth(websocket::request_type& req) {
@@ -389,7 +398,8 @@ TEST_F(ServerTest, KeepAliveAnswersPipelinedRequestsInOrder) {
   // The first request is the slowest: answers must still come back in request order.
   const int ms[] = {150, 50, 0, 20, 0};
   for (int i = 0; i < 5; ++i) {
-    ASSERT_FALSE(client.write(rpc_request(rpc_text(i, "sleep", "{\"ms\":" + std::to_string(ms[i]) + "}"))));
+    ASSERT_FALSE(
+        client.write(rpc_request(rpc_text(i, "sleep", "{\"ms\":" + std::to_string(ms[i]) + "}"))));
   }
   for (int i = 0; i < 5; ++i) {
     auto reply = client.read();
@@ -453,12 +463,13 @@ TEST_F(ServerTest, OversizeBodyGets413AndClose) {
 TEST_F(ServerTest, UnknownPathGets404AndOtherMethodsGet405) {
   start_server();
   HttpClient client(port_);
-  expect_error(client.send(make_request(http::verb::get, "/nope")), http::status::not_found, "not found");
+  expect_error(client.send(make_request(http::verb::get, "/nope")), http::status::not_found,
+               "not found");
   auto reply = client.send(make_request(http::verb::get, "/rpc"));
   expect_error(reply, http::status::method_not_allowed, "method not allowed");
   EXPECT_EQ(reply.res[http::field::allow], "POST, OPTIONS");
-  expect_error(client.send(make_request(http::verb::put, "/rpc", "{}")), http::status::method_not_allowed,
-               "method not allowed");
+  expect_error(client.send(make_request(http::verb::put, "/rpc", "{}")),
+               http::status::method_not_allowed, "method not allowed");
   // HEAD gets the headers of the answer only, and the connection stays in step.
   HttpClient head_client(port_);
   ASSERT_FALSE(head_client.write(make_request(http::verb::head, "/rpc")));
@@ -486,13 +497,15 @@ TEST_F(ServerTest, MissingOrWrongTokenGets401) {
   expect_error(reply, http::status::unauthorized, "missing or invalid token");
   EXPECT_EQ(reply.res[http::field::www_authenticate], "Bearer");
 
-  for (const std::string& bad : std::vector<std::string>{"Bearer wrong", "Bearer " + std::string(kToken) + "x", "Bearer s3cret",
-                          "Basic " + std::string(kToken), std::string(kToken), "Bearer "}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "Bearer wrong", "Bearer " + std::string(kToken) + "x", "Bearer s3cret",
+           "Basic " + std::string(kToken), std::string(kToken), "Bearer "}) {
     req.set(http::field::authorization, bad);
     expect_error(client.send(req), http::status::unauthorized, "missing or invalid token");
   }
   // The query token is for the WebSocket upgrade only.
-  auto query = make_request(http::verb::post, "/rpc?token=" + std::string(kToken), rpc_text(1, "echo"));
+  auto query =
+      make_request(http::verb::post, "/rpc?token=" + std::string(kToken), rpc_text(1, "echo"));
   query.erase(http::field::authorization);
   expect_error(client.send(query), http::status::unauthorized, "missing or invalid token");
   // Scheme is case-insensitive.
@@ -505,9 +518,10 @@ TEST_F(ServerTest, MissingOrWrongTokenGets401) {
 TEST_F(ServerTest, ForeignHostGets403) {
   start_server();
   const std::string port = std::to_string(port_);
-  for (const std::string& host : std::vector<std::string>{"evil.com", "evil.com:" + port, "127.0.0.1:1", "localhost:" + port + "0",
-                           "127.0.0.1:", "127.0.0.2:" + port, "localhost.:" + port, "[::2]:" + port, "",
-                           "127.0.0.1:" + port + ":1"}) {
+  for (const std::string& host : std::vector<std::string>{
+           "evil.com", "evil.com:" + port, "127.0.0.1:1", "localhost:" + port + "0",
+           "127.0.0.1:", "127.0.0.2:" + port, "localhost.:" + port, "[::2]:" + port, "",
+           "127.0.0.1:" + port + ":1"}) {
     HttpClient client(port_);
     auto req = rpc_request(rpc_text(1, "echo"));
     req.set(http::field::host, host);
@@ -534,7 +548,8 @@ TEST_F(ServerTest, ForeignHostGets403) {
     req.erase(http::field::authorization);
     expect_error(client.send(req), http::status::forbidden, "forbidden host");
   }
-  for (const std::string& host : std::vector<std::string>{"127.0.0.1", "localhost", "LocalHost:" + port, "[::1]:" + port, "[::1]"}) {
+  for (const std::string& host : std::vector<std::string>{
+           "127.0.0.1", "localhost", "LocalHost:" + port, "[::1]:" + port, "[::1]"}) {
     HttpClient client(port_);
     auto req = rpc_request(rpc_text(1, "echo"));
     req.set(http::field::host, host);
@@ -547,9 +562,9 @@ TEST_F(ServerTest, ForeignHostGets403) {
 
 TEST_F(ServerTest, ForeignOriginGets403) {
   start_server();
-  for (const std::string& origin :
-       std::vector<std::string>{"http://evil.com", "null", "http://127.0.0.1:1",
-                                "https://127.0.0.1:" + std::to_string(port_), "http://localhost:3000/"}) {
+  for (const std::string& origin : std::vector<std::string>{
+           "http://evil.com", "null", "http://127.0.0.1:1",
+           "https://127.0.0.1:" + std::to_string(port_), "http://localhost:3000/"}) {
     HttpClient client(port_);
     auto req = rpc_request(rpc_text(1, "echo"));
     req.set(http::field::origin, origin);
@@ -641,7 +656,8 @@ TEST_F(ServerTest, ListenReportsErrorsAsValues) {
   Server second(ioc_, options, dispatcher_);
   auto in_use = second.listen();
   ASSERT_FALSE(in_use.ok());
-  EXPECT_NE(in_use.error().message.find("cannot bind"), std::string::npos) << in_use.error().message;
+  EXPECT_NE(in_use.error().message.find("cannot bind"), std::string::npos)
+      << in_use.error().message;
 
   ServerOptions no_token;
   Server third(ioc_, no_token, dispatcher_);
@@ -704,7 +720,8 @@ TEST_F(ServerTest, WebSocketUpgradeIsChecked) {
   };
   const std::vector<Case> cases = {
       {"no token", [](websocket::request_type&) {}, http::status::unauthorized},
-      {"wrong token", [](websocket::request_type& r) { r.set(http::field::authorization, "Bearer nope"); },
+      {"wrong token",
+       [](websocket::request_type& r) { r.set(http::field::authorization, "Bearer nope"); },
        http::status::unauthorized},
       {"foreign origin",
        [](websocket::request_type& r) {
@@ -796,7 +813,8 @@ TEST_F(ServerTest, ManyConcurrentWebSocketRequests) {
   }
   EXPECT_EQ(ids.size(), static_cast<std::size_t>(kRequests + 1));
   // Sequential handling would take kRequests * kSleepMs = 19 s.
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(kSleepMs * kRequests / 4));
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(kSleepMs * kRequests / 4));
 }
 
 TEST_F(ServerTest, InFlightCapPausesReadingWithoutLosingRequests) {
