@@ -127,17 +127,26 @@ void SubscriptionHub::close_all() {
   }
 }
 
+std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> SubscriptionHub::targets_locked(
+    const std::string& key, bool remove) {
+  std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets;
+  auto p = producers_.find(key);
+  if (p == producers_.end()) return targets;
+  for (const auto& id : p->second.subscribers) {
+    auto s = subscribers_.find(id);
+    if (s == subscribers_.end()) continue;
+    if (auto session = s->second.session.lock()) targets.emplace_back(id, std::move(session));
+    if (remove) subscribers_.erase(s);
+  }
+  if (remove) producers_.erase(p);
+  return targets;
+}
+
 void SubscriptionHub::on_data(const std::string& key, const json::value& data) {
   std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets;
   {
     std::lock_guard lock(mu_);
-    auto p = producers_.find(key);
-    if (p == producers_.end()) return;
-    for (const auto& id : p->second.subscribers) {
-      auto s = subscribers_.find(id);
-      if (s == subscribers_.end()) continue;
-      if (auto session = s->second.session.lock()) targets.emplace_back(id, std::move(session));
-    }
+    targets = targets_locked(key, false);
   }
   for (auto& [id, session] : targets) session->push(data_message(id, data));
 }
@@ -146,15 +155,7 @@ void SubscriptionHub::on_end(const std::string& key, const std::optional<Error>&
   std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets;
   {
     std::lock_guard lock(mu_);
-    auto p = producers_.find(key);
-    if (p == producers_.end()) return;
-    for (const auto& id : p->second.subscribers) {
-      auto s = subscribers_.find(id);
-      if (s == subscribers_.end()) continue;
-      if (auto session = s->second.session.lock()) targets.emplace_back(id, std::move(session));
-      subscribers_.erase(s);
-    }
-    producers_.erase(p);
+    targets = targets_locked(key, true);
   }
   if (error) {
     spdlog::warn("{}: subscription producer ended: {}", service_, error->message);

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/result.hpp"
 #include "handlers/handler.hpp"
@@ -65,6 +66,10 @@ class SubscriptionHub final : public handlers::Publisher,
 
   void on_data(const std::string& key, const json::value& data);
   void on_end(const std::string& key, const std::optional<Error>& error);
+  /// The live sessions subscribed to producer `key` (lock held); with `remove`, the producer
+  /// and its subscribers are forgotten too.
+  std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets_locked(
+      const std::string& key, bool remove);
   /// Removes a subscriber (lock held); returns the stream to close when it was the last one.
   std::shared_ptr<handlers::Stream> remove_locked(const std::string& subscription_id);
 
