@@ -10,9 +10,13 @@ packages=(
   # libraries (see docs/architecture.md, "Dependencies")
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libvalijson-dev libcli11-dev libspdlog-dev libfmt-dev
+  # the jail: seccomp filters (Landlock and namespaces are raw system calls)
+  libseccomp-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite
   python3 python3-pytest curl
+  # spawn benchmark baseline (bench/spawn)
+  bubblewrap
   # examples (contacts uses sqlite via python3's sqlite3 module; todo-manager uses node)
   nodejs sqlite3
 )

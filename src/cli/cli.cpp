@@ -15,6 +15,7 @@
 
 #include "cli/common.hpp"
 #include "cli/summary.hpp"
+#include "jail/jail.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::cli {
@@ -86,7 +87,7 @@ int check(const std::vector<fs::path>& paths, bool as_json) {
 
 int call(const fs::path& path, const std::string& service, const std::string& endpoint,
          const std::string& input_text, const fs::path& state_dir, int default_timeout_ms,
-         bool pretty) {
+         bool pretty, bool insecure_no_sandbox) {
   std::signal(SIGPIPE, SIG_IGN);
   json::value input = nullptr;
   if (!input_text.empty()) {
@@ -100,6 +101,16 @@ int call(const fs::path& path, const std::string& service, const std::string& en
   asio::io_context ioc;
   host::HostOptions options;
   options.default_timeout = std::chrono::milliseconds(default_timeout_ms);
+  jail::JailOptions jail_options;
+  jail_options.launcher = proc::launcher();
+  jail_options.insecure_no_sandbox = insecure_no_sandbox;
+  auto jail = jail::Jail::create(jail_options);
+  if (!jail.ok()) {
+    std::cout << json::dump(to_json(jail.error())) << std::endl;
+    return 2;
+  }
+  if (insecure_no_sandbox) spdlog::warn("--insecure-no-sandbox: the handler runs WITHOUT the jail");
+  options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
   host::LoadReport report;
   auto host = host::Host::load({path}, options, ioc.get_executor(), report);
   print_load_report(report);
@@ -192,6 +203,9 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--allow-origin", serve_options.allowed_origins,
                         "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
   serve_cmd->add_flag("--json", serve_options.json, "Print the start-up information as JSON on stdout");
+  serve_cmd->add_flag("--insecure-no-sandbox", serve_options.insecure_no_sandbox,
+                      "Run handlers WITHOUT the jail (permissions not enforced by the OS; for "
+                      "machines that lack Landlock, seccomp or namespaces). Logged on every call");
 
   // call
   fs::path call_path;
@@ -199,6 +213,7 @@ int run(int argc, char** argv) {
   fs::path call_state_dir;
   int call_timeout = 30000;
   bool call_pretty = false;
+  bool call_insecure = false;
   auto* call_cmd = app.add_subcommand("call", "Call an endpoint in-process (no daemon) and print the result");
   call_cmd->add_option("path", call_path, "Service folder (or folder of services)")->required()->check(CLI::ExistingPath);
   call_cmd->add_option("endpoint", call_endpoint, "Endpoint id")->required();
@@ -209,6 +224,8 @@ int run(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 86400000));
   call_cmd->add_flag("--pretty", call_pretty, "Indent the JSON output");
+  call_cmd->add_flag("--insecure-no-sandbox", call_insecure,
+                     "Run the handler WITHOUT the jail (permissions not enforced by the OS)");
   call_cmd->footer("Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
                    "object and exits 1 (2 when the input or the manifest is invalid).");
 
@@ -222,6 +239,13 @@ int run(int argc, char** argv) {
   check_cmd->add_flag("--json", check_json, "Print the report as JSON");
   check_cmd->footer("Exit status: 0 when every manifest loads, 1 otherwise.");
 
+  // doctor
+  bool doctor_json = false;
+  auto* doctor_cmd = app.add_subcommand(
+      "doctor", "Show which jail mechanisms work on this machine, and what that means for manifests");
+  doctor_cmd->add_flag("--json", doctor_json, "Print the report as JSON");
+  doctor_cmd->footer("Exit status: 0 when confined endpoints can run here, 1 otherwise.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -231,9 +255,11 @@ int run(int argc, char** argv) {
 
   if (*serve_cmd) return serve(serve_options);
   if (*call_cmd) {
-    return call(call_path, call_service, call_endpoint, call_input, call_state_dir, call_timeout, call_pretty);
+    return call(call_path, call_service, call_endpoint, call_input, call_state_dir, call_timeout,
+                call_pretty, call_insecure);
   }
   if (*check_cmd) return check(check_paths, check_json);
+  if (*doctor_cmd) return doctor(doctor_json);
   return 2;
 }
 

@@ -34,8 +34,12 @@ struct ServeOptions {
   int default_timeout_ms = 30000;
   std::vector<std::string> allowed_origins;
   bool json = false;
+  bool insecure_no_sandbox = false;
 };
 
 int serve(const ServeOptions& options);
+
+/// `hearth doctor`: the jail mechanisms of this machine. Exit 0 when confined endpoints can run.
+int doctor(bool as_json);
 
 }  // namespace hearth::cli

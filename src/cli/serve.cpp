@@ -15,6 +15,7 @@
 
 #include "cli/common.hpp"
 #include "common/random.hpp"
+#include "jail/jail.hpp"
 #include "net/server.hpp"
 #include "proc/process.hpp"
 #include "rpc/dispatcher.hpp"
@@ -65,8 +66,27 @@ int serve(const ServeOptions& options) {
                                          : std::max(1u, std::thread::hardware_concurrency());
   asio::io_context ioc(static_cast<int>(threads));
 
+  // The jail: probe the machine once; every handler process goes through it.
+  jail::JailOptions jail_options;
+  jail_options.launcher = proc::launcher();
+  jail_options.insecure_no_sandbox = options.insecure_no_sandbox;
+  auto jail = jail::Jail::create(jail_options);
+  if (!jail.ok()) {
+    spdlog::error("jail: {}", jail.error().message);
+    return 1;
+  }
+  if (options.insecure_no_sandbox) {
+    spdlog::warn("*** --insecure-no-sandbox: handler processes run WITHOUT the jail. fileAccess, "
+                 "networkAccess and maxMemory are NOT enforced by the operating system. ***");
+  } else {
+    for (const auto& m : jail.value().capabilities().mechanisms) {
+      if (!m.ok) spdlog::warn("jail: {} is not available: {}", m.name, m.detail);
+    }
+  }
+
   host::HostOptions host_options;
   host_options.default_timeout = std::chrono::milliseconds(options.default_timeout_ms);
+  host_options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
   host::LoadReport report;
   auto host = host::Host::load(options.paths, host_options, ioc.get_executor(), report);
   print_load_report(report);

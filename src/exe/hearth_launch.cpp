@@ -11,30 +11,32 @@
 ///   PROGRAM   path handed to execve() as is (the daemon passes an absolute path; no PATH search)
 ///   ARGV0     argv[0] of the new program; ARG... follow it unchanged
 ///
-/// Options come first and are all of the form `--name=value` or `--name`; the first argument that
-/// does not start with `--`, or a lone `--`, ends them (the daemon always writes the `--`, so a
-/// PROGRAM starting with `--` is never mistaken for an option). An unknown option is an error:
-/// a launcher older than its daemon must refuse a restriction it does not know rather than run
-/// without it. Options:
+/// The options are the jail policy, defined (and parsed) in src/jail/launch_options.hpp; an
+/// unknown option is an error. `--parent=PID` is the pid the launcher's parent must have (the
+/// daemon), checked after PR_SET_PDEATHSIG is armed, which closes the window in which the daemon
+/// could die before the death signal applies.
 ///
-///   --parent=PID   the pid the launcher's parent must have (the daemon). Checked after
-///                  PR_SET_PDEATHSIG is armed, which closes the window in which the daemon could
-///                  die before the death signal applies. Without it, the parent seen at start-up
-///                  is used (and init, pid 1, is refused).
+/// Always, in order: PR_SET_PDEATHSIG(SIGKILL) (the child dies with the daemon), the parent check,
+/// default disposition for the signals glibc reserves for itself (32 and 33: posix_spawn leaves
+/// them ignored, and an ignored disposition would survive execve). Then:
 ///
-/// What it does, in order: PR_SET_PDEATHSIG(SIGKILL) (the child dies with the daemon), the parent
-/// check, default disposition for the signals glibc reserves for itself (32 and 33: posix_spawn
-/// leaves them ignored, and an ignored disposition would survive execve), PR_SET_NO_NEW_PRIVS (no
-/// set-uid or file-capability gain, and a prerequisite for seccomp), RLIMIT_CORE = 0 (no core files
-/// with handler data in the service folder), then execve(PROGRAM) with the environment it was
-/// given. Everything else (fds, session, signal mask and dispositions, working directory) was set
-/// by posix_spawn in the daemon.
+/// - without --jail: PR_SET_NO_NEW_PRIVS, RLIMIT_CORE = 0, execve(PROGRAM). Only the daemon's
+///   --insecure-no-sandbox runs handlers this way.
+/// - with --jail: see src/jail/sandbox.hpp for the three processes (L, this one, the supervisor;
+///   C, the jail's init; G, the program) and run_jail() below for the order of the steps.
 ///
-/// Exit status 127, with a one-line message on stderr, when it cannot run PROGRAM.
+/// Everything else (fds 0-3, session, signal mask and dispositions, working directory) was set by
+/// posix_spawn in the daemon. Exit status 127, with a one-line message on stderr (and an `error`
+/// message on the control socket), when it cannot run PROGRAM as asked.
 
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,7 +44,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <string_view>
+
+#include "jail/launch_options.hpp"
+#include "jail/sandbox.hpp"
 
 namespace {
 
@@ -51,17 +58,6 @@ constexpr int kExitCannotRun = 127;
 [[noreturn]] void fail(const char* what, const char* detail) {
   std::fprintf(stderr, "hearth-launch: %s%s%s\n", what, detail[0] != '\0' ? ": " : "", detail);
   std::_Exit(kExitCannotRun);
-}
-
-/// Parses a strictly positive decimal pid; -1 when `text` is not one.
-pid_t parse_pid(std::string_view text) {
-  if (text.empty() || text.size() > 9) return -1;
-  pid_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return -1;
-    value = value * 10 + (c - '0');
-  }
-  return value > 0 ? value : -1;
 }
 
 /// Sets signals [32, SIGRTMIN) to SIG_DFL. glibc's sigaction() refuses them (they are its
@@ -79,29 +75,193 @@ void reset_reserved_signals() {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The jail.
+
+using hearth::jail::LaunchOptions;
+using hearth::jail::NetMode;
+namespace sandbox = hearth::jail::sandbox;
+
+int g_control = -1;  // the control socket to the daemon, -1 when none
+
+/// Reports a mechanism that could not be applied, on stderr and to the daemon, and exits 127.
+[[noreturn]] void refuse(const sandbox::Failure& failure) {
+  std::fprintf(stderr, "hearth-launch: jail: %s: %s\n", failure.mechanism.c_str(),
+               failure.detail.c_str());
+  std::string message = "error\t" + failure.mechanism + "\t" + failure.detail;
+  sandbox::send_message(g_control, message);
+  std::_Exit(kExitCannotRun);
+}
+
+/// G: the program's process. Limits, privileges, Landlock, seccomp, execve.
+[[noreturn]] void exec_program(const LaunchOptions& options, const std::string& scratch,
+                               std::optional<std::uint32_t> uid, std::optional<std::uint32_t> gid,
+                               const char* program, char** argv) {
+  // A session of its own, without a controlling terminal (TIOCSTI has no terminal to type into).
+  ::setsid();
+  if (auto f = sandbox::apply_rlimits(options)) refuse(*f);
+  if (auto f = sandbox::drop_privileges(uid, gid)) refuse(*f);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    refuse({"no_new_privs", std::strerror(errno)});
+  if (auto f = sandbox::apply_landlock(options, sandbox::landlock_abi(), scratch)) refuse(*f);
+  ::setenv("TMPDIR", scratch.c_str(), 1);
+  // Only 0-3 reach the program: the control and sync sockets are close-on-exec; anything else
+  // the daemon did not mean to pass goes now.
+  ::syscall(SYS_close_range, 5U, ~0U, 0U);
+  if (auto f = sandbox::apply_seccomp(options.net)) refuse(*f);
+  execve(program, argv, environ);
+  const int error = errno;
+  std::fprintf(stderr, "hearth-launch: cannot execute %s: %s\n", program, std::strerror(error));
+  std::_Exit(kExitCannotRun);
+}
+
+/// C: pid 1 of the jail. Sets up the namespaces' contents, starts G, reaps every orphan, and sends
+/// G's wait status to L before exiting (which kills whatever G left behind).
+[[noreturn]] void jail_init(const LaunchOptions& options, int sync, std::optional<std::uint32_t> uid,
+                            std::optional<std::uint32_t> gid, const char* program, char** argv) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) std::_Exit(kExitCannotRun);
+  char go[8];
+  ssize_t n = 0;
+  do {
+    n = ::recv(sync, go, sizeof go, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) std::_Exit(kExitCannotRun);  // L is gone, or could not write our id maps
+
+  if (::sethostname("hearth", 6) != 0) refuse({"uts namespace", std::strerror(errno)});
+  std::string scratch;
+  if (auto f = sandbox::setup_mounts(options, scratch)) refuse(*f);
+  if (options.net == NetMode::kProxy) {
+    if (g_control < 0) refuse({"network proxy", "no control socket to hand the listener over"});
+    if (auto f = sandbox::loopback_up()) refuse(*f);
+    std::string error;
+    const int listener = sandbox::open_listener(options.proxy_port, error);
+    if (listener < 0) refuse({"network proxy", error});
+    if (!sandbox::send_message(g_control, "listen", listener))
+      refuse({"network proxy", "cannot hand the listener to the daemon"});
+    ::close(listener);
+  }
+
+  const pid_t child = ::fork();
+  if (child < 0) refuse({"pid namespace", std::string("fork: ") + std::strerror(errno)});
+  if (child == 0) exec_program(options, scratch, uid, gid, program, argv);
+
+  if (g_control >= 0) ::close(g_control);
+  int main_status = 0;
+  for (;;) {
+    int status = 0;
+    const pid_t reaped = ::waitpid(-1, &status, 0);
+    if (reaped == child) {
+      main_status = status;
+      break;
+    }
+    if (reaped < 0 && errno != EINTR) break;
+  }
+  const std::string message = "status\t" + std::to_string(main_status);
+  sandbox::send_message(sync, message);
+  std::_Exit(0);
+}
+
+/// L: the supervisor, outside the namespaces. Returns the exit status for main().
+int run_jail(const LaunchOptions& options, const char* program, char** argv) {
+  g_control = options.control_fd;
+  if (g_control >= 0) ::fcntl(g_control, F_SETFD, FD_CLOEXEC);
+
+  // Ids: a root launcher runs the program as an unprivileged id (nobody unless told otherwise),
+  // anyone else as themselves (uid 0 of the new user namespace, without capabilities).
+  std::optional<std::uint32_t> uid, gid;
+  if (::geteuid() == 0) {
+    uid = options.uid.value_or(65534);
+    gid = options.gid.value_or(*uid);
+    if (::setgroups(0, nullptr) != 0) refuse({"user namespace", "setgroups"});
+  }
+
+  sandbox::Cgroups cgroups;
+  if (auto f = cgroups.create_and_join(options)) {
+    cgroups.remove();
+    refuse(*f);
+  }
+
+  int sync[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) != 0) {
+    cgroups.remove();
+    refuse({"launcher", std::string("socketpair: ") + std::strerror(errno)});
+  }
+  unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
+  if (options.net != NetMode::kHost) flags |= CLONE_NEWNET;
+  const long pid = ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (pid < 0) {
+    const int error = errno;
+    cgroups.remove();
+    refuse({"namespaces", std::string("clone (user, pid, mount, ipc, uts") +
+                              (options.net != NetMode::kHost ? ", network" : "") +
+                              "): " + std::strerror(error)});
+  }
+  if (pid == 0) {
+    ::close(sync[0]);
+    jail_init(options, sync[1], uid, gid, program, argv);
+  }
+  ::close(sync[1]);
+  const auto child = static_cast<pid_t>(pid);
+  if (auto f = sandbox::write_id_maps(child, uid, gid)) {
+    ::kill(child, SIGKILL);
+    while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    cgroups.remove();
+    refuse(*f);
+  }
+  sandbox::send_message(sync[0], "go");
+
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) break;
+  }
+  // C's report of G's status (absent when C itself was killed or failed to set up).
+  std::optional<int> program_status;
+  char buffer[64];
+  const ssize_t n = ::recv(sync[0], buffer, sizeof buffer - 1, MSG_DONTWAIT);
+  if (n > 7 && std::string_view(buffer, 7) == "status\t") {
+    buffer[n] = '\0';
+    program_status = std::atoi(buffer + 7);
+  }
+  if (cgroups.oom_killed()) sandbox::send_message(g_control, "oom");
+  cgroups.remove();
+
+  const int final_status = program_status.value_or(status);
+  if (WIFEXITED(final_status)) return WEXITSTATUS(final_status);
+  if (WIFSIGNALED(final_status)) {
+    // Die the same way, so that the daemon sees the signal (core dumps are off: RLIMIT_CORE 0).
+    const int sig = WTERMSIG(final_status);
+    const rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    std::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::kill(::getpid(), sig);
+    return 128 + sig;
+  }
+  return kExitCannotRun;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // Read before anything else: if the daemon dies from here on, getppid() changes.
-  pid_t expected_parent = getppid();
-  bool parent_given = false;
+  const pid_t parent_at_start = getppid();
 
-  int i = 1;
-  for (; i < argc; ++i) {
-    std::string_view arg(argv[i]);
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg.substr(0, 2) != "--") break;
-    if (arg.substr(0, 9) == "--parent=") {
-      expected_parent = parse_pid(arg.substr(9));
-      if (expected_parent < 0) fail("invalid option", argv[i]);
-      parent_given = true;
-      continue;
-    }
-    fail("unknown option", argv[i]);
+  std::string error;
+  auto parsed = hearth::jail::parse_launch_args(argc, argv, error);
+  if (!parsed) fail(error.c_str(), "");
+  const LaunchOptions& options = parsed->options;
+  const bool parent_given = options.parent > 0;
+  const pid_t expected_parent = parent_given ? options.parent : parent_at_start;
+
+  if (options.probe) {
+    hearth::jail::sandbox::probe(options);
+    return 0;
   }
+  const int i = parsed->program_index;
   if (argc - i < 2) fail("usage: hearth-launch [OPTION...] [--] PROGRAM ARGV0 [ARG...]", "");
   const char* program = argv[i];
 
@@ -113,13 +273,16 @@ int main(int argc, char** argv) {
     fail("parent process is gone", "");
   }
   reset_reserved_signals();
+
+  if (options.jail) return run_jail(options, program, argv + i + 1);
+
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     fail("PR_SET_NO_NEW_PRIVS", std::strerror(errno));
   const rlimit no_core{0, 0};
   if (setrlimit(RLIMIT_CORE, &no_core) != 0) fail("RLIMIT_CORE", std::strerror(errno));
 
   execve(program, argv + i + 1, environ);
-  const int error = errno;
-  std::fprintf(stderr, "hearth-launch: cannot execute %s: %s\n", program, std::strerror(error));
+  const int exec_error = errno;
+  std::fprintf(stderr, "hearth-launch: cannot execute %s: %s\n", program, std::strerror(exec_error));
   return kExitCannotRun;
 }

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "common/problem.hpp"
+#include "jail/jail.hpp"
 #include "common/result.hpp"
 #include "json/json.hpp"
 #include "manifest/manifest.hpp"
@@ -65,6 +66,9 @@ class Handler {
 /// Daemon-wide settings handler kinds may use.
 struct KindOptions {
   std::size_t max_output_bytes = 16 * 1024 * 1024;
+  /// The jail every handler process goes through. Null only in tests and embeddings that run
+  /// handlers unconfined on purpose; the daemon always sets it.
+  std::shared_ptr<const jail::Jail> jail;
 };
 
 /// A handler kind: checks its part of a manifest and creates handlers.

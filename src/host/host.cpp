@@ -10,6 +10,7 @@
 #include <cstring>
 #include <set>
 
+#include "egress/allowlist.hpp"
 #include "jail/glob.hpp"
 
 namespace hearth::host {
@@ -130,6 +131,37 @@ Host::Host(HostOptions options, asio::any_io_executor executor)
 
 Host::~Host() { shutdown(); }
 
+std::vector<std::string> Host::jail_notes(const manifest::Manifest& m) const {
+  std::vector<std::string> notes;
+  const auto& jail = options_.kinds.jail;
+  if (!jail) return notes;
+  if (jail->insecure()) {
+    notes.push_back(m.name + ": --insecure-no-sandbox: handler processes run WITHOUT the jail; "
+                             "fileAccess, networkAccess and maxMemory are not enforced");
+    return notes;
+  }
+  const bool memory_cgroup = jail->capabilities().has("memory cgroup");
+  for (const auto& ep : m.endpoints) {
+    const std::string who = m.name + "." + ep.id;
+    jail::Request request;
+    request.network_access = ep.effective.network_access;
+    for (const auto& name : jail::Jail::required_mechanisms(request)) {
+      if (!jail->capabilities().has(name))
+        notes.push_back(who + ": calls will be refused (-32001): the jail needs " + name +
+                        ", which this machine does not offer (see `hearth doctor`)");
+    }
+    if (request.network_access) {
+      if (const auto* all = std::get_if<bool>(&*request.network_access); all && *all)
+        notes.push_back(who + ": networkAccess true gives the handler the host's network "
+                              "(discouraged: list the hosts it needs instead)");
+    }
+    if (ep.effective.max_memory && !memory_cgroup)
+      notes.push_back(who + ": maxMemory is enforced per process (RLIMIT_AS) only: no writable "
+                            "memory cgroup on this machine");
+  }
+  return notes;
+}
+
 std::unique_ptr<Host> Host::load(const std::vector<std::filesystem::path>& paths, HostOptions options,
                                  asio::any_io_executor executor, LoadReport& report) {
   std::unique_ptr<Host> host(new Host(options, std::move(executor)));
@@ -180,31 +212,24 @@ std::unique_ptr<Host> Host::load(const std::vector<std::filesystem::path>& paths
         service->handlers[ep.id] = std::move(handler).value();
         if (ep.method == manifest::Method::kSubscription) subscription_ids.insert(ep.id);
       }
+      // networkAccess host lists must be enforceable by the egress proxy.
+      auto check_hosts = [&](const manifest::Permissions& p, const std::string& path) {
+        if (!p.network_access) return;
+        const auto* hosts = std::get_if<std::vector<std::string>>(&*p.network_access);
+        if (hosts == nullptr) return;
+        auto parsed = egress::AllowList::parse(*hosts);
+        if (!parsed.ok()) problems.push_back({path + ".networkAccess", parsed.error().message});
+      };
+      check_hosts(m.permissions, "permissions");
+      for (std::size_t i = 0; i < m.endpoints.size(); ++i)
+        check_hosts(m.endpoints[i].permissions, index_path("endpoints", i) + ".permissions");
       if (!problems.empty()) {
         report.failures.push_back({file, std::move(problems)});
         continue;
       }
 
-      // Say plainly which declared permissions are not enforced by the operating system here.
-      std::set<std::string> unenforced;
-      auto note = [&](const manifest::Permissions& p) {
-        if (p.file_access) unenforced.insert("fileAccess");
-        if (p.network_access) {
-          const auto& na = *p.network_access;
-          if (!(std::holds_alternative<bool>(na) && std::get<bool>(na))) unenforced.insert("networkAccess");
-        }
-        if (p.max_memory) unenforced.insert("maxMemory");
-      };
-      note(m.permissions);
-      for (const auto& ep : m.endpoints) note(ep.permissions);
-      if (!unenforced.empty()) {
-        std::string list;
-        for (const auto& u : unenforced) list += (list.empty() ? "" : ", ") + u;
-        report.warnings.push_back(m.name + ": permissions " + list +
-                                  " are declared; this build does not yet enforce them with an OS "
-                                  "sandbox (maxExecutionTime is enforced; lavs/readFile applies "
-                                  "fileAccess)");
-      }
+      // Say plainly, at start, what the jail will do with each endpoint's permissions.
+      for (const auto& line : host->jail_notes(m)) report.warnings.push_back(line);
 
       service->hub = std::make_shared<SubscriptionHub>(m.name);
       service->hub->set_endpoints(std::move(subscription_ids));

@@ -81,6 +81,8 @@ class Host {
   Host(HostOptions options, boost::asio::any_io_executor executor);
 
   Result<json::value> prepare_input(const manifest::Endpoint& endpoint, json::value input) const;
+  /// Start-up notes on how the jail treats the permissions of `m`'s endpoints.
+  std::vector<std::string> jail_notes(const manifest::Manifest& m) const;
   std::chrono::milliseconds timeout_for(const manifest::Endpoint& endpoint) const;
 
   boost::asio::awaitable<Result<json::value>> rpc_call(const rpc::Request& request);

@@ -211,9 +211,16 @@ Result<Child> spawn_child(const Command& cmd) {
   check(posix_spawn_file_actions_adddup2(&actions.value, stdout_w.get(), 1));
   check(posix_spawn_file_actions_adddup2(&actions.value, stderr_w.get(), 2));
   if (cmd.event_pipe) check(posix_spawn_file_actions_adddup2(&actions.value, events_w.get(), 3));
+  if (cmd.control_fd >= 0) {
+    // fd 3 must not be whatever the daemon has there when there is no event pipe.
+    if (!cmd.event_pipe)
+      check(posix_spawn_file_actions_addopen(&actions.value, 3, "/dev/null", O_RDONLY, 0));
+    check(posix_spawn_file_actions_adddup2(&actions.value, cmd.control_fd, 4));
+  }
   if (!cmd.cwd.empty())
     check(posix_spawn_file_actions_addchdir_np(&actions.value, cmd.cwd.c_str()));
-  check(posix_spawn_file_actions_addclosefrom_np(&actions.value, cmd.event_pipe ? 4 : 3));
+  check(posix_spawn_file_actions_addclosefrom_np(
+      &actions.value, cmd.control_fd >= 0 ? 5 : (cmd.event_pipe ? 4 : 3)));
 
   SpawnAttr attr;
   // New session: kill(-pid) reaches every process the handler starts, and the handler has no
@@ -234,6 +241,7 @@ Result<Child> spawn_child(const Command& cmd) {
   args.reserve(cmd.argv.size() + 4);
   args.push_back(launcher_path.string());
   args.push_back("--parent=" + std::to_string(::getpid()));
+  args.insert(args.end(), cmd.launcher_options.begin(), cmd.launcher_options.end());
   args.emplace_back("--");
   args.push_back(cmd.program.string());
   args.insert(args.end(), cmd.argv.begin(), cmd.argv.end());
@@ -419,9 +427,12 @@ class Session {
     stdout_.close(ignored);
   }
 
+  pid_t pid() const { return pid_; }
+
   /// Status, exit code or signal, stderr tail. Valid once drive() completed.
   RunResult result() const {
     RunResult r;
+    r.pid = pid_;
     if (!attach_error_.empty()) {
       r.status = RunResult::Status::kSpawnFailed;
       r.spawn_error = "cannot watch the child process: " + attach_error_;
@@ -697,6 +708,8 @@ class LineStreamState : public std::enable_shared_from_this<LineStreamState> {
         asio::detached);
   }
 
+  int pid() const { return session_.pid(); }
+
   void stop() {
     if (strand_.running_in_this_thread()) {
       // From a callback (which holds callback_mutex_) or another handler on the strand: no
@@ -741,6 +754,7 @@ class LineStreamHandle final : public LineStream {
   LineStreamHandle(const LineStreamHandle&) = delete;
   LineStreamHandle& operator=(const LineStreamHandle&) = delete;
   void stop() override { state_->stop(); }
+  int pid() const override { return state_->pid(); }
 
  private:
   std::shared_ptr<LineStreamState> state_;

@@ -42,6 +42,11 @@ struct Command {
   std::filesystem::path cwd;              ///< working directory
   std::optional<std::string> stdin_data;  ///< written then closed; nullopt: stdin reads EOF at once
   bool event_pipe = false;                ///< open fd 3 as a write pipe; its lines go to on_event
+  /// Options for the launcher, placed before its `--` (the jail policy: see jail/launch_options.hpp).
+  std::vector<std::string> launcher_options;
+  /// A descriptor of the daemon handed to the launcher as fd 4 (the jail's control socket); the
+  /// caller keeps ownership. -1: none.
+  int control_fd = -1;
 };
 
 struct RunLimits {
@@ -60,6 +65,7 @@ struct RunResult {
   std::string err_tail;     ///< the last RunLimits::stderr_tail bytes of stderr
   std::string spawn_error;  ///< kSpawnFailed: why
   std::chrono::microseconds duration{0};
+  int pid = -1;             ///< the launcher's pid (reaped by now), -1 when it never started
 };
 
 /// Runs `cmd` to completion on the calling coroutine's executor. `on_event` receives each line the
@@ -83,6 +89,8 @@ class LineStream {
   /// on another thread is waited for). Safe from any thread and from inside a callback. The child
   /// is reaped asynchronously. Idempotent.
   virtual void stop() = 0;
+  /// The launcher's pid (the child's process group), for clean-up of what it leaves behind.
+  virtual int pid() const = 0;
 };
 
 /// Starts `cmd` (stdin gets cmd.stdin_data, then EOF). Lines longer than max_line are dropped.

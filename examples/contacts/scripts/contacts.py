@@ -1,7 +1,7 @@
 """contact-manager endpoints: search | add | delete.
 
-Input arrives as JSON on stdin; the result goes to stdout as JSON. The database (contacts.db in
-the service folder) is created and seeded on first use.
+Input arrives as JSON on stdin; the result goes to stdout as JSON. The database (data/contacts.db
+in the service folder, with SQLite's journal beside it) is created and seeded on first use.
 """
 import json
 import sqlite3
@@ -15,7 +15,7 @@ SEED = [
 
 
 def connect():
-    conn = sqlite3.connect("contacts.db", timeout=10)
+    conn = sqlite3.connect("data/contacts.db", timeout=10)
     conn.row_factory = sqlite3.Row
     conn.execute(
         "CREATE TABLE IF NOT EXISTS contacts ("

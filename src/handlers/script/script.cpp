@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "handlers/confine.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::handlers::script {
@@ -294,14 +295,19 @@ std::optional<Error> stream_end(const proc::RunResult& r) {
 
 class ScriptStream final : public Stream {
  public:
-  explicit ScriptStream(std::shared_ptr<proc::LineStream> stream) : stream_(std::move(stream)) {}
-  ~ScriptStream() override { stream_->stop(); }
+  ScriptStream(std::shared_ptr<proc::LineStream> stream, std::shared_ptr<Confinement> jail)
+      : stream_(std::move(stream)), jail_(std::move(jail)) {}
+  ~ScriptStream() override { close(); }
   ScriptStream(const ScriptStream&) = delete;
   ScriptStream& operator=(const ScriptStream&) = delete;
-  void close() override { stream_->stop(); }
+  void close() override {
+    stream_->stop();
+    if (jail_) jail_->abandon(stream_->pid());
+  }
 
  private:
   std::shared_ptr<proc::LineStream> stream_;
+  std::shared_ptr<Confinement> jail_;
 };
 
 class ScriptHandler final : public Handler {
@@ -312,6 +318,8 @@ class ScriptHandler final : public Handler {
   asio::awaitable<Result<json::value>> call(Call call) override {
     auto command = prepare(call.input, /*publish_fd=*/true);
     if (!command.ok()) co_return std::move(command).error();
+    auto confinement = confine(call, command.value());
+    if (!confinement.ok()) co_return std::move(confinement).error();
     proc::RunLimits limits;
     limits.timeout = timeout_for(call);
     limits.max_stdout = options_.max_output_bytes;
@@ -332,6 +340,13 @@ class ScriptHandler final : public Handler {
       spdlog::debug("{}.{}: script ended with status {} in {} us", who_.service, who_.endpoint,
                     static_cast<int>(result.status), result.duration.count());
     }
+    if (confinement.value()) {
+      if (auto verdict = confinement.value()->finish(result)) {
+        if (verdict->code == ErrorCode::kHandlerError && verdict->data.is_object())
+          verdict->data.get_object()["stderr"] = valid_utf8(result.err_tail);
+        co_return std::move(*verdict);
+      }
+    }
     co_return interpret(result, limits.timeout, options_.max_output_bytes, config_.command);
   }
 
@@ -341,6 +356,9 @@ class ScriptHandler final : public Handler {
     }
     auto command = prepare(call.input, /*publish_fd=*/false);
     if (!command.ok()) return std::move(command).error();
+    auto confinement = confine(call, command.value());
+    if (!confinement.ok()) return std::move(confinement).error();
+    std::shared_ptr<Confinement> jail = std::move(confinement).value();
     auto shared_sink = std::make_shared<StreamSink>(std::move(sink));
     proc::LineStream::Callbacks callbacks;
     callbacks.on_line = [shared_sink](const std::string& line) {
@@ -349,8 +367,10 @@ class ScriptHandler final : public Handler {
       shared_sink->on_data(parsed.ok() ? std::move(parsed).value()
                                        : json::value(json::string(valid_utf8(line))));
     };
-    callbacks.on_exit = [shared_sink, who = who_](const proc::RunResult& r) {
-      auto error = stream_end(r);
+    callbacks.on_exit = [shared_sink, who = who_, jail](const proc::RunResult& r) {
+      std::optional<Error> error;
+      if (jail) error = jail->finish(r);
+      if (!error) error = stream_end(r);
       if (error) spdlog::info("{}.{}: {}", who.service, who.endpoint, error->message);
       if (shared_sink->on_end) shared_sink->on_end(std::move(error));
     };
@@ -363,7 +383,8 @@ class ScriptHandler final : public Handler {
                          "Subscription handler could not be started: " + stream.error().message,
                          std::move(data));
     }
-    return std::shared_ptr<Stream>(std::make_shared<ScriptStream>(std::move(stream).value()));
+    return std::shared_ptr<Stream>(
+        std::make_shared<ScriptStream>(std::move(stream).value(), std::move(jail)));
   }
 
  private:
@@ -375,6 +396,19 @@ class ScriptHandler final : public Handler {
       if (cap && cap->count() > 0 && (timeout.count() <= 0 || *cap < timeout)) timeout = *cap;
     }
     return timeout;
+  }
+
+  /// Puts `cmd` under the jail (nullptr: no jail configured, as in unit tests).
+  Result<std::shared_ptr<Confinement>> confine(const Call& call, proc::Command& cmd) const {
+    if (!options_.jail) return std::shared_ptr<Confinement>();
+    if (!call.executor)
+      return Error::make(ErrorCode::kInternalError, "no executor to serve the jail's control socket");
+    manifest::Permissions permissions;
+    std::filesystem::path dir = who_.dir;
+    if (call.endpoint != nullptr) permissions = call.endpoint->effective;
+    if (call.service != nullptr) dir = call.service->dir;
+    return Confinement::start(*options_.jail, permissions, dir, config_.args, cmd,
+                              call.executor, who_.service + "." + who_.endpoint);
   }
 
   Result<proc::Command> prepare(const json::value& input, bool publish_fd) const {

@@ -1,0 +1,245 @@
+#include "handlers/confine.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+
+#include "egress/proxy.hpp"
+
+namespace hearth::handlers {
+
+namespace asio = boost::asio;
+
+struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
+  State(asio::any_io_executor executor, int fd)
+      : strand(asio::make_strand(executor)), descriptor(strand, fd) {}
+
+  asio::strand<asio::any_io_executor> strand;
+  asio::posix::stream_descriptor descriptor;  ///< our end of the control socket
+  int child_end = -1;                          ///< the launcher's end (fd 4 in the child)
+  std::string who;
+  std::optional<egress::AllowList> allow;
+
+  std::mutex mutex;  ///< guards everything below
+  bool closed = false;
+  bool oom = false;
+  std::optional<std::pair<std::string, std::string>> failed;  ///< mechanism, detail
+  std::shared_ptr<egress::Proxy> proxy;
+
+  void arm() {
+    descriptor.async_wait(asio::posix::stream_descriptor::wait_read,
+                          [self = shared_from_this()](const boost::system::error_code& ec) {
+                            if (ec) return;
+                            self->drain();
+                            std::lock_guard lock(self->mutex);
+                            if (!self->closed) self->arm();
+                          });
+  }
+
+  /// Reads every message waiting on the control socket. Any thread.
+  void drain() {
+    std::lock_guard lock(mutex);
+    if (closed) return;
+    for (;;) {
+      char buffer[1024];
+      iovec iov{buffer, sizeof buffer - 1};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      const ssize_t n = ::recvmsg(descriptor.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      int fd = -1;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+          std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        }
+      }
+      const std::string_view message(buffer, static_cast<std::size_t>(n));
+      if (message == "listen" && fd >= 0) {
+        if (allow && !proxy) {
+          egress::ProxyOptions options;
+          options.allow = *allow;
+          options.on_event = [who = who](const egress::ProxyEvent& e) {
+            if (e.allowed && (e.status == 0 || e.status == 200)) {
+              spdlog::info("{}: egress to {}:{} ({})", who, e.host, e.port, e.detail);
+            } else {
+              spdlog::warn("{}: egress refused{}{}:{} - {}", who, e.host.empty() ? "" : " to ",
+                           e.host, e.port, e.detail);
+            }
+          };
+          auto started = egress::Proxy::start(strand, fd, std::move(options));
+          fd = -1;  // the proxy owns it now, also on failure
+          if (started.ok()) {
+            proxy = std::move(started).value();
+          } else {
+            spdlog::error("{}: cannot serve the egress proxy: {}", who, started.error().message);
+          }
+        }
+      } else if (message == "oom") {
+        oom = true;
+      } else if (message.substr(0, 6) == "error\t") {
+        const auto rest = message.substr(6);
+        const auto tab = rest.find('\t');
+        failed.emplace(std::string(rest.substr(0, tab)),
+                       tab == std::string_view::npos ? std::string() : std::string(rest.substr(tab + 1)));
+      }
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+  /// Stops the proxy and closes the control socket. Any thread; idempotent.
+  void close() {
+    std::shared_ptr<egress::Proxy> stopping;
+    {
+      std::lock_guard lock(mutex);
+      if (closed) return;
+      closed = true;
+      stopping = std::move(proxy);
+      if (child_end >= 0) ::close(child_end);
+      child_end = -1;
+    }
+    if (stopping) stopping->stop();
+    asio::post(strand, [self = shared_from_this()] {
+      boost::system::error_code ignored;
+      self->descriptor.close(ignored);
+    });
+  }
+};
+
+bool looks_out_of_memory(std::string_view tail) {
+  std::string lower(tail);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* needle :
+       {"memoryerror", "cannot allocate memory", "out of memory", "bad_alloc",
+        "failed to reserve virtual memory", "memory exhausted", "allocation failed"}) {
+    if (lower.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+Result<std::shared_ptr<Confinement>> Confinement::start(
+    const jail::Jail& jail, const manifest::Permissions& permissions,
+    const std::filesystem::path& service_dir, const std::vector<std::string>& raw_args,
+    proc::Command& cmd, asio::any_io_executor executor, std::string who) {
+  jail::Request request;
+  request.service_dir = service_dir;
+  request.file_access = permissions.file_access;
+  request.network_access = permissions.network_access;
+  request.max_memory = permissions.max_memory;
+  request.program = cmd.program;
+  for (const auto& arg : raw_args) {
+    if (arg.find("{{") != std::string::npos) continue;  // filled from input: never widens the jail
+    const std::filesystem::path p(arg);
+    request.args.push_back(p.is_absolute() || cmd.cwd.empty() ? arg : (cmd.cwd / p).string());
+  }
+  auto plan = jail.plan(request);
+  if (!plan.ok()) return std::move(plan).error();
+
+  std::shared_ptr<Confinement> c(new Confinement());
+  c->jail_ = &jail;
+  c->max_memory_ = permissions.max_memory;
+  if (!plan.value().confined) {
+    spdlog::warn("{}: running WITHOUT the jail (--insecure-no-sandbox): its permissions are not "
+                 "enforced",
+                 who);
+    return c;
+  }
+  c->confined_ = true;
+
+  std::optional<egress::AllowList> allow;
+  if (plan.value().options.net == jail::NetMode::kProxy) {
+    auto parsed = egress::AllowList::parse(plan.value().proxy_hosts);
+    if (!parsed.ok()) {
+      json::object data;
+      data["mechanism"] = "network proxy";
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "networkAccess cannot be enforced: " + parsed.error().message,
+                         std::move(data));
+    }
+    allow = std::move(parsed).value();
+  }
+
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+    return Error::make(ErrorCode::kInternalError,
+                       std::string("cannot create the jail's control socket: ") +
+                           std::strerror(errno));
+  }
+  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+  auto state = std::make_shared<State>(executor, fds[0]);
+  state->child_end = fds[1];
+  state->who = std::move(who);
+  state->allow = std::move(allow);
+  c->state_ = state;
+
+  plan.value().options.control_fd = 4;
+  cmd.control_fd = fds[1];
+  cmd.launcher_options = plan.value().options.to_args();
+  for (auto& entry : plan.value().env) cmd.env.push_back(std::move(entry));
+  asio::post(state->strand, [state] { state->arm(); });
+  return c;
+}
+
+Confinement::~Confinement() {
+  if (state_) state_->close();
+}
+
+std::optional<Error> Confinement::finish(const proc::RunResult& result) {
+  if (!state_) return std::nullopt;
+  state_->drain();
+  bool oom = false;
+  std::optional<std::pair<std::string, std::string>> failed;
+  {
+    std::lock_guard lock(state_->mutex);
+    oom = state_->oom;
+    failed = state_->failed;
+  }
+  state_->close();
+  if (jail_ != nullptr) jail_->cleanup(result.pid);
+
+  using Status = proc::RunResult::Status;
+  if (failed && result.status == Status::kExited && result.exit_code == 127) {
+    json::object data;
+    data["mechanism"] = failed->first;
+    data["detail"] = failed->second;
+    return Error::make(ErrorCode::kPermissionDenied,
+                       "the jail could not apply " + failed->first + ": " + failed->second,
+                       std::move(data));
+  }
+  const bool failed_run = (result.status == Status::kExited && result.exit_code != 0) ||
+                          result.status == Status::kSignaled;
+  if (max_memory_ && failed_run && (oom || looks_out_of_memory(result.err_tail))) {
+    json::object data;
+    data["maxMemory"] = *max_memory_;
+    return Error::make(ErrorCode::kHandlerError, "memory limit exceeded", std::move(data));
+  }
+  return std::nullopt;
+}
+
+void Confinement::abandon(int launcher_pid) {
+  if (!state_) return;
+  state_->close();
+  if (jail_ == nullptr || launcher_pid <= 0) return;
+  // The launcher was killed with its group: its cgroups empty once the kernel has reaped the jail.
+  auto timer = std::make_shared<asio::steady_timer>(state_->strand, std::chrono::milliseconds(500));
+  timer->async_wait([timer, jail = jail_, launcher_pid](const boost::system::error_code&) {
+    jail->cleanup(launcher_pid);
+  });
+}
+
+}  // namespace hearth::handlers

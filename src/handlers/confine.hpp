@@ -1,0 +1,69 @@
+#pragma once
+/// Confinement: what the daemon keeps next to one jailed child process. Every handler kind that
+/// starts processes goes through it (script handlers now; JS workers and MCP servers later).
+///
+/// - Turns the endpoint's LAVS permissions into a jail plan (fail closed: -32001 naming the
+///   missing mechanism) and adds it to the proc::Command (launcher options, control socket as
+///   fd 4, proxy variables).
+/// - Listens on the control socket: the launcher hands over the listening socket of the jail's
+///   network namespace (networkAccess lists), which is then served by an egress::Proxy allowing
+///   only the listed hosts; it reports a memory cgroup OOM kill and mechanisms that failed.
+/// - After the child ended: the verdict that replaces the run's own outcome (-32001 for a
+///   mechanism that failed at launch, -32003 "memory limit exceeded"), then clean-up (proxy
+///   stopped, the launch's cgroups removed).
+
+#include <boost/asio/any_io_executor.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "jail/jail.hpp"
+#include "manifest/manifest.hpp"
+#include "proc/process.hpp"
+
+namespace hearth::handlers {
+
+class Confinement {
+ public:
+  /// Plans the jail for `cmd` (its program, cwd and `raw_args`: the manifest's arguments before
+  /// placeholder expansion, so that input never widens what the jail allows) under `permissions`
+  /// of `service_dir`, and amends `cmd`. `who` names the endpoint in logs ("service.endpoint").
+  static Result<std::shared_ptr<Confinement>> start(const jail::Jail& jail,
+                                                    const manifest::Permissions& permissions,
+                                                    const std::filesystem::path& service_dir,
+                                                    const std::vector<std::string>& raw_args,
+                                                    proc::Command& cmd,
+                                                    boost::asio::any_io_executor executor,
+                                                    std::string who);
+
+  ~Confinement();
+  Confinement(const Confinement&) = delete;
+  Confinement& operator=(const Confinement&) = delete;
+
+  /// Once the child has exited: reads what the launcher reported, stops the proxy, removes the
+  /// launch's cgroups, and returns the error to report instead of the run's own outcome, if any.
+  std::optional<Error> finish(const proc::RunResult& result);
+
+  /// Clean-up when the run's result is not known (a stream stopped by the daemon).
+  void abandon(int launcher_pid);
+
+  bool confined() const { return confined_; }
+
+  struct State;
+
+ private:
+  Confinement() = default;
+  std::shared_ptr<State> state_;
+  const jail::Jail* jail_ = nullptr;
+  bool confined_ = false;
+  std::optional<std::uint64_t> max_memory_;
+};
+
+/// True when a failed run's stderr says it ran out of memory (Python's MemoryError, the C
+/// library's ENOMEM text, V8's and C++'s allocation failures...). Exposed for tests.
+bool looks_out_of_memory(std::string_view stderr_tail);
+
+}  // namespace hearth::handlers
