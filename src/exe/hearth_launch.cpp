@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +85,16 @@ namespace sandbox = hearth::jail::sandbox;
 
 int g_control = -1;  // the control socket to the daemon, -1 when none
 
+/// HEARTH_LAUNCH_TRACE=1 in the environment: each step's time on stderr (for benchmarks).
+bool g_trace = false;
+void trace(const char* step) {
+  if (!g_trace) return;
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  std::fprintf(stderr, "hearth-launch trace %d %ld.%06ld %s\n", static_cast<int>(::getpid()),
+               static_cast<long>(t.tv_sec), t.tv_nsec / 1000, step);
+}
+
 /// Reports a mechanism that could not be applied, on stderr and to the daemon, and exits 127.
 [[noreturn]] void refuse(const sandbox::Failure& failure) {
   std::fprintf(stderr, "hearth-launch: jail: %s: %s\n", failure.mechanism.c_str(),
@@ -99,16 +110,21 @@ int g_control = -1;  // the control socket to the daemon, -1 when none
                                const char* program, char** argv) {
   // A session of its own, without a controlling terminal (TIOCSTI has no terminal to type into).
   ::setsid();
+  trace("G start");
   if (auto f = sandbox::apply_rlimits(options)) refuse(*f);
+  trace("G rlimits");
   if (auto f = sandbox::drop_privileges(uid, gid)) refuse(*f);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     refuse({"no_new_privs", std::strerror(errno)});
+  trace("G caps+nnp");
   if (auto f = sandbox::apply_landlock(options, sandbox::landlock_abi(), scratch)) refuse(*f);
   ::setenv("TMPDIR", scratch.c_str(), 1);
   // Only 0-3 reach the program: the control and sync sockets are close-on-exec; anything else
   // the daemon did not mean to pass goes now.
   ::syscall(SYS_close_range, 5U, ~0U, 0U);
-  if (auto f = sandbox::apply_seccomp(options.net)) refuse(*f);
+  trace("G landlock");
+  if (auto f = sandbox::apply_seccomp(options.net, options.seccomp_bpf)) refuse(*f);
+  trace("G seccomp");
   execve(program, argv, environ);
   const int error = errno;
   std::fprintf(stderr, "hearth-launch: cannot execute %s: %s\n", program, std::strerror(error));
@@ -127,6 +143,7 @@ int g_control = -1;  // the control socket to the daemon, -1 when none
   } while (n < 0 && errno == EINTR);
   if (n <= 0) std::_Exit(kExitCannotRun);  // L is gone, or could not write our id maps
 
+  trace("C go");
   if (::sethostname("hearth", 6) != 0) refuse({"uts namespace", std::strerror(errno)});
   std::string scratch;
   if (auto f = sandbox::setup_mounts(options, scratch)) refuse(*f);
@@ -141,6 +158,7 @@ int g_control = -1;  // the control socket to the daemon, -1 when none
     ::close(listener);
   }
 
+  trace("C mounts+net");
   const pid_t child = ::fork();
   if (child < 0) refuse({"pid namespace", std::string("fork: ") + std::strerror(errno)});
   if (child == 0) exec_program(options, scratch, uid, gid, program, argv);
@@ -175,12 +193,14 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
     if (::setgroups(0, nullptr) != 0) refuse({"user namespace", "setgroups"});
   }
 
+  trace("L start");
   sandbox::Cgroups cgroups;
   if (auto f = cgroups.create_and_join(options)) {
     cgroups.remove();
     refuse(*f);
   }
 
+  trace("L cgroups");
   int sync[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) != 0) {
     cgroups.remove();
@@ -200,6 +220,7 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
     ::close(sync[0]);
     jail_init(options, sync[1], uid, gid, program, argv);
   }
+  trace("L cloned");
   ::close(sync[1]);
   const auto child = static_cast<pid_t>(pid);
   if (auto f = sandbox::write_id_maps(child, uid, gid)) {
@@ -209,12 +230,14 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
     cgroups.remove();
     refuse(*f);
   }
+  trace("L maps");
   sandbox::send_message(sync[0], "go");
 
   int status = 0;
   while (::waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) break;
   }
+  trace("L reaped");
   // C's report of G's status (absent when C itself was killed or failed to set up).
   std::optional<int> program_status;
   char buffer[64];
@@ -274,7 +297,11 @@ int main(int argc, char** argv) {
   }
   reset_reserved_signals();
 
-  if (options.jail) return run_jail(options, program, argv + i + 1);
+  if (options.jail) {
+    const char* trace_env = std::getenv("HEARTH_LAUNCH_TRACE");
+    g_trace = trace_env != nullptr && trace_env[0] == '1';
+    return run_jail(options, program, argv + i + 1);
+  }
 
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     fail("PR_SET_NO_NEW_PRIVS", std::strerror(errno));

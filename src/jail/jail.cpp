@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "jail/glob.hpp"
+#include "jail/sandbox.hpp"
 #include "json/json.hpp"
 
 extern char** environ;
@@ -290,6 +291,10 @@ Result<Jail> Jail::create(JailOptions options) {
     return std::move(caps).error();
   }
   Jail jail(std::move(options), std::move(caps).value());
+  if (jail.capabilities_.has("seccomp")) {
+    for (NetMode mode : {NetMode::kNone, NetMode::kProxy, NetMode::kHost})
+      jail.seccomp_[static_cast<int>(mode)] = sandbox::export_seccomp(mode);
+  }
   if (jail.capabilities_.has("memory cgroup")) {
     jail.cgroup_memory_ = memory;
   } else {
@@ -310,7 +315,9 @@ Jail::Jail(Jail&& other) noexcept
     : options_(std::move(other.options_)),
       capabilities_(std::move(other.capabilities_)),
       cgroup_memory_(std::exchange(other.cgroup_memory_, {})),
-      cgroup_pids_(std::exchange(other.cgroup_pids_, {})) {}
+      cgroup_pids_(std::exchange(other.cgroup_pids_, {})) {
+  for (int i = 0; i < 3; ++i) seccomp_[i] = std::move(other.seccomp_[i]);
+}
 
 Jail& Jail::operator=(Jail&& other) noexcept {
   if (this != &other) {
@@ -320,6 +327,7 @@ Jail& Jail::operator=(Jail&& other) noexcept {
     capabilities_ = std::move(other.capabilities_);
     cgroup_memory_ = std::exchange(other.cgroup_memory_, {});
     cgroup_pids_ = std::exchange(other.cgroup_pids_, {});
+    for (int i = 0; i < 3; ++i) seccomp_[i] = std::move(other.seccomp_[i]);
   }
   return *this;
 }
@@ -385,6 +393,8 @@ Result<Plan> Jail::plan(const Request& request) const {
     }
   }
 
+  o.seccomp_bpf = seccomp_[static_cast<int>(o.net)];
+
   // Files.
   const fs::path& dir = request.service_dir;
   if (request.file_access) {
@@ -405,9 +415,8 @@ Result<Plan> Jail::plan(const Request& request) const {
     if (real == dir) {
       add_unique(o.read_exec, real.string());
     } else if (is_inside(real, dir)) {
-      const bool directory = fs::is_directory(real, ec);
-      add_unique(o.read_exec, (directory || real.parent_path() == dir ? real : real.parent_path())
-                                  .string());
+      // A folder as is; a file with its folder (its sibling modules, its configuration).
+      add_unique(o.read_exec, (fs::is_directory(real, ec) ? real : real.parent_path()).string());
     }
   };
   const fs::path program = fs::weakly_canonical(request.program, ec);

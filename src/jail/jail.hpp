@@ -18,9 +18,11 @@
 ///   jail's mount namespace;
 /// - hearth's own reads and writes on a handler's behalf (lavs/readFile, ctx.readFile later) check
 ///   the exact glob set, which is stricter than the rules above.
-/// Rules are read-write without execute. The handler's own code - the program, and each argument
-/// naming an existing path in the service folder (its folder when that is not the service root)
-/// - is read-execute. System folders (/usr, /lib..., a short list of /etc files) are read-execute
+/// Rules are read-write without execute. The handler's own code is read-execute: the folder of
+/// the program when it lies in the service folder, and of each argument naming an existing file
+/// there (a folder argument: that folder) - so a script's sibling modules load; a script at the
+/// service root makes the root readable (not writable). Arguments filled from input
+/// (`{{...}}`) never count. System folders (/usr, /lib..., a short list of /etc files) are read-execute
 /// or read-only; a private /tmp is read-write.
 
 #include <chrono>
@@ -105,6 +107,7 @@ class Jail {
   Capabilities capabilities_;
   std::string cgroup_memory_;  ///< our folder in the memory hierarchy, empty when unusable
   std::string cgroup_pids_;
+  std::string seccomp_[3];  ///< precompiled filters by NetMode (none, proxy, host)
 };
 
 /// The rules for fileAccess globs (see the file comment): paths to allow read-write and paths to

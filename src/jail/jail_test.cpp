@@ -132,6 +132,12 @@ TEST_F(TempService, PlanCarriesLimitsNetworkAndCode) {
   request.service_dir = dir_;
   request.program = "/usr/bin/python3";
   request.args = {"scripts/service.py", "main.sh", "{{file}}", "--flag", "secret-not-a-file"};
+  Jail only_scripts({}, all_mechanisms());
+  Request scripts_only = request;
+  scripts_only.args = {"scripts/service.py", "{{file}}"};
+  auto narrow = only_scripts.plan(scripts_only);
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow.value().options.read_exec, std::vector<std::string>{at("scripts")});
   request.file_access = std::vector<std::string>{"data/*.json"};
   request.network_access = std::vector<std::string>{"api.example.com"};
   request.max_memory = 64 << 20;
@@ -143,9 +149,9 @@ TEST_F(TempService, PlanCarriesLimitsNetworkAndCode) {
   EXPECT_EQ(plan.value().proxy_hosts, std::vector<std::string>{"api.example.com"});
   EXPECT_TRUE(contains(plan.value().env, "HTTPS_PROXY=http://127.0.0.1:3128"));
   EXPECT_EQ(o.address_space, 64u << 20);
-  EXPECT_TRUE(contains(o.read_exec, at("scripts")));   // a file in a subfolder: its folder
-  EXPECT_TRUE(contains(o.read_exec, at("main.sh")));   // a file at the root: only the file
-  EXPECT_FALSE(contains(o.read_exec, dir_.string()));
+  EXPECT_TRUE(contains(o.read_exec, at("scripts")));  // a file: its folder
+  EXPECT_TRUE(contains(o.read_exec, dir_.string()));  // main.sh at the root: the root
+  EXPECT_FALSE(contains(o.read_exec, at("secret-not-a-file")));
   EXPECT_EQ(o.read_write, std::vector<std::string>{at("data")});
 }
 

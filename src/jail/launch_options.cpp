@@ -65,6 +65,7 @@ std::vector<std::string> LaunchOptions::to_args() const {
   if (tmp_size > 0) add("tmp", tmp_size);
   if (!cgroup_memory.empty()) add("cgroup-memory", cgroup_memory);
   if (!cgroup_pids.empty()) add("cgroup-pids", cgroup_pids);
+  if (!seccomp_bpf.empty()) add("seccomp-bpf", seccomp_bpf);
   return args;
 }
 
@@ -147,6 +148,10 @@ std::optional<ParsedLaunch> parse_launch_args(int argc, const char* const* argv,
     } else if (name == "cgroup-pids") {
       ok = has_value && value.substr(0, 1) == "/";
       o.cgroup_pids = value;
+    } else if (name == "seccomp-bpf") {
+      ok = has_value && !value.empty() && value.size() % 16 == 0 &&
+           value.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+      o.seccomp_bpf = value;
     } else {
       error = "unknown option: ";
       error += arg;

@@ -28,6 +28,8 @@
 ///   --tmp=BYTES         a private tmpfs of that size on /tmp (0: none)
 ///   --cgroup-memory=DIR --cgroup-pids=DIR
 ///                       cgroup v1 folders under which the launcher creates the jail's group
+///   --seccomp-bpf=HEX   the seccomp filter, precompiled by the daemon (sandbox::export_seccomp);
+///                       without it the launcher builds the same filter itself (slower)
 ///   --probe             print which mechanisms work on this machine (JSON lines) and exit
 
 #include <sys/types.h>
@@ -65,6 +67,7 @@ struct LaunchOptions {
   std::uint64_t tmp_size = 0;       ///< 0: no private /tmp
   std::string cgroup_memory;
   std::string cgroup_pids;
+  std::string seccomp_bpf;  ///< hex
 
   /// The options (not the program), in the order parse() reads them; `--parent` included when set.
   std::vector<std::string> to_args() const;

@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <linux/securebits.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -198,9 +201,15 @@ Outcome apply_landlock(const LaunchOptions& options, int abi, const std::string&
   return result;
 }
 
-Outcome apply_seccomp(NetMode net) {
+namespace {
+
+/// The filter, built with libseccomp; nullptr with `error` set on failure.
+scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (ctx == nullptr) return Failure{"seccomp", "seccomp_init failed"};
+  if (ctx == nullptr) {
+    failure_code = ENOMEM;
+    return nullptr;
+  }
   int rc = 0;
   auto deny = [&](int syscall_nr, int error = EPERM) {
     if (rc == 0 && syscall_nr >= 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(error), syscall_nr, 0);
@@ -261,12 +270,67 @@ Outcome apply_seccomp(NetMode net) {
   }
   if (rc != 0) {
     seccomp_release(ctx);
-    return failure("seccomp", "building the filter", -rc);
+    failure_code = -rc;
+    return nullptr;
   }
-  rc = seccomp_load(ctx);
+  return ctx;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+}  // namespace
+
+Outcome apply_seccomp(NetMode net, std::string_view precompiled_hex) {
+  if (!precompiled_hex.empty()) {
+    // The daemon's copy of the same filter, compiled once at its start (libseccomp takes a few
+    // hundred microseconds to build it, on every launch otherwise).
+    if (precompiled_hex.size() % 16 != 0) return Failure{"seccomp", "malformed precompiled filter"};
+    std::vector<sock_filter> program(precompiled_hex.size() / 16);
+    auto* bytes = reinterpret_cast<unsigned char*>(program.data());
+    for (std::size_t i = 0; i < precompiled_hex.size(); i += 2) {
+      const int hi = hex_digit(precompiled_hex[i]);
+      const int lo = hex_digit(precompiled_hex[i + 1]);
+      if (hi < 0 || lo < 0) return Failure{"seccomp", "malformed precompiled filter"};
+      bytes[i / 2] = static_cast<unsigned char>(hi * 16 + lo);
+    }
+    sock_fprog fprog{static_cast<unsigned short>(program.size()), program.data()};
+    if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0)
+      return failure("seccomp", "loading the filter", errno);
+    return std::nullopt;
+  }
+  int error = 0;
+  scmp_filter_ctx ctx = build_filter(net, error);
+  if (ctx == nullptr) return failure("seccomp", "building the filter", error);
+  const int rc = seccomp_load(ctx);
   seccomp_release(ctx);
   if (rc != 0) return failure("seccomp", "seccomp_load", -rc);
   return std::nullopt;
+}
+
+std::string export_seccomp(NetMode net) {
+  int error = 0;
+  scmp_filter_ctx ctx = build_filter(net, error);
+  if (ctx == nullptr) return {};
+  std::string hex;
+  const int fd = ::memfd_create("hearth-seccomp", MFD_CLOEXEC);
+  if (fd >= 0 && seccomp_export_bpf(ctx, fd) == 0) {
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    std::string bytes(static_cast<std::size_t>(size > 0 ? size : 0), '\0');
+    if (size > 0 && ::pread(fd, bytes.data(), bytes.size(), 0) == size) {
+      static const char* kDigits = "0123456789abcdef";
+      for (unsigned char b : bytes) {
+        hex += kDigits[b >> 4];
+        hex += kDigits[b & 15];
+      }
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  seccomp_release(ctx);
+  return hex;
 }
 
 namespace {

@@ -42,7 +42,12 @@ Outcome apply_landlock(const LaunchOptions& options, int abi, const std::string&
 /// Loads the seccomp filter: refuses ptrace, mount and the new mount API, namespaces, kexec,
 /// modules, bpf, perf_event_open, keyring calls, io_uring, TIOCSTI/TIOCLINUX, process_vm_*, and
 /// socket families other than AF_UNIX (plus AF_INET/AF_INET6 in proxy mode; all in host mode).
-Outcome apply_seccomp(NetMode net);
+/// `precompiled_hex`: the same filter as export_seccomp() gives, loaded as is (no libseccomp
+/// work at launch); empty: build it here.
+Outcome apply_seccomp(NetMode net, std::string_view precompiled_hex = {});
+
+/// The filter for `net` as classic BPF, hex-encoded, for --seccomp-bpf; empty on failure.
+std::string export_seccomp(NetMode net);
 
 /// Inside the new mount namespace: private propagation, a fresh /proc for the new pid namespace,
 /// a private /tmp of tmp_size bytes (what the jail needs below the host's /tmp - a service folder
