@@ -39,6 +39,8 @@ extern char** environ;
 namespace {
 
 struct Variant {
+  Variant(std::string n, std::vector<std::string> a, bool c = false)
+      : name(std::move(n)), argv(std::move(a)), control(c) {}
   std::string name;
   std::vector<std::string> argv;
   bool control = false;  ///< pass a control socket as fd 4 (and drain it)
@@ -161,10 +163,10 @@ int main(int argc, char** argv) {
   };
 
   std::vector<Variant> variants;
-  variants.push_back({"bare", {"/bin/true", "true"}});
-  variants.push_back({"launcher", {launcher, "--", "/bin/true", "true"}});
+  variants.emplace_back(Variant{"bare", {"/bin/true", "true"}});
+  variants.emplace_back(Variant{"launcher", {launcher, "--", "/bin/true", "true"}});
   // The filter precompiled, as the daemon passes it.
-  variants.push_back({"jail",
+  variants.emplace_back(Variant{"jail",
                       with(jail, {"--net=none", "--seccomp-bpf=" + export_seccomp(NetMode::kNone),
                                   "--", "/bin/true", "true"}),
                       true});
@@ -184,7 +186,7 @@ int main(int argc, char** argv) {
       }
     }
     b.push_back("/bin/true");
-    variants.push_back({"bwrap", b});
+    variants.emplace_back(Variant{"bwrap", b});
   }
 
   for (int warm = 0; warm < 10; ++warm)

@@ -213,12 +213,12 @@ std::unique_ptr<Host> Host::load(const std::vector<std::filesystem::path>& paths
         if (ep.method == manifest::Method::kSubscription) subscription_ids.insert(ep.id);
       }
       // networkAccess host lists must be enforceable by the egress proxy.
-      auto check_hosts = [&](const manifest::Permissions& p, const std::string& path) {
+      auto check_hosts = [&](const manifest::Permissions& p, const std::string& where) {
         if (!p.network_access) return;
         const auto* hosts = std::get_if<std::vector<std::string>>(&*p.network_access);
         if (hosts == nullptr) return;
         auto parsed = egress::AllowList::parse(*hosts);
-        if (!parsed.ok()) problems.push_back({path + ".networkAccess", parsed.error().message});
+        if (!parsed.ok()) problems.push_back({where + ".networkAccess", parsed.error().message});
       };
       check_hosts(m.permissions, "permissions");
       for (std::size_t i = 0; i < m.endpoints.size(); ++i)
