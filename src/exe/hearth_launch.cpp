@@ -104,10 +104,33 @@ void trace(const char* step) {
   std::_Exit(kExitCannotRun);
 }
 
+/// Receives one message on `socket` (blocking), and the descriptor it carries, if any.
+std::string receive(int socket, int* fd = nullptr) {
+  char buffer[256];
+  iovec iov{buffer, sizeof buffer - 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = 0;
+  do {
+    n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return {};
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fd != nullptr)
+      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+  }
+  return std::string(buffer, static_cast<std::size_t>(n));
+}
+
 /// G: the program's process. Limits, privileges, Landlock, seccomp, execve.
 [[noreturn]] void exec_program(const LaunchOptions& options, const std::string& scratch,
-                               std::optional<std::uint32_t> uid, std::optional<std::uint32_t> gid,
-                               const char* program, char** argv) {
+                               int ruleset, std::optional<std::uint32_t> uid,
+                               std::optional<std::uint32_t> gid, const char* program,
+                               char** argv) {
   // A session of its own, without a controlling terminal (TIOCSTI has no terminal to type into).
   ::setsid();
   trace("G start");
@@ -117,7 +140,7 @@ void trace(const char* step) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     refuse({"no_new_privs", std::strerror(errno)});
   trace("G caps+nnp");
-  if (auto f = sandbox::apply_landlock(options, sandbox::landlock_abi(), scratch)) refuse(*f);
+  if (auto f = sandbox::landlock_restrict(ruleset, sandbox::landlock_abi(), scratch)) refuse(*f);
   ::setenv("TMPDIR", scratch.c_str(), 1);
   // Only 0-3 reach the program: the control and sync sockets are close-on-exec; anything else
   // the daemon did not mean to pass goes now.
@@ -136,17 +159,9 @@ void trace(const char* step) {
 [[noreturn]] void jail_init(const LaunchOptions& options, int sync, std::optional<std::uint32_t> uid,
                             std::optional<std::uint32_t> gid, const char* program, char** argv) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) std::_Exit(kExitCannotRun);
-  char go[8];
-  ssize_t n = 0;
-  do {
-    n = ::recv(sync, go, sizeof go, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) std::_Exit(kExitCannotRun);  // L is gone, or could not write our id maps
-
-  trace("C go");
+  // What needs only this namespace's capabilities runs while L writes the id maps.
+  if (auto f = sandbox::setup_proc(options)) refuse(*f);
   if (::sethostname("hearth", 6) != 0) refuse({"uts namespace", std::strerror(errno)});
-  std::string scratch;
-  if (auto f = sandbox::setup_mounts(options, scratch)) refuse(*f);
   if (options.net == NetMode::kProxy) {
     if (g_control < 0) refuse({"network proxy", "no control socket to hand the listener over"});
     if (auto f = sandbox::loopback_up()) refuse(*f);
@@ -157,12 +172,26 @@ void trace(const char* step) {
       refuse({"network proxy", "cannot hand the listener to the daemon"});
     ::close(listener);
   }
+  if (receive(sync) != "go") std::_Exit(kExitCannotRun);  // L is gone, or failed
+  trace("C go");
 
-  trace("C mounts+net");
+  std::string scratch;
+  if (auto f = sandbox::setup_mounts(options, scratch)) refuse(*f);
+  trace("C mounts");
+  // The Landlock rules L built meanwhile.
+  int ruleset = -1;
+  const std::string landlock = receive(sync, &ruleset);
+  if (landlock.rfind("landlock-failed\t", 0) == 0) {
+    const auto detail = landlock.substr(16);
+    refuse({"landlock", detail});
+  }
+  if (landlock != "landlock" || ruleset < 0) std::_Exit(kExitCannotRun);
+
   const pid_t child = ::fork();
   if (child < 0) refuse({"pid namespace", std::string("fork: ") + std::strerror(errno)});
-  if (child == 0) exec_program(options, scratch, uid, gid, program, argv);
+  if (child == 0) exec_program(options, scratch, ruleset, uid, gid, program, argv);
 
+  ::close(ruleset);
   if (g_control >= 0) ::close(g_control);
   int main_status = 0;
   for (;;) {
@@ -192,26 +221,16 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
     gid = options.gid.value_or(*uid);
     if (::setgroups(0, nullptr) != 0) refuse({"user namespace", "setgroups"});
   }
-
   trace("L start");
-  sandbox::Cgroups cgroups;
-  if (auto f = cgroups.create_and_join(options)) {
-    cgroups.remove();
-    refuse(*f);
-  }
 
-  trace("L cgroups");
   int sync[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) != 0) {
-    cgroups.remove();
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) != 0)
     refuse({"launcher", std::string("socketpair: ") + std::strerror(errno)});
-  }
   unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
   if (options.net != NetMode::kHost) flags |= CLONE_NEWNET;
   const long pid = ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
   if (pid < 0) {
     const int error = errno;
-    cgroups.remove();
     refuse({"namespaces", std::string("clone (user, pid, mount, ipc, uts") +
                               (options.net != NetMode::kHost ? ", network" : "") +
                               "): " + std::strerror(error)});
@@ -220,18 +239,33 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
     ::close(sync[0]);
     jail_init(options, sync[1], uid, gid, program, argv);
   }
-  trace("L cloned");
   ::close(sync[1]);
   const auto child = static_cast<pid_t>(pid);
-  if (auto f = sandbox::write_id_maps(child, uid, gid)) {
+  trace("L cloned");
+  sandbox::Cgroups cgroups;
+  auto abandon = [&](const sandbox::Failure& f) {
     ::kill(child, SIGKILL);
     while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
     }
     cgroups.remove();
-    refuse(*f);
-  }
+    refuse(f);
+  };
+  if (auto f = sandbox::write_id_maps(child, uid, gid)) abandon(*f);
   trace("L maps");
+  // C is waiting for "go": it joins the cgroups before it can start anything.
+  if (auto f = cgroups.create(options, child)) abandon(*f);
+  trace("L cgroups");
   sandbox::send_message(sync[0], "go");
+  // The Landlock rules, built here while C sets up its mounts.
+  sandbox::Outcome landlock;
+  const int ruleset = sandbox::landlock_ruleset(options, sandbox::landlock_abi(), landlock);
+  if (ruleset >= 0) {
+    sandbox::send_message(sync[0], "landlock", ruleset);
+    ::close(ruleset);
+  } else {
+    sandbox::send_message(sync[0], "landlock-failed\t" + landlock->detail);
+  }
+  trace("L landlock");
 
   int status = 0;
   while (::waitpid(child, &status, 0) < 0) {

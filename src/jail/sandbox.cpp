@@ -130,7 +130,7 @@ constexpr const char* kSystemReadOnly[] = {
     "/etc/services",        "/etc/protocols",     "/etc/ssl",          "/etc/ca-certificates",
     "/etc/alternatives",    "/etc/mime.types",    "/etc/python3",      "/etc/python3.11",
     "/etc/os-release",      "/etc/debian_version", "/etc/inputrc",     "/etc/magic",
-    "/proc",                "/dev/random",        "/dev/urandom"};
+    "/dev/random",          "/dev/urandom"};
 constexpr const char* kDevicesReadWrite[] = {"/dev/null", "/dev/zero", "/dev/full"};
 
 }  // namespace
@@ -140,8 +140,40 @@ int landlock_abi() {
   return abi < 0 ? 0 : static_cast<int>(abi);
 }
 
-Outcome apply_landlock(const LaunchOptions& options, int abi, const std::string& scratch) {
-  if (abi < 1) return Failure{"landlock", "not supported by this kernel"};
+namespace {
+
+struct Rights {
+  std::uint64_t read_exec, read_only, read_write, device_rw;
+};
+
+Rights rights_for(std::uint64_t handled) {
+  return {(kFsExecute | kFsReadFile | kFsReadDir) & handled, (kFsReadFile | kFsReadDir) & handled,
+          handled & ~(kFsExecute | kFsMakeChar | kFsMakeBlock | kFsIoctlDev),
+          (kFsReadFile | kFsWriteFile | kFsTruncate) & handled};
+}
+
+/// Adds a path-beneath rule for `path` (file rules keep only file rights); an absent path adds
+/// nothing.
+Outcome add_path_rule(int ruleset, const std::string& path, std::uint64_t access) {
+  const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st{};
+  if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) access &= kFileRights;
+  PathBeneathAttr rule{access, fd};
+  Outcome result;
+  if (access != 0 && ::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0U) != 0)
+    result = failure("landlock", "landlock_add_rule " + path, errno);
+  ::close(fd);
+  return result;
+}
+
+}  // namespace
+
+int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
+  if (abi < 1) {
+    result = Failure{"landlock", "not supported by this kernel"};
+    return -1;
+  }
   RulesetAttr attr{};
   attr.handled_access_fs = fs_rights_for_abi(abi);
   std::size_t attr_size = sizeof(std::uint64_t);
@@ -160,45 +192,48 @@ Outcome apply_landlock(const LaunchOptions& options, int abi, const std::string&
   }
   const int ruleset =
       static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U));
-  if (ruleset < 0) return failure("landlock", "landlock_create_ruleset", errno);
-
-  const std::uint64_t handled = attr.handled_access_fs;
-  const std::uint64_t read_exec = (kFsExecute | kFsReadFile | kFsReadDir) & handled;
-  const std::uint64_t read_only = (kFsReadFile | kFsReadDir) & handled;
-  const std::uint64_t read_write =
-      handled & ~(kFsExecute | kFsMakeChar | kFsMakeBlock | kFsIoctlDev);
-  const std::uint64_t device_rw = (kFsReadFile | kFsWriteFile | kFsTruncate) & handled;
-
-  Outcome result;
+  if (ruleset < 0) {
+    result = failure("landlock", "landlock_create_ruleset", errno);
+    return -1;
+  }
+  const Rights r = rights_for(attr.handled_access_fs);
   auto add = [&](const std::string& path, std::uint64_t access) {
-    if (result) return;
-    const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) return;  // absent: nothing to allow
-    struct stat st{};
-    if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) access &= kFileRights;
-    PathBeneathAttr rule{access, fd};
-    if (access != 0 &&
-        ::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0U) != 0) {
-      result = failure("landlock", "landlock_add_rule " + path, errno);
-    }
-    ::close(fd);
+    if (!result) result = add_path_rule(ruleset, path, access);
   };
-  for (const char* p : kSystemReadExec) add(p, read_exec);
-  for (const char* p : kSystemReadOnly) add(p, read_only);
-  for (const char* p : kDevicesReadWrite) add(p, device_rw);
-  if (!scratch.empty()) add(scratch, read_write);
-  for (const auto& p : options.read_exec) add(p, read_exec);
-  for (const auto& p : options.read_only) add(p, read_only);
-  for (const auto& p : options.read_write) add(p, read_write);
+  for (const char* p : kSystemReadExec) add(p, r.read_exec);
+  for (const char* p : kSystemReadOnly) add(p, r.read_only);
+  for (const char* p : kDevicesReadWrite) add(p, r.device_rw);
+  for (const auto& p : options.read_exec) add(p, r.read_exec);
+  for (const auto& p : options.read_only) add(p, r.read_only);
+  for (const auto& p : options.read_write) add(p, r.read_write);
   if (!result && attr.handled_access_net != 0 && options.net == NetMode::kProxy) {
     NetPortAttr port{kNetConnectTcp, options.proxy_port};
     if (::syscall(SYS_landlock_add_rule, ruleset, kRuleNetPort, &port, 0U) != 0)
       result = failure("landlock", "landlock_add_rule (proxy port)", errno);
   }
+  if (result) {
+    ::close(ruleset);
+    return -1;
+  }
+  return ruleset;
+}
+
+Outcome landlock_restrict(int ruleset, int abi, const std::string& scratch) {
+  const Rights r = rights_for(fs_rights_for_abi(abi));
+  // The jail's own /proc and scratch folder exist only in its mount namespace.
+  Outcome result = add_path_rule(ruleset, "/proc", r.read_only);
+  if (!result && !scratch.empty()) result = add_path_rule(ruleset, scratch, r.read_write);
   if (!result && ::syscall(SYS_landlock_restrict_self, ruleset, 0U) != 0)
     result = failure("landlock", "landlock_restrict_self", errno);
   ::close(ruleset);
   return result;
+}
+
+Outcome apply_landlock(const LaunchOptions& options, int abi, const std::string& scratch) {
+  Outcome result;
+  const int ruleset = landlock_ruleset(options, abi, result);
+  if (ruleset < 0) return result;
+  return landlock_restrict(ruleset, abi, scratch);
 }
 
 namespace {
@@ -352,13 +387,18 @@ bool make_mount_point(const std::string& path, bool directory) {
 
 }  // namespace
 
-Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
+Outcome setup_proc(const LaunchOptions& /*options*/) {
   const char* kWhat = "mount namespace";
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     return failure(kWhat, "making / private", errno);
   // A /proc of the new pid namespace: the jail sees its own processes only, never the daemon's.
   if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
     return failure(kWhat, "mounting /proc", errno);
+  return std::nullopt;
+}
+
+Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
+  const char* kWhat = "mount namespace";
 
   // The private /tmp hides the host's. What the jail must still reach below /tmp (a service
   // folder under /tmp, its rules, the working directory) is bound back into it, at the same path.
@@ -588,8 +628,9 @@ Outcome apply_rlimits(const LaunchOptions& options) {
   return std::nullopt;
 }
 
-Outcome Cgroups::create_and_join(const LaunchOptions& options) {
+Outcome Cgroups::create(const LaunchOptions& options, pid_t member) {
   const std::string self = std::to_string(::getpid());
+  const std::string member_text = std::to_string(member);
   auto make = [&](const std::string& parent, std::string& dir, const char* mechanism,
                   const std::vector<std::pair<const char*, std::string>>& settings) -> Outcome {
     if (parent.empty()) return std::nullopt;
@@ -608,7 +649,7 @@ Outcome Cgroups::create_and_join(const LaunchOptions& options) {
         return failure(mechanism, std::string("writing ") + file, error);
       }
     }
-    if (!write_file(dir + "/cgroup.procs", self, error))
+    if (!write_file(dir + "/cgroup.procs", member_text, error))
       return failure(mechanism, "joining " + dir, error);
     return std::nullopt;
   };
@@ -635,12 +676,8 @@ bool Cgroups::oom_killed() const {
 }
 
 void Cgroups::remove() {
-  const std::string self = std::to_string(::getpid());
   for (std::string* dir : {&memory_, &pids_}) {
     if (dir->empty()) continue;
-    int error = 0;
-    const auto slash = dir->rfind('/');
-    write_file(dir->substr(0, slash) + "/cgroup.procs", self, error);
     ::rmdir(dir->c_str());
     dir->clear();
   }

@@ -9,8 +9,9 @@
 ///     L --clone(NEWUSER|NEWPID|NEWNS|NEWIPC|NEWUTS[|NEWNET])--> C: pid 1 of the jail, its init
 ///       C --fork--> G: drops privileges, Landlock + seccomp, execve(PROGRAM)
 ///
-/// L writes C's uid/gid maps, joins the jail's cgroups, waits for C and reports the outcome; C sets
-/// up mounts and the network, reaps, and its exit takes every process of the pid namespace with it.
+/// L writes C's uid/gid maps, moves C into the jail's cgroups, builds the Landlock ruleset (while
+/// C mounts) and hands it over, waits for C and reports the outcome; C sets up mounts and the
+/// network, reaps, and its exit takes every process of the pid namespace with it.
 
 #include <sys/types.h>
 
@@ -39,6 +40,14 @@ int landlock_abi();
 /// no_new_privs. Paths that do not exist are skipped.
 Outcome apply_landlock(const LaunchOptions& options, int abi, const std::string& scratch);
 
+/// apply_landlock() in two steps, so that the launcher can build the rules while the jail's init
+/// sets up its mounts: landlock_ruleset() (any process that sees the same files: rules are on
+/// inodes, and the jail's bind mounts share them) makes a ruleset with every rule but the jail's
+/// own /proc and scratch folder; landlock_restrict() (in the program's process) adds those two
+/// and restricts the calling thread. It closes `ruleset`. -1 and `result` set on failure.
+int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result);
+Outcome landlock_restrict(int ruleset, int abi, const std::string& scratch);
+
 /// Loads the seccomp filter: refuses ptrace, mount and the new mount API, namespaces, kexec,
 /// modules, bpf, perf_event_open, keyring calls, io_uring, TIOCSTI/TIOCLINUX, process_vm_*, and
 /// socket families other than AF_UNIX (plus AF_INET/AF_INET6 in proxy mode; all in host mode).
@@ -49,11 +58,13 @@ Outcome apply_seccomp(NetMode net, std::string_view precompiled_hex = {});
 /// The filter for `net` as classic BPF, hex-encoded, for --seccomp-bpf; empty on failure.
 std::string export_seccomp(NetMode net);
 
-/// Inside the new mount namespace: private propagation, a fresh /proc for the new pid namespace,
-/// a private /tmp of tmp_size bytes (what the jail needs below the host's /tmp - a service folder
-/// there, the working directory - is bound back at the same path) and the --hide covers.
-/// `scratch` receives the writable temporary folder: /tmp, or /tmp/.hearth-tmp when something was
-/// bound back (a rule on /tmp would then reach into it).
+/// Inside the new mount namespace, in two steps. The first needs only the namespace's
+/// capabilities (it may run before the id maps are written): private propagation and a fresh
+/// /proc for the new pid namespace. The second: a private /tmp of tmp_size bytes (what the jail
+/// needs below the host's /tmp - a service folder there, the working directory - is bound back at
+/// the same path) and the --hide covers. `scratch` receives the writable temporary folder: /tmp,
+/// or /tmp/.hearth-tmp when something was bound back (a rule on /tmp would then reach into it).
+Outcome setup_proc(const LaunchOptions& options);
 Outcome setup_mounts(const LaunchOptions& options, std::string& scratch);
 
 /// Brings up the loopback interface of the (new) network namespace.
@@ -86,12 +97,12 @@ Outcome apply_rlimits(const LaunchOptions& options);
 /// The per-launch cgroup v1 groups (memory, pids) created under the folders the daemon named.
 class Cgroups {
  public:
-  /// Creates `<dir>/j<pid>` for each configured controller, writes the limits and moves the
-  /// calling process into them.
-  Outcome create_and_join(const LaunchOptions& options);
+  /// Creates `<dir>/j<pid of the caller>` for each configured controller, writes the limits and
+  /// moves `member` (the jail's init, before it starts anything) into them.
+  Outcome create(const LaunchOptions& options, pid_t member);
   /// True when the memory group recorded an OOM kill.
   bool oom_killed() const;
-  /// Leaves the groups (back to their parents) and removes them. Idempotent.
+  /// Removes the groups (empty once the jail has ended). Idempotent.
   void remove();
 
  private:
