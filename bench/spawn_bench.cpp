@@ -12,9 +12,13 @@
 ///   bwrap         bwrap --unshare-all --die-with-parent with /usr, /lib*, /bin bound read-only
 ///
 /// Usage: hearth-spawn-bench [--iterations N] [--launcher PATH] [--bwrap PATH]
+///        hearth-spawn-bench --print-filter none|proxy|host   (the daemon's precompiled filter)
+///        hearth-spawn-bench --namespaces   (clone() cost of each namespace kind, 200 each)
 /// Prints a JSON object per variant: {"variant", "n", "p50_us", "p90_us", "p99_us", "mean_us"}.
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "jail/control.hpp"
 #include "jail/sandbox.hpp"
 
 extern char** environ;
@@ -93,21 +99,8 @@ double run_once(Variant& v) {
   posix_spawnattr_destroy(&attr);
   if (v.control) {
     // The listener the jail handed over (proxy mode), and any report.
-    char buffer[256];
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    for (;;) {
-      iovec iov{buffer, sizeof buffer};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      if (::recvmsg(fds[0], &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) <= 0) break;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        int fd = -1;
-        std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-        ::close(fd);
-      }
+    while (auto message = hearth::jail::receive_message(fds[0], /*wait=*/false)) {
+      if (message->fd >= 0) ::close(message->fd);
     }
     ::close(fds[0]);
     ::close(fds[1]);
@@ -127,7 +120,57 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
+/// Median cost of clone() + exit + wait with each namespace flag added in turn.
+void namespace_costs() {
+  struct Step {
+    const char* name;
+    unsigned long flags;
+  };
+  const Step steps[] = {
+      {"plain", 0},
+      {"user", CLONE_NEWUSER},
+      {"user+pid", CLONE_NEWUSER | CLONE_NEWPID},
+      {"user+mount", CLONE_NEWUSER | CLONE_NEWNS},
+      {"user+ipc", CLONE_NEWUSER | CLONE_NEWIPC},
+      {"user+uts", CLONE_NEWUSER | CLONE_NEWUTS},
+      {"user+network", CLONE_NEWUSER | CLONE_NEWNET},
+      {"all six", CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+                      CLONE_NEWNET}};
+  for (const auto& step : steps) {
+    std::vector<double> samples;
+    for (int i = 0; i < 200; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      const long pid = ::syscall(SYS_clone, step.flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+      if (pid == 0) ::_exit(0);
+      if (pid < 0) {
+        std::printf("{\"clone\":\"%s\",\"error\":\"%s\"}\n", step.name, std::strerror(errno));
+        break;
+      }
+      ::waitpid(static_cast<pid_t>(pid), nullptr, 0);
+      samples.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+    if (!samples.empty())
+      std::printf("{\"clone\":\"%s\",\"p50_us\":%.0f}\n", step.name, percentile(samples, 0.5));
+  }
+}
+
 int main(int argc, char** argv) {
+  using hearth::jail::NetMode;
+  using hearth::jail::sandbox::export_seccomp;
+  if (argc == 3 && std::string(argv[1]) == "--print-filter") {
+    const std::string mode = argv[2];
+    std::printf("%s\n", export_seccomp(mode == "host"    ? NetMode::kHost
+                                       : mode == "proxy" ? NetMode::kProxy
+                                                         : NetMode::kNone)
+                           .c_str());
+    return 0;
+  }
+  if (argc == 2 && std::string(argv[1]) == "--namespaces") {
+    namespace_costs();
+    return 0;
+  }
   int iterations = 300;
   std::string launcher =
       (std::filesystem::canonical("/proc/self/exe").parent_path() / "hearth-launch").string();
@@ -147,8 +190,6 @@ int main(int argc, char** argv) {
   const std::string memory = writable_cgroup("memory");
   const std::string pids = writable_cgroup("pids");
 
-  using hearth::jail::NetMode;
-  using hearth::jail::sandbox::export_seccomp;
   std::vector<std::string> jail = {launcher, "--jail", "--rw=" + dir + "/data",
                                    "--hide=" + dir + "/data/secret.json", "--as=1073741824",
                                    "--nproc=256", "--tmp=67108864", "--control-fd=4"};

@@ -49,6 +49,7 @@
 #include <string>
 #include <string_view>
 
+#include "jail/control.hpp"
 #include "jail/launch_options.hpp"
 #include "jail/sandbox.hpp"
 
@@ -100,30 +101,20 @@ void trace(const char* step) {
   std::fprintf(stderr, "hearth-launch: jail: %s: %s\n", failure.mechanism.c_str(),
                failure.detail.c_str());
   std::string message = "error\t" + failure.mechanism + "\t" + failure.detail;
-  sandbox::send_message(g_control, message);
+  hearth::jail::send_message(g_control, message);
   std::_Exit(kExitCannotRun);
 }
 
-/// Receives one message on `socket` (blocking), and the descriptor it carries, if any.
+/// One message from L on the sync socket (blocking); empty when L is gone.
 std::string receive(int socket, int* fd = nullptr) {
-  char buffer[256];
-  iovec iov{buffer, sizeof buffer - 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n = 0;
-  do {
-    n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) return {};
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fd != nullptr)
-      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+  auto message = hearth::jail::receive_message(socket, /*wait=*/true);
+  if (!message) return {};
+  if (fd != nullptr) {
+    *fd = message->fd;
+  } else if (message->fd >= 0) {
+    ::close(message->fd);
   }
-  return std::string(buffer, static_cast<std::size_t>(n));
+  return std::move(message->text);
 }
 
 /// G: the program's process. Limits, privileges, Landlock, seccomp, execve.
@@ -168,7 +159,7 @@ std::string receive(int socket, int* fd = nullptr) {
     std::string error;
     const int listener = sandbox::open_listener(options.proxy_port, error);
     if (listener < 0) refuse({"network proxy", error});
-    if (!sandbox::send_message(g_control, "listen", listener))
+    if (!hearth::jail::send_message(g_control, "listen", listener))
       refuse({"network proxy", "cannot hand the listener to the daemon"});
     ::close(listener);
   }
@@ -204,7 +195,7 @@ std::string receive(int socket, int* fd = nullptr) {
     if (reaped < 0 && errno != EINTR) break;
   }
   const std::string message = "status\t" + std::to_string(main_status);
-  sandbox::send_message(sync, message);
+  hearth::jail::send_message(sync, message);
   std::_Exit(0);
 }
 
@@ -255,15 +246,15 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
   // C is waiting for "go": it joins the cgroups before it can start anything.
   if (auto f = cgroups.create(options, child)) abandon(*f);
   trace("L cgroups");
-  sandbox::send_message(sync[0], "go");
+  hearth::jail::send_message(sync[0], "go");
   // The Landlock rules, built here while C sets up its mounts.
   sandbox::Outcome landlock;
   const int ruleset = sandbox::landlock_ruleset(options, sandbox::landlock_abi(), landlock);
   if (ruleset >= 0) {
-    sandbox::send_message(sync[0], "landlock", ruleset);
+    hearth::jail::send_message(sync[0], "landlock", ruleset);
     ::close(ruleset);
   } else {
-    sandbox::send_message(sync[0], "landlock-failed\t" + landlock->detail);
+    hearth::jail::send_message(sync[0], "landlock-failed\t" + landlock->detail);
   }
   trace("L landlock");
 
@@ -274,13 +265,11 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
   trace("L reaped");
   // C's report of G's status (absent when C itself was killed or failed to set up).
   std::optional<int> program_status;
-  char buffer[64];
-  const ssize_t n = ::recv(sync[0], buffer, sizeof buffer - 1, MSG_DONTWAIT);
-  if (n > 7 && std::string_view(buffer, 7) == "status\t") {
-    buffer[n] = '\0';
-    program_status = std::atoi(buffer + 7);
+  if (auto report = hearth::jail::receive_message(sync[0], /*wait=*/false);
+      report && report->text.rfind("status\t", 0) == 0) {
+    program_status = std::atoi(report->text.c_str() + 7);
   }
-  if (cgroups.oom_killed()) sandbox::send_message(g_control, "oom");
+  if (cgroups.oom_killed()) hearth::jail::send_message(g_control, "oom");
   cgroups.remove();
 
   const int final_status = program_status.value_or(status);

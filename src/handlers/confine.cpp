@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "egress/proxy.hpp"
+#include "jail/control.hpp"
 
 namespace hearth::handlers {
 
@@ -50,25 +51,9 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
   void drain() {
     std::lock_guard lock(mutex);
     if (closed) return;
-    for (;;) {
-      char buffer[1024];
-      iovec iov{buffer, sizeof buffer - 1};
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      const ssize_t n = ::recvmsg(descriptor.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      int fd = -1;
-      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-          std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-        }
-      }
-      const std::string_view message(buffer, static_cast<std::size_t>(n));
+    while (auto received = jail::receive_message(descriptor.native_handle(), /*wait=*/false)) {
+      int fd = received->fd;
+      const std::string_view message(received->text);
       if (message == "listen" && fd >= 0) {
         if (allow && !proxy) {
           egress::ProxyOptions options;
@@ -210,9 +195,11 @@ std::optional<Error> Confinement::finish(const proc::RunResult& result) {
     failed = state_->failed;
   }
   state_->close();
-  if (jail_ != nullptr) jail_->cleanup(result.pid);
-
   using Status = proc::RunResult::Status;
+  // The launcher removes its cgroups itself; only one killed by the daemon (time or output limit)
+  // or by a signal cannot.
+  if (jail_ != nullptr && result.status != Status::kExited) jail_->cleanup(result.pid);
+
   if (failed && result.status == Status::kExited && result.exit_code == 127) {
     json::object data;
     data["mechanism"] = failed->first;

@@ -514,29 +514,6 @@ int open_listener(std::uint16_t port, std::string& error) {
   return fd;
 }
 
-bool send_message(int socket, std::string_view message, int fd) {
-  if (socket < 0) return false;
-  iovec iov{const_cast<char*>(message.data()), message.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  if (fd >= 0) {
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-  }
-  ssize_t n = 0;
-  do {
-    n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  return n == static_cast<ssize_t>(message.size());
-}
-
 Outcome write_id_maps(pid_t child, std::optional<std::uint32_t> jail_uid,
                       std::optional<std::uint32_t> jail_gid) {
   const std::string base = "/proc/" + std::to_string(child) + "/";

@@ -73,9 +73,6 @@ Outcome loopback_up();
 /// A listening TCP socket on 127.0.0.1:port of the current network namespace; -1 with `error`.
 int open_listener(std::uint16_t port, std::string& error);
 
-/// Sends `message` (and `fd`, when >= 0, as SCM_RIGHTS) as one datagram. Best effort.
-bool send_message(int socket, std::string_view message, int fd = -1);
-
 /// Writes uid_map/gid_map of `child` (in a new user namespace): inside 0 is `uid` (the launcher's
 /// own ids when it is not root). When `jail_uid` is set (root launcher), 0 stays 0 and `jail_uid`
 /// maps to itself: the program runs as that unprivileged id, and root-owned files keep an owner

@@ -3,6 +3,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "proc/process.hpp"
+#include "proc/testing.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -575,23 +576,7 @@ TEST(ProcRun, CallerCancellationDoesNotAbandonTheChild) {
 // ---------------------------------------------------------------------------------------------
 // LineStream
 
-/// Runs an io_context on one background thread for the duration of a test.
-class IoThread {
- public:
-  IoThread() : guard_(io_.get_executor()), thread_([this] { io_.run(); }) {}
-  ~IoThread() {
-    guard_.reset();
-    thread_.join();
-  }
-  IoThread(const IoThread&) = delete;
-  IoThread& operator=(const IoThread&) = delete;
-  asio::any_io_executor executor() { return io_.get_executor(); }
-
- private:
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> guard_;
-  std::thread thread_;
-};
+using proc::testing::IoThread;
 
 struct Collected {
   std::mutex mutex;

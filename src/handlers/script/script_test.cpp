@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "proc/process.hpp"
+#include "proc/testing.hpp"
 #pragma GCC diagnostic pop
 
 namespace hearth::handlers::script {
@@ -501,22 +502,7 @@ TEST_F(ScriptTest, ConcurrentCallsAreAllComplete) {
 // ---------------------------------------------------------------------------------------------
 // Subscriptions
 
-class IoThread {
- public:
-  IoThread() : guard_(io_.get_executor()), thread_([this] { io_.run(); }) {}
-  ~IoThread() {
-    guard_.reset();
-    thread_.join();
-  }
-  IoThread(const IoThread&) = delete;
-  IoThread& operator=(const IoThread&) = delete;
-  asio::any_io_executor executor() { return io_.get_executor(); }
-
- private:
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> guard_;
-  std::thread thread_;
-};
+using proc::testing::IoThread;
 
 struct SinkRecorder {
   std::mutex mutex;
