@@ -12,6 +12,8 @@ packages=(
   libvalijson-dev libcli11-dev libspdlog-dev libfmt-dev
   # the jail: seccomp filters (Landlock and namespaces are raw system calls)
   libseccomp-dev
+  # function handlers: the SpiderMonkey 102 JavaScript engine; TLS for ctx.fetch
+  libmozjs-102-dev libssl-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite
   python3 python3-pytest curl

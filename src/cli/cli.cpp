@@ -200,6 +200,11 @@ int run(int argc, char** argv) {
                         "Handler time limit (ms) when neither the handler nor maxExecutionTime sets one")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400000));
+  serve_cmd->add_option("--js-workers", serve_options.js_workers,
+                        "JavaScript worker processes per pool (function handlers: one pool per "
+                        "service and permission set), started at load")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   serve_cmd->add_option("--allow-origin", serve_options.allowed_origins,
                         "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
   serve_cmd->add_flag("--json", serve_options.json, "Print the start-up information as JSON on stdout");

@@ -29,6 +29,7 @@ struct ServeOptions {
   std::filesystem::path ready_file;
   std::filesystem::path state_dir;
   int threads = 0;  ///< 0: one per core
+  int js_workers = 2;  ///< JS worker processes per pool (function handlers)
   std::size_t max_request_bytes = 1 << 20;
   int idle_timeout_s = 60;
   int default_timeout_ms = 30000;

@@ -87,6 +87,7 @@ int serve(const ServeOptions& options) {
   host::HostOptions host_options;
   host_options.default_timeout = std::chrono::milliseconds(options.default_timeout_ms);
   host_options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
+  host_options.kinds.js_workers = static_cast<std::size_t>(options.js_workers);
   host::LoadReport report;
   auto host = host::Host::load(options.paths, host_options, ioc.get_executor(), report);
   print_load_report(report);

@@ -120,12 +120,14 @@ bool looks_out_of_memory(std::string_view tail) {
 Result<std::shared_ptr<Confinement>> Confinement::start(
     const jail::Jail& jail, const manifest::Permissions& permissions,
     const std::filesystem::path& service_dir, const std::vector<std::string>& raw_args,
-    proc::Command& cmd, asio::any_io_executor executor, std::string who) {
+    proc::Command& cmd, asio::any_io_executor executor, std::string who, ConfineExtras extras) {
   jail::Request request;
   request.service_dir = service_dir;
   request.file_access = permissions.file_access;
   request.network_access = permissions.network_access;
   request.max_memory = permissions.max_memory;
+  request.address_space_extra = extras.address_space;
+  request.memory_extra = extras.memory;
   request.program = cmd.program;
   for (const auto& arg : raw_args) {
     if (arg.find("{{") != std::string::npos) continue;  // filled from input: never widens the jail

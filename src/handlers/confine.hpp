@@ -26,6 +26,13 @@
 
 namespace hearth::handlers {
 
+/// Room a kind adds to the jail's memory limits for what its process needs besides the handler's
+/// own work (a JS engine's reserved address space and its baseline), in bytes.
+struct ConfineExtras {
+  std::uint64_t address_space = 0;  ///< added to RLIMIT_AS
+  std::uint64_t memory = 0;         ///< added to the memory cgroup's limit
+};
+
 class Confinement {
  public:
   /// Plans the jail for `cmd` (its program, cwd and `raw_args`: the manifest's arguments before
@@ -37,7 +44,7 @@ class Confinement {
                                                     const std::vector<std::string>& raw_args,
                                                     proc::Command& cmd,
                                                     boost::asio::any_io_executor executor,
-                                                    std::string who);
+                                                    std::string who, ConfineExtras extras = {});
 
   ~Confinement();
   Confinement(const Confinement&) = delete;

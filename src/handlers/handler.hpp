@@ -5,6 +5,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -69,6 +70,13 @@ struct KindOptions {
   /// The jail every handler process goes through. Null only in tests and embeddings that run
   /// handlers unconfined on purpose; the daemon always sets it.
   std::shared_ptr<const jail::Jail> jail;
+  /// Where long-lived helpers (JS worker pools) run; the host sets its own. Empty: they start on
+  /// the executor of their first call (tests).
+  boost::asio::any_io_executor executor;
+  /// Worker processes per JS pool (`function` handlers; a pool per service and permission set).
+  std::size_t js_workers = 2;
+  /// The JS worker executable; empty: `hearth-js-worker` beside the running executable.
+  std::filesystem::path js_worker;
 };
 
 /// A handler kind: checks its part of a manifest and creates handlers.

@@ -5,17 +5,19 @@
 namespace hearth::handlers {
 namespace {
 
-TEST(HandlerRegistry, BuiltinRunsScriptAndRefusesTheOtherSpecKinds) {
+TEST(HandlerRegistry, BuiltinRunsScriptAndFunctionAndRefusesTheOtherSpecKinds) {
   auto registry = make_builtin_registry();
   ASSERT_NE(registry->find("script"), nullptr);
   EXPECT_EQ(registry->find("script")->name(), "script");
-  EXPECT_EQ(registry->find("function"), nullptr);
+  ASSERT_NE(registry->find("function"), nullptr);
+  EXPECT_EQ(registry->find("function")->name(), "function");
+  EXPECT_EQ(registry->find("http"), nullptr);
 
   Problems problems;
-  registry->check("function", json::object{{"type", "function"}}, "endpoints[1].handler", problems);
+  registry->check("http", json::object{{"type", "http"}}, "endpoints[1].handler", problems);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].to_string(),
-            "endpoints[1].handler.type: the 'function' handler kind is defined by the LAVS spec "
+            "endpoints[1].handler.type: the 'http' handler kind is defined by the LAVS spec "
             "but this hearth build does not run it yet");
 
   problems.clear();

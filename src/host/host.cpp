@@ -123,10 +123,17 @@ Error invalid_params_error(const std::vector<schema::Violation>& violations) {
   return Error::make(ErrorCode::kInvalidParams, "Invalid params: " + first.message, std::move(data));
 }
 
+namespace {
+handlers::KindOptions with_executor(handlers::KindOptions kinds, asio::any_io_executor executor) {
+  if (!kinds.executor) kinds.executor = std::move(executor);
+  return kinds;
+}
+}  // namespace
+
 Host::Host(HostOptions options, asio::any_io_executor executor)
     : options_(options),
       executor_(std::move(executor)),
-      registry_(handlers::make_builtin_registry(options.kinds)),
+      registry_(handlers::make_builtin_registry(with_executor(options.kinds, executor_))),
       compiler_(schema::make_draft7_compiler()) {}
 
 Host::~Host() { shutdown(); }

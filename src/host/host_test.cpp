@@ -301,12 +301,12 @@ TEST(HostLoad, DuplicateServiceNamesAreRefused) {
 }
 
 TEST(HostLoad, UnsupportedKindIsRefusedAtLoad) {
-  TempService s(R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"function","module":"m.js","function":"f"}}]})");
+  TempService s(R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"mcp","server":"s","tool":"t"}}]})");
   asio::io_context ioc;
   LoadReport report;
   EXPECT_FALSE(Host::load({s.dir()}, {}, ioc.get_executor(), report));
   ASSERT_EQ(report.failures.size(), 1u);
-  EXPECT_NE(report.failures[0].problems[0].message.find("function"), std::string::npos);
+  EXPECT_NE(report.failures[0].problems[0].message.find("mcp"), std::string::npos);
 }
 
 TEST(AuditLogTest, FormatsOneJsonLine) {

@@ -368,9 +368,9 @@ Result<Plan> Jail::plan(const Request& request) const {
   o.nproc = options_.max_tasks;
   o.cgroup_pids = cgroup_pids_;
   if (request.max_memory && *request.max_memory > 0) {
-    o.address_space = *request.max_memory;
+    o.address_space = *request.max_memory + request.address_space_extra;
     if (!cgroup_memory_.empty()) {
-      o.memory = *request.max_memory;
+      o.memory = *request.max_memory + request.memory_extra;
       o.cgroup_memory = cgroup_memory_;
     }
   }

@@ -58,6 +58,10 @@ struct Request {
   /// absent or false: none; true: host network; a list: through the allowlisting proxy
   std::optional<std::variant<bool, std::vector<std::string>>> network_access;
   std::optional<std::uint64_t> max_memory;
+  /// Added to max_memory for RLIMIT_AS and for the memory cgroup (an engine's reservations and
+  /// baseline, which the handler's own data limit should not count).
+  std::uint64_t address_space_extra = 0;
+  std::uint64_t memory_extra = 0;
   std::filesystem::path program;                    ///< absolute
   std::vector<std::string> args;                    ///< the arguments after argv[0]
 };

@@ -15,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -28,6 +29,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
+#include <deque>
 #include <csignal>
 #include <mutex>
 #include <system_error>
@@ -392,6 +394,8 @@ class Session {
   /// Receives stdout bytes as they arrive; may call close_stdout().
   std::function<void(std::string_view)> on_stdout;
   std::function<void()> on_stdout_end;
+  /// Receives stderr bytes as they arrive (besides the kept tail).
+  std::function<void(std::string_view)> on_stderr;
   /// Receives event-pipe bytes as they arrive.
   std::function<void(std::string_view)> on_events;
   std::function<void()> on_events_end;
@@ -586,6 +590,7 @@ class Session {
         if (on_stdout) on_stdout(data);
         break;
       case Pipe::kStderr:
+        if (on_stderr) on_stderr(data);
         err_tail_.append(data);
         // Trim in batches: keeps appends amortised O(1) for a chatty stderr.
         if (err_tail_.size() > 2 * stderr_tail_ + kReadChunk) {
@@ -760,6 +765,145 @@ class LineStreamHandle final : public LineStream {
   std::shared_ptr<LineStreamState> state_;
 };
 
+// ---------------------------------------------------------------------------------------------
+// Duplex.
+
+class DuplexState : public std::enable_shared_from_this<DuplexState> {
+ public:
+  DuplexState(const Strand& strand, Child child, Duplex::Callbacks callbacks)
+      : strand_(strand), stdin_(strand), callbacks_(std::move(callbacks)) {
+    UniqueFd stdin_w = std::move(child.stdin_w);
+    session_.emplace(strand, std::move(child), std::chrono::milliseconds::zero(),
+                     RunLimits{}.stderr_tail, std::nullopt);
+    boost::system::error_code ec;
+    stdin_.assign(stdin_w.get(), ec);
+    if (!ec) stdin_w.release();
+  }
+
+  void start() {
+    session_->on_stdout = [this](std::string_view data) {
+      guarded([&] {
+        if (callbacks_.on_stdout) callbacks_.on_stdout(data);
+      });
+    };
+    session_->on_stderr = [this](std::string_view data) {
+      guarded([&] {
+        if (callbacks_.on_stderr) callbacks_.on_stderr(data);
+      });
+    };
+    asio::co_spawn(
+        strand_,
+        [self = shared_from_this()]() -> asio::awaitable<void> {
+          co_await self->session_->drive();
+          boost::system::error_code ignored;
+          self->stdin_.close(ignored);
+          const RunResult result = self->session_->result();
+          self->guarded([&] {
+            if (self->callbacks_.on_exit) self->callbacks_.on_exit(result);
+          });
+        },
+        asio::detached);
+  }
+
+  int pid() const { return session_->pid(); }
+
+  bool write(std::string data) {
+    {
+      std::lock_guard lock(queue_mutex_);
+      if (stdin_closed_) return false;
+      queue_.push_back(std::move(data));
+      if (writing_) return true;
+      writing_ = true;
+    }
+    asio::post(strand_, [self = shared_from_this()] { self->write_next(); });
+    return true;
+  }
+
+  void stop() {
+    if (strand_.running_in_this_thread()) {
+      stopped_ = true;
+    } else {
+      std::lock_guard lock(callback_mutex_);
+      stopped_ = true;
+    }
+    {
+      std::lock_guard lock(queue_mutex_);
+      stdin_closed_ = true;
+      queue_.clear();
+    }
+    if (stop_posted_.exchange(true)) return;
+    asio::post(strand_, [self = shared_from_this()] {
+      boost::system::error_code ignored;
+      self->stdin_.close(ignored);
+      self->session_->terminate(std::nullopt);
+      self->session_->close_pipes();
+    });
+  }
+
+ private:
+  /// On the strand: writes the queued chunks one after the other.
+  void write_next() {
+    std::string chunk;
+    {
+      std::lock_guard lock(queue_mutex_);
+      if (queue_.empty() || stdin_closed_ || !stdin_.is_open()) {
+        writing_ = false;
+        return;
+      }
+      chunk = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    auto buffer = std::make_shared<std::string>(std::move(chunk));
+    asio::async_write(stdin_, asio::buffer(*buffer),
+                      asio::bind_executor(strand_, [self = shared_from_this(), buffer](
+                                                       const boost::system::error_code& ec,
+                                                       std::size_t) {
+                        if (ec) {
+                          // EPIPE: the child is gone; its exit is reported by the session.
+                          std::lock_guard lock(self->queue_mutex_);
+                          self->stdin_closed_ = true;
+                          self->queue_.clear();
+                          self->writing_ = false;
+                          return;
+                        }
+                        self->write_next();
+                      }));
+  }
+
+  template <class F>
+  void guarded(F&& f) {
+    std::lock_guard lock(callback_mutex_);
+    if (stopped_) return;
+    f();
+  }
+
+  Strand strand_;
+  std::optional<Session> session_;
+  Descriptor stdin_;
+  Duplex::Callbacks callbacks_;
+  std::mutex callback_mutex_;
+  bool stopped_ = false;
+  std::atomic<bool> stop_posted_{false};
+  std::mutex queue_mutex_;  ///< guards the write queue and its flags
+  std::deque<std::string> queue_;
+  bool writing_ = false;
+  bool stdin_closed_ = false;
+};
+
+class DuplexHandle final : public Duplex {
+ public:
+  explicit DuplexHandle(std::shared_ptr<DuplexState> state) : state_(std::move(state)) {}
+  ~DuplexHandle() override { state_->stop(); }
+  DuplexHandle(const DuplexHandle&) = delete;
+  DuplexHandle& operator=(const DuplexHandle&) = delete;
+  bool write(std::string data) override { return state_->write(std::move(data)); }
+  void stop() override { state_->stop(); }
+  int pid() const override { return state_->pid(); }
+
+ private:
+  std::shared_ptr<DuplexState> state_;
+};
+
 bool is_executable_file(const std::filesystem::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
@@ -797,6 +941,18 @@ Result<std::shared_ptr<LineStream>> start_line_stream(asio::any_io_executor exec
                                         std::move(cmd.stdin_data), std::move(callbacks), max_line);
   state->start();
   return std::shared_ptr<LineStream>(std::make_shared<LineStreamHandle>(std::move(state)));
+}
+
+Result<std::shared_ptr<Duplex>> start_duplex(asio::any_io_executor executor, Command cmd,
+                                             Duplex::Callbacks callbacks) {
+  cmd.event_pipe = false;
+  cmd.stdin_data = std::string();  // asks spawn_child for a stdin pipe; DuplexState owns it
+  auto child = spawn_child(cmd);
+  if (!child) return std::move(child).error();
+  auto state = std::make_shared<DuplexState>(asio::make_strand(executor), std::move(*child),
+                                             std::move(callbacks));
+  state->start();
+  return std::shared_ptr<Duplex>(std::make_shared<DuplexHandle>(std::move(state)));
 }
 
 std::optional<std::filesystem::path> find_program(std::string_view name, std::string_view path_env,

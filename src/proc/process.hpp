@@ -101,6 +101,33 @@ Result<std::shared_ptr<LineStream>> start_line_stream(boost::asio::any_io_execut
                                                       Command cmd, LineStream::Callbacks callbacks,
                                                       std::size_t max_line = 1024 * 1024);
 
+/// A long-lived child the daemon talks to over its stdin and stdout (JS workers, stdio MCP
+/// servers): stdin stays open for writes until stop(), stdout arrives as raw chunks.
+class Duplex {
+ public:
+  struct Callbacks {
+    std::function<void(std::string_view data)> on_stdout;  ///< bytes as they arrive
+    std::function<void(std::string_view data)> on_stderr;  ///< bytes as they arrive (optional)
+    std::function<void(const RunResult&)> on_exit;         ///< once, when the child ended
+  };
+  /// Destroying the last reference stops the child (as stop() does).
+  virtual ~Duplex() = default;
+  /// Queues `data` for the child's stdin; written in order. False once stdin is closed (the child
+  /// exited or stop() was called). Safe from any thread.
+  virtual bool write(std::string data) = 0;
+  /// Kills the process group; no callback starts after stop() returns (one already running on
+  /// another thread is waited for). Safe from any thread and from inside a callback. Idempotent.
+  virtual void stop() = 0;
+  /// The launcher's pid (the child's process group).
+  virtual int pid() const = 0;
+};
+
+/// Starts `cmd` with a stdin pipe kept open (cmd.stdin_data and cmd.event_pipe are ignored).
+/// Callbacks run on a strand of `executor`, never concurrently, and must not throw; on_exit comes
+/// last, once the child has exited and its pipes reached EOF.
+Result<std::shared_ptr<Duplex>> start_duplex(boost::asio::any_io_executor executor, Command cmd,
+                                             Duplex::Callbacks callbacks);
+
 /// Resolves a command name the way execvp would, using `path_env` (a PATH value) instead of the
 /// daemon's own PATH; a name containing '/' is taken relative to `cwd`. nullopt if not found or
 /// not executable.

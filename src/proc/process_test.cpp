@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -744,6 +745,82 @@ TEST(ProcFindProgram, NamesWithSlashAreRelativeToCwd) {
   // Empty PATH entry: the working directory, as execvp does.
   EXPECT_EQ(find_program("run.sh", "/nonexistent:", dir.path()), dir.path() / "run.sh");
   EXPECT_EQ(find_program("run.sh", "/usr/bin", dir.path()), std::nullopt);
+}
+
+// --- Duplex ------------------------------------------------------------------------------------
+
+struct DuplexCollected {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::string out;
+  std::string err;
+  std::optional<RunResult> exit;
+
+  Duplex::Callbacks callbacks() {
+    return {[this](std::string_view data) {
+              std::lock_guard lock(mutex);
+              out.append(data);
+              changed.notify_all();
+            },
+            [this](std::string_view data) {
+              std::lock_guard lock(mutex);
+              err.append(data);
+              changed.notify_all();
+            },
+            [this](const RunResult& r) {
+              std::lock_guard lock(mutex);
+              exit = r;
+              changed.notify_all();
+            }};
+  }
+  bool wait(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, limit, condition);
+  }
+};
+
+TEST(ProcDuplex, ConversesOverStdinAndStdout) {
+  IoThread io;
+  DuplexCollected c;
+  auto child = start_duplex(io.executor(), make_command({"cat"}), c.callbacks());
+  ASSERT_TRUE(child.ok());
+  // Many writes from several threads arrive whole and, per thread, in order.
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) EXPECT_TRUE((*child)->write(std::to_string(t) + "\n"));
+    });
+  }
+  for (auto& w : writers) w.join();
+  ASSERT_TRUE(c.wait([&] { return c.out.size() == 200 * 2; }));
+  {
+    std::lock_guard lock(c.mutex);
+    for (char digit : {'0', '1', '2', '3'}) {
+      EXPECT_EQ(std::count(c.out.begin(), c.out.end(), digit), 50);
+    }
+    EXPECT_FALSE(c.exit);
+  }
+  (*child)->stop();
+  EXPECT_FALSE((*child)->write("late\n"));
+  EXPECT_TRUE(wait_until([] { return running_count() == 0; }));
+  std::lock_guard lock(c.mutex);
+  EXPECT_FALSE(c.exit) << "no callback after stop()";
+}
+
+TEST(ProcDuplex, ReportsAnExitAndItsStderr) {
+  IoThread io;
+  DuplexCollected c;
+  auto child = start_duplex(io.executor(), shell("read line; echo \"got $line\"; echo bye >&2; exit 3"),
+                            c.callbacks());
+  ASSERT_TRUE(child.ok());
+  EXPECT_TRUE((*child)->write("ping\n"));
+  ASSERT_TRUE(c.wait([&] { return c.exit.has_value(); }));
+  std::lock_guard lock(c.mutex);
+  EXPECT_EQ(c.out, "got ping\n");
+  EXPECT_EQ(c.err, "bye\n");
+  EXPECT_EQ(c.exit->status, Status::kExited);
+  EXPECT_EQ(c.exit->exit_code, 3);
+  EXPECT_EQ(c.exit->err_tail, "bye\n");
 }
 
 }  // namespace

@@ -1,0 +1,13 @@
+#pragma once
+/// UTF-8 helpers shared by everything that turns bytes from outside (a handler's output, a file a
+/// JS handler reads) into JSON or JS strings.
+
+#include <string>
+#include <string_view>
+
+namespace hearth {
+
+/// Replaces each invalid UTF-8 sequence with U+FFFD, so that any bytes can travel in a JSON string.
+std::string valid_utf8(std::string_view in);
+
+}  // namespace hearth

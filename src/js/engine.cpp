@@ -1,0 +1,1154 @@
+#include "js/engine.hpp"
+
+#include <js/Array.h>
+#include <js/CallAndConstruct.h>
+#include <js/CharacterEncoding.h>
+#include <js/CompilationAndEvaluation.h>
+#include <js/CompileOptions.h>
+#include <js/Context.h>
+#include <js/ContextOptions.h>
+#include <js/Conversions.h>
+#include <js/ErrorReport.h>
+#include <js/Exception.h>
+#include <js/GCAPI.h>
+#include <js/GlobalObject.h>
+#include <js/Initialization.h>
+#include <js/Interrupt.h>
+#include <js/JSON.h>
+#include <js/Modules.h>
+#include <js/Promise.h>
+#include <js/PropertyAndElement.h>
+#include <js/Realm.h>
+#include <js/SourceText.h>
+#include <js/Stack.h>
+#include <js/String.h>
+#include <js/experimental/JSStencil.h>
+#include <jsapi.h>
+#include <jsfriendapi.h>
+#include <mozilla/RefPtr.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "common/utf8.hpp"
+#include "jail/glob.hpp"
+#include "js/fetch.hpp"
+#include "js/modules.hpp"
+
+namespace hearth::js {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Engine.
+
+bool inside(const fs::path& dir, const fs::path& p) {
+  auto d = dir.begin();
+  auto q = p.begin();
+  for (; d != dir.end(); ++d, ++q) {
+    if (d->empty()) continue;  // trailing separator
+    if (q == p.end() || *d != *q) return false;
+  }
+  return true;
+}
+
+constexpr std::uint64_t kDefaultHeap = std::uint64_t{1} << 30;
+/// A full GC after this many calls, or sooner when the heap passes kGcBytes (measured: ~1 MB of
+/// heap per 10 calls of a small module; docs/benchmarks.md).
+constexpr int kCallsPerGc = 100;
+constexpr std::uint32_t kGcBytes = 64u << 20;
+
+JSClass kGlobalClass = {"global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr,
+                        nullptr};
+
+/// Resident memory of this process, in bytes (0 when unknown).
+std::uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+/// Stops a call from another thread: at its deadline, or when the process's resident memory
+/// passes its limit. The heap limit (JSGC_MAX_BYTES) counts only GC cells, not the malloc'd
+/// elements of big arrays or strings, so memory is also watched here every 10 ms; RLIMIT_AS and
+/// the jail's memory cgroup remain the hard stops.
+class Watchdog {
+ public:
+  explicit Watchdog(JSContext* cx) : cx_(cx), thread_([this] { loop(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      quit_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  /// `memory_limit`: resident bytes beyond which the call is stopped; 0: not watched.
+  void arm(Clock::time_point deadline, std::uint64_t memory_limit) {
+    {
+      std::lock_guard lock(mutex_);
+      deadline_ = deadline;
+      memory_limit_ = memory_limit;
+      fired_ = false;
+      over_memory_ = false;
+    }
+    changed_.notify_all();
+  }
+  void disarm() {
+    std::lock_guard lock(mutex_);
+    deadline_.reset();
+  }
+  bool fired() const { return fired_.load(); }
+  bool over_memory() const { return over_memory_.load(); }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (!quit_) {
+      if (!deadline_) {
+        changed_.wait(lock);
+        continue;
+      }
+      const auto now = Clock::now();
+      if (now >= *deadline_ || (memory_limit_ > 0 && resident_bytes() > memory_limit_)) {
+        over_memory_ = now < *deadline_;
+        fired_ = true;
+        deadline_.reset();
+        JS_RequestInterruptCallback(cx_);
+        continue;
+      }
+      auto wake = *deadline_;
+      if (memory_limit_ > 0) wake = std::min(wake, now + std::chrono::milliseconds(10));
+      changed_.wait_until(lock, wake);
+    }
+  }
+
+  JSContext* cx_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<Clock::time_point> deadline_;
+  std::uint64_t memory_limit_ = 0;
+  std::atomic<bool> fired_{false};
+  std::atomic<bool> over_memory_{false};
+  bool quit_ = false;
+  std::thread thread_;
+};
+
+std::string to_utf8(JSContext* cx, JS::HandleString s) {
+  if (!s) return {};
+  JS::UniqueChars chars = JS_EncodeStringToUTF8(cx, s);
+  return chars ? std::string(chars.get()) : std::string();
+}
+
+std::string value_to_string(JSContext* cx, JS::HandleValue v) {
+  JS::RootedString s(cx, JS::ToString(cx, v));
+  if (!s) {
+    JS_ClearPendingException(cx);
+    return "(unprintable value)";
+  }
+  return to_utf8(cx, s);
+}
+
+JSString* new_string(JSContext* cx, std::string_view utf8) {
+  const std::string valid = valid_utf8(utf8);
+  return JS_NewStringCopyUTF8N(cx, JS::UTF8Chars(valid.data(), valid.size()));
+}
+
+/// UTF-16 code units (well formed: JSON.stringify escapes lone surrogates) to UTF-8.
+void append_utf16(std::string& out, const char16_t* s, std::uint32_t n) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::uint32_t c = s[i];
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n && s[i + 1] >= 0xDC00 && s[i + 1] <= 0xDFFF) {
+      c = 0x10000 + ((c - 0xD800) << 10) + (s[i + 1] - 0xDC00);
+      ++i;
+    } else if (c >= 0xD800 && c <= 0xDFFF) {
+      c = 0xFFFD;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+}
+
+bool stringify_callback(const char16_t* buf, std::uint32_t len, void* data) {
+  append_utf16(*static_cast<std::string*>(data), buf, len);
+  return true;
+}
+
+/// JSON text of `v`, "null" for undefined/functions. False with an exception pending on failure
+/// (a cycle, a BigInt).
+bool stringify(JSContext* cx, JS::HandleValue v, std::string& out) {
+  out.clear();
+  JS::RootedValue copy(cx, v);
+  if (!JS_Stringify(cx, &copy, nullptr, JS::NullHandleValue, stringify_callback, &out)) {
+    return false;
+  }
+  if (out.empty()) out = "null";
+  return true;
+}
+
+bool parse_json(JSContext* cx, std::string_view text, JS::MutableHandleValue out) {
+  JS::RootedString s(cx, new_string(cx, text));
+  return s && JS_ParseJSON(cx, s, out);
+}
+
+struct CachedScript {
+  RefPtr<JS::Stencil> stencil;
+  bool module = false;
+  std::int64_t mtime_ns = 0;
+  std::int64_t size = 0;
+  std::string filename;
+};
+
+struct Timer {
+  std::uint32_t id = 0;
+  Clock::time_point due;
+  std::unique_ptr<JS::PersistentRootedValue> callback;
+  std::vector<std::unique_ptr<JS::PersistentRootedValue>> args;
+};
+
+class SpiderMonkeyEngine;
+SpiderMonkeyEngine* engine_of(JSContext* cx) {
+  return static_cast<SpiderMonkeyEngine*>(JS_GetContextPrivate(cx));
+}
+
+class SpiderMonkeyEngine final : public Engine {
+ public:
+  SpiderMonkeyEngine(WorkerConfig config, JSContext* cx)
+      : config_(std::move(config)), cx_(cx), watchdog_(cx), baseline_(resident_bytes()) {
+    if (config_.file_access) globs_ = jail::GlobSet(*config_.file_access);
+  }
+
+  ~SpiderMonkeyEngine() override {
+    modules_.clear();
+    timers_.clear();
+    cache_.clear();
+    // The context and the engine are torn down by process exit: JS_DestroyContext after a heap
+    // limit failure is not reliable, and the worker exits right after anyway.
+  }
+
+  Outcome call(const CallRequest& request, const CallSink& sink) override {
+    request_ = &request;
+    sink_ = &sink;
+    deadline_ = Clock::now() + request.timeout;
+    failure_.reset();
+    timers_.clear();
+    next_timer_ = 1;
+    watchdog_.arm(deadline_, config_.max_heap > 0 ? baseline_ + config_.max_heap : 0);
+    Outcome out = run(request);
+    watchdog_.disarm();
+    for (const auto& [path, fd] : locks_) ::close(fd);  // releases the flock
+    locks_.clear();
+    modules_.clear();
+    timers_.clear();
+    failure_.reset();
+    request_ = nullptr;
+    sink_ = nullptr;
+    after_call();
+    return out;
+  }
+
+  /// A call's global: a new realm in the worker's one compartment. Realms in one compartment
+  /// share a zone, which a full GC every few calls keeps small; a new zone per call is collected
+  /// far less eagerly and grew the heap by ~75 MB per 1,000 calls when measured.
+  JSObject* new_global() {
+    JS::RealmOptions options;
+    if (anchor_) options.creationOptions().setExistingCompartment(anchor_.get());
+    JSObject* global =
+        JS_NewGlobalObject(cx_, &kGlobalClass, nullptr, JS::FireOnNewGlobalHook, options);
+    if (global != nullptr && !anchor_) anchor_.init(cx_, global);
+    return global;
+  }
+
+  void after_call() {
+    if (++calls_since_gc_ >= kCallsPerGc || JS_GetGCParameter(cx_, JSGC_BYTES) > kGcBytes) {
+      calls_since_gc_ = 0;
+      JS_GC(cx_);
+    } else {
+      JS_MaybeGC(cx_);
+    }
+  }
+
+  double measure_fresh_global(int iterations) override {
+    const auto start = Clock::now();
+    for (int i = 0; i < iterations; ++i) {
+      JS::RootedObject global(cx_, new_global());
+      if (!global) return -1;
+      after_call();
+      JSAutoRealm realm(cx_, global);
+      if (!define_globals(global)) return -1;
+    }
+    return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / iterations;
+  }
+
+  // --- Called from the engine's hooks and natives -------------------------------------------
+
+  bool interrupted() const { return watchdog_.fired(); }
+
+  JSObject* import_module(std::string_view referrer, std::string_view specifier) {
+    Resolved r = resolve_import(config_.service_dir, referrer, specifier);
+    if (!r.error.empty()) {
+      JS_ReportErrorUTF8(cx_, "%s", r.error.c_str());
+      return nullptr;
+    }
+    return load_module(r.path);
+  }
+
+  /// The module record for `rel`, instantiated in the current realm (once per call).
+  JSObject* load_module(const std::string& rel) {
+    if (auto it = modules_.find(rel); it != modules_.end()) return it->second->get();
+    CachedScript* script = compile(rel, /*as_module=*/std::optional<bool>(true));
+    if (script == nullptr) return nullptr;
+    if (!script->module) {
+      JS_ReportErrorUTF8(cx_, "'%s' is not an ES module (no import or export): it cannot be imported",
+                         rel.c_str());
+      return nullptr;
+    }
+    JS::CompileOptions options(cx_);
+    options.setFileAndLine(script->filename.c_str(), 1);
+    JS::InstantiateOptions instantiate(options);
+    JS::RootedObject module(cx_, JS::InstantiateModuleStencil(cx_, instantiate, script->stencil));
+    if (!module) return nullptr;
+    JS::RootedString name(cx_, new_string(cx_, rel));
+    if (!name) return nullptr;
+    JS::SetModulePrivate(module, JS::StringValue(name));
+    modules_.emplace(rel, std::make_unique<JS::PersistentRootedObject>(cx_, module));
+    return module;
+  }
+
+  std::optional<Clock::time_point> next_timer_due() const {
+    std::optional<Clock::time_point> due;
+    for (const auto& t : timers_) {
+      if (!due || t.due < *due) due = t.due;
+    }
+    return due;
+  }
+
+  std::uint32_t add_timer(JS::HandleValue callback, std::chrono::milliseconds delay,
+                          const JS::CallArgs& args, unsigned first_arg) {
+    Timer t;
+    t.id = next_timer_++;
+    t.due = Clock::now() + delay;
+    t.callback = std::make_unique<JS::PersistentRootedValue>(cx_, callback);
+    for (unsigned i = first_arg; i < args.length(); ++i) {
+      t.args.push_back(std::make_unique<JS::PersistentRootedValue>(cx_, args[i]));
+    }
+    timers_.push_back(std::move(t));
+    return timers_.back().id;
+  }
+
+  void clear_timer(std::uint32_t id) {
+    for (auto it = timers_.begin(); it != timers_.end(); ++it) {
+      if (it->id == id) {
+        timers_.erase(it);
+        return;
+      }
+    }
+  }
+
+  const CallRequest& request() const { return *request_; }
+  const CallSink& sink() const { return *sink_; }
+  const WorkerConfig& config() const { return config_; }
+  Clock::time_point deadline() const { return deadline_; }
+
+  /// A data path of ctx.readFile / ctx.writeFile, checked against fileAccess (the jail checks
+  /// again). Throws a PermissionDeniedError or Error into the context and returns nullopt.
+  std::optional<fs::path> data_path(std::string_view requested, bool for_write) {
+    const char* verb = for_write ? "ctx.writeFile" : "ctx.readFile";
+    if (!config_.file_access || config_.file_access->empty()) {
+      throw_permission(std::string(verb) + ": this endpoint has no fileAccess permission");
+      return std::nullopt;
+    }
+    if (requested.empty() || requested.find('\0') != std::string_view::npos) {
+      throw_error("TypeError", std::string(verb) + ": the path must be a non-empty string");
+      return std::nullopt;
+    }
+    fs::path p{std::string(requested)};
+    fs::path rel = p.is_absolute() ? p.lexically_normal().lexically_relative(config_.service_dir)
+                                   : p.lexically_normal();
+    if (rel.empty() || rel == "." || *rel.begin() == "..") {
+      throw_permission(std::string(verb) + ": '" + std::string(requested) +
+                       "' is outside the service folder");
+      return std::nullopt;
+    }
+    if (!globs_.allows(rel.generic_string())) {
+      throw_permission(std::string(verb) + ": '" + rel.generic_string() +
+                       "' is not covered by the endpoint's fileAccess");
+      return std::nullopt;
+    }
+    // Links are followed, then the real path is checked again: a link must not lead out.
+    std::error_code ec;
+    fs::path target = config_.service_dir / rel;
+    fs::path real = for_write && !fs::exists(fs::symlink_status(target, ec))
+                        ? fs::canonical(target.parent_path(), ec) / target.filename()
+                        : fs::canonical(target, ec);
+    if (ec) {
+      throw_error("Error", std::string(verb) + ": cannot open '" + rel.generic_string() +
+                               "': " + ec.message(),
+                  ec == std::errc::no_such_file_or_directory ? "ENOENT" : "EIO");
+      return std::nullopt;
+    }
+    if (!inside(config_.service_dir, real) ||
+        !globs_.allows(real.lexically_relative(config_.service_dir).generic_string())) {
+      throw_permission(std::string(verb) + ": '" + rel.generic_string() +
+                       "' leads outside the endpoint's fileAccess");
+      return std::nullopt;
+    }
+    return real;
+  }
+
+  /// Locks `real` for the rest of the call (exclusive for a mutation, else shared), waiting for
+  /// other calls until the deadline. A file that does not exist yet is not locked. False with an
+  /// error thrown when the lock cannot be had in time.
+  bool lock_for_call(const fs::path& real, const char* verb) {
+    if (locks_.count(real.string()) != 0) return true;
+    const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return true;  // missing (created by this call) or unreadable: the open reports it
+    const int op = (request_->mutation ? LOCK_EX : LOCK_SH) | LOCK_NB;
+    while (::flock(fd, op) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) break;  // locking unsupported: go on unlocked
+      if (Clock::now() >= deadline_ || interrupted()) {
+        ::close(fd);
+        throw_error("Error", std::string(verb) + ": '" +
+                                 real.lexically_relative(config_.service_dir).generic_string() +
+                                 "' stayed locked by another call until the time limit",
+                    "EBUSY");
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    locks_.emplace(real.string(), fd);
+    return true;
+  }
+
+  void throw_permission(const std::string& message) {
+    throw_error("PermissionDeniedError", message, "EACCES");
+  }
+
+  void throw_error(const char* name, const std::string& message, const char* code = nullptr) {
+    JS_ReportErrorUTF8(cx_, "%s", message.c_str());
+    JS::RootedValue exc(cx_);
+    if (!JS_GetPendingException(cx_, &exc) || !exc.isObject()) return;
+    JS::RootedObject obj(cx_, &exc.toObject());
+    JS::RootedValue v(cx_);
+    JS::RootedString s(cx_, JS_NewStringCopyZ(cx_, name));
+    if (s) {
+      v.setString(s);
+      JS_DefineProperty(cx_, obj, "name", v, JSPROP_ENUMERATE);
+    }
+    if (code != nullptr && (s = JS_NewStringCopyZ(cx_, code))) {
+      v.setString(s);
+      JS_DefineProperty(cx_, obj, "code", v, JSPROP_ENUMERATE);
+    }
+  }
+
+ private:
+  Outcome run(const CallRequest& request) {
+    JS::RootedObject global(cx_, new_global());
+    if (!global) return take_exception();
+    JSAutoRealm realm(cx_, global);
+    // The standard classes resolve lazily (DefaultGlobalClassOps' resolve hooks): initialising
+    // them all up front costs ~400 us a global, a lazy global ~30 us (docs/benchmarks.md).
+    if (!define_globals(global)) return take_exception();
+
+    CachedScript* script = compile(request.module, std::nullopt);
+    if (script == nullptr) return config_error_from_exception();
+
+    JS::RootedValue fn(cx_);
+    if (script->module) {
+      JS::RootedObject module(cx_, load_module(request.module));
+      if (!module || !JS::ModuleInstantiate(cx_, module)) return config_error_from_exception();
+      JS::RootedValue evaluated(cx_);
+      if (!JS::ModuleEvaluate(cx_, module, &evaluated)) return take_exception();
+      if (auto failed = settle(&evaluated)) return std::move(*failed);
+      JS::RootedObject ns(cx_, JS::GetModuleNamespace(cx_, module));
+      if (!ns || !JS_GetProperty(cx_, ns, request.function.c_str(), &fn)) return take_exception();
+    } else {
+      // A plain script: `module.exports.f`, `exports.f` or a global function `f`.
+      JS::RootedObject module_obj(cx_, JS_NewPlainObject(cx_));
+      JS::RootedObject exports(cx_, JS_NewPlainObject(cx_));
+      if (!module_obj || !exports) return take_exception();
+      JS::RootedValue v(cx_, JS::ObjectValue(*exports));
+      if (!JS_DefineProperty(cx_, module_obj, "exports", v, JSPROP_ENUMERATE) ||
+          !JS_DefineProperty(cx_, global, "exports", v, JSPROP_ENUMERATE)) {
+        return take_exception();
+      }
+      v.setObject(*module_obj);
+      if (!JS_DefineProperty(cx_, global, "module", v, JSPROP_ENUMERATE)) return take_exception();
+      JS::CompileOptions copts(cx_);
+      copts.setFileAndLine(script->filename.c_str(), 1);
+      JS::InstantiateOptions instantiate(copts);
+      JS::RootedScript compiled(cx_,
+                                JS::InstantiateGlobalStencil(cx_, instantiate, script->stencil));
+      JS::RootedValue ignored(cx_);
+      if (!compiled || !JS_ExecuteScript(cx_, compiled, &ignored)) return take_exception();
+      JS::RootedValue nothing(cx_);
+      if (auto failed = settle(&nothing)) return std::move(*failed);
+      JS::RootedValue exported(cx_);
+      if (!JS_GetProperty(cx_, module_obj, "exports", &exported)) return take_exception();
+      if (exported.isObject()) {
+        JS::RootedObject eobj(cx_, &exported.toObject());
+        if (!JS_GetProperty(cx_, eobj, request.function.c_str(), &fn)) return take_exception();
+      }
+      if (!fn.isObject() && !JS_GetProperty(cx_, global, request.function.c_str(), &fn)) {
+        return take_exception();
+      }
+    }
+    if (!fn.isObject() || !JS::IsCallable(&fn.toObject())) {
+      Outcome out;
+      out.kind = Outcome::Kind::kConfig;
+      out.name = "Error";
+      out.message = "'" + request.module + "' does not export a function named '" +
+                    request.function + "'";
+      out.file = request.module;
+      return out;
+    }
+
+    JS::RootedValue input(cx_);
+    if (!parse_json(cx_, request.input_json, &input)) return take_exception();
+    JS::RootedObject ctx(cx_, make_ctx(input));
+    if (!ctx) return take_exception();
+    JS::RootedValueArray<2> args(cx_);
+    args[0].set(input);
+    args[1].setObject(*ctx);
+    JS::RootedValue result(cx_);
+    if (!JS_CallFunctionValue(cx_, nullptr, fn, args, &result)) return take_exception();
+    if (auto failed = settle(&result)) return std::move(*failed);
+
+    Outcome out;
+    if (!stringify(cx_, result, out.value_json)) return take_exception();
+    return out;
+  }
+
+  /// Runs the job queue and due timers until `value` (a promise, or nothing to wait for) is
+  /// settled; replaces it by the fulfilment value. An error outcome when it rejects, a timer
+  /// callback throws, nothing is left to wait for, or time runs out.
+  std::optional<Outcome> settle(JS::MutableHandleValue value) {
+    for (;;) {
+      ::js::RunJobs(cx_);
+      if (interrupted()) return timeout();
+      if (JS_IsExceptionPending(cx_)) return take_exception();
+      if (failure_) {
+        Outcome out = std::move(*failure_);
+        failure_.reset();
+        return out;
+      }
+      if (!value.isObject()) return std::nullopt;
+      JS::RootedObject obj(cx_, &value.toObject());
+      if (!JS::IsPromiseObject(obj)) return std::nullopt;
+      switch (JS::GetPromiseState(obj)) {
+        case JS::PromiseState::Fulfilled:
+          value.set(JS::GetPromiseResult(obj));
+          return std::nullopt;
+        case JS::PromiseState::Rejected: {
+          JS::RootedValue reason(cx_, JS::GetPromiseResult(obj));
+          if (!JS::SetSettledPromiseIsHandled(cx_, obj)) JS_ClearPendingException(cx_);
+          JS::RootedObject stack(cx_);
+          return error_outcome(reason, stack);
+        }
+        case JS::PromiseState::Pending:
+          break;
+      }
+      auto due = next_timer_due();
+      if (!due) {
+        Outcome out;
+        out.kind = Outcome::Kind::kThrown;
+        out.name = "Error";
+        out.message = "the promise returned by '" + request_->function +
+                      "' never settled: nothing was left to wait for (no pending timer)";
+        return out;
+      }
+      if (*due > deadline_) {
+        std::this_thread::sleep_until(deadline_);
+        return timeout();
+      }
+      std::this_thread::sleep_until(*due);
+      run_due_timers();
+    }
+  }
+
+  void run_due_timers() {
+    const auto now = Clock::now();
+    // Timers due now, in order of due time then creation; new timers wait for the next round.
+    std::vector<Timer> due;
+    for (auto it = timers_.begin(); it != timers_.end();) {
+      if (it->due <= now) {
+        due.push_back(std::move(*it));
+        it = timers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    std::stable_sort(due.begin(), due.end(),
+                     [](const Timer& a, const Timer& b) { return a.due < b.due; });
+    for (auto& t : due) {
+      JS::RootedValueVector args(cx_);
+      for (auto& a : t.args) {
+        if (!args.append(a->get())) return;
+      }
+      JS::RootedValue fn(cx_, t.callback->get());
+      JS::RootedValue ignored(cx_);
+      if (!JS_CallFunctionValue(cx_, nullptr, fn, args, &ignored)) {
+        if (interrupted()) return;
+        failure_ = take_exception();
+        return;
+      }
+      ::js::RunJobs(cx_);
+    }
+  }
+
+  Outcome timeout() {
+    JS_ClearPendingException(cx_);
+    Outcome out;
+    if (watchdog_.over_memory()) {
+      out.kind = Outcome::Kind::kOutOfMemory;
+      out.message = "memory limit exceeded";
+      return out;
+    }
+    out.kind = Outcome::Kind::kTimeout;
+    out.message = "Handler timed out after " + std::to_string(request_->timeout.count()) + " ms";
+    return out;
+  }
+
+  Outcome config_error_from_exception() {
+    Outcome out = take_exception();
+    if (out.kind == Outcome::Kind::kThrown) out.kind = Outcome::Kind::kConfig;
+    return out;
+  }
+
+  /// The pending exception as an outcome (a timeout or the heap limit when none is pending).
+  Outcome take_exception() {
+    if (interrupted()) return timeout();
+    if (JS_IsThrowingOutOfMemory(cx_) || !JS_IsExceptionPending(cx_)) {
+      JS_ClearPendingException(cx_);
+      Outcome out;
+      out.kind = Outcome::Kind::kOutOfMemory;
+      out.message = "memory limit exceeded";
+      return out;
+    }
+    JS::ExceptionStack exn(cx_);
+    if (!JS::StealPendingExceptionStack(cx_, &exn)) {
+      JS_ClearPendingException(cx_);
+      Outcome out;
+      out.kind = Outcome::Kind::kThrown;
+      out.message = "an exception was thrown but could not be read";
+      return out;
+    }
+    JS::RootedValue value(cx_, exn.exception());
+    JS::RootedObject stack(cx_, exn.stack());
+    return error_outcome(value, stack);
+  }
+
+  Outcome error_outcome(JS::HandleValue value, JS::HandleObject saved_stack) {
+    Outcome out;
+    out.kind = Outcome::Kind::kThrown;
+    if (value.isString() && to_utf8(cx_, JS::RootedString(cx_, value.toString())) == "out of memory") {
+      out.kind = Outcome::Kind::kOutOfMemory;
+      out.message = "memory limit exceeded";
+      return out;
+    }
+    JS::ExceptionStack exn(cx_, value, saved_stack);
+    JS::ErrorReportBuilder report(cx_);
+    if (report.init(cx_, exn, JS::ErrorReportBuilder::WithSideEffects)) {
+      if (const char* text = report.toStringResult().c_str()) out.message = text;
+      if (const JSErrorReport* r = report.report()) {
+        if (r->filename != nullptr) out.file = r->filename;
+        out.line = r->lineno;
+        out.column = r->column + 1;
+      }
+    }
+    JS_ClearPendingException(cx_);
+    if (value.isObject()) {
+      JS::RootedObject obj(cx_, &value.toObject());
+      JS::RootedValue v(cx_);
+      if (JS_GetProperty(cx_, obj, "stack", &v) && v.isString()) {
+        out.stack = value_to_string(cx_, v);
+      }
+      if (JS_GetProperty(cx_, obj, "name", &v) && v.isString()) {
+        out.name = value_to_string(cx_, v);
+      }
+      if (JS_GetProperty(cx_, obj, "message", &v) && v.isString() && out.message.empty()) {
+        out.message = value_to_string(cx_, v);
+      }
+      JS_ClearPendingException(cx_);
+    }
+    if (out.stack.empty() && saved_stack) {
+      JS::RootedString s(cx_);
+      if (JS::BuildStackString(cx_, nullptr, saved_stack, &s)) out.stack = to_utf8(cx_, s);
+      JS_ClearPendingException(cx_);
+    }
+    if (out.message.empty()) out.message = value_to_string(cx_, value);
+    if (out.name == "PermissionDeniedError") out.kind = Outcome::Kind::kPermission;
+    return out;
+  }
+
+  /// The compiled form of `rel`, from the cache or compiled now. `as_module`: force the goal
+  /// (imports are always modules); nullopt: decided by is_es_module.
+  CachedScript* compile(const std::string& rel, std::optional<bool> as_module) {
+    if (auto ts = typescript_refusal(rel); !ts.empty()) {
+      JS_ReportErrorUTF8(cx_, "%s", ts.c_str());
+      return nullptr;
+    }
+    const fs::path path = config_.service_dir / rel;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      JS_ReportErrorUTF8(cx_, "cannot load module '%s': %s", rel.c_str(), std::strerror(errno));
+      return nullptr;
+    }
+    const std::int64_t mtime = std::int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    auto it = cache_.find(rel);
+    if (it != cache_.end() && it->second.mtime_ns == mtime && it->second.size == st.st_size) {
+      return &it->second;
+    }
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    if (!in) {
+      JS_ReportErrorUTF8(cx_, "cannot read module '%s'", rel.c_str());
+      return nullptr;
+    }
+    const std::string source = buffer.str();
+    CachedScript entry;
+    entry.module = as_module.value_or(is_es_module(rel, source));
+    entry.mtime_ns = mtime;
+    entry.size = st.st_size;
+    entry.filename = rel;
+    JS::CompileOptions options(cx_);
+    options.setFileAndLine(entry.filename.c_str(), 1);
+    JS::SourceText<mozilla::Utf8Unit> text;
+    if (!text.init(cx_, source.data(), source.size(), JS::SourceOwnership::Borrowed)) {
+      return nullptr;
+    }
+    entry.stencil = entry.module ? JS::CompileModuleScriptToStencil(cx_, options, text)
+                                 : JS::CompileGlobalScriptToStencil(cx_, options, text);
+    if (!entry.stencil) return nullptr;
+    auto [pos, inserted] = cache_.insert_or_assign(rel, std::move(entry));
+    (void)inserted;
+    return &pos->second;
+  }
+
+  bool define_globals(JS::HandleObject global) {
+    static const JSFunctionSpec kConsole[] = {
+        JS_FN("log", console_log, 0, JSPROP_ENUMERATE),
+        JS_FN("info", console_info, 0, JSPROP_ENUMERATE),
+        JS_FN("warn", console_warn, 0, JSPROP_ENUMERATE),
+        JS_FN("error", console_error, 0, JSPROP_ENUMERATE),
+        JS_FN("debug", console_debug, 0, JSPROP_ENUMERATE),
+        JS_FS_END};
+    static const JSFunctionSpec kGlobals[] = {
+        JS_FN("setTimeout", set_timeout, 2, JSPROP_ENUMERATE),
+        JS_FN("clearTimeout", clear_timeout, 1, JSPROP_ENUMERATE),
+        JS_FS_END};
+    JS::RootedObject console(cx_, JS_NewPlainObject(cx_));
+    if (!console || !JS_DefineFunctions(cx_, console, kConsole)) return false;
+    JS::RootedValue v(cx_, JS::ObjectValue(*console));
+    return JS_DefineProperty(cx_, global, "console", v, JSPROP_ENUMERATE) &&
+           JS_DefineFunctions(cx_, global, kGlobals);
+  }
+
+  JSObject* make_ctx(JS::HandleValue input) {
+    static const JSFunctionSpec kCtx[] = {
+        JS_FN("log", ctx_log, 0, JSPROP_ENUMERATE),
+        JS_FN("readFile", ctx_read_file, 1, JSPROP_ENUMERATE),
+        JS_FN("writeFile", ctx_write_file, 2, JSPROP_ENUMERATE),
+        JS_FN("publish", ctx_publish, 2, JSPROP_ENUMERATE),
+        JS_FN("fetch", ctx_fetch, 2, JSPROP_ENUMERATE),
+        JS_FS_END};
+    JS::RootedObject ctx(cx_, JS_NewPlainObject(cx_));
+    if (!ctx || !JS_DefineFunctions(cx_, ctx, kCtx)) return nullptr;
+    JS::RootedValue v(cx_, input);
+    if (!JS_DefineProperty(cx_, ctx, "input", v, JSPROP_ENUMERATE)) return nullptr;
+    for (auto [name, text] : {std::pair<const char*, const std::string*>{"endpoint", &request_->endpoint},
+                              {"service", &config_.service}}) {
+      JS::RootedString s(cx_, new_string(cx_, *text));
+      if (!s) return nullptr;
+      v.setString(s);
+      if (!JS_DefineProperty(cx_, ctx, name, v, JSPROP_ENUMERATE | JSPROP_READONLY)) return nullptr;
+    }
+    return ctx;
+  }
+
+  // --- Natives ---------------------------------------------------------------------------------
+
+  static std::string join_args(JSContext* cx, const JS::CallArgs& args) {
+    std::string out;
+    for (unsigned i = 0; i < args.length(); ++i) {
+      if (i > 0) out += ' ';
+      if (args[i].isString() || args[i].isUndefined() || args[i].isSymbol() ||
+          (args[i].isObject() && JS::IsCallable(&args[i].toObject()))) {
+        out += value_to_string(cx, args[i]);
+        continue;
+      }
+      std::string json;
+      if (stringify(cx, args[i], json)) {
+        out += json;
+      } else {
+        JS_ClearPendingException(cx);
+        out += value_to_string(cx, args[i]);
+      }
+    }
+    return out;
+  }
+
+  static bool log_at(JSContext* cx, unsigned argc, JS::Value* vp, std::string_view level) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    auto* e = engine_of(cx);
+    const std::string text = join_args(cx, args);
+    if (e->sink_ != nullptr && e->sink_->log) e->sink_->log(level, text);
+    args.rval().setUndefined();
+    return true;
+  }
+  static bool console_log(JSContext* cx, unsigned argc, JS::Value* vp) {
+    return log_at(cx, argc, vp, "info");
+  }
+  static bool console_info(JSContext* cx, unsigned argc, JS::Value* vp) {
+    return log_at(cx, argc, vp, "info");
+  }
+  static bool console_warn(JSContext* cx, unsigned argc, JS::Value* vp) {
+    return log_at(cx, argc, vp, "warn");
+  }
+  static bool console_error(JSContext* cx, unsigned argc, JS::Value* vp) {
+    return log_at(cx, argc, vp, "error");
+  }
+  static bool console_debug(JSContext* cx, unsigned argc, JS::Value* vp) {
+    return log_at(cx, argc, vp, "debug");
+  }
+  static bool ctx_log(JSContext* cx, unsigned argc, JS::Value* vp) {
+    return log_at(cx, argc, vp, "info");
+  }
+
+  static bool set_timeout(JSContext* cx, unsigned argc, JS::Value* vp) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    auto* e = engine_of(cx);
+    if (args.length() < 1 || !args[0].isObject() || !JS::IsCallable(&args[0].toObject())) {
+      e->throw_error("TypeError", "setTimeout: the first argument must be a function");
+      return false;
+    }
+    double ms = 0;
+    if (args.length() > 1 && !JS::ToNumber(cx, args[1], &ms)) return false;
+    if (!(ms > 0)) ms = 0;
+    ms = std::min(ms, 1e9);
+    const auto id = e->add_timer(args[0], std::chrono::milliseconds(static_cast<long>(ms)), args, 2);
+    args.rval().setNumber(id);
+    return true;
+  }
+
+  static bool clear_timeout(JSContext* cx, unsigned argc, JS::Value* vp) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    double id = 0;
+    if (args.length() > 0 && args[0].isNumber() && JS::ToNumber(cx, args[0], &id) && id > 0) {
+      engine_of(cx)->clear_timer(static_cast<std::uint32_t>(id));
+    }
+    args.rval().setUndefined();
+    return true;
+  }
+
+  static bool string_arg(JSContext* cx, const JS::CallArgs& args, unsigned i, const char* what,
+                         std::string& out) {
+    if (args.length() <= i || !args[i].isString()) {
+      engine_of(cx)->throw_error("TypeError", std::string(what) + " must be a string");
+      return false;
+    }
+    JS::RootedString s(cx, args[i].toString());
+    out = to_utf8(cx, s);
+    return true;
+  }
+
+  static bool ctx_read_file(JSContext* cx, unsigned argc, JS::Value* vp) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    auto* e = engine_of(cx);
+    std::string requested;
+    if (!string_arg(cx, args, 0, "ctx.readFile: the path", requested)) return false;
+    auto path = e->data_path(requested, false);
+    if (!path || !e->lock_for_call(*path, "ctx.readFile")) return false;
+    std::ifstream in(*path, std::ios::binary);
+    if (!in) {
+      e->throw_error("Error",
+                     "ctx.readFile: cannot open '" + requested + "': " + std::strerror(errno),
+                     errno == ENOENT ? "ENOENT" : errno == EACCES ? "EACCES" : "EIO");
+      return false;
+    }
+    std::string content;
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+      content.append(buf, static_cast<std::size_t>(in.gcount()));
+      if (content.size() > e->config_.max_file_bytes) {
+        e->throw_error("Error", "ctx.readFile: '" + requested + "' is larger than " +
+                                    std::to_string(e->config_.max_file_bytes) + " bytes");
+        return false;
+      }
+    }
+    JS::RootedString s(cx, new_string(cx, content));
+    if (!s) return false;
+    args.rval().setString(s);
+    return true;
+  }
+
+  static bool ctx_write_file(JSContext* cx, unsigned argc, JS::Value* vp) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    auto* e = engine_of(cx);
+    std::string requested, content;
+    if (!string_arg(cx, args, 0, "ctx.writeFile: the path", requested) ||
+        !string_arg(cx, args, 1, "ctx.writeFile: the content", content)) {
+      return false;
+    }
+    auto path = e->data_path(requested, true);
+    if (!path || !e->lock_for_call(*path, "ctx.writeFile")) return false;
+    std::ofstream out(*path, std::ios::binary | std::ios::trunc);
+    if (out) out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    if (out) out.close();
+    if (!out) {
+      e->throw_error("Error",
+                     "ctx.writeFile: cannot write '" + requested + "': " + std::strerror(errno),
+                     errno == EACCES ? "EACCES" : errno == ENOENT ? "ENOENT" : "EIO");
+      return false;
+    }
+    args.rval().setUndefined();
+    return true;
+  }
+
+  static bool ctx_publish(JSContext* cx, unsigned argc, JS::Value* vp) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    auto* e = engine_of(cx);
+    std::string subscription;
+    if (!string_arg(cx, args, 0, "ctx.publish: the subscription", subscription)) return false;
+    const auto& subs = e->config_.subscriptions;
+    if (std::find(subs.begin(), subs.end(), subscription) == subs.end()) {
+      std::string known;
+      for (const auto& s : subs) known += (known.empty() ? "" : ", ") + s;
+      e->throw_error("TypeError", "ctx.publish: '" + subscription +
+                                      "' is not a subscription endpoint of this service" +
+                                      (known.empty() ? " (it has none)" : " (" + known + ")"));
+      return false;
+    }
+    std::string data = "null";
+    if (args.length() > 1 && !stringify(cx, args[1], data)) return false;
+    if (e->sink_ != nullptr && e->sink_->publish) e->sink_->publish(subscription, data);
+    args.rval().setUndefined();
+    return true;
+  }
+
+  static bool response_text(JSContext* cx, unsigned argc, JS::Value* vp, bool as_json) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    JS::RootedObject self(cx, JS::ToObject(cx, args.thisv()));
+    if (!self) return false;
+    JS::RootedValue body(cx);
+    if (!JS_GetProperty(cx, self, "_body", &body)) return false;
+    JS::RootedObject promise(cx, JS::NewPromiseObject(cx, nullptr));
+    if (!promise) return false;
+    JS::RootedValue result(cx, body.isString() ? body : JS::UndefinedValue());
+    bool ok = true;
+    if (as_json) {
+      JS::RootedString s(cx, body.isString() ? body.toString() : JS_NewStringCopyZ(cx, ""));
+      ok = s && JS_ParseJSON(cx, s, &result);
+    }
+    if (ok) {
+      if (!JS::ResolvePromise(cx, promise, result)) return false;
+    } else {
+      JS::RootedValue reason(cx);
+      if (!JS_GetPendingException(cx, &reason)) return false;
+      JS_ClearPendingException(cx);
+      if (!JS::RejectPromise(cx, promise, reason)) return false;
+    }
+    args.rval().setObject(*promise);
+    return true;
+  }
+  static bool response_text_native(JSContext* cx, unsigned argc, JS::Value* vp) {
+    return response_text(cx, argc, vp, false);
+  }
+  static bool response_json_native(JSContext* cx, unsigned argc, JS::Value* vp) {
+    return response_text(cx, argc, vp, true);
+  }
+
+  /// ctx.fetch(url, {method, headers, body}): a Promise of {status, ok, statusText, url,
+  /// headers, text(), json()}. The request runs synchronously (a worker runs one call at a time).
+  static bool ctx_fetch(JSContext* cx, unsigned argc, JS::Value* vp) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    auto* e = engine_of(cx);
+    FetchRequest request;
+    if (!string_arg(cx, args, 0, "ctx.fetch: the URL", request.url)) return false;
+    if (args.length() > 1 && args[1].isObject()) {
+      JS::RootedObject init(cx, &args[1].toObject());
+      JS::RootedValue v(cx);
+      if (!JS_GetProperty(cx, init, "method", &v)) return false;
+      if (v.isString()) request.method = value_to_string(cx, v);
+      if (!JS_GetProperty(cx, init, "body", &v)) return false;
+      if (v.isString()) {
+        request.body = value_to_string(cx, v);
+      } else if (!v.isNullOrUndefined()) {
+        e->throw_error("TypeError", "ctx.fetch: body must be a string (use JSON.stringify)");
+        return false;
+      }
+      if (!JS_GetProperty(cx, init, "headers", &v)) return false;
+      if (v.isObject()) {
+        JS::RootedObject headers(cx, &v.toObject());
+        JS::Rooted<JS::IdVector> ids(cx, JS::IdVector(cx));
+        if (!JS_Enumerate(cx, headers, &ids)) return false;
+        for (std::size_t i = 0; i < ids.length(); ++i) {
+          JS::RootedValue key(cx), value(cx);
+          if (!JS_IdToValue(cx, ids[i], &key) || !JS_GetPropertyById(cx, headers, ids[i], &value)) {
+            return false;
+          }
+          request.headers.emplace_back(value_to_string(cx, key), value_to_string(cx, value));
+        }
+      }
+    }
+    const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+        e->deadline_ - Clock::now());
+    request.timeout = std::max(std::chrono::milliseconds(1), remaining);
+    request.max_body = e->config_.max_file_bytes;
+
+    NetworkPolicy policy;
+    if (std::holds_alternative<bool>(e->config_.network)) {
+      policy.mode = std::get<bool>(e->config_.network) ? NetworkPolicy::Mode::kAny
+                                                       : NetworkPolicy::Mode::kNone;
+    } else {
+      policy.mode = NetworkPolicy::Mode::kAllowList;
+      policy.allow = std::get<std::vector<std::string>>(e->config_.network);
+      policy.proxy_host = e->config_.proxy_host;
+      policy.proxy_port = e->config_.proxy_port;
+    }
+    auto response = fetch(request, policy);
+    if (!response.ok()) {
+      const auto& err = response.error();
+      if (err.code == ErrorCode::kPermissionDenied) {
+        e->throw_permission("ctx.fetch: " + err.message);
+      } else {
+        e->throw_error("TypeError", "ctx.fetch: " + err.message);
+      }
+      // A rejected promise, as fetch() does, rather than a synchronous throw.
+      JS::RootedValue reason(cx);
+      if (!JS_GetPendingException(cx, &reason)) return false;
+      JS_ClearPendingException(cx);
+      JS::RootedObject promise(cx, JS::NewPromiseObject(cx, nullptr));
+      if (!promise || !JS::RejectPromise(cx, promise, reason)) return false;
+      args.rval().setObject(*promise);
+      return true;
+    }
+    const FetchResponse& r = response.value();
+    static const JSFunctionSpec kResponse[] = {
+        JS_FN("text", response_text_native, 0, 0),
+        JS_FN("json", response_json_native, 0, 0),
+        JS_FS_END};
+    JS::RootedObject obj(cx, JS_NewPlainObject(cx));
+    JS::RootedObject headers(cx, JS_NewPlainObject(cx));
+    if (!obj || !headers || !JS_DefineFunctions(cx, obj, kResponse)) return false;
+    JS::RootedValue v(cx);
+    for (const auto& [name, value] : r.headers) {
+      JS::RootedString s(cx, new_string(cx, value));
+      if (!s) return false;
+      v.setString(s);
+      if (!JS_DefineProperty(cx, headers, name.c_str(), v, JSPROP_ENUMERATE)) return false;
+    }
+    v.setObject(*headers);
+    if (!JS_DefineProperty(cx, obj, "headers", v, JSPROP_ENUMERATE)) return false;
+    v.setInt32(r.status);
+    if (!JS_DefineProperty(cx, obj, "status", v, JSPROP_ENUMERATE)) return false;
+    v.setBoolean(r.status >= 200 && r.status < 300);
+    if (!JS_DefineProperty(cx, obj, "ok", v, JSPROP_ENUMERATE)) return false;
+    for (auto [name, text] : {std::pair<const char*, const std::string*>{"statusText", &r.status_text},
+                              {"url", &r.url},
+                              {"_body", &r.body}}) {
+      JS::RootedString s(cx, new_string(cx, *text));
+      if (!s) return false;
+      v.setString(s);
+      const unsigned attrs = std::string_view(name) == "_body" ? 0 : JSPROP_ENUMERATE;
+      if (!JS_DefineProperty(cx, obj, name, v, attrs)) return false;
+    }
+    JS::RootedObject promise(cx, JS::NewPromiseObject(cx, nullptr));
+    v.setObject(*obj);
+    if (!promise || !JS::ResolvePromise(cx, promise, v)) return false;
+    args.rval().setObject(*promise);
+    return true;
+  }
+
+  WorkerConfig config_;
+  JSContext* cx_;
+  Watchdog watchdog_;
+  std::uint64_t baseline_;  ///< resident bytes once the engine is up
+  jail::GlobSet globs_;
+  std::map<std::string, CachedScript> cache_;
+  std::map<std::string, std::unique_ptr<JS::PersistentRootedObject>> modules_;
+  std::map<std::string, int> locks_;  ///< files locked by the current call, by real path
+  std::vector<Timer> timers_;
+  std::uint32_t next_timer_ = 1;
+  std::optional<Outcome> failure_;
+  const CallRequest* request_ = nullptr;
+  const CallSink* sink_ = nullptr;
+  Clock::time_point deadline_{};
+  JS::PersistentRootedObject anchor_;  ///< the first global, whose compartment every call shares
+  int calls_since_gc_ = 0;
+};
+
+bool interrupt_callback(JSContext* cx) {
+  auto* e = engine_of(cx);
+  return e == nullptr || !e->interrupted();
+}
+
+JSObject* module_resolve_hook(JSContext* cx, JS::HandleValue referencing_private,
+                              JS::HandleObject module_request) {
+  auto* e = engine_of(cx);
+  JS::RootedString spec(cx, JS::GetModuleRequestSpecifier(cx, module_request));
+  if (!spec) return nullptr;
+  std::string referrer;
+  if (referencing_private.isString()) {
+    JS::RootedString r(cx, referencing_private.toString());
+    referrer = to_utf8(cx, r);
+  }
+  return e->import_module(referrer, to_utf8(cx, spec));
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> Engine::create(WorkerConfig config, std::string& error) {
+  static bool initialised = JS_Init();
+  if (!initialised) {
+    error = "JS_Init failed";
+    return nullptr;
+  }
+  // The heap limit: the endpoint's maxMemory, else a generous default (the engine's own default of
+  // 32 MiB is too small for real data).
+  const std::uint64_t heap = config.max_heap > 0 ? config.max_heap : kDefaultHeap;
+  JSContext* cx = JS_NewContext(static_cast<std::uint32_t>(std::min<std::uint64_t>(heap, 0xFFFFFFFFu)));
+  if (cx == nullptr) {
+    error = "cannot create a JavaScript context (JS_NewContext)";
+    return nullptr;
+  }
+  // Promise jobs run on our own loop (settle()); must precede InitSelfHostedCode.
+  if (!::js::UseInternalJobQueues(cx) || !JS::InitSelfHostedCode(cx)) {
+    error = "cannot initialise the JavaScript engine (self-hosted code)";
+    return nullptr;
+  }
+  auto engine = std::make_unique<SpiderMonkeyEngine>(std::move(config), cx);
+  JS_SetContextPrivate(cx, engine.get());
+  JS_AddInterruptCallback(cx, interrupt_callback);
+  JS::SetModuleResolveHook(JS_GetRuntime(cx), module_resolve_hook);
+  return engine;
+}
+
+}  // namespace hearth::js

@@ -1,0 +1,91 @@
+#pragma once
+/// The JavaScript engine of a hearth JS worker: one SpiderMonkey 102 context running one call at a
+/// time, each call in a fresh global (its own realm), so calls cannot see each other's state.
+///
+/// What a call sees (docs/protocol.md, "function handlers", is the user-facing description):
+/// - the ES standard library, `console.log/info/warn/error/debug`, `setTimeout`/`clearTimeout`;
+/// - its module, instantiated anew in the call's global from a compiled stencil that is cached per
+///   worker (recompiled when the file changes), with its imports (relative specifiers only, inside
+///   the service folder, resolved like `./x.js`, `./x`, `./x.mjs`);
+/// - `ctx` (the second argument): input, endpoint, service, log, readFile, writeFile, publish,
+///   fetch - nothing else of the daemon.
+/// Module-level state therefore lasts one call: a module is evaluated for every call.
+///
+/// Limits: the call's time through an interrupt callback requested by a watchdog thread (the daemon
+/// kills the worker if that does not stop it), the heap through JSGC_MAX_BYTES.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace hearth::js {
+
+struct WorkerConfig {
+  std::filesystem::path service_dir;  ///< canonical
+  std::string service;
+  std::optional<std::vector<std::string>> file_access;  ///< absent: no file access
+  /// false: no network; true: direct; a list: those hosts, through the jail's egress proxy
+  std::variant<bool, std::vector<std::string>> network = false;
+  /// The egress proxy of the jail ("127.0.0.1", port), when network is a list.
+  std::string proxy_host = "127.0.0.1";
+  std::uint16_t proxy_port = 0;
+  std::uint64_t max_heap = 0;                ///< JSGC_MAX_BYTES; 0: the engine's default
+  std::vector<std::string> subscriptions;    ///< the service's subscription endpoints
+  std::size_t max_file_bytes = 16 * 1024 * 1024;  ///< ctx.readFile / ctx.fetch body limit
+};
+
+struct CallRequest {
+  std::uint64_t id = 0;
+  std::string module;    ///< relative to the service folder
+  std::string function;
+  std::string endpoint;
+  std::string input_json = "null";
+  /// A mutation endpoint: the files the call touches are locked exclusively (else shared) until
+  /// the call returns, so concurrent read-modify-write calls on other workers do not lose updates.
+  bool mutation = false;
+  std::chrono::milliseconds timeout{30000};
+};
+
+struct Outcome {
+  enum class Kind {
+    kOk,
+    kThrown,      ///< the function threw or its promise rejected (-32003)
+    kPermission,  ///< an uncaught refusal of ctx.readFile/writeFile/fetch (-32001)
+    kTimeout,     ///< stopped by the interrupt callback (-32002)
+    kOutOfMemory, ///< the heap limit was reached; the worker must be replaced (-32003)
+    kConfig,      ///< the module or function cannot be loaded (-32003)
+  };
+  Kind kind = Kind::kOk;
+  std::string value_json = "null";  ///< kOk: the result as JSON text
+  std::string message;
+  std::string name;   ///< the error's name (Error, TypeError...)
+  std::string stack;  ///< "fn@file:line:column" lines
+  std::string file;   ///< relative to the service folder when the error was thrown there
+  unsigned line = 0;
+  unsigned column = 0;
+};
+
+/// Where a call's side output goes (the worker writes frames to the daemon).
+struct CallSink {
+  std::function<void(std::string_view level, std::string_view message)> log;
+  std::function<void(std::string_view subscription, std::string_view data_json)> publish;
+};
+
+class Engine {
+ public:
+  /// Initialises SpiderMonkey for this process (once) and creates the context. nullptr and
+  /// `error` set on failure.
+  static std::unique_ptr<Engine> create(WorkerConfig config, std::string& error);
+  virtual ~Engine() = default;
+  virtual Outcome call(const CallRequest& request, const CallSink& sink) = 0;
+  /// Microseconds to create and drop one fresh global with the standard classes (benchmark).
+  virtual double measure_fresh_global(int iterations) = 0;
+};
+
+}  // namespace hearth::js

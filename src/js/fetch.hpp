@@ -1,0 +1,58 @@
+#pragma once
+/// The HTTP client behind ctx.fetch in a JS worker: synchronous (a worker runs one call at a time),
+/// HTTP/1.1 over TCP or TLS (system CA store, host name verified), through the jail's egress proxy
+/// when the endpoint's networkAccess is a host list, redirects followed (at most 5, each hop
+/// checked again).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace hearth::js {
+
+struct FetchRequest {
+  std::string url;
+  std::string method = "GET";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<std::string> body;
+  std::chrono::milliseconds timeout{30000};
+  std::size_t max_body = 16 * 1024 * 1024;
+};
+
+struct FetchResponse {
+  int status = 0;
+  std::string status_text;
+  std::string url;  ///< after redirects
+  std::vector<std::pair<std::string, std::string>> headers;  ///< names in lower case
+  std::string body;
+};
+
+struct NetworkPolicy {
+  enum class Mode { kNone, kAny, kAllowList };
+  Mode mode = Mode::kNone;
+  std::vector<std::string> allow;  ///< kAllowList: the networkAccess entries, checked here
+  /// The jail's egress proxy (which checks the list again); 0: connect directly (a daemon run
+  /// with --insecure-no-sandbox, or networkAccess: true).
+  std::string proxy_host = "127.0.0.1";
+  std::uint16_t proxy_port = 0;
+};
+
+/// kPermissionDenied when the policy does not allow the URL's host (nothing is sent), otherwise
+/// kHandlerError for a malformed URL or a network failure.
+Result<FetchResponse> fetch(const FetchRequest& request, const NetworkPolicy& policy);
+
+/// A URL split into what fetch needs. Exposed for tests.
+struct Url {
+  bool tls = false;
+  std::string host;  ///< without brackets
+  std::uint16_t port = 0;
+  std::string target;  ///< path and query, at least "/"
+};
+Result<Url> parse_url(std::string_view url);
+
+}  // namespace hearth::js

@@ -1,0 +1,169 @@
+#include "js/modules.hpp"
+
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace hearth::js {
+
+namespace fs = std::filesystem;
+
+std::string typescript_refusal(std::string_view path) {
+  for (std::string_view ext : {".ts", ".mts", ".cts", ".tsx"}) {
+    if (path.size() >= ext.size() && path.substr(path.size() - ext.size()) == ext) {
+      return "'" + std::string(path) +
+             "' is TypeScript, which hearth does not run: compile it to JavaScript (tsc, esbuild) "
+             "and name the .js or .mjs file in the manifest";
+    }
+  }
+  return {};
+}
+
+bool is_es_module(std::string_view path, std::string_view source) {
+  auto ends_with = [&path](std::string_view ext) {
+    return path.size() >= ext.size() && path.substr(path.size() - ext.size()) == ext;
+  };
+  if (ends_with(".mjs")) return true;
+  if (ends_with(".cjs")) return false;
+  std::size_t pos = 0;
+  while (pos < source.size()) {
+    std::size_t end = source.find('\n', pos);
+    if (end == std::string_view::npos) end = source.size();
+    std::string_view line = source.substr(pos, end - pos);
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos) {
+      line = line.substr(first);
+      for (std::string_view kw : {"import", "export"}) {
+        if (line.substr(0, kw.size()) == kw &&
+            (line.size() == kw.size() || line[kw.size()] == ' ' || line[kw.size()] == '{' ||
+             line[kw.size()] == '*' || line[kw.size()] == '"' || line[kw.size()] == '\'' ||
+             line[kw.size()] == '\t')) {
+          return true;
+        }
+      }
+    }
+    pos = end + 1;
+  }
+  return false;
+}
+
+namespace {
+
+bool inside(const fs::path& dir, const fs::path& p) {
+  auto d = dir.begin();
+  auto q = p.begin();
+  for (; d != dir.end(); ++d, ++q) {
+    if (d->empty()) continue;  // trailing separator
+    if (q == p.end() || *d != *q) return false;
+  }
+  return true;
+}
+
+bool is_regular(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+}  // namespace
+
+Resolved resolve_import(const fs::path& service_dir, std::string_view referrer,
+                        std::string_view specifier) {
+  const std::string spec(specifier);
+  if (!(spec.rfind("./", 0) == 0 || spec.rfind("../", 0) == 0)) {
+    return {{}, "cannot import '" + spec +
+                    "': only relative imports ('./lib.js', '../shared/util.mjs') of modules inside "
+                    "the service folder are supported"};
+  }
+  const fs::path base = fs::path(std::string(referrer)).parent_path();
+  const fs::path joined = (service_dir / base / spec).lexically_normal();
+  if (!inside(service_dir, joined) || joined == service_dir) {
+    return {{}, "cannot import '" + spec + "' from '" + std::string(referrer) +
+                    "': it is outside the service folder"};
+  }
+  fs::path found;
+  for (const char* ext : {"", ".js", ".mjs"}) {
+    fs::path candidate = joined;
+    if (*ext != '\0') {
+      if (joined.has_extension()) break;
+      candidate += ext;
+    }
+    if (is_regular(candidate)) {
+      found = candidate;
+      break;
+    }
+  }
+  if (found.empty()) {
+    return {{}, "cannot import '" + spec + "' from '" + std::string(referrer) + "': " +
+                    joined.lexically_relative(service_dir).generic_string() + " does not exist"};
+  }
+  std::error_code ec;
+  const fs::path real = fs::canonical(found, ec);
+  if (ec || !inside(service_dir, real)) {
+    return {{}, "cannot import '" + spec + "': it leads outside the service folder"};
+  }
+  const std::string rel = found.lexically_relative(service_dir).generic_string();
+  if (auto ts = typescript_refusal(rel); !ts.empty()) return {{}, ts};
+  return {rel, {}};
+}
+
+namespace {
+
+bool word_at(std::string_view s, std::size_t i, std::string_view word) {
+  auto ident = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$';
+  };
+  if (s.substr(i, word.size()) != word) return false;
+  if (i > 0 && (ident(s[i - 1]) || s[i - 1] == '.')) return false;
+  return i + word.size() >= s.size() || !ident(s[i + word.size()]);
+}
+
+/// Specifiers after `from`, `import` and `import(` in `source`.
+std::vector<std::string> specifiers(std::string_view source) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    std::size_t len = 0;
+    if (word_at(source, i, "from")) {
+      len = 4;
+    } else if (word_at(source, i, "import")) {
+      len = 6;
+    } else {
+      continue;
+    }
+    std::size_t j = i + len;
+    while (j < source.size() && (std::isspace(static_cast<unsigned char>(source[j])) != 0 ||
+                                 source[j] == '(')) {
+      ++j;
+    }
+    if (j >= source.size() || (source[j] != '\'' && source[j] != '"')) continue;
+    const char quote = source[j];
+    const auto close = source.find(quote, j + 1);
+    if (close == std::string_view::npos || close - j > 4096) continue;
+    out.emplace_back(source.substr(j + 1, close - j - 1));
+    i = close;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> scan_imports(const fs::path& service_dir, const std::string& entry,
+                                      std::size_t limit) {
+  std::vector<std::string> found{entry};
+  std::set<std::string> seen{entry};
+  for (std::size_t k = 0; k < found.size() && found.size() < limit; ++k) {
+    std::ifstream in(service_dir / found[k], std::ios::binary);
+    if (!in) continue;
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    for (const auto& spec : specifiers(buffer.str())) {
+      Resolved r = resolve_import(service_dir, found[k], spec);
+      if (!r.error.empty() || !seen.insert(r.path).second) continue;
+      found.push_back(r.path);
+      if (found.size() >= limit) break;
+    }
+  }
+  return found;
+}
+
+}  // namespace hearth::js

@@ -1,0 +1,2 @@
+import secret from '../../../../etc/hostname';
+export const f = () => secret;

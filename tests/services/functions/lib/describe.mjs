@@ -1,0 +1,3 @@
+export function describe(value) {
+  return Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
+}
