@@ -422,13 +422,21 @@ class SpiderMonkeyEngine final : public Engine {
     return real;
   }
 
-  /// Locks `real` for the rest of the call (exclusive for a mutation, else shared), waiting for
-  /// other calls until the deadline. A file that does not exist yet is not locked. False with an
-  /// error thrown when the lock cannot be had in time.
+  /// Locks the folder of `real` for the rest of the call (exclusive for a mutation, else shared),
+  /// waiting for other calls until the deadline. The folder rather than the file, so that a file
+  /// two calls both create is covered too; the file itself when the jail does not let the worker
+  /// open its folder (a fileAccess pattern naming one file). False with an error thrown when the
+  /// lock cannot be had in time.
   bool lock_for_call(const fs::path& real, const char* verb) {
-    if (locks_.count(real.string()) != 0) return true;
-    const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return true;  // missing (created by this call) or unreadable: the open reports it
+    const fs::path folder = real.parent_path();
+    if (locks_.count(folder.string()) != 0 || locks_.count(real.string()) != 0) return true;
+    std::string key = folder.string();
+    int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      key = real.string();
+      fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    }
+    if (fd < 0) return true;  // nothing to lock on: the open that follows reports the problem
     const int op = (request_->mutation ? LOCK_EX : LOCK_SH) | LOCK_NB;
     while (::flock(fd, op) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR) break;  // locking unsupported: go on unlocked
@@ -442,7 +450,7 @@ class SpiderMonkeyEngine final : public Engine {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    locks_.emplace(real.string(), fd);
+    locks_.emplace(std::move(key), fd);
     return true;
   }
 

@@ -46,8 +46,9 @@ struct CallRequest {
   std::string function;
   std::string endpoint;
   std::string input_json = "null";
-  /// A mutation endpoint: the files the call touches are locked exclusively (else shared) until
-  /// the call returns, so concurrent read-modify-write calls on other workers do not lose updates.
+  /// A mutation endpoint: the folders of the files the call touches are locked exclusively (else
+  /// shared) until the call returns, so concurrent read-modify-write calls on other workers do not
+  /// lose updates.
   bool mutation = false;
   std::chrono::milliseconds timeout{30000};
 };

@@ -23,4 +23,5 @@ def daemon_factory():
 @pytest.fixture
 def examples(daemon_factory):
     """The daemon serving copies of the bundled examples."""
-    return daemon_factory([EXAMPLES / "todo-manager", EXAMPLES / "notes", EXAMPLES / "contacts"])
+    return daemon_factory([EXAMPLES / "todo-manager", EXAMPLES / "todo-manager-js", EXAMPLES / "notes",
+                           EXAMPLES / "contacts"])

@@ -1,15 +1,20 @@
 """The bundled examples, end to end over HTTP and WebSocket."""
 import json
 
+import pytest
+
+# The todo manager twice: as scripts and as JavaScript function handlers, same manifest shape.
+TODO_SERVICES = ["todo-manager", "todo-manager-js"]
+
 
 def result(r):
     assert "result" in r, r
     return r["result"]
 
 
-def test_services_lists_all_three(examples):
+def test_services_lists_all_of_them(examples):
     names = sorted(s["name"] for s in result(examples.rpc("lavs/services"))["services"])
-    assert names == ["contact-manager", "simple-notes", "todo-manager"]
+    assert names == ["contact-manager", "simple-notes", "todo-manager", "todo-manager-js"]
 
 
 def test_a_call_must_name_its_service_when_several_are_served(examples):
@@ -24,8 +29,8 @@ def test_manifest_is_returned_as_written(examples):
     assert m == on_disk
 
 
-def test_todo_lifecycle(examples):
-    svc = "todo-manager"
+@pytest.mark.parametrize("svc", TODO_SERVICES)
+def test_todo_lifecycle(examples, svc):
     assert result(examples.call("listTodos", service=svc)) == []
     a = result(examples.call("addTodo", {"text": "Buy milk", "priority": 1}, service=svc))
     assert a["text"] == "Buy milk" and a["done"] is False and a["priority"] == 1 and a["id"] == 1
@@ -42,27 +47,33 @@ def test_todo_lifecycle(examples):
     assert stored == result(examples.call("listTodos", service=svc))
 
 
-def test_todo_errors(examples):
-    r = examples.call("addTodo", {}, service="todo-manager")
+@pytest.mark.parametrize("svc", TODO_SERVICES)
+def test_todo_errors(examples, svc):
+    r = examples.call("addTodo", {}, service=svc)
     assert r["error"]["code"] == -32602 and r["error"]["data"]["field"] == "text"
-    r = examples.call("toggleTodo", {"id": 999}, service="todo-manager")
+    r = examples.call("toggleTodo", {"id": 999}, service=svc)
     assert r["error"]["code"] == -32003
-    assert "no todo with id 999" in r["error"]["data"]["stderr"]
+    if svc == "todo-manager":
+        assert "no todo with id 999" in r["error"]["data"]["stderr"]
+    else:
+        assert r["error"]["message"] == "Error: no todo with id 999"
+        assert "handlers/todos.mjs:" in r["error"]["data"]["stack"]
 
 
-def test_todo_subscription_sees_changes_made_by_another_client(examples):
+@pytest.mark.parametrize("svc", TODO_SERVICES)
+def test_todo_subscription_sees_changes_made_by_another_client(examples, svc):
     with examples.ws() as watcher:
-        sub = result(watcher.request("lavs/subscribe", {"service": "todo-manager", "endpoint": "todoUpdates"}))
+        sub = result(watcher.request("lavs/subscribe", {"service": svc, "endpoint": "todoUpdates"}))
         sid = sub["subscriptionId"]
         snap = watcher.notification("lavs/data")
         assert snap["params"]["subscriptionId"] == sid
         assert snap["params"]["data"] == {"type": "snapshot", "todos": []}
         # Another client (plain HTTP) adds a todo; the watcher is told.
-        added = result(examples.call("addTodo", {"text": "from elsewhere"}, service="todo-manager"))
+        added = result(examples.call("addTodo", {"text": "from elsewhere"}, service=svc))
         ev = watcher.notification("lavs/data")
         assert ev["params"]["data"] == {"type": "todoAdded", "todo": added}
         with examples.ws() as other:
-            result(other.request("lavs/call", {"service": "todo-manager", "endpoint": "toggleTodo",
+            result(other.request("lavs/call", {"service": svc, "endpoint": "toggleTodo",
                                                "input": {"id": added["id"]}}))
         ev = watcher.notification("lavs/data")
         assert ev["params"]["data"]["type"] == "todoUpdated"
@@ -105,3 +116,13 @@ def test_read_file_follows_file_access(examples):
     assert r["error"]["code"] == -32001
     r = examples.rpc("lavs/readFile", {"service": "todo-manager", "path": examples.token_file.as_posix()})
     assert r["error"]["code"] == -32001
+
+
+def test_todo_js_concurrent_adds_lose_nothing(examples):
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        futures = [pool.submit(examples.call, "addTodo", {"text": f"t{i}"}, service="todo-manager-js")
+                   for i in range(40)]
+        ids = [result(f.result())["id"] for f in futures]
+    assert sorted(ids) == list(range(1, 41))
+    assert len(result(examples.call("listTodos", service="todo-manager-js"))) == 40

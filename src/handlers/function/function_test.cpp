@@ -441,7 +441,6 @@ export function bump(input, ctx) {
   return n + 1;
 }
 )");
-  write("data/count.json", "0");
   manifest::Permissions perms;
   perms.file_access = std::vector<std::string>{"data/**"};
   auto h = handler("count.mjs", "bump", perms);
