@@ -20,6 +20,8 @@
 
 namespace hearth::cli {
 namespace asio = boost::asio;
+
+CLI::App* add_lafs_command(CLI::App& app, std::function<int()>& run);  // cli/lafs.cpp
 namespace fs = std::filesystem;
 
 fs::path default_state_dir() {
@@ -87,12 +89,13 @@ int check(const std::vector<fs::path>& paths, bool as_json) {
 
 int call(const fs::path& path, const std::string& service, const std::string& endpoint,
          const std::string& input_text, const fs::path& state_dir, int default_timeout_ms,
-         bool pretty, bool insecure_no_sandbox) {
+         bool pretty, bool insecure_no_sandbox, bool lafs) {
   std::signal(SIGPIPE, SIG_IGN);
   json::value input = nullptr;
   if (!input_text.empty()) {
     auto parsed = json::parse_text(input_text);
     if (!parsed.ok()) {
+      if (lafs) return print_lafs_input_error(service, endpoint, parsed.error());
       std::cout << json::dump(to_json(parsed.error())) << std::endl;
       return 2;
     }
@@ -126,10 +129,12 @@ int call(const fs::path& path, const std::string& service, const std::string& en
   // The same pipeline as the daemon's lavs/call, through the dispatcher, without a socket.
   rpc::Dispatcher dispatcher;
   host->register_methods(dispatcher);
+  name_lafs_operations(dispatcher, *host);
   json::object params;
   if (!service.empty()) params["service"] = service;
   params["endpoint"] = endpoint;
   if (!input.is_null()) params["input"] = input;
+  if (lafs) params["_lafs"] = true;
   json::object request{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "lavs/call"}, {"params", params}};
 
   std::optional<json::value> response;
@@ -155,7 +160,7 @@ int call(const fs::path& path, const std::string& service, const std::string& en
     return 1;
   }
   print(obj.at("result"));
-  return 0;
+  return lafs ? lafs_exit_code(obj.at("result")) : 0;
 }
 
 }  // namespace
@@ -219,6 +224,7 @@ int run(int argc, char** argv) {
   int call_timeout = 30000;
   bool call_pretty = false;
   bool call_insecure = false;
+  bool call_lafs = false;
   auto* call_cmd = app.add_subcommand("call", "Call an endpoint in-process (no daemon) and print the result");
   call_cmd->add_option("path", call_path, "Service folder (or folder of services)")->required()->check(CLI::ExistingPath);
   call_cmd->add_option("endpoint", call_endpoint, "Endpoint id")->required();
@@ -231,6 +237,8 @@ int run(int argc, char** argv) {
   call_cmd->add_flag("--pretty", call_pretty, "Indent the JSON output");
   call_cmd->add_flag("--insecure-no-sandbox", call_insecure,
                      "Run the handler WITHOUT the jail (permissions not enforced by the OS)");
+  call_cmd->add_flag("--lafs", call_lafs,
+                     "Print the outcome as a LAFS envelope; exit with the error code's cliExit");
   call_cmd->footer("Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
                    "object and exits 1 (2 when the input or the manifest is invalid).");
 
@@ -251,6 +259,9 @@ int run(int argc, char** argv) {
   doctor_cmd->add_flag("--json", doctor_json, "Print the report as JSON");
   doctor_cmd->footer("Exit status: 0 when confined endpoints can run here, 1 otherwise.");
 
+  std::function<int()> lafs_run;
+  auto* lafs_cmd = add_lafs_command(app, lafs_run);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -261,10 +272,11 @@ int run(int argc, char** argv) {
   if (*serve_cmd) return serve(serve_options);
   if (*call_cmd) {
     return call(call_path, call_service, call_endpoint, call_input, call_state_dir, call_timeout,
-                call_pretty, call_insecure);
+                call_pretty, call_insecure, call_lafs);
   }
   if (*check_cmd) return check(check_paths, check_json);
   if (*doctor_cmd) return doctor(doctor_json);
+  if (*lafs_cmd) return lafs_run();
   return 2;
 }
 

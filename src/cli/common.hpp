@@ -43,4 +43,13 @@ int serve(const ServeOptions& options);
 /// `hearth doctor`: the jail mechanisms of this machine. Exit 0 when confined endpoints can run.
 int doctor(bool as_json);
 
+/// LAFS envelope mode (cli/lafs.cpp): `_meta.operation` is "service.endpoint" for lavs/call and
+/// lavs/subscribe, the method otherwise; `hearth call --lafs` exits with the registry's cliExit.
+void name_lafs_operations(rpc::Dispatcher& dispatcher, const host::Host& host);
+int lafs_exit_code(const json::value& envelope);
+/// `hearth call --lafs` with input that is not JSON: prints the failure envelope, returns its
+/// exit code.
+int print_lafs_input_error(const std::string& service, const std::string& endpoint,
+                           const Error& error);
+
 }  // namespace hearth::cli

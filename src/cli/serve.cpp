@@ -102,6 +102,7 @@ int serve(const ServeOptions& options) {
 
   rpc::Dispatcher dispatcher;
   host->register_methods(dispatcher);
+  name_lafs_operations(dispatcher, *host);
 
   net::ServerOptions server_options;
   server_options.address = options.address;

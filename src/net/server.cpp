@@ -345,6 +345,34 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return fmt::format(R"({{"error":"{}"}})", message);
   }
 
+  static std::string problem_body(http::status status, std::string_view message) {
+    json::object pd{{"type", "about:blank"},
+                    {"title", std::string(http::obsolete_reason(status))},
+                    {"status", static_cast<int>(status)},
+                    {"detail", message}};
+    return json::dump(pd);
+  }
+
+  /// Whether a comma-separated header has `token` (case-insensitive, parameters after ';' ignored).
+  static bool header_has_token(const HttpRequest& req, http::field field, std::string_view token) {
+    auto [first, last] = req.equal_range(field);
+    for (auto it = first; it != last; ++it) {
+      std::string_view value = it->value();
+      while (!value.empty()) {
+        const std::size_t comma = value.find(',');
+        std::string_view item = value.substr(0, comma);
+        item = item.substr(0, item.find(';'));
+        while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
+          item.remove_prefix(1);
+        while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+        if (iequals(item, token)) return true;
+        if (comma == std::string_view::npos) break;
+        value.remove_prefix(comma + 1);
+      }
+    }
+    return false;
+  }
+
   /// Writes `res`; false when the connection is unusable afterwards.
   asio::awaitable<bool> write(HttpResponse res) {
     stream_.expires_after(options().idle_timeout);
@@ -362,6 +390,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const auto& req = parser.get();
     bool keep_alive = req.keep_alive() && !close;
     auto res = make_response(status, req.version(), error_body(message), keep_alive);
+    if (header_has_token(req, http::field::accept, "application/problem+json")) {
+      // RFC 9457 problem details, for clients that ask for them.
+      res.body() = problem_body(status, message);
+      res.set(http::field::content_type, "application/problem+json");
+      res.content_length(res.body().size());
+    }
     if (status == http::status::unauthorized) res.set(http::field::www_authenticate, "Bearer");
     if (status == http::status::method_not_allowed) res.set(http::field::allow, "POST, OPTIONS");
     if (status == http::status::upgrade_required) res.set(http::field::upgrade, "websocket");
@@ -545,8 +579,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!session_) session_ = std::make_shared<rpc::Session>("http", nullptr);
     std::optional<std::string> reply;
     bool failed = false;
+    // `Prefer: lafs-envelope` (RFC 7240): every answer in this body as a LAFS envelope.
+    const bool envelope = header_has_token(req, http::field::prefer, "lafs-envelope");
     try {
-      reply = co_await server_->dispatcher().handle(req.body(), session_);
+      reply = co_await server_->dispatcher().handle(req.body(), session_,
+                                                    rpc::CallOptions{.envelope = envelope});
     } catch (const std::exception& e) {
       server_->log("{} dispatcher failed: {}", peer_, e.what());
       failed = true;
@@ -559,6 +596,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool keep_alive = req.keep_alive();
     auto res = reply ? make_response(http::status::ok, req.version(), std::move(*reply), keep_alive)
                      : make_response(http::status::no_content, req.version(), {}, keep_alive);
+    if (envelope) res.set("Preference-Applied", "lafs-envelope");
     if (!co_await write(std::move(res))) co_return false;
     if (!keep_alive) {
       beast::error_code shutdown_ec;

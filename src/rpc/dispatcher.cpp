@@ -8,6 +8,8 @@
 #include <exception>
 #include <vector>
 
+#include "lafs/rpc_envelope.hpp"
+
 namespace hearth::rpc {
 namespace asio = boost::asio;
 
@@ -48,12 +50,37 @@ Error invalid_request(std::string why, std::string_view field) {
 
 bool valid_id(const json::value& id) { return id.is_string() || id.is_number() || id.is_null(); }
 
+lafs::RpcCall lafs_call(const json::value& id, std::string operation,
+                        const json::object& disclosure, const std::shared_ptr<Session>& session) {
+  return lafs::RpcCall{std::move(operation), id, disclosure,
+                       session ? session->transport() : std::string(), session ? session->id() : 0};
+}
+
 }  // namespace
 
-asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(
-    json::value message, std::shared_ptr<Session> session) const {
+json::object Dispatcher::error_response(const json::value& id, const Error& error,
+                                        const Request* request,
+                                        const std::shared_ptr<Session>& session,
+                                        bool envelope) const {
+  if (!envelope) return make_error_response(id, error);
+  std::string operation;
+  if (request != nullptr)
+    operation = operation_namer_ ? operation_namer_(*request) : request->method;
+  const json::object none;
+  return make_result_response(
+      id, lafs::envelope_for_call(
+              lafs_call(id, std::move(operation), request ? request->lafs : none, session),
+              Result<json::value>(error)));
+}
+
+asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(json::value message,
+                                                                   std::shared_ptr<Session> session,
+                                                                   CallOptions options) const {
+  // Until the request is read, only the transport can have asked for an envelope.
+  const bool env = options.envelope;
   if (!message.is_object()) {
-    co_return make_error_response(nullptr, invalid_request("a request must be a JSON object", ""));
+    co_return error_response(nullptr, invalid_request("a request must be a JSON object", ""),
+                             nullptr, session, env);
   }
   auto& obj = message.get_object();
 
@@ -62,25 +89,29 @@ asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(
   json::value id = nullptr;
   if (id_ptr != nullptr) {
     if (!valid_id(*id_ptr)) {
-      co_return make_error_response(nullptr,
-                                    invalid_request("'id' must be a string, a number or null", "id"));
+      co_return error_response(nullptr,
+                               invalid_request("'id' must be a string, a number or null", "id"),
+                               nullptr, session, env);
     }
     id = *id_ptr;
   }
 
   const json::value* version = obj.if_contains("jsonrpc");
   if (version == nullptr || !version->is_string() || version->get_string() != "2.0") {
-    co_return make_error_response(id, invalid_request("'jsonrpc' must be exactly \"2.0\"", "jsonrpc"));
+    co_return error_response(id, invalid_request("'jsonrpc' must be exactly \"2.0\"", "jsonrpc"),
+                             nullptr, session, env);
   }
   const json::value* method_ptr = obj.if_contains("method");
   if (method_ptr == nullptr || !method_ptr->is_string()) {
-    co_return make_error_response(id, invalid_request("'method' must be a string", "method"));
+    co_return error_response(id, invalid_request("'method' must be a string", "method"), nullptr,
+                             session, env);
   }
   json::value params = nullptr;
   if (const json::value* p = obj.if_contains("params")) {
     if (!p->is_object() && !p->is_array()) {
-      co_return make_error_response(
-          id, invalid_request("'params' must be an object or an array when present", "params"));
+      co_return error_response(
+          id, invalid_request("'params' must be an object or an array when present", "params"),
+          nullptr, session, env);
     }
     params = *p;
   }
@@ -90,16 +121,27 @@ asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(
   request.id = id;
   request.method = std::string(method_ptr->get_string());
   request.params = std::move(params);
-  request.session = std::move(session);
+  request.session = session;
+  // Envelope mode: asked by the transport or by the request (params._lafs); the LAFS members are
+  // not the method's, and malformed ones fail the request before the method runs.
+  request.envelope = env || lafs::wants_envelope(request.params);
+  if (request.envelope) request.lafs = lafs::take_lafs_params(request.params);
 
   auto it = methods_.find(request.method);
   if (it == methods_.end()) {
     if (request.notification) co_return std::nullopt;
     json::object data;
     data["method"] = request.method;
-    co_return make_error_response(
-        id, Error::make(ErrorCode::kMethodNotFound, "Method not found: " + request.method,
-                        std::move(data)));
+    co_return error_response(id,
+                             Error::make(ErrorCode::kMethodNotFound,
+                                         "Method not found: " + request.method, std::move(data)),
+                             &request, session, request.envelope);
+  }
+  if (request.envelope) {
+    if (auto st = lafs::check_lafs_params(request.lafs); !st.ok()) {
+      if (request.notification) co_return std::nullopt;
+      co_return error_response(id, st.error(), &request, session, true);
+    }
   }
 
   Result<json::value> result = Error::make(ErrorCode::kInternalError, "Internal error");
@@ -110,33 +152,43 @@ asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(
     result = Error::make(ErrorCode::kInternalError, std::string("Internal error: ") + e.what());
   }
   if (request.notification) co_return std::nullopt;
+  if (request.envelope) {
+    const std::string operation = operation_namer_ ? operation_namer_(request) : request.method;
+    co_return make_result_response(
+        id, lafs::envelope_for_call(lafs_call(id, operation, request.lafs, session), result));
+  }
   if (!result.ok()) co_return make_error_response(id, result.error());
   co_return make_result_response(id, std::move(result).value());
 }
 
 asio::awaitable<std::optional<json::value>> Dispatcher::handle_value(
-    json::value message, std::shared_ptr<Session> session) const {
-  if (!message.is_array()) co_return co_await handle_one(std::move(message), std::move(session));
+    json::value message, std::shared_ptr<Session> session, CallOptions options) const {
+  if (!message.is_array())
+    co_return co_await handle_one(std::move(message), std::move(session), options);
 
   auto& batch = message.get_array();
   if (batch.empty()) {
-    co_return make_error_response(nullptr, invalid_request("an empty batch", ""));
+    co_return error_response(nullptr, invalid_request("an empty batch", ""), nullptr, session,
+                             options.envelope);
   }
   if (batch.size() > limits_.max_batch) {
-    co_return make_error_response(
-        nullptr, invalid_request("a batch may hold at most " + std::to_string(limits_.max_batch) +
-                                     " requests",
-                                 ""));
+    co_return error_response(
+        nullptr,
+        invalid_request(
+            "a batch may hold at most " + std::to_string(limits_.max_batch) + " requests", ""),
+        nullptr, session, options.envelope);
   }
 
   // Members run concurrently (one slow handler does not hold up the others); the answers keep
   // the order of the requests.
   auto executor = co_await asio::this_coro::executor;
-  using Op = decltype(asio::co_spawn(executor, handle_one(json::value(), session), asio::deferred));
+  using Op = decltype(asio::co_spawn(executor, handle_one(json::value(), session, options),
+                                     asio::deferred));
   std::vector<Op> ops;
   ops.reserve(batch.size());
   for (auto& item : batch) {
-    ops.push_back(asio::co_spawn(executor, handle_one(std::move(item), session), asio::deferred));
+    ops.push_back(
+        asio::co_spawn(executor, handle_one(std::move(item), session, options), asio::deferred));
   }
   auto [order, exceptions, results] =
       co_await asio::experimental::make_parallel_group(std::move(ops))
@@ -156,12 +208,14 @@ asio::awaitable<std::optional<json::value>> Dispatcher::handle_value(
 }
 
 asio::awaitable<std::optional<std::string>> Dispatcher::handle(std::string_view text,
-                                                               std::shared_ptr<Session> session) const {
+                                                               std::shared_ptr<Session> session,
+                                                               CallOptions options) const {
   auto parsed = json::parse_text(text, json::ParseLimits{.max_depth = limits_.max_depth});
   if (!parsed.ok()) {
-    co_return json::dump(make_error_response(nullptr, parsed.error()));
+    co_return json::dump(
+        error_response(nullptr, parsed.error(), nullptr, session, options.envelope));
   }
-  auto response = co_await handle_value(std::move(parsed).value(), std::move(session));
+  auto response = co_await handle_value(std::move(parsed).value(), std::move(session), options);
   if (!response) co_return std::nullopt;
   co_return json::dump(*response);
 }

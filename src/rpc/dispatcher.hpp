@@ -23,6 +23,13 @@ struct Request {
   std::string method;
   json::value params;      ///< object, array or null when absent
   std::shared_ptr<Session> session;
+  bool envelope = false;  ///< answer with a LAFS envelope (docs/protocol.md, "LAFS envelopes")
+  json::object lafs;  ///< in envelope mode: _fields, _expand, _mvi, _budget, taken out of params
+};
+
+/// Per-message options a transport passes along.
+struct CallOptions {
+  bool envelope = false;  ///< every request of the message is answered with a LAFS envelope
 };
 
 using Method = std::function<boost::asio::awaitable<Result<json::value>>(const Request&)>;
@@ -39,21 +46,32 @@ class Dispatcher {
   /// Registers a method. Not thread-safe: register everything before serving.
   void add(std::string name, Method method);
 
+  /// Names a request's operation in LAFS envelopes (`_meta.operation`); default: the method.
+  using OperationNamer = std::function<std::string(const Request&)>;
+  void set_operation_namer(OperationNamer namer) { operation_namer_ = std::move(namer); }
+
   /// Handles one message (a request, a notification or a batch) and returns the response text,
   /// or nullopt when nothing is to be sent back (notifications only). Batch members run
   /// concurrently; responses keep the request order.
   boost::asio::awaitable<std::optional<std::string>> handle(std::string_view text,
-                                                            std::shared_ptr<Session> session) const;
+                                                            std::shared_ptr<Session> session,
+                                                            CallOptions options = {}) const;
 
   /// Same, for an already parsed message.
-  boost::asio::awaitable<std::optional<json::value>> handle_value(
-      json::value message, std::shared_ptr<Session> session) const;
+  boost::asio::awaitable<std::optional<json::value>> handle_value(json::value message,
+                                                                  std::shared_ptr<Session> session,
+                                                                  CallOptions options = {}) const;
 
  private:
   boost::asio::awaitable<std::optional<json::value>> handle_one(json::value message,
-                                                                std::shared_ptr<Session> session) const;
+                                                                std::shared_ptr<Session> session,
+                                                                CallOptions options) const;
+  /// The error response, or in envelope mode a result response holding the failure envelope.
+  json::object error_response(const json::value& id, const Error& error, const Request* request,
+                              const std::shared_ptr<Session>& session, bool envelope) const;
 
   DispatcherLimits limits_;
+  OperationNamer operation_namer_;
   std::map<std::string, Method, std::less<>> methods_;
 };
 
