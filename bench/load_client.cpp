@@ -59,6 +59,7 @@ struct Options {
   double duration = 10;
   std::uint64_t requests = 0;  // 0: run for `duration`
   int threads = 1;
+  std::vector<std::pair<std::string, std::string>> headers;  ///< extra request headers
 };
 
 /// What one connection measured; merged once the run is over.
@@ -72,7 +73,8 @@ struct Stats {
 void usage() {
   std::cerr << "usage: hearth-load --port P [--host H] [--path /rpc] [--token-file F | --token T]\n"
                "                   [--body JSON] [--expect SUBSTR] [--connections N]\n"
-               "                   [--duration S | --requests N] [--threads 1|2]\n";
+               "                   [--duration S | --requests N] [--threads 1|2]\n"
+               "                   [--header 'Name: value']...\n";
 }
 
 std::optional<std::string> read_token_file(const std::string& path) {
@@ -131,6 +133,14 @@ std::optional<Options> parse_args(int argc, char** argv) {
       o.body = value;
     } else if (flag == "--expect") {
       o.expect = value;
+    } else if (flag == "--header") {
+      const auto colon = value.find(':');
+      ok = colon != std::string::npos && colon > 0;
+      if (ok) {
+        std::string v = value.substr(colon + 1);
+        while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+        o.headers.emplace_back(value.substr(0, colon), v);
+      }
     } else if (flag == "--connections") {
       ok = parse_number(value, o.connections) && o.connections > 0;
     } else if (flag == "--duration") {
@@ -185,6 +195,7 @@ asio::awaitable<void> connection(const Options& options, const tcp::endpoint& en
   req.set(http::field::host, options.host + ":" + std::to_string(options.port));
   if (!options.token.empty()) req.set(http::field::authorization, "Bearer " + options.token);
   req.set(http::field::content_type, "application/json");
+  for (const auto& [name, value] : options.headers) req.set(name, value);
   req.body() = options.body;
   req.prepare_payload();
   req.keep_alive(true);

@@ -21,6 +21,9 @@ packages=(
   bubblewrap
   # examples (contacts uses sqlite via python3's sqlite3 module; todo-manager uses node)
   nodejs sqlite3
+  # test and benchmark set-up: ajv (LAFS differential test) and the MCP SDK (bench/js) from npm,
+  # installed into ~/.cache/hearth, never into the repository
+  npm
 )
 
 missing=()
@@ -29,6 +32,7 @@ for p in "${packages[@]}"; do
     # A command that is already on PATH (node installed outside apt, say) satisfies its package.
     case "$p" in
       nodejs) command -v node >/dev/null 2>&1 && continue ;;
+      npm) command -v npm >/dev/null 2>&1 && continue ;;
       python3) [ -x /usr/bin/python3 ] && continue ;;
       git) command -v git >/dev/null 2>&1 && continue ;;
       curl) command -v curl >/dev/null 2>&1 && continue ;;

@@ -114,6 +114,7 @@ int call(const fs::path& path, const std::string& service, const std::string& en
   }
   if (insecure_no_sandbox) spdlog::warn("--insecure-no-sandbox: the handler runs WITHOUT the jail");
   options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
+  options.kinds.warm_pools = false;  // only the called endpoint's JS workers, at the call
   host::LoadReport report;
   auto host = host::Host::load({path}, options, ioc.get_executor(), report);
   print_load_report(report);
@@ -142,6 +143,8 @@ int call(const fs::path& path, const std::string& service, const std::string& en
       ioc,
       [&]() -> asio::awaitable<void> {
         response = co_await dispatcher.handle_value(request, std::make_shared<rpc::Session>("inproc", nullptr));
+        // Long-lived helpers (JS workers) would keep the loop running: the call is what we came for.
+        ioc.stop();
       },
       asio::detached);
   ioc.run();

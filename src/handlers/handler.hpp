@@ -75,6 +75,9 @@ struct KindOptions {
   boost::asio::any_io_executor executor;
   /// Worker processes per JS pool (`function` handlers; a pool per service and permission set).
   std::size_t js_workers = 2;
+  /// Start worker pools when the manifest loads (the daemon); false: at their first call (a
+  /// one-shot `hearth call`).
+  bool warm_pools = true;
   /// The JS worker executable; empty: `hearth-js-worker` beside the running executable.
   std::filesystem::path js_worker;
 };

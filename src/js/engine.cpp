@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <limits>
 #include <condition_variable>
 #include <fstream>
 #include <map>
@@ -83,10 +84,16 @@ std::uint64_t resident_bytes() {
 
 /// Stops a call from another thread: at its deadline, or when the process's resident memory
 /// passes its limit. The heap limit (JSGC_MAX_BYTES) counts only GC cells, not the malloc'd
-/// elements of big arrays or strings, so memory is also watched here every 10 ms; RLIMIT_AS and
-/// the jail's memory cgroup remain the hard stops.
+/// elements of big arrays or strings, so memory is also watched here; RLIMIT_AS and the jail's
+/// memory cgroup remain the hard stops.
+///
+/// Arming costs the calling thread two atomic stores: the watchdog ticks every kTick while calls
+/// come, and sleeps on a condition variable (woken by arm()) only after a second without one, so
+/// a busy worker pays no thread wake-up per call. Deadlines are therefore met within kTick.
 class Watchdog {
  public:
+  static constexpr auto kTick = std::chrono::milliseconds(5);
+
   explicit Watchdog(JSContext* cx) : cx_(cx), thread_([this] { loop(); }) {}
   ~Watchdog() {
     {
@@ -98,51 +105,64 @@ class Watchdog {
   }
   /// `memory_limit`: resident bytes beyond which the call is stopped; 0: not watched.
   void arm(Clock::time_point deadline, std::uint64_t memory_limit) {
-    {
+    fired_.store(false, std::memory_order_relaxed);
+    over_memory_.store(false, std::memory_order_relaxed);
+    memory_limit_.store(memory_limit, std::memory_order_relaxed);
+    deadline_ns_.store(deadline.time_since_epoch().count(), std::memory_order_release);
+    if (sleeping_.load(std::memory_order_acquire)) {
       std::lock_guard lock(mutex_);
-      deadline_ = deadline;
-      memory_limit_ = memory_limit;
-      fired_ = false;
-      over_memory_ = false;
+      changed_.notify_all();
     }
-    changed_.notify_all();
   }
-  void disarm() {
-    std::lock_guard lock(mutex_);
-    deadline_.reset();
-  }
+  void disarm() { deadline_ns_.store(kNone, std::memory_order_release); }
   bool fired() const { return fired_.load(); }
   bool over_memory() const { return over_memory_.load(); }
 
  private:
+  static constexpr Clock::rep kNone = std::numeric_limits<Clock::rep>::max();
+
   void loop() {
+    auto last_armed = Clock::now();
     std::unique_lock lock(mutex_);
     while (!quit_) {
-      if (!deadline_) {
-        changed_.wait(lock);
-        continue;
-      }
+      auto deadline = deadline_ns_.load(std::memory_order_acquire);
       const auto now = Clock::now();
-      if (now >= *deadline_ || (memory_limit_ > 0 && resident_bytes() > memory_limit_)) {
-        over_memory_ = now < *deadline_;
-        fired_ = true;
-        deadline_.reset();
-        JS_RequestInterruptCallback(cx_);
-        continue;
+      if (deadline == kNone) {
+        if (now - last_armed > std::chrono::seconds(1)) {
+          sleeping_.store(true, std::memory_order_release);
+          // Re-checked under the lock: an arm() between the load and here notifies.
+          changed_.wait(lock, [this] {
+            return quit_ || deadline_ns_.load(std::memory_order_acquire) != kNone;
+          });
+          sleeping_.store(false, std::memory_order_release);
+          last_armed = Clock::now();
+          continue;
+        }
+      } else {
+        last_armed = now;
+        const std::uint64_t limit = memory_limit_.load(std::memory_order_relaxed);
+        const bool late = now.time_since_epoch().count() >= deadline;
+        const bool over = !late && limit > 0 && resident_bytes() > limit;
+        // Only the call armed now: a new arm() since the load wins the exchange.
+        if ((late || over) && deadline_ns_.compare_exchange_strong(deadline, kNone)) {
+          over_memory_ = over;
+          fired_ = true;
+          JS_RequestInterruptCallback(cx_);
+          continue;
+        }
       }
-      auto wake = *deadline_;
-      if (memory_limit_ > 0) wake = std::min(wake, now + std::chrono::milliseconds(10));
-      changed_.wait_until(lock, wake);
+      changed_.wait_for(lock, kTick);
     }
   }
 
   JSContext* cx_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::optional<Clock::time_point> deadline_;
-  std::uint64_t memory_limit_ = 0;
+  std::atomic<Clock::rep> deadline_ns_{kNone};
+  std::atomic<std::uint64_t> memory_limit_{0};
   std::atomic<bool> fired_{false};
   std::atomic<bool> over_memory_{false};
+  std::atomic<bool> sleeping_{false};
   bool quit_ = false;
   std::thread thread_;
 };
@@ -401,9 +421,19 @@ class SpiderMonkeyEngine final : public Engine {
                        "' is not covered by the endpoint's fileAccess");
       return std::nullopt;
     }
-    // Links are followed, then the real path is checked again: a link must not lead out.
+    // The folder is locked before the file is looked at: a mutation that finds the file missing
+    // and creates it must not interleave with another doing the same.
     std::error_code ec;
     fs::path target = config_.service_dir / rel;
+    {
+      std::error_code pec;
+      const fs::path parent = fs::canonical(target.parent_path(), pec);
+      if (!pec && inside(config_.service_dir, parent) &&
+          !lock_for_call(parent / target.filename(), verb)) {
+        return std::nullopt;
+      }
+    }
+    // Links are followed, then the real path is checked again: a link must not lead out.
     fs::path real = for_write && !fs::exists(fs::symlink_status(target, ec))
                         ? fs::canonical(target.parent_path(), ec) / target.filename()
                         : fs::canonical(target, ec);
@@ -893,7 +923,7 @@ class SpiderMonkeyEngine final : public Engine {
     std::string requested;
     if (!string_arg(cx, args, 0, "ctx.readFile: the path", requested)) return false;
     auto path = e->data_path(requested, false);
-    if (!path || !e->lock_for_call(*path, "ctx.readFile")) return false;
+    if (!path) return false;
     std::ifstream in(*path, std::ios::binary);
     if (!in) {
       e->throw_error("Error",
@@ -926,7 +956,7 @@ class SpiderMonkeyEngine final : public Engine {
       return false;
     }
     auto path = e->data_path(requested, true);
-    if (!path || !e->lock_for_call(*path, "ctx.writeFile")) return false;
+    if (!path) return false;
     std::ofstream out(*path, std::ios::binary | std::ios::trunc);
     if (out) out.write(content.data(), static_cast<std::streamsize>(content.size()));
     if (out) out.close();

@@ -759,7 +759,7 @@ class FunctionKind final : public Kind {
         } else {
           for (const auto& f : pool_config.code_files) it->second.config.code_files.push_back(f);
         }
-      } else if (options_.executor) {
+      } else if (options_.executor && options_.warm_pools) {
         pool = std::make_shared<Pool>(options_.executor, pool_config);
         pools_[key] = {pool, pool_config};
         pool->start();
