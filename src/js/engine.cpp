@@ -55,16 +55,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Engine.
 
-bool inside(const fs::path& dir, const fs::path& p) {
-  auto d = dir.begin();
-  auto q = p.begin();
-  for (; d != dir.end(); ++d, ++q) {
-    if (d->empty()) continue;  // trailing separator
-    if (q == p.end() || *d != *q) return false;
-  }
-  return true;
-}
-
 constexpr std::uint64_t kDefaultHeap = std::uint64_t{1} << 30;
 /// A full GC after this many calls, or sooner when the heap passes kGcBytes (measured: ~1 MB of
 /// heap per 10 calls of a small module; docs/benchmarks.md).
@@ -428,7 +418,7 @@ class SpiderMonkeyEngine final : public Engine {
     {
       std::error_code pec;
       const fs::path parent = fs::canonical(target.parent_path(), pec);
-      if (!pec && inside(config_.service_dir, parent) &&
+      if (!pec && is_inside(config_.service_dir, parent) &&
           !lock_for_call(parent / target.filename(), verb)) {
         return std::nullopt;
       }
@@ -443,7 +433,7 @@ class SpiderMonkeyEngine final : public Engine {
                   ec == std::errc::no_such_file_or_directory ? "ENOENT" : "EIO");
       return std::nullopt;
     }
-    if (!inside(config_.service_dir, real) ||
+    if (!is_inside(config_.service_dir, real) ||
         !globs_.allows(real.lexically_relative(config_.service_dir).generic_string())) {
       throw_permission(std::string(verb) + ": '" + rel.generic_string() +
                        "' leads outside the endpoint's fileAccess");

@@ -50,7 +50,14 @@ bool is_es_module(std::string_view path, std::string_view source) {
 
 namespace {
 
-bool inside(const fs::path& dir, const fs::path& p) {
+bool is_regular(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+}  // namespace
+
+bool is_inside(const fs::path& dir, const fs::path& p) {
   auto d = dir.begin();
   auto q = p.begin();
   for (; d != dir.end(); ++d, ++q) {
@@ -59,13 +66,6 @@ bool inside(const fs::path& dir, const fs::path& p) {
   }
   return true;
 }
-
-bool is_regular(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-
-}  // namespace
 
 Resolved resolve_import(const fs::path& service_dir, std::string_view referrer,
                         std::string_view specifier) {
@@ -77,7 +77,7 @@ Resolved resolve_import(const fs::path& service_dir, std::string_view referrer,
   }
   const fs::path base = fs::path(std::string(referrer)).parent_path();
   const fs::path joined = (service_dir / base / spec).lexically_normal();
-  if (!inside(service_dir, joined) || joined == service_dir) {
+  if (!is_inside(service_dir, joined) || joined == service_dir) {
     return {{}, "cannot import '" + spec + "' from '" + std::string(referrer) +
                     "': it is outside the service folder"};
   }
@@ -99,7 +99,7 @@ Resolved resolve_import(const fs::path& service_dir, std::string_view referrer,
   }
   std::error_code ec;
   const fs::path real = fs::canonical(found, ec);
-  if (ec || !inside(service_dir, real)) {
+  if (ec || !is_inside(service_dir, real)) {
     return {{}, "cannot import '" + spec + "': it leads outside the service folder"};
   }
   const std::string rel = found.lexically_relative(service_dir).generic_string();

@@ -33,6 +33,9 @@ bool is_es_module(std::string_view path, std::string_view source);
 /// A message refusing TypeScript sources, or empty when `path` is not one.
 std::string typescript_refusal(std::string_view path);
 
+/// True when `p` is `dir` or lies below it (both absolute and normalised; compared by segment).
+bool is_inside(const std::filesystem::path& dir, const std::filesystem::path& p);
+
 /// The module files `entry` (relative to `service_dir`) imports, directly or not, found by a
 /// lexical scan of `import ... from '...'`, `export ... from '...'`, `import '...'` and
 /// `import('...')`: relative paths, `entry` first. An over-approximation (a commented-out import

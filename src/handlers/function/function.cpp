@@ -53,16 +53,6 @@ fs::path default_worker() {
   return ec ? fs::path("hearth-js-worker") : self.parent_path() / "hearth-js-worker";
 }
 
-bool inside(const fs::path& p, const fs::path& dir) {
-  auto d = dir.begin();
-  auto q = p.begin();
-  for (; d != dir.end(); ++d, ++q) {
-    if (d->empty()) continue;
-    if (q == p.end() || *d != *q) return false;
-  }
-  return true;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The pool of one service and permission set.
 
@@ -724,7 +714,7 @@ class FunctionKind final : public Kind {
       return Error::make(ErrorCode::kInternalError,
                          "handler.module '" + config.module + "' does not exist in " + dir.string());
     }
-    if (!inside(real, dir)) {
+    if (!js::is_inside(dir, real)) {
       return Error::make(ErrorCode::kInternalError,
                          "handler.module '" + config.module + "' leads outside the service folder");
     }

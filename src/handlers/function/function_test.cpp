@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "proc/process.hpp"
+#include "handlers/testing.hpp"
 #include "proc/testing.hpp"
 #pragma GCC diagnostic pop
 
@@ -27,34 +28,11 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-const bool kSigpipeIgnored = [] {
-  std::signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
+const bool kSigpipeIgnored = testing::ignore_sigpipe();
 
-json::value parse(std::string_view text) {
-  auto v = json::parse_text(text);
-  EXPECT_TRUE(v.ok()) << text;
-  return v.ok() ? std::move(v).value() : json::value(nullptr);
-}
+using testing::parse;
 
-class FakePublisher final : public Publisher {
- public:
-  bool publish(std::string_view subscription, json::value data) override {
-    std::lock_guard lock(mutex_);
-    if (subscription != "updates") return false;
-    published_.push_back(std::move(data));
-    return true;
-  }
-  std::vector<json::value> published() {
-    std::lock_guard lock(mutex_);
-    return published_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<json::value> published_;
-};
+using testing::FakePublisher;
 
 /// Pids of the JS workers whose working directory is `dir`.
 std::vector<pid_t> workers_in(const fs::path& dir) {

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "proc/process.hpp"
+#include "handlers/testing.hpp"
 #include "proc/testing.hpp"
 #pragma GCC diagnostic pop
 
@@ -31,37 +32,11 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// hearth ignores SIGPIPE process-wide (see proc/process.hpp); so must every binary running
-// children.
-const bool kSigpipeIgnored = [] {
-  std::signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
+const bool kSigpipeIgnored = testing::ignore_sigpipe();
 
-json::value parse(std::string_view text) {
-  auto v = json::parse_text(text);
-  EXPECT_TRUE(v.ok()) << text;
-  return v.ok() ? std::move(v).value() : json::value(nullptr);
-}
+using testing::parse;
 
-/// Records what a handler publishes; knows one subscription endpoint, "updates".
-class FakePublisher final : public Publisher {
- public:
-  bool publish(std::string_view subscription, json::value data) override {
-    std::lock_guard lock(mutex_);
-    if (subscription != "updates") return false;
-    published_.push_back(std::move(data));
-    return true;
-  }
-  std::vector<json::value> published() {
-    std::lock_guard lock(mutex_);
-    return published_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<json::value> published_;
-};
+using testing::FakePublisher;
 
 /// A service folder with a manifest model built in code (no loader involved).
 class ScriptTest : public ::testing::Test {
