@@ -139,3 +139,46 @@ def test_a_crashed_worker_is_replaced(daemon):
         time.sleep(0.05)
     after = worker_pids(service_dir)
     assert len(after) == len(before) and before[0] not in after
+
+
+def test_fetch_reaches_an_allowed_host_through_the_jail(tmp_path):
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"path": self.path}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    service = tmp_path / "fetcher"
+    service.mkdir()
+    (service / "f.mjs").write_text(
+        "export async function get(input, ctx) {\n"
+        "  const r = await ctx.fetch(input.url);\n"
+        "  return { status: r.status, ok: r.ok, body: await r.json(), type: r.headers['content-type'] };\n"
+        "}\n")
+    (service / "lavs.json").write_text(json.dumps({
+        "lavs": "1.0", "name": "fetcher", "version": "1.0.0",
+        "endpoints": [{"id": "get", "method": "query",
+                       "handler": {"type": "function", "module": "f.mjs", "function": "get"},
+                       "permissions": {"networkAccess": [f"127.0.0.1:{port}"]}}]}))
+    d = Daemon([service], copy=False)
+    try:
+        r = result(d.call("get", {"url": f"http://127.0.0.1:{port}/hello?x=1"}))
+        assert r == {"status": 200, "ok": True, "body": {"path": "/hello?x=1"}, "type": "application/json"}
+        e = error(d.call("get", {"url": f"http://127.0.0.1:{port + 1}/"}))
+        assert e["code"] == -32001
+    finally:
+        d.stop()
+        d.cleanup()
+        server.shutdown()
