@@ -93,6 +93,8 @@ class Kind {
   /// Creates the handler of an endpoint whose handler object passed check().
   virtual Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
                                                   const manifest::Endpoint& endpoint) const = 0;
+  /// The daemon is stopping: stop long-lived helpers (worker pools) and start no new ones.
+  virtual void shutdown() {}
 };
 
 /// Kinds by name. Also answers the manifest loader's questions about kinds.
@@ -103,6 +105,8 @@ class Registry final : public manifest::HandlerKinds {
   /// at load with `reason`.
   void add_unsupported(std::string name, std::string reason);
   const Kind* find(std::string_view name) const;
+  /// Calls every kind's shutdown().
+  void shutdown();
 
   void check(std::string_view type, const json::object& handler, const std::string& path,
              Problems& problems) const override;

@@ -44,4 +44,8 @@ void Registry::check(std::string_view type, const json::object& handler, const s
       {type_path, "unknown handler type '" + std::string(type) + "' (known: " + list + ")"});
 }
 
+void Registry::shutdown() {
+  for (auto& [name, kind] : kinds_) kind->shutdown();
+}
+
 }  // namespace hearth::handlers

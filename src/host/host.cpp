@@ -254,6 +254,7 @@ void Host::shutdown() {
   for (auto& s : services_) {
     if (s->hub) s->hub->close_all();
   }
+  registry_->shutdown();
 }
 
 Result<const Host::Service*> Host::find_service(std::string_view name) const {

@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <atomic>
 #include <cmath>
 #include <deque>
 #include <filesystem>
@@ -114,8 +115,9 @@ class Pool : public std::enable_shared_from_this<Pool> {
 
   /// Stops every worker; calls in flight fail. Any thread; idempotent.
   void stop() {
+    // Set at once: workers killed right after (daemon shutdown) must not be replaced.
+    stopping_ = true;
     asio::dispatch(strand_, [self = shared_from_this()] {
-      self->stopping_ = true;
       for (auto& w : self->workers_) self->retire(*w, /*kill=*/true);
       self->workers_.clear();
       for (auto& slot : self->queue_) {
@@ -559,7 +561,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   std::uint64_t next_serial_ = 0;
   int start_failures_ = 0;
   bool broken_ = false;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -642,8 +644,11 @@ class FunctionKind final : public Kind {
     if (options_.js_worker.empty()) options_.js_worker = default_worker();
   }
 
-  ~FunctionKind() override {
+  ~FunctionKind() override { shutdown(); }
+
+  void shutdown() override {
     std::lock_guard lock(mutex_);
+    shut_down_ = true;
     for (auto& [key, entry] : pools_) {
       if (entry.pool) entry.pool->stop();
     }
@@ -761,7 +766,7 @@ class FunctionKind final : public Kind {
     auto get_pool = [this, key](const asio::any_io_executor& executor) -> std::shared_ptr<Pool> {
       std::lock_guard lock(mutex_);
       auto& entry = pools_[key];
-      if (!entry.pool && executor) {
+      if (!entry.pool && executor && !shut_down_) {
         entry.pool = std::make_shared<Pool>(executor, entry.config);
         entry.pool->start();
       }
@@ -779,6 +784,7 @@ class FunctionKind final : public Kind {
   KindOptions options_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, Entry> pools_;
+  bool shut_down_ = false;  ///< guarded by mutex_
 };
 
 }  // namespace

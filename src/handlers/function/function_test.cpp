@@ -477,6 +477,20 @@ export function ok(input) { return input.n; }
   EXPECT_EQ(workers_in(service_.dir).size(), 2u);
 }
 
+TEST_F(FunctionTest, ShutdownStopsThePoolsForGood) {
+  write("ok.mjs", "export const ok = () => 'ok';");
+  auto h = handler("ok.mjs", "ok");
+  ASSERT_TRUE(run(*h).ok());
+  kind_->shutdown();
+  for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(workers_in(service_.dir).empty());
+  std::this_thread::sleep_for(300ms);  // nothing is started again
+  EXPECT_TRUE(workers_in(service_.dir).empty());
+  auto r = run(*h);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("stopping"), std::string::npos) << r.error().message;
+}
+
 TEST_F(FunctionTest, ASubscriptionSendsTheFunctionsResultFirst) {
   write("sub.mjs", "export const snapshot = (input) => ({ items: [input.q] });");
   auto h = handler("sub.mjs", "snapshot");
