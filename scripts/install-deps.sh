@@ -16,7 +16,7 @@ packages=(
   libmozjs-102-dev libssl-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite
-  python3 python3-pytest curl
+  python3 python3-pytest curl openssl
   # spawn benchmark baseline (bench/spawn)
   bubblewrap
   # examples (contacts uses sqlite via python3's sqlite3 module; todo-manager uses node)

@@ -160,6 +160,18 @@ def test_fetch_reaches_an_allowed_host_through_the_jail(tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
+    # An HTTPS server whose self-signed certificate no system CA vouches for.
+    import ssl
+    import subprocess
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-keyout", str(tmp_path / "key.pem"),
+                    "-out", str(tmp_path / "cert.pem")], check=True, capture_output=True)
+    tls_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    tls_server.socket = context.wrap_socket(tls_server.socket, server_side=True)
+    threading.Thread(target=tls_server.serve_forever, daemon=True).start()
+    tls_port = tls_server.server_address[1]
     service = tmp_path / "fetcher"
     service.mkdir()
     (service / "f.mjs").write_text(
@@ -171,14 +183,20 @@ def test_fetch_reaches_an_allowed_host_through_the_jail(tmp_path):
         "lavs": "1.0", "name": "fetcher", "version": "1.0.0",
         "endpoints": [{"id": "get", "method": "query",
                        "handler": {"type": "function", "module": "f.mjs", "function": "get"},
-                       "permissions": {"networkAccess": [f"127.0.0.1:{port}"]}}]}))
+                       "permissions": {"networkAccess": [f"127.0.0.1:{port}",
+                                                         f"127.0.0.1:{tls_port}"]}}]}))
     d = Daemon([service], copy=False)
     try:
         r = result(d.call("get", {"url": f"http://127.0.0.1:{port}/hello?x=1"}))
         assert r == {"status": 200, "ok": True, "body": {"path": "/hello?x=1"}, "type": "application/json"}
         e = error(d.call("get", {"url": f"http://127.0.0.1:{port + 1}/"}))
         assert e["code"] == -32001
+        # https goes through a CONNECT tunnel, and the certificate is verified.
+        e = error(d.call("get", {"url": f"https://127.0.0.1:{tls_port}/"}))
+        assert e["code"] == -32003
+        assert "TLS handshake" in e["message"] and "certificate verify failed" in e["message"], e
     finally:
         d.stop()
         d.cleanup()
         server.shutdown()
+        tls_server.shutdown()
