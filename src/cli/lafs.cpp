@@ -3,6 +3,8 @@
 // envelope mode: operation names for `_meta.operation`, and `hearth call --lafs` exit codes.
 
 #include <CLI/CLI.hpp>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -34,9 +36,14 @@ struct FileResult {
 
 FileResult check_file(const std::string& path, std::optional<lafs::Tier> tier) {
   FileResult r{path, std::nullopt, {}};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    r.error = "is a folder, not a file (name the JSON files in it)";
+    return r;
+  }
   std::ifstream in(path);
   if (!in) {
-    r.error = "cannot read the file";
+    r.error = std::string("cannot read the file: ") + std::strerror(errno);
     return r;
   }
   std::stringstream ss;

@@ -99,5 +99,9 @@ def test_unreadable_and_non_json_files(tmp_path):
     assert "ERROR" in r.stdout
     r = run(tmp_path / "missing.json")
     assert r.returncode == 2
+    assert "No such file or directory" in r.stdout
+    r = run(tmp_path)
+    assert r.returncode == 2
+    assert "is a folder" in r.stdout
     r = subprocess.run([hearth_bin(), "lafs", "check"], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0  # FILE is required
