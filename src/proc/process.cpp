@@ -393,7 +393,6 @@ class Session {
 
   /// Receives stdout bytes as they arrive; may call close_stdout().
   std::function<void(std::string_view)> on_stdout;
-  std::function<void()> on_stdout_end;
   /// Receives stderr bytes as they arrive (besides the kept tail).
   std::function<void(std::string_view)> on_stderr;
   /// Receives event-pipe bytes as they arrive.
@@ -579,7 +578,6 @@ class Session {
     }
     boost::system::error_code ignored;
     fd.close(ignored);
-    if (which == Pipe::kStdout && on_stdout_end) on_stdout_end();
     if (which == Pipe::kEvents && on_events_end) on_events_end();
     if (--open_pipes_ == 0 && exited_) drain_timer_.cancel();
   }
@@ -681,91 +679,6 @@ asio::awaitable<RunResult> run_on_strand(Strand strand, Command cmd, RunLimits l
 }
 
 // ---------------------------------------------------------------------------------------------
-// LineStream.
-
-class LineStreamState : public std::enable_shared_from_this<LineStreamState> {
- public:
-  LineStreamState(const Strand& strand, Child child, std::optional<std::string> stdin_data,
-                  LineStream::Callbacks callbacks, std::size_t max_line)
-      : strand_(strand),
-        session_(strand, std::move(child), std::chrono::milliseconds::zero(),
-                 RunLimits{}.stderr_tail, std::move(stdin_data)),
-        callbacks_(std::move(callbacks)),
-        lines_(max_line, "stdout") {}
-
-  void start() {
-    auto emit = [this](std::string line) {
-      guarded([&] {
-        if (callbacks_.on_line) callbacks_.on_line(std::move(line));
-      });
-    };
-    session_.on_stdout = [this, emit](std::string_view data) { lines_.feed(data, emit); };
-    session_.on_stdout_end = [this, emit] { lines_.finish(emit); };
-    asio::co_spawn(
-        strand_,
-        [self = shared_from_this()]() -> asio::awaitable<void> {
-          co_await self->session_.drive();
-          const RunResult result = self->session_.result();
-          self->guarded([&] {
-            if (self->callbacks_.on_exit) self->callbacks_.on_exit(result);
-          });
-        },
-        asio::detached);
-  }
-
-  int pid() const { return session_.pid(); }
-
-  void stop() {
-    if (strand_.running_in_this_thread()) {
-      // From a callback (which holds callback_mutex_) or another handler on the strand: no
-      // callback can be running concurrently.
-      stopped_ = true;
-    } else {
-      std::lock_guard lock(callback_mutex_);
-      stopped_ = true;
-    }
-    if (stop_posted_.exchange(true)) return;
-    // Posted, never run inline: stop() may be called from inside a callback, in the middle of
-    // splitting a chunk.
-    asio::post(strand_, [self = shared_from_this()] {
-      self->session_.terminate(std::nullopt);
-      self->session_.close_pipes();
-    });
-  }
-
- private:
-  template <class F>
-  void guarded(F&& f) {
-    std::lock_guard lock(callback_mutex_);
-    if (stopped_) return;
-    f();
-  }
-
-  Strand strand_;
-  Session session_;
-  LineStream::Callbacks callbacks_;
-  LineSplitter lines_;
-  std::mutex callback_mutex_;  ///< held while a callback runs, so stop() can wait it out
-  bool stopped_ = false;       ///< guarded by callback_mutex_ (or the strand, see stop())
-  std::atomic<bool> stop_posted_{false};
-};
-
-/// What start_line_stream hands out: dropping it stops the child, while the state it points to
-/// stays alive until the child is reaped.
-class LineStreamHandle final : public LineStream {
- public:
-  explicit LineStreamHandle(std::shared_ptr<LineStreamState> state) : state_(std::move(state)) {}
-  ~LineStreamHandle() override { state_->stop(); }
-  LineStreamHandle(const LineStreamHandle&) = delete;
-  LineStreamHandle& operator=(const LineStreamHandle&) = delete;
-  void stop() override { state_->stop(); }
-  int pid() const override { return state_->pid(); }
-
- private:
-  std::shared_ptr<LineStreamState> state_;
-};
-
-// ---------------------------------------------------------------------------------------------
 // Duplex.
 
 class DuplexState : public std::enable_shared_from_this<DuplexState> {
@@ -819,8 +732,22 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
     return true;
   }
 
+  /// Closes stdin once everything queued so far is written (the child then reads EOF).
+  void close_stdin() {
+    {
+      std::lock_guard lock(queue_mutex_);
+      if (stdin_closed_) return;
+      close_when_drained_ = true;
+      if (writing_) return;  // write_next closes it after the last chunk
+      writing_ = true;
+    }
+    asio::post(strand_, [self = shared_from_this()] { self->write_next(); });
+  }
+
   void stop() {
     if (strand_.running_in_this_thread()) {
+      // From a callback (which holds callback_mutex_) or another handler on the strand: no
+      // callback can be running concurrently.
       stopped_ = true;
     } else {
       std::lock_guard lock(callback_mutex_);
@@ -846,6 +773,13 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
     std::string chunk;
     {
       std::lock_guard lock(queue_mutex_);
+      if (queue_.empty() && close_when_drained_ && !stdin_closed_) {
+        stdin_closed_ = true;
+        writing_ = false;
+        boost::system::error_code ignored;
+        stdin_.close(ignored);
+        return;
+      }
       if (queue_.empty() || stdin_closed_ || !stdin_.is_open()) {
         writing_ = false;
         return;
@@ -888,6 +822,7 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
   std::deque<std::string> queue_;
   bool writing_ = false;
   bool stdin_closed_ = false;
+  bool close_when_drained_ = false;
 };
 
 class DuplexHandle final : public Duplex {
@@ -930,21 +865,8 @@ asio::awaitable<RunResult> run(Command cmd, RunLimits limits,
       asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
 }
 
-Result<std::shared_ptr<LineStream>> start_line_stream(asio::any_io_executor executor, Command cmd,
-                                                      LineStream::Callbacks callbacks,
-                                                      std::size_t max_line) {
-  cmd.event_pipe = false;
-  auto child = spawn_child(cmd);
-  if (!child) return std::move(child).error();
-  auto state =
-      std::make_shared<LineStreamState>(asio::make_strand(executor), std::move(*child),
-                                        std::move(cmd.stdin_data), std::move(callbacks), max_line);
-  state->start();
-  return std::shared_ptr<LineStream>(std::make_shared<LineStreamHandle>(std::move(state)));
-}
-
-Result<std::shared_ptr<Duplex>> start_duplex(asio::any_io_executor executor, Command cmd,
-                                             Duplex::Callbacks callbacks) {
+Result<std::shared_ptr<DuplexState>> start_duplex_state(asio::any_io_executor executor, Command cmd,
+                                                        Duplex::Callbacks callbacks) {
   cmd.event_pipe = false;
   cmd.stdin_data = std::string();  // asks spawn_child for a stdin pipe; DuplexState owns it
   auto child = spawn_child(cmd);
@@ -952,7 +874,65 @@ Result<std::shared_ptr<Duplex>> start_duplex(asio::any_io_executor executor, Com
   auto state = std::make_shared<DuplexState>(asio::make_strand(executor), std::move(*child),
                                              std::move(callbacks));
   state->start();
-  return std::shared_ptr<Duplex>(std::make_shared<DuplexHandle>(std::move(state)));
+  return state;
+}
+
+Result<std::shared_ptr<LineStream>> start_line_stream(asio::any_io_executor executor, Command cmd,
+                                                      LineStream::Callbacks callbacks,
+                                                      std::size_t max_line) {
+  // A duplex child whose stdin gets stdin_data then EOF, and whose stdout is split into lines.
+  // Duplex callbacks are serialised and silenced by stop(); the flag also stops the lines still
+  // to come from a chunk when on_line itself calls stop().
+  struct Lines {
+    Lines(LineStream::Callbacks c, std::size_t max) : callbacks(std::move(c)), splitter(max, "stdout") {}
+    LineStream::Callbacks callbacks;
+    LineSplitter splitter;
+    std::atomic<bool> stopped{false};
+    void emit(std::string line) {
+      if (!stopped && callbacks.on_line) callbacks.on_line(std::move(line));
+    }
+  };
+  auto lines = std::make_shared<Lines>(std::move(callbacks), max_line);
+  auto stdin_data = std::move(cmd.stdin_data);
+  Duplex::Callbacks duplex;
+  duplex.on_stdout = [lines](std::string_view data) {
+    lines->splitter.feed(data, [&lines](std::string line) { lines->emit(std::move(line)); });
+  };
+  duplex.on_exit = [lines](const RunResult& result) {
+    lines->splitter.finish([&lines](std::string line) { lines->emit(std::move(line)); });
+    if (!lines->stopped && lines->callbacks.on_exit) lines->callbacks.on_exit(result);
+  };
+  auto state = start_duplex_state(std::move(executor), std::move(cmd), std::move(duplex));
+  if (!state.ok()) return std::move(state).error();
+  if (stdin_data && !stdin_data->empty()) state.value()->write(std::move(*stdin_data));
+  state.value()->close_stdin();
+
+  /// Dropping the handle stops the child; the state stays alive until the child is reaped.
+  class Handle final : public LineStream {
+   public:
+    Handle(std::shared_ptr<DuplexState> state, std::shared_ptr<Lines> lines)
+        : state_(std::move(state)), lines_(std::move(lines)) {}
+    ~Handle() override { stop(); }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+    void stop() override {
+      lines_->stopped = true;
+      state_->stop();
+    }
+    int pid() const override { return state_->pid(); }
+
+   private:
+    std::shared_ptr<DuplexState> state_;
+    std::shared_ptr<Lines> lines_;
+  };
+  return std::shared_ptr<LineStream>(std::make_shared<Handle>(std::move(state).value(), lines));
+}
+
+Result<std::shared_ptr<Duplex>> start_duplex(asio::any_io_executor executor, Command cmd,
+                                             Duplex::Callbacks callbacks) {
+  auto state = start_duplex_state(std::move(executor), std::move(cmd), std::move(callbacks));
+  if (!state.ok()) return std::move(state).error();
+  return std::shared_ptr<Duplex>(std::make_shared<DuplexHandle>(std::move(state).value()));
 }
 
 std::optional<std::filesystem::path> find_program(std::string_view name, std::string_view path_env,
