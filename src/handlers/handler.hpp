@@ -4,7 +4,9 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -20,6 +22,24 @@
 #include "manifest/manifest.hpp"
 
 namespace hearth::handlers {
+
+/// The optional `timeout` member of a handler object (milliseconds), shared by the kinds that have
+/// one: a non-negative number, rounded up; 0 or absent means "none of its own".
+inline void check_handler_timeout(const json::object& handler, const std::string& path,
+                                  Problems& problems) {
+  if (const auto* timeout = handler.if_contains("timeout")) {
+    if (!timeout->is_number() || timeout->to_number<double>() < 0) {
+      problems.push_back({join_path(path, "timeout"), "must be a non-negative number (milliseconds)"});
+    }
+  }
+}
+/// The value of a `timeout` that passed check_handler_timeout (0 when absent), capped at 1e9 ms.
+inline std::chrono::milliseconds handler_timeout(const json::object& handler) {
+  const auto* timeout = handler.if_contains("timeout");
+  if (timeout == nullptr) return std::chrono::milliseconds(0);
+  const double ms = std::min(std::ceil(timeout->to_number<double>()), 1e9);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
 
 /// Sends data to the subscribers of one of the service's subscription endpoints.
 class Publisher {
@@ -38,6 +58,17 @@ struct Call {
                                              ///< a kind may narrow it with its own setting
   Publisher* publisher = nullptr;          ///< never null when called by the host
   boost::asio::any_io_executor executor;   ///< where the handler's I/O runs
+
+  /// The time limit of a handler whose own `timeout` is `own` (0: none): its own, else the
+  /// endpoint's; a declared maxExecutionTime caps both.
+  std::chrono::milliseconds limit(std::chrono::milliseconds own) const {
+    auto t = own.count() > 0 ? own : timeout;
+    if (endpoint != nullptr) {
+      const auto& cap = endpoint->effective.max_execution_time;
+      if (cap && cap->count() > 0 && (t.count() <= 0 || *cap < t)) t = *cap;
+    }
+    return t;
+  }
 };
 
 /// Receives what a subscription stream produces.

@@ -38,7 +38,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr double kMaxTimeoutMs = 100.0 * 365 * 24 * 3600 * 1000;
 /// SpiderMonkey reserves address space it never touches (its JIT code area alone is 2 GiB on
 /// x86-64), so RLIMIT_AS for a worker is maxMemory plus this; the memory cgroup and the JS heap
 /// limit (JSGC_MAX_BYTES = maxMemory) bound what it really uses. Measured in docs/benchmarks.md.
@@ -570,7 +569,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
 struct Config {
   std::string module;    ///< relative, normalised
   std::string function;
-  std::optional<std::chrono::milliseconds> timeout;
+  std::chrono::milliseconds timeout{0};  ///< the handler's own; 0: none
 };
 
 class FunctionStream final : public Stream {
@@ -624,8 +623,7 @@ class FunctionHandler final : public Handler {
     s.function = config_.function;
     s.endpoint = endpoint_;
     s.input = call.input;
-    s.timeout = call.timeout;
-    if (config_.timeout && *config_.timeout > 0ms) s.timeout = std::min(s.timeout, *config_.timeout);
+    s.timeout = call.limit(config_.timeout);
     s.publisher = call.publisher;
     s.mutation = call.endpoint != nullptr && call.endpoint->method == manifest::Method::kMutation;
     return s;
@@ -687,11 +685,7 @@ class FunctionKind final : public Kind {
     } else if (!fn->is_string() || fn->get_string().empty() || has_nul(fn->get_string())) {
       add("function", "must be a non-empty string (the exported function's name)");
     }
-    if (const auto* timeout = handler.if_contains("timeout")) {
-      if (!timeout->is_number() || timeout->to_number<double>() < 0) {
-        add("timeout", "must be a non-negative number (milliseconds)");
-      }
-    }
+    check_handler_timeout(handler, path, problems);
   }
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
@@ -709,10 +703,7 @@ class FunctionKind final : public Kind {
                         .lexically_normal()
                         .generic_string();
     config.function = std::string(endpoint.handler.at("function").get_string());
-    if (const auto* timeout = endpoint.handler.if_contains("timeout")) {
-      const double ms = std::min(std::ceil(timeout->to_number<double>()), kMaxTimeoutMs);
-      config.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(ms));
-    }
+    config.timeout = handler_timeout(endpoint.handler);
     const fs::path file = dir / config.module;
     const fs::path real = fs::weakly_canonical(file, ec);
     if (ec || !fs::is_regular_file(real, ec)) {

@@ -297,6 +297,22 @@ TEST_F(FunctionTest, AnInfiniteLoopTimesOutAndTheWorkerServesTheNextCall) {
   EXPECT_EQ(workers_in(service_.dir), before);
 }
 
+TEST_F(FunctionTest, TheHandlerTimeoutIsCappedByMaxExecutionTime) {
+  write("loop.mjs", "export function spin() { for (;;) {} }");
+  manifest::Endpoint ep;
+  ep.id = "spin";
+  ep.handler_type = "function";
+  ep.handler = json::object{{"type", "function"}, {"module", "loop.mjs"}, {"function", "spin"},
+                            {"timeout", 60000}};
+  ep.effective.max_execution_time = 250ms;
+  auto created = kind_->create(service_, ep);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  auto r = *start(*created.value(), nullptr, 10s, &ep).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(r.error().data.as_object().at("timeoutMs"), 250);
+}
+
 TEST_F(FunctionTest, AMemoryBombFailsAloneAndTheWorkerIsReplaced) {
   write("bomb.mjs", R"(
 export function bomb() { const a = []; for (;;) a.push({ x: new Array(1000).fill('y') }); }

@@ -27,7 +27,6 @@ constexpr std::string_view kBasePath =
 constexpr std::size_t kStderrTail = 4096;
 /// Longer handler timeouts are clamped to this (about 11.5 days): keeps the conversion to
 /// std::chrono in range for any number a manifest may hold.
-constexpr double kMaxTimeoutMs = 1e9;
 constexpr std::string_view kWhitespace = " \t\r\n";
 
 enum class InputMode { kStdin, kArgs, kEnv };
@@ -283,7 +282,7 @@ class ScriptHandler final : public Handler {
     auto confinement = confine(call, command.value());
     if (!confinement.ok()) co_return std::move(confinement).error();
     proc::RunLimits limits;
-    limits.timeout = timeout_for(call);
+    limits.timeout = call.limit(config_.timeout);
     limits.max_stdout = options_.max_output_bytes;
     limits.stderr_tail = kStderrTail;
     Publisher* publisher = call.publisher;
@@ -350,16 +349,6 @@ class ScriptHandler final : public Handler {
   }
 
  private:
-  /// The handler's own timeout, else the endpoint's; a declared maxExecutionTime caps both.
-  std::chrono::milliseconds timeout_for(const Call& call) const {
-    auto timeout = config_.timeout.count() > 0 ? config_.timeout : call.timeout;
-    if (call.endpoint != nullptr) {
-      const auto& cap = call.endpoint->effective.max_execution_time;
-      if (cap && cap->count() > 0 && (timeout.count() <= 0 || *cap < timeout)) timeout = *cap;
-    }
-    return timeout;
-  }
-
   /// Puts `cmd` under the jail (nullptr: no jail configured, as in unit tests).
   Result<std::shared_ptr<Confinement>> confine(const Call& call, proc::Command& cmd) const {
     if (!options_.jail) return std::shared_ptr<Confinement>();
@@ -485,11 +474,7 @@ class ScriptKind final : public Kind {
       }
     }
 
-    if (const auto* timeout = handler.if_contains("timeout")) {
-      if (!timeout->is_number() || timeout->to_number<double>() < 0) {
-        add("timeout", "must be a non-negative number (milliseconds)");
-      }
-    }
+    check_handler_timeout(handler, path, problems);
 
     if (const auto* env = handler.if_contains("env")) {
       if (!env->is_object()) {
@@ -524,10 +509,7 @@ class ScriptKind final : public Kind {
       for (const auto& a : args->get_array()) config.args.emplace_back(a.get_string());
     }
     if (const auto* input = h.if_contains("input")) config.input = *parse_mode(input->get_string());
-    if (const auto* timeout = h.if_contains("timeout")) {
-      const double ms = std::min(std::ceil(timeout->to_number<double>()), kMaxTimeoutMs);
-      config.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(ms));
-    }
+    config.timeout = handler_timeout(h);
     if (const auto* env = h.if_contains("env")) {
       for (const auto& member : env->get_object()) {
         config.env.emplace_back(std::string(member.key()),
