@@ -102,12 +102,6 @@ Error permission_denied(std::string message, std::string_view path) {
   return Error::make(ErrorCode::kPermissionDenied, "Permission denied: " + message, std::move(data));
 }
 
-/// True when `p` is `dir` or below it (both canonical).
-bool inside(const std::filesystem::path& dir, const std::filesystem::path& p) {
-  auto rel = p.lexically_relative(dir);
-  return !rel.empty() && *rel.begin() != "..";
-}
-
 }  // namespace
 
 Error invalid_params_error(const std::vector<schema::Violation>& violations) {
@@ -483,16 +477,16 @@ Result<json::value> Host::read_file(const Service& service, std::string_view req
   if (requested.empty() || requested.find('\0') != std::string_view::npos) {
     return invalid_param("'path' must be a non-empty path", "path", "format");
   }
-  std::filesystem::path p(requested);
-  std::filesystem::path rel = p.is_absolute() ? p.lexically_normal().lexically_relative(m.dir)
-                                              : p.lexically_normal();
-  if (rel.empty() || rel == "." || *rel.begin() == "..") {
-    return permission_denied("'" + std::string(requested) + "' is outside the service folder", requested);
-  }
   jail::GlobSet globs(*m.permissions.file_access);
-  if (!globs.allows(rel.generic_string())) {
-    return permission_denied("'" + rel.generic_string() + "' is not covered by the service's fileAccess",
-                             requested);
+  std::filesystem::path rel;
+  switch (jail::check_requested_path(m.dir, globs, requested, rel)) {
+    case jail::PathVerdict::kOutside:
+      return permission_denied("'" + std::string(requested) + "' is outside the service folder", requested);
+    case jail::PathVerdict::kNotCovered:
+      return permission_denied("'" + rel.generic_string() + "' is not covered by the service's fileAccess",
+                               requested);
+    case jail::PathVerdict::kAllowed:
+      break;
   }
   // Symbolic links are followed, then the real path is checked again: a link must not lead out.
   std::error_code ec;
@@ -504,8 +498,7 @@ Result<json::value> Host::read_file(const Service& service, std::string_view req
     return Error::make(ErrorCode::kHandlerError, "cannot read '" + rel.generic_string() + "': " + ec.message(),
                        std::move(data));
   }
-  auto real_rel = real.lexically_relative(m.dir);
-  if (!inside(m.dir, real) || !globs.allows(real_rel.generic_string())) {
+  if (!jail::real_path_allowed(m.dir, globs, real)) {
     return permission_denied("'" + rel.generic_string() + "' leads outside the service's fileAccess",
                              requested);
   }

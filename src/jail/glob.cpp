@@ -154,4 +154,18 @@ bool GlobSet::allows(std::string_view relative_path) const {
   return true;
 }
 
+PathVerdict check_requested_path(const std::filesystem::path& dir, const GlobSet& globs,
+                                 std::string_view requested, std::filesystem::path& rel) {
+  const std::filesystem::path p{std::string(requested)};
+  rel = p.is_absolute() ? p.lexically_normal().lexically_relative(dir) : p.lexically_normal();
+  if (rel.empty() || rel == "." || *rel.begin() == "..") return PathVerdict::kOutside;
+  return globs.allows(rel.generic_string()) ? PathVerdict::kAllowed : PathVerdict::kNotCovered;
+}
+
+bool real_path_allowed(const std::filesystem::path& dir, const GlobSet& globs,
+                       const std::filesystem::path& real) {
+  const auto rel = real.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != ".." && rel != "." && globs.allows(rel.generic_string());
+}
+
 }  // namespace hearth::jail

@@ -69,6 +69,32 @@ TEST(GlobMatch, PathologicalPatternTerminates) {
   EXPECT_FALSE(glob_match("*a*a*a*a*a*a*a*a*b", path));
 }
 
+
+TEST(RequestedPath, RelativeNormalisedAndCovered) {
+  const std::filesystem::path dir = "/srv/svc";
+  GlobSet globs({"data/**", "!data/secret.json"});
+  std::filesystem::path rel;
+  EXPECT_EQ(check_requested_path(dir, globs, "data/a.json", rel), PathVerdict::kAllowed);
+  EXPECT_EQ(rel, "data/a.json");
+  EXPECT_EQ(check_requested_path(dir, globs, "./data/x/../b.json", rel), PathVerdict::kAllowed);
+  EXPECT_EQ(rel, "data/b.json");
+  EXPECT_EQ(check_requested_path(dir, globs, "/srv/svc/data/c.json", rel), PathVerdict::kAllowed);
+  EXPECT_EQ(rel, "data/c.json");
+  EXPECT_EQ(check_requested_path(dir, globs, "data/secret.json", rel), PathVerdict::kNotCovered);
+  EXPECT_EQ(check_requested_path(dir, globs, "lavs.json", rel), PathVerdict::kNotCovered);
+  EXPECT_EQ(check_requested_path(dir, globs, "data/../../etc/passwd", rel), PathVerdict::kOutside);
+  EXPECT_EQ(check_requested_path(dir, globs, "/etc/passwd", rel), PathVerdict::kOutside);
+  EXPECT_EQ(check_requested_path(dir, globs, ".", rel), PathVerdict::kOutside);
+}
+
+TEST(RequestedPath, RealPathMustStayInsideAndCovered) {
+  const std::filesystem::path dir = "/srv/svc";
+  GlobSet globs({"data/**"});
+  EXPECT_TRUE(real_path_allowed(dir, globs, "/srv/svc/data/a.json"));
+  EXPECT_FALSE(real_path_allowed(dir, globs, "/srv/svc/secret.txt"));
+  EXPECT_FALSE(real_path_allowed(dir, globs, "/srv/other/data/a.json"));
+  EXPECT_FALSE(real_path_allowed(dir, globs, "/srv/svc"));
+}
 }  // namespace
 }  // namespace hearth::jail
 

@@ -398,18 +398,18 @@ class SpiderMonkeyEngine final : public Engine {
       throw_error("TypeError", std::string(verb) + ": the path must be a non-empty string");
       return std::nullopt;
     }
-    fs::path p{std::string(requested)};
-    fs::path rel = p.is_absolute() ? p.lexically_normal().lexically_relative(config_.service_dir)
-                                   : p.lexically_normal();
-    if (rel.empty() || rel == "." || *rel.begin() == "..") {
-      throw_permission(std::string(verb) + ": '" + std::string(requested) +
-                       "' is outside the service folder");
-      return std::nullopt;
-    }
-    if (!globs_.allows(rel.generic_string())) {
-      throw_permission(std::string(verb) + ": '" + rel.generic_string() +
-                       "' is not covered by the endpoint's fileAccess");
-      return std::nullopt;
+    fs::path rel;
+    switch (jail::check_requested_path(config_.service_dir, globs_, requested, rel)) {
+      case jail::PathVerdict::kOutside:
+        throw_permission(std::string(verb) + ": '" + std::string(requested) +
+                         "' is outside the service folder");
+        return std::nullopt;
+      case jail::PathVerdict::kNotCovered:
+        throw_permission(std::string(verb) + ": '" + rel.generic_string() +
+                         "' is not covered by the endpoint's fileAccess");
+        return std::nullopt;
+      case jail::PathVerdict::kAllowed:
+        break;
     }
     // The folder is locked before the file is looked at: a mutation that finds the file missing
     // and creates it must not interleave with another doing the same.
@@ -433,8 +433,7 @@ class SpiderMonkeyEngine final : public Engine {
                   ec == std::errc::no_such_file_or_directory ? "ENOENT" : "EIO");
       return std::nullopt;
     }
-    if (!is_inside(config_.service_dir, real) ||
-        !globs_.allows(real.lexically_relative(config_.service_dir).generic_string())) {
+    if (!jail::real_path_allowed(config_.service_dir, globs_, real)) {
       throw_permission(std::string(verb) + ": '" + rel.generic_string() +
                        "' leads outside the endpoint's fileAccess");
       return std::nullopt;
