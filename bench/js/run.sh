@@ -4,7 +4,8 @@
 #   2. the same endpoint as a `script` handler (node, a process per call, jailed);
 #   3. the same tool on an MCP TypeScript SDK server (Streamable HTTP, stateless, JSON responses);
 #   4. lavs/manifest on the same daemon (no handler), to read off a worker round trip's share;
-# plus `hearth-js-worker --bench-global`: the cost of the fresh global every call gets.
+# plus `hearth-js-worker --bench-global`: the cost of the fresh global every call gets, and
+# `--bench-call`: one call inside a worker without the daemon or pipes.
 # The SDK is installed by this script into a cache folder (never into the repository):
 #   ${HEARTH_BENCH_CACHE:-~/.cache/hearth/bench-mcp}.
 # Usage: bench/js/run.sh [BUILD_DIR] (default build/release). CONNECTIONS, DURATION, THREADS and
@@ -63,10 +64,12 @@ run mcp "$mcp_port" /mcp "$mcp" '"sum":3' "$CONNECTIONS" "$DURATION" "${accept[@
 run function1 "$port" /rpc "${call/ENDPOINT/add}" '"sum":3' 1 "$DURATION" --token-file "$work/token"
 run manifest1 "$port" /rpc '{"jsonrpc":"2.0","id":1,"method":"lavs/manifest"}' '"name":"bench-js"' 1 "$DURATION" --token-file "$work/token"
 global_us=$("$BIN/hearth-js-worker" --bench-global 2000)
+eager_us=$("$BIN/hearth-js-worker" --bench-global 2000 --eager-classes)
+call_us=$("$BIN/hearth-js-worker" --bench-call bench/js/service add.mjs add 5000 '{"a":1,"b":2}')
 
-python3 - "$work" "$CONNECTIONS" "$DURATION" "$THREADS" "$JS_WORKERS" "$global_us" <<'PY'
+python3 - "$work" "$CONNECTIONS" "$DURATION" "$THREADS" "$JS_WORKERS" "$global_us" "$eager_us" "$call_us" <<'PY'
 import json, os, sys
-work, conns, dur, threads, workers, global_us = sys.argv[1:]
+work, conns, dur, threads, workers, global_us, eager_us, call_us = sys.argv[1:]
 r = {n: json.load(open(os.path.join(work, n + ".json")))
      for n in ("function", "script", "mcp", "function1", "manifest1")}
 mcp = r["mcp"]["rps"]
@@ -86,5 +89,8 @@ print(f"\nOne connection: lavs/call on the function endpoint p50 {r['function1']
       f"lavs/manifest p50 {r['manifest1']['p50_us']:.0f} us: a worker round trip (frame out, fresh "
       f"global, module instantiated and evaluated, call, frame back) adds about {trip:.0f} us.")
 print(f"A fresh global (new realm, hearth's globals): {float(global_us):.1f} us "
-      "(`hearth-js-worker --bench-global 2000`).")
+      f"(`hearth-js-worker --bench-global 2000`); with every standard class initialised up front: "
+      f"{float(eager_us):.1f} us (`--eager-classes`).")
+print(f"One call inside a worker, without the daemon or pipes: {float(call_us):.1f} us "
+      "(`hearth-js-worker --bench-call bench/js/service add.mjs add 5000 '{\"a\":1,\"b\":2}'`).")
 PY

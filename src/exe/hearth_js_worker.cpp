@@ -4,11 +4,18 @@
 // crashes, runs out of memory or ignores a time limit.
 //
 //   hearth-js-worker                 serve frames on stdin/stdout
-//   hearth-js-worker --bench-global N  print the microseconds one fresh global costs, then exit
+//   hearth-js-worker --bench-global N [--eager-classes]
+//       print the microseconds one fresh global costs (with every standard class initialised up
+//       front: what hearth avoids), then exit
+//   hearth-js-worker --bench-call DIR MODULE FUNCTION N [INPUT]
+//       run N calls of MODULE's FUNCTION (DIR: the service folder) in this process, without the
+//       daemon or pipes, and print the microseconds per call
 
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -202,7 +209,8 @@ int serve() {
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
-  if (argc == 3 && std::strcmp(argv[1], "--bench-global") == 0) {
+  if ((argc == 3 || argc == 4) && std::strcmp(argv[1], "--bench-global") == 0) {
+    const bool eager = argc == 4 && std::strcmp(argv[3], "--eager-classes") == 0;
     std::string error;
     auto engine = hearth::js::Engine::create({}, error);
     if (!engine) {
@@ -210,13 +218,49 @@ int main(int argc, char** argv) {
       return 3;
     }
     const int n = std::max(1, std::atoi(argv[2]));
-    engine->measure_fresh_global(std::min(n, 50));  // warm-up
-    std::printf("%.1f\n", engine->measure_fresh_global(n));
+    engine->measure_fresh_global(std::min(n, 50), eager);  // warm-up
+    std::printf("%.1f\n", engine->measure_fresh_global(n, eager));
+    std::fflush(stdout);
+    std::_Exit(0);
+  }
+  if ((argc == 6 || argc == 7) && std::strcmp(argv[1], "--bench-call") == 0) {
+    hearth::js::WorkerConfig config;
+    std::error_code ec;
+    config.service_dir = std::filesystem::canonical(argv[2], ec);
+    std::string error;
+    auto engine = ec ? nullptr : hearth::js::Engine::create(config, error);
+    if (!engine) {
+      std::fprintf(stderr, "hearth-js-worker: %s\n", ec ? ec.message().c_str() : error.c_str());
+      return 3;
+    }
+    hearth::js::CallRequest request;
+    request.module = argv[3];
+    request.function = argv[4];
+    request.endpoint = argv[4];
+    if (argc == 7) request.input_json = argv[6];
+    const int n = std::max(1, std::atoi(argv[5]));
+    const hearth::js::CallSink sink;
+    auto run = [&](int count) {
+      for (int i = 0; i < count; ++i) {
+        auto out = engine->call(request, sink);
+        if (out.kind != Outcome::Kind::kOk) {
+          std::fprintf(stderr, "hearth-js-worker: %s\n", out.message.c_str());
+          std::_Exit(1);
+        }
+      }
+    };
+    run(std::min(n, 100));  // warm-up
+    const auto start = std::chrono::steady_clock::now();
+    run(n);
+    const double us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%.1f\n", us / n);
     std::fflush(stdout);
     std::_Exit(0);
   }
   if (argc != 1) {
-    std::fputs("usage: hearth-js-worker [--bench-global N]\n"
+    std::fputs("usage: hearth-js-worker [--bench-global N [--eager-classes]]\n"
+               "       hearth-js-worker --bench-call DIR MODULE FUNCTION N [INPUT]\n"
                "  Serves the hearth daemon's JavaScript calls over stdin/stdout.\n",
                stderr);
     return 2;

@@ -85,8 +85,9 @@ class Engine {
   static std::unique_ptr<Engine> create(WorkerConfig config, std::string& error);
   virtual ~Engine() = default;
   virtual Outcome call(const CallRequest& request, const CallSink& sink) = 0;
-  /// Microseconds to create and drop one fresh global with the standard classes (benchmark).
-  virtual double measure_fresh_global(int iterations) = 0;
+  /// Microseconds to create and drop one fresh global as calls get it (benchmark); with
+  /// `eager_classes`, also initialising every standard class up front (what hearth avoids).
+  virtual double measure_fresh_global(int iterations, bool eager_classes = false) = 0;
 };
 
 }  // namespace hearth::js
