@@ -56,8 +56,8 @@ namespace {
 // Engine.
 
 constexpr std::uint64_t kDefaultHeap = std::uint64_t{1} << 30;
-/// A full GC after this many calls, or sooner when the heap passes kGcBytes (measured: ~1 MB of
-/// heap per 10 calls of a small module; docs/benchmarks.md).
+/// A full GC after this many calls, or sooner when the heap passes kGcBytes: each call leaves a
+/// dead realm behind, and collecting them often keeps the heap small (docs/benchmarks.md).
 constexpr int kCallsPerGc = 100;
 constexpr std::uint32_t kGcBytes = 64u << 20;
 
@@ -503,7 +503,7 @@ class SpiderMonkeyEngine final : public Engine {
     if (!global) return take_exception();
     JSAutoRealm realm(cx_, global);
     // The standard classes resolve lazily (DefaultGlobalClassOps' resolve hooks): initialising
-    // them all up front costs ~400 us a global, a lazy global ~30 us (docs/benchmarks.md).
+    // them all up front costs ~300 us a global, a lazy global ~23 us (docs/benchmarks.md).
     if (!define_globals(global)) return take_exception();
 
     CachedScript* script = compile(request.module, std::nullopt);
