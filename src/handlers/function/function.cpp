@@ -586,7 +586,7 @@ class FunctionHandler final : public Handler {
 
   asio::awaitable<Result<json::value>> call(Call call) override {
     auto pool = pool_(call.executor);
-    if (!pool) co_return Error::make(ErrorCode::kInternalError, "no executor for JS workers");
+    if (!pool) co_return no_pool(call);
     co_return co_await pool->call(spec(call));
   }
 
@@ -595,7 +595,7 @@ class FunctionHandler final : public Handler {
       return Error::make(ErrorCode::kInternalError, "no executor to run the subscription on");
     }
     auto pool = pool_(call.executor);
-    if (!pool) return Error::make(ErrorCode::kInternalError, "no executor for JS workers");
+    if (!pool) return no_pool(call);
     // The function runs once when the subscription opens: its result (unless null) is the first
     // item; later items come from ctx.publish in other calls. The stream ends only when closed.
     auto stream = std::make_shared<FunctionStream>();
@@ -617,6 +617,12 @@ class FunctionHandler final : public Handler {
   }
 
  private:
+  /// Why there is no pool: no executor to start it on, or the daemon stopped the kind.
+  static Error no_pool(const Call& call) {
+    if (!call.executor) return Error::make(ErrorCode::kInternalError, "no executor for JS workers");
+    return Error::make(ErrorCode::kHandlerError, "the daemon is stopping");
+  }
+
   CallSpec spec(const Call& call) const {
     CallSpec s;
     s.module = config_.module;
