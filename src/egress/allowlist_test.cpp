@@ -72,6 +72,26 @@ TEST(HostTest, Authorities) {
   EXPECT_TRUE(parse_authority("example.com:65535").ok());
 }
 
+TEST(HostTest, LocalAddressesAndLocalhostNames) {
+  auto local = [](const char* text) {
+    return is_local_address(boost::asio::ip::make_address(text));
+  };
+  for (const char* address : {"127.0.0.1", "127.8.9.10", "0.0.0.0", "0.1.2.3", "169.254.169.254",
+                              "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "ff02::1",
+                              "::ffff:127.0.0.1", "::ffff:169.254.1.1"}) {
+    EXPECT_TRUE(local(address)) << address;
+  }
+  for (const char* address : {"203.0.113.7", "10.0.0.1", "192.168.1.1", "2001:db8::1",
+                              "::ffff:203.0.113.7"}) {
+    EXPECT_FALSE(local(address)) << address;
+  }
+  EXPECT_TRUE(is_localhost_name(parse_host("localhost").value()));
+  EXPECT_TRUE(is_localhost_name(parse_host("LocalHost.").value()));
+  EXPECT_TRUE(is_localhost_name(parse_host("api.localhost").value()));
+  EXPECT_FALSE(is_localhost_name(parse_host("localhost.example.com").value()));
+  EXPECT_FALSE(is_localhost_name(parse_host("127.0.0.1").value()));
+}
+
 TEST(AllowListTest, ExactNameAnyPort) {
   auto list = parse_ok({"api.example.com"});
   EXPECT_TRUE(list.allows("api.example.com", 443));

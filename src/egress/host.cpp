@@ -126,6 +126,28 @@ Result<Authority> parse_authority(std::string_view text) {
   return out;
 }
 
+bool is_local_address(const boost::asio::ip::address& address) {
+  if (address.is_v6()) {
+    const auto v6 = address.to_v6();
+    if (v6.is_v4_mapped()) {
+      return is_local_address(
+          boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, v6));
+    }
+    return v6.is_loopback() || v6.is_unspecified() || v6.is_link_local() || v6.is_multicast();
+  }
+  const std::uint32_t v4 = address.to_v4().to_uint();
+  const std::uint32_t first = v4 >> 24;
+  return first == 0                  // 0.0.0.0/8: "this host"; connect() reaches loopback
+         || first == 127             // loopback
+         || (v4 >> 16) == 0xA9FE     // 169.254.0.0/16: link-local, cloud metadata services
+         || (v4 >> 28) >= 0xE;       // 224.0.0.0/4 multicast, 240.0.0.0/4 reserved, broadcast
+}
+
+bool is_localhost_name(const Host& host) {
+  return host.kind == Host::Kind::kName &&
+         (host.text == "localhost" || host.text.ends_with(".localhost"));
+}
+
 std::string printable(std::string_view text, std::size_t max) {
   std::string out;
   out.reserve(std::min(text.size(), max) + 3);

@@ -7,7 +7,12 @@
 /// whose last label is numeric ("127.1", "2130706433", "0x7f.1") is refused, because the system
 /// resolver would read it as an IPv4 address that no allow-list entry names. Pure functions, no
 /// I/O, no exceptions.
+///
+/// Also the rule both egress paths (the proxy of jailed handlers, and http handlers in the daemon)
+/// apply after resolving an allowed name: addresses that lead back to this machine are refused
+/// unless the allow-list asked for the local host by name (`localhost`) or by address.
 
+#include <boost/asio/ip/address.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,6 +51,17 @@ Result<Host> parse_host(std::string_view text);
 /// Parses "host", "host:port", "[v6]" and "[v6]:port". The port is decimal, 1-65535. An IPv6
 /// literal must be in brackets here, since "::1:80" is ambiguous.
 Result<Authority> parse_authority(std::string_view text);
+
+/// Addresses that lead back to the daemon's own host (or nowhere useful): loopback, 0.0.0.0/8
+/// ("this host": connect() reaches loopback), link-local (cloud metadata services), multicast,
+/// reserved and broadcast, and the IPv4-mapped forms of all these. A name allowed by a
+/// networkAccess list that resolves to one of them must not become a way around the network
+/// namespace, or to services listening on the daemon's loopback.
+bool is_local_address(const boost::asio::ip::address& address);
+
+/// Names that are loopback by definition (RFC 6761: `localhost` and `*.localhost`), so listing one
+/// asks for the local host and its addresses are not refused.
+bool is_localhost_name(const Host& host);
 
 /// Bounded, printable copy of untrusted text for messages and logs (no CR/LF injection).
 std::string printable(std::string_view text, std::size_t max = 255);

@@ -86,30 +86,6 @@ std::string endpoint_text(const tcp::endpoint& endpoint) {
   return address + ":" + std::to_string(endpoint.port());
 }
 
-/// Addresses that lead back to the daemon's own host (or nowhere useful): a name that resolves
-/// to one of them must not become a way around the network namespace.
-bool is_local_address(const asio::ip::address& address) {
-  if (address.is_v6()) {
-    const auto v6 = address.to_v6();
-    if (v6.is_v4_mapped()) {
-      return is_local_address(asio::ip::make_address_v4(asio::ip::v4_mapped, v6));
-    }
-    return v6.is_loopback() || v6.is_unspecified() || v6.is_link_local() || v6.is_multicast();
-  }
-  const std::uint32_t v4 = address.to_v4().to_uint();
-  const std::uint32_t first = v4 >> 24;
-  return first == 0                  // 0.0.0.0/8: "this host"; connect() reaches loopback
-         || first == 127             // loopback
-         || (v4 >> 16) == 0xA9FE     // 169.254.0.0/16: link-local, cloud metadata services
-         || (v4 >> 28) >= 0xE;       // 224.0.0.0/4 multicast, 240.0.0.0/4 reserved, broadcast
-}
-
-/// Names that are loopback by definition (RFC 6761), so listing one asks for the local host.
-bool is_localhost_name(const Host& host) {
-  return host.kind == Host::Kind::kName &&
-         (host.text == "localhost" || host.text.ends_with(".localhost"));
-}
-
 asio::awaitable<Result<Addresses>> system_resolve(std::string host) {
   tcp::resolver resolver(co_await asio::this_coro::executor);
   auto [ec, results] =
