@@ -1,0 +1,784 @@
+// The daemon's HTTP/1.1 client: connections, the keep-alive pool, one exchange, redirects, and
+// cancellation (deadline, Abort, shutdown). The only Beast translation unit of this library.
+//
+// Each request runs as its own coroutine on a strand of the client's executor. Everything that
+// may stop it (the deadline timer, Abort, shutdown) is posted to that strand and works by
+// closing the connection in use (or cancelling the resolver), so the pending operation completes
+// with an error and the coroutine reads why from Exchange::stop. Connections in the idle pool have
+// no operation pending and belong to the pool (under its mutex) until a request takes one.
+
+// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "httpclient/client.hpp"
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <cerrno>
+#include <deque>
+#include <map>
+#include <mutex>
+#pragma GCC diagnostic pop
+
+namespace hearth::httpclient {
+
+namespace asio = boost::asio;
+namespace ssl = asio::ssl;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using boost::system::error_code;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+namespace {
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+
+/// Response headers beyond this fail the request (a sane server sends a few KiB).
+constexpr std::uint32_t kHeaderLimit = 64 * 1024;
+/// Size of each body read (and of the pieces a streamed body is delivered in, at most).
+constexpr std::size_t kReadChunk = 16 * 1024;
+/// A redirect's own body is read and dropped so the connection can be reused, up to this much;
+/// a longer one closes the connection instead.
+constexpr std::size_t kMaxDrainBytes = 64 * 1024;
+/// Interim (1xx) responses skipped before the real one; more is a misbehaving server.
+constexpr int kMaxInterim = 8;
+
+Error failure(std::string message) {
+  return Error::make(ErrorCode::kHandlerError, std::move(message));
+}
+
+char lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = lower(c);
+  return out;
+}
+
+/// RFC 9110 token characters (header names, methods).
+bool is_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool idempotent(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" ||
+         method == "OPTIONS" || method == "TRACE";
+}
+
+bool is_redirect(int status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+std::string host_header(const Url& url) {
+  std::string out = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
+  if (url.port != (url.tls ? 443 : 80)) out += ":" + std::to_string(url.port);
+  return out;
+}
+
+/// "host:port", for messages.
+std::string authority(const Url& url) {
+  return (url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host) + ":" +
+         std::to_string(url.port);
+}
+
+/// Refuses what the client sets itself or what would corrupt the request.
+Status check_request(const Request& request) {
+  if (!is_token(request.method)) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "not a valid HTTP method: '" + request.method + "'");
+  }
+  for (const auto& [name, value] : request.headers) {
+    if (!is_token(name)) {
+      return Error::make(ErrorCode::kInvalidParams, "not a valid header name: '" + name + "'");
+    }
+    if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "the value of header " + name + " contains CR, LF or NUL");
+    }
+    const auto key = lower(name);
+    if (key == "host" || key == "content-length" || key == "connection" ||
+        key == "transfer-encoding") {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "header " + name + " is set by the HTTP client and may not be given");
+    }
+  }
+  return {};
+}
+
+/// A reason for a failed TLS handshake: OpenSSL's verification result when there is one
+/// ("self-signed certificate", "hostname mismatch"), which says more than the error code.
+std::string tls_reason(const error_code& ec, SSL* ssl) {
+  std::string reason = ec.message();
+  const long verify = SSL_get_verify_result(ssl);
+  if (verify != X509_V_OK) {
+    reason += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+  }
+  return reason;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Connections
+
+namespace {
+
+struct Connection {
+  Connection(const asio::any_io_executor& executor, std::string origin_key)
+      : origin(std::move(origin_key)), socket(executor) {}
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection() { close(); }
+
+  void close() {
+    error_code ignored;
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+  }
+
+  /// For a connection taken from the pool: still open, and the peer has neither closed it nor
+  /// sent anything unasked (both mean it cannot carry another exchange).
+  bool looks_alive() {
+    if (!socket.is_open()) return false;
+    if (tls && SSL_pending(tls->native_handle()) > 0) return false;
+    char byte = 0;
+    const auto n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+
+  std::string origin;
+  tcp::socket socket;
+  std::optional<ssl::stream<tcp::socket&>> tls;  ///< over `socket` for https
+  boost::beast::flat_buffer buffer;              ///< read-ahead; empty between exchanges
+  std::string peer;                              ///< the address connected to
+  Clock::time_point idle_since;
+  bool reused = false;  ///< taken from the pool (a failure may mean it had gone stale)
+};
+
+// Both stream types through one set of calls.
+template <class Stream, class Message>
+asio::awaitable<std::tuple<error_code, std::size_t>> write_on(Stream& stream, Message& message) {
+  co_return co_await http::async_write(stream, message, kUseTuple);
+}
+template <class Stream, class Parser>
+asio::awaitable<std::tuple<error_code, std::size_t>> read_header_on(
+    Stream& stream, boost::beast::flat_buffer& buffer, Parser& parser) {
+  co_return co_await http::async_read_header(stream, buffer, parser, kUseTuple);
+}
+template <class Stream, class Parser>
+asio::awaitable<std::tuple<error_code, std::size_t>> read_some_on(Stream& stream,
+                                                                  boost::beast::flat_buffer& buffer,
+                                                                  Parser& parser) {
+  co_return co_await http::async_read_some(stream, buffer, parser, kUseTuple);
+}
+
+using Parser = http::response_parser<http::buffer_body>;
+
+asio::awaitable<std::tuple<error_code, std::size_t>> write_request(
+    Connection& c, http::request<http::string_body>& request) {
+  if (c.tls) co_return co_await write_on(*c.tls, request);
+  co_return co_await write_on(c.socket, request);
+}
+asio::awaitable<std::tuple<error_code, std::size_t>> read_header(Connection& c, Parser& parser) {
+  if (c.tls) co_return co_await read_header_on(*c.tls, c.buffer, parser);
+  co_return co_await read_header_on(c.socket, c.buffer, parser);
+}
+asio::awaitable<std::tuple<error_code, std::size_t>> read_some(Connection& c, Parser& parser) {
+  if (c.tls) co_return co_await read_some_on(*c.tls, c.buffer, parser);
+  co_return co_await read_some_on(c.socket, c.buffer, parser);
+}
+
+/// One request in flight: its strand, deadline timer, resolver and the connection it is using,
+/// which is what cancel() closes.
+struct Exchange {
+  enum class Stop { kNone, kTimeout, kAbort, kShutdown };
+
+  explicit Exchange(asio::strand<asio::any_io_executor> s)
+      : strand(std::move(s)), timer(strand), resolver(strand), chunk(kReadChunk) {}
+
+  /// On the strand only.
+  void cancel(Stop why) {
+    if (stop != Stop::kNone) return;
+    stop = why;
+    resolver.cancel();
+    timer.cancel();
+    if (current != nullptr) current->close();
+  }
+
+  /// The error for a stopped exchange, or nullopt while it may go on.
+  std::optional<Error> stopped() const {
+    switch (stop) {
+      case Stop::kNone:
+        return std::nullopt;
+      case Stop::kTimeout:
+        return Error::make(ErrorCode::kTimeout, "no complete response within " +
+                                                    std::to_string(timeout.count()) + " ms");
+      case Stop::kAbort:
+        return failure("aborted");
+      case Stop::kShutdown:
+        return failure("the daemon is stopping");
+    }
+    return std::nullopt;
+  }
+
+  asio::strand<asio::any_io_executor> strand;
+  asio::steady_timer timer;
+  tcp::resolver resolver;
+  Connection* current = nullptr;
+  Stop stop = Stop::kNone;
+  std::chrono::milliseconds timeout{0};
+  std::vector<char> chunk;  ///< body read buffer
+};
+
+/// Marks the connection cancel() must close while an exchange uses it.
+class Using {
+ public:
+  Using(Exchange& ex, Connection* c) : ex_(ex) { ex_.current = c; }
+  ~Using() { ex_.current = nullptr; }
+  Using(const Using&) = delete;
+  Using& operator=(const Using&) = delete;
+
+ private:
+  Exchange& ex_;
+};
+
+/// What one exchange produced: the response, and where to go next when it is a redirect to
+/// follow.
+struct Outcome {
+  Response response;
+  std::optional<std::string> location;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Abort
+
+struct Abort::State {
+  std::mutex mutex;
+  bool fired = false;
+  std::function<void()> hook;  ///< stops the request using this handle
+};
+
+Abort::Abort() : state(std::make_shared<State>()) {}
+
+void Abort::operator()() const {
+  std::function<void()> hook;
+  {
+    std::lock_guard lock(state->mutex);
+    if (state->fired) return;
+    state->fired = true;
+    hook = std::move(state->hook);
+  }
+  if (hook) hook();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client state: the TLS context, the idle pool and the requests in flight.
+
+struct Client::State : std::enable_shared_from_this<Client::State> {
+  State(asio::any_io_executor ex, Options opts)
+      : executor(std::move(ex)), options(opts), tls(ssl::context::tls_client), sweep(executor) {
+    tls.set_default_verify_paths();  // throws: start-up only
+    tls.set_verify_mode(ssl::verify_peer);
+    SSL_CTX_set_min_proto_version(tls.native_handle(), TLS1_2_VERSION);
+  }
+
+  /// The most recently used idle connection to `origin` that is still usable, or null.
+  std::unique_ptr<Connection> take_idle(const std::string& origin) {
+    std::vector<std::unique_ptr<Connection>> dead;
+    std::unique_ptr<Connection> found;
+    {
+      std::lock_guard lock(mutex);
+      auto it = idle.find(origin);
+      const auto now = Clock::now();
+      while (it != idle.end() && !it->second.empty() && !found) {
+        auto c = std::move(it->second.back());
+        it->second.pop_back();
+        if (now - c->idle_since < options.idle_timeout && c->looks_alive()) {
+          found = std::move(c);
+        } else {
+          dead.push_back(std::move(c));
+        }
+      }
+      if (it != idle.end() && it->second.empty()) idle.erase(it);
+    }
+    if (found) found->reused = true;
+    return found;  // `dead` closes as it goes
+  }
+
+  /// Keeps a connection whose exchange completed cleanly, or closes it.
+  void put_idle(std::unique_ptr<Connection> c) {
+    std::lock_guard lock(mutex);
+    auto& list = idle[c->origin];
+    if (stopped || list.size() >= options.max_idle_per_origin || options.max_idle_per_origin == 0) {
+      if (list.empty()) idle.erase(c->origin);
+      return;  // `c` closes
+    }
+    c->idle_since = Clock::now();
+    list.push_back(std::move(c));
+    arm_sweep();
+  }
+
+  /// Under the mutex: closes idle connections at their idle timeout.
+  void arm_sweep() {
+    if (sweep_armed || stopped) return;
+    sweep_armed = true;
+    sweep.expires_after(options.idle_timeout);
+    sweep.async_wait([weak = weak_from_this()](const error_code& ec) {
+      if (ec) return;
+      if (auto self = weak.lock()) self->on_sweep();
+    });
+  }
+
+  void on_sweep() {
+    std::vector<std::unique_ptr<Connection>> dead;
+    std::lock_guard lock(mutex);
+    sweep_armed = false;
+    if (stopped) return;
+    const auto now = Clock::now();
+    for (auto it = idle.begin(); it != idle.end();) {
+      auto& list = it->second;
+      for (auto c = list.begin(); c != list.end();) {
+        if (now - (*c)->idle_since >= options.idle_timeout) {
+          dead.push_back(std::move(*c));
+          c = list.erase(c);
+        } else {
+          ++c;
+        }
+      }
+      it = list.empty() ? idle.erase(it) : std::next(it);
+    }
+    if (!idle.empty()) arm_sweep();
+  }
+
+  /// Registers a request so shutdown() can stop it; false once stopped.
+  bool enter(std::uint64_t id, const std::shared_ptr<Exchange>& ex) {
+    std::lock_guard lock(mutex);
+    if (stopped) return false;
+    active[id] = ex;
+    return true;
+  }
+  void leave(std::uint64_t id) {
+    std::lock_guard lock(mutex);
+    active.erase(id);
+  }
+
+  void shutdown() {
+    std::map<std::string, std::deque<std::unique_ptr<Connection>>> closing;
+    std::vector<std::weak_ptr<Exchange>> running;
+    {
+      std::lock_guard lock(mutex);
+      if (stopped) return;
+      stopped = true;
+      closing.swap(idle);
+      for (auto& [id, ex] : active) running.push_back(ex);
+      sweep.cancel();
+    }
+    for (auto& weak : running) {
+      if (auto ex = weak.lock()) {
+        asio::post(ex->strand, [ex] { ex->cancel(Exchange::Stop::kShutdown); });
+      }
+    }
+  }
+
+  asio::any_io_executor executor;
+  Options options;
+  ssl::context tls;
+  std::atomic<std::uint64_t> opened{0};
+  std::atomic<std::uint64_t> next_id{0};
+
+  std::mutex mutex;  ///< guards everything below
+  bool stopped = false;
+  std::map<std::string, std::deque<std::unique_ptr<Connection>>> idle;
+  std::map<std::uint64_t, std::weak_ptr<Exchange>> active;
+  asio::steady_timer sweep;
+  bool sweep_armed = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// One request
+
+namespace {
+
+using State = Client::State;
+
+/// Resolves the URL's host, asks `allow`, connects and (https) completes the TLS handshake.
+asio::awaitable<Result<std::unique_ptr<Connection>>> open(State& state, Exchange& ex,
+                                                          const Request& request, const Url& url) {
+  std::vector<asio::ip::address> addresses;
+  error_code literal_ec;
+  const auto literal = asio::ip::make_address(url.host, literal_ec);
+  if (!literal_ec) {
+    addresses.push_back(literal);
+  } else {
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    auto [ec, results] = co_await ex.resolver.async_resolve(
+        url.host, std::to_string(url.port), tcp::resolver::numeric_service, kUseTuple);
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    if (ec) co_return failure("cannot resolve " + url.host + ": " + ec.message());
+    for (const auto& entry : results) {
+      const auto address = entry.endpoint().address();
+      if (std::find(addresses.begin(), addresses.end(), address) == addresses.end()) {
+        addresses.push_back(address);
+      }
+    }
+    if (addresses.empty()) co_return failure("cannot resolve " + url.host + ": no addresses");
+  }
+  if (request.allow) {
+    std::vector<std::string> texts;
+    texts.reserve(addresses.size());
+    for (const auto& a : addresses) texts.push_back(a.to_string());
+    if (auto refused = request.allow(url, texts)) co_return std::move(*refused);
+  }
+
+  auto conn = std::make_unique<Connection>(state.executor, url.origin());
+  Using in_use(ex, conn.get());
+  error_code last;
+  bool connected = false;
+  for (const auto& address : addresses) {
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    auto [ec] = co_await conn->socket.async_connect(tcp::endpoint(address, url.port), kUseTuple);
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    if (!ec) {
+      connected = true;
+      conn->peer = address.to_string();
+      break;
+    }
+    last = ec;
+    conn->close();
+  }
+  if (!connected) co_return failure("cannot connect to " + authority(url) + ": " + last.message());
+  state.opened.fetch_add(1, std::memory_order_relaxed);
+  error_code ignored;
+  conn->socket.set_option(tcp::no_delay(true), ignored);
+
+  if (url.tls) {
+    conn->tls.emplace(conn->socket, state.tls);
+    SSL* ssl = conn->tls->native_handle();
+    if (literal_ec) {
+      // A name: sent as SNI (never an address, RFC 6066) and checked against the certificate.
+      SSL_set_tlsext_host_name(ssl, url.host.c_str());
+      SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+      if (SSL_set1_host(ssl, url.host.c_str()) != 1) {
+        co_return failure("cannot set up TLS host name verification for " + url.host);
+      }
+    } else if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url.host.c_str()) != 1) {
+      co_return failure("cannot set up TLS address verification for " + url.host);
+    }
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    auto [ec] = co_await conn->tls->async_handshake(ssl::stream_base::client, kUseTuple);
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    if (ec) {
+      co_return failure("TLS handshake with " + authority(url) + " failed: " + tls_reason(ec, ssl));
+    }
+  }
+  co_return conn;
+}
+
+/// What a response body is for.
+enum class Sink { kCollect, kStream, kDrain };
+
+/// One request/response on `conn`. The connection goes back to the pool when the exchange ended
+/// cleanly and it can carry another, else it is closed. `received` tells the caller whether any
+/// byte of a response arrived (a reused connection that failed before is worth one retry).
+asio::awaitable<Result<Outcome>> exchange(State& state, Exchange& ex,
+                                          std::unique_ptr<Connection> conn, const Request& request,
+                                          const Url& url, const std::string& method,
+                                          const Headers& headers,
+                                          const std::optional<std::string>& body, bool& sent,
+                                          bool& received) {
+  Using in_use(ex, conn.get());
+  sent = false;
+  received = false;
+  http::request<http::string_body> req;
+  req.version(11);
+  req.method_string(method);
+  req.target(url.target);
+  req.set(http::field::host, host_header(url));
+  for (const auto& [name, value] : headers) req.insert(name, value);
+  if (body) {
+    req.body() = *body;
+    req.content_length(body->size());
+  } else if (method == "POST" || method == "PUT" || method == "PATCH") {
+    req.content_length(0);
+  }
+
+  if (auto e = ex.stopped()) co_return std::move(*e);
+  auto [write_ec, written] = co_await write_request(*conn, req);
+  sent = written > 0;
+  if (auto e = ex.stopped()) co_return std::move(*e);
+  if (write_ec) {
+    co_return failure("cannot send the request to " + authority(url) + ": " + write_ec.message());
+  }
+
+  const bool follow = request.max_redirects > 0;
+  const bool streaming = static_cast<bool>(request.on_body);
+  std::optional<Parser> parser;
+  for (int interim = 0;; ++interim) {
+    parser.emplace();
+    parser->header_limit(kHeaderLimit);
+    // A streamed body is bounded by its consumer; a collected one (or a redirect's) here.
+    // (a redirect's body, drained, stops at kMaxDrainBytes either way).
+    if (streaming) {
+      parser->body_limit(boost::none);
+    } else {
+      parser->body_limit(request.max_response_bytes);
+    }
+    if (method == "HEAD") parser->skip(true);
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    auto [ec, n] = co_await read_header(*conn, *parser);
+    received = received || parser->got_some() || conn->buffer.size() > 0;
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    if (ec == http::error::body_limit) {
+      co_return failure("response larger than " + std::to_string(request.max_response_bytes) +
+                        " bytes");
+    }
+    if (ec) {
+      co_return failure("cannot read the response from " + authority(url) + ": " + ec.message());
+    }
+    const int status = static_cast<int>(parser->get().result_int());
+    if (status >= 200 || status == 101) break;
+    if (interim >= kMaxInterim) co_return failure("too many interim (1xx) responses");
+  }
+
+  Outcome outcome;
+  Response& response = outcome.response;
+  response.status = static_cast<int>(parser->get().result_int());
+  response.url = url.origin() + url.target;
+  for (const auto& field : parser->get()) {
+    response.headers.emplace_back(lower(field.name_string()), std::string(field.value()));
+  }
+  Sink sink = streaming ? Sink::kStream : Sink::kCollect;
+  if (follow && is_redirect(response.status)) {
+    if (auto location = response.header("location")) {
+      outcome.location = std::string(*location);
+      sink = Sink::kDrain;
+    }
+  }
+  if (sink != Sink::kDrain && request.on_headers) {
+    request.on_headers(response.status, response.headers);
+  }
+
+  std::string collected;
+  auto& chunk = ex.chunk;
+  while (!parser->is_done()) {
+    parser->get().body().data = chunk.data();
+    parser->get().body().size = chunk.size();
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    auto [ec, n] = co_await read_some(*conn, *parser);
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec == ssl::error::stream_truncated && parser->need_eof()) {
+      // A body that ends with the connection, closed without TLS close_notify: the same end as
+      // on plain TCP (the length was never promised).
+      ec = {};
+      parser->put_eof(ec);
+    }
+    if (ec == http::error::body_limit) {
+      co_return failure("response larger than " + std::to_string(request.max_response_bytes) +
+                        " bytes");
+    }
+    if (ec) {
+      co_return failure("cannot read the response body from " + authority(url) + ": " +
+                        ec.message());
+    }
+    const std::size_t got = chunk.size() - parser->get().body().size;
+    if (got == 0) continue;
+    const std::string_view piece(chunk.data(), got);
+    switch (sink) {
+      case Sink::kStream:
+        if (!request.on_body(piece)) co_return outcome;  // the consumer stopped: conn closes
+        break;
+      case Sink::kCollect:
+        if (collected.size() + got > request.max_response_bytes) {
+          co_return failure("response larger than " + std::to_string(request.max_response_bytes) +
+                            " bytes");
+        }
+        collected.append(piece);
+        break;
+      case Sink::kDrain:
+        if (collected.size() + got > kMaxDrainBytes) co_return outcome;  // not worth keeping
+        collected.append(piece);
+        break;
+    }
+  }
+  if (sink == Sink::kCollect) response.body = std::move(collected);
+  if (parser->keep_alive() && conn->buffer.size() == 0 && !ex.stopped()) {
+    ex.current = nullptr;
+    state.put_idle(std::move(conn));
+  }
+  co_return outcome;
+}
+
+/// One URL: a pooled connection when there is one (and a fresh one if that turns out stale),
+/// else a new connection.
+asio::awaitable<Result<Outcome>> one_hop(State& state, Exchange& ex, const Request& request,
+                                         const Url& url, const std::string& method,
+                                         const Headers& headers,
+                                         const std::optional<std::string>& body) {
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<Connection> conn;
+    if (attempt == 0) conn = state.take_idle(url.origin());
+    if (conn) {
+      if (request.allow) {
+        if (auto refused = request.allow(url, {conn->peer})) {
+          state.put_idle(std::move(conn));
+          co_return std::move(*refused);
+        }
+      }
+    } else {
+      auto opened = co_await open(state, ex, request, url);
+      if (!opened.ok()) co_return std::move(opened).error();
+      conn = std::move(opened).value();
+    }
+    const bool reused = conn->reused;
+    bool sent = false;
+    bool received = false;
+    auto result = co_await exchange(state, ex, std::move(conn), request, url, method, headers, body,
+                                    sent, received);
+    // A reused connection the server had already given up on fails before any response byte;
+    // the request then never reached the application, or is safe to send again.
+    if (!result.ok() && reused && attempt == 0 && !received && !ex.stopped() &&
+        (idempotent(method) || !sent)) {
+      continue;
+    }
+    co_return result;
+  }
+}
+
+asio::awaitable<Result<Response>> perform(State& state, Exchange& ex, const Request& request) {
+  HEARTH_CO_RETURN_IF_ERROR(check_request(request));
+  auto parsed = parse_url(request.url);
+  if (!parsed.ok()) co_return std::move(parsed).error();
+  Url url = std::move(parsed).value();
+  std::string method = request.method;
+  Headers headers = request.headers;
+  std::optional<std::string> body = request.body;
+
+  for (int hop = 0;; ++hop) {
+    auto outcome = co_await one_hop(state, ex, request, url, method, headers, body);
+    if (!outcome.ok()) co_return std::move(outcome).error();
+    if (!outcome->location) co_return std::move(outcome->response);
+    if (hop >= request.max_redirects) {
+      co_return failure("too many redirects (more than " + std::to_string(request.max_redirects) +
+                        ")");
+    }
+    auto next = resolve_location(url, *outcome->location);
+    if (!next.ok()) {
+      co_return failure("cannot follow the redirect to '" + *outcome->location +
+                        "': " + next.error().message);
+    }
+    if (url.tls && !next->tls) {
+      co_return failure("refusing to follow a redirect from https to http (" + next->origin() +
+                        ")");
+    }
+    const int status = outcome->response.status;
+    if (status == 303 ? method != "HEAD" : ((status == 301 || status == 302) && method == "POST")) {
+      method = "GET";
+      body.reset();
+      std::erase_if(headers, [](const auto& h) { return lower(h.first).starts_with("content-"); });
+    }
+    if (next->origin() != url.origin()) {
+      // Credentials meant for one origin are not handed to another.
+      std::erase_if(headers, [](const auto& h) {
+        const auto key = lower(h.first);
+        return key == "authorization" || key == "cookie" || key == "proxy-authorization";
+      });
+    }
+    url = std::move(next).value();
+  }
+}
+
+asio::awaitable<std::optional<Result<Response>>> run(std::shared_ptr<State> state,
+                                                     std::shared_ptr<Exchange> ex, Request request,
+                                                     Abort abort) {
+  const auto id = state->next_id.fetch_add(1);
+  if (!state->enter(id, ex)) co_return Result<Response>(failure("the daemon is stopping"));
+  {
+    std::lock_guard lock(abort.state->mutex);
+    if (abort.state->fired) {
+      state->leave(id);
+      co_return Result<Response>(failure("aborted"));
+    }
+    abort.state->hook = [weak = std::weak_ptr<Exchange>(ex)] {
+      if (auto e = weak.lock()) {
+        asio::post(e->strand, [e] { e->cancel(Exchange::Stop::kAbort); });
+      }
+    };
+  }
+  if (request.timeout.count() > 0) {
+    ex->timeout = request.timeout;
+    ex->timer.expires_after(request.timeout);
+    ex->timer.async_wait([weak = std::weak_ptr<Exchange>(ex)](const error_code& ec) {
+      if (ec) return;
+      if (auto e = weak.lock()) e->cancel(Exchange::Stop::kTimeout);
+    });
+  }
+  auto result = co_await perform(*state, *ex, request);
+  {
+    std::lock_guard lock(abort.state->mutex);
+    abort.state->hook = nullptr;
+  }
+  state->leave(id);
+  ex->timer.cancel();
+  // A failure is reported as the stop that caused it, whatever error the I/O saw first.
+  if (!result.ok()) {
+    if (auto e = ex->stopped()) co_return Result<Response>(std::move(*e));
+  }
+  co_return std::move(result);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+Client::Client(asio::any_io_executor executor) : Client(std::move(executor), Options{}) {}
+
+Client::Client(asio::any_io_executor executor, Options options)
+    : state_(std::make_shared<State>(std::move(executor), options)) {}
+
+Client::~Client() {
+  shutdown();
+}
+
+asio::awaitable<Result<Response>> Client::request(Request request, Abort abort) {
+  auto state = state_;
+  auto ex = std::make_shared<Exchange>(asio::make_strand(state->executor));
+  auto result = co_await asio::co_spawn(
+      ex->strand, run(state, ex, std::move(request), std::move(abort)), asio::use_awaitable);
+  co_return std::move(*result);
+}
+
+void Client::shutdown() {
+  state_->shutdown();
+}
+
+std::uint64_t Client::connections_opened() const {
+  return state_->opened.load(std::memory_order_relaxed);
+}
+
+}  // namespace hearth::httpclient
