@@ -147,8 +147,7 @@ class Registry final : public manifest::HandlerKinds {
   std::map<std::string, std::string, std::less<>> unsupported_;
 };
 
-/// The registry with every kind this build runs (script) and the spec's other kinds marked
-/// unsupported.
+/// The registry with every kind this build runs (script, function, http, mcp).
 std::unique_ptr<Registry> make_builtin_registry(const KindOptions& options = {});
 
 }  // namespace hearth::handlers

@@ -300,13 +300,27 @@ TEST(HostLoad, DuplicateServiceNamesAreRefused) {
   EXPECT_EQ(report.failures[0].problems[0].path, "name");
 }
 
-TEST(HostLoad, UnsupportedKindIsRefusedAtLoad) {
-  TempService s(R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"mcp","server":"s","tool":"t"}}]})");
+// Every kind the spec defines runs (registry_test covers kinds marked unsupported); a type no
+// kind has is refused at load, naming it.
+TEST(HostLoad, UnknownKindIsRefusedAtLoad) {
+  TempService s(R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"made-up"}}]})");
   asio::io_context ioc;
   LoadReport report;
   EXPECT_FALSE(Host::load({s.dir()}, {}, ioc.get_executor(), report));
   ASSERT_EQ(report.failures.size(), 1u);
-  EXPECT_NE(report.failures[0].problems[0].message.find("mcp"), std::string::npos);
+  EXPECT_EQ(report.failures[0].problems[0].path, "endpoints[0].handler.type");
+  EXPECT_NE(report.failures[0].problems[0].message.find("unknown handler type 'made-up'"),
+            std::string::npos);
+}
+
+TEST(HostLoad, HttpHandlerOnASubscriptionIsRefusedAtLoad) {
+  TempService s(R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"subscription","handler":{"type":"http","url":"https://example.com/","method":"GET"}}]})");
+  asio::io_context ioc;
+  LoadReport report;
+  EXPECT_FALSE(Host::load({s.dir()}, {}, ioc.get_executor(), report));
+  ASSERT_EQ(report.failures.size(), 1u);
+  EXPECT_EQ(report.failures[0].problems[0].to_string(),
+            "endpoints[0].handler: http handlers cannot serve subscriptions");
 }
 
 TEST(AuditLogTest, FormatsOneJsonLine) {

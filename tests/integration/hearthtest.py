@@ -31,7 +31,7 @@ def hearth_bin():
 class Daemon:
     """`hearth serve` on a free port, with its own state dir; stopped with SIGTERM."""
 
-    def __init__(self, paths, extra_args=(), copy=True):
+    def __init__(self, paths, extra_args=(), copy=True, env=None):
         self.tmp = Path(tempfile.mkdtemp(prefix="hearth-it-"))
         self.paths = []
         for p in paths:
@@ -50,7 +50,8 @@ class Daemon:
                 "--token-file", str(self.token_file), "--log-level", "warn", *extra_args]
         self.stderr_path = self.tmp / "stderr.log"
         self.stderr = open(self.stderr_path, "wb")
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.stderr)
+        # env: the daemon's environment (default: this process's), e.g. SSL_CERT_FILE for a test CA.
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.stderr, env=env)
         deadline = time.time() + 20
         while not self.ready_file.exists():
             if self.proc.poll() is not None:
