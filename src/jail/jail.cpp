@@ -415,6 +415,20 @@ Result<Plan> Jail::plan(const Request& request) const {
     if (real == dir) {
       add_unique(o.read_exec, real.string());
     } else if (is_inside(real, dir)) {
+      // A file inside a node_modules tree (a package run with node, such as an MCP server
+      // installed in the service folder): that whole tree, where its dependencies resolve.
+      const fs::path relative = real.lexically_relative(dir);
+      fs::path modules = dir;
+      for (const auto& part : relative) {
+        modules /= part;
+        if (part == "node_modules") {
+          if (modules != real) {
+            add_unique(o.read_exec, modules.string());
+            return;
+          }
+          break;
+        }
+      }
       // A folder as is; a file with its folder (its sibling modules, its configuration).
       add_unique(o.read_exec, (fs::is_directory(real, ec) ? real : real.parent_path()).string());
     }

@@ -155,6 +155,25 @@ TEST_F(TempService, PlanCarriesLimitsNetworkAndCode) {
   EXPECT_EQ(o.read_write, std::vector<std::string>{at("data")});
 }
 
+TEST_F(TempService, APackageInNodeModulesGetsTheWholeTree) {
+  touch("node_modules/@scope/server/dist/index.js");
+  touch("node_modules/dep/index.js");
+  touch("tools/run.js");
+  Jail jail({}, all_mechanisms());
+  Request request;
+  request.service_dir = dir_;
+  request.program = "/usr/bin/node";
+  request.args = {"node_modules/@scope/server/dist/index.js", "tools/run.js"};
+  auto plan = jail.plan(request);
+  ASSERT_TRUE(plan.ok());
+  const auto& rx = plan.value().options.read_exec;
+  // The package's dependencies resolve in node_modules: the tree, not just dist/.
+  EXPECT_TRUE(contains(rx, at("node_modules")));
+  EXPECT_FALSE(contains(rx, at("node_modules/@scope/server/dist")));
+  EXPECT_TRUE(contains(rx, at("tools")));  // outside node_modules: the file's folder, as before
+  EXPECT_FALSE(contains(rx, dir_.string()));
+}
+
 TEST(LaunchOptions, RoundTrip) {
   LaunchOptions o;
   o.parent = 42;
