@@ -22,6 +22,7 @@ namespace hearth::cli {
 namespace asio = boost::asio;
 
 CLI::App* add_lafs_command(CLI::App& app, std::function<int()>& run);  // cli/lafs.cpp
+CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run);   // cli/mcp.cpp
 namespace fs = std::filesystem;
 
 fs::path default_state_dir() {
@@ -264,6 +265,8 @@ int run(int argc, char** argv) {
 
   std::function<int()> lafs_run;
   auto* lafs_cmd = add_lafs_command(app, lafs_run);
+  std::function<int()> mcp_run;
+  auto* mcp_cmd = add_mcp_command(app, mcp_run);
 
   try {
     app.parse(argc, argv);
@@ -280,6 +283,7 @@ int run(int argc, char** argv) {
   if (*check_cmd) return check(check_paths, check_json);
   if (*doctor_cmd) return doctor(doctor_json);
   if (*lafs_cmd) return lafs_run();
+  if (*mcp_cmd) return mcp_run();
   return 2;
 }
 

@@ -1,0 +1,331 @@
+// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "handlers/mcp/mcp.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "handlers/mcp/server.hpp"
+#include "handlers/testing.hpp"
+#include "proc/testing.hpp"
+#pragma GCC diagnostic pop
+
+namespace hearth::handlers::mcp {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const bool kSigpipeIgnored = testing::ignore_sigpipe();
+using testing::parse;
+
+fs::path fake_server() {
+  const char* src = std::getenv("HEARTH_SOURCE_DIR");
+  return fs::path(src != nullptr ? src : ".") / "src/handlers/mcp/testdata/fake_server.py";
+}
+
+/// Pids of the fake servers (python3 running fake_server.py) whose working directory is `dir`.
+std::vector<pid_t> servers_in(const fs::path& dir) {
+  std::vector<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::stringstream text;
+    text << cmdline.rdbuf();
+    if (text.str().find("fake_server.py") == std::string::npos) continue;
+    std::error_code ec;
+    const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
+    if (!ec && cwd == dir) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+class McpHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "hearth-mcp-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    service_.dir = fs::canonical(pattern);
+    service_.name = "svc";
+    service_.file = service_.dir / "lavs.json";
+    log_ = service_.dir / "received.jsonl";
+    write_config(R"({"mcpServers": {
+        "fake": {"command": "python3", "args": [")" + fake_server().string() +
+                 R"("], "env": {"FAKE_MCP_LOG": ")" + log_.string() + R"("}},
+        "old": {"command": "python3", "args": [")" + fake_server().string() +
+                 R"("], "env": {"FAKE_MCP_VERSION": "2024-11-05"}},
+        "missing": {"command": "no-such-mcp-server-here"}}})");
+    options_.executor = io_.executor();
+    kind_ = make_kind(options_);
+  }
+  void TearDown() override {
+    kind_.reset();  // stops the servers
+    for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
+    EXPECT_TRUE(servers_in(service_.dir).empty());
+    std::error_code ec;
+    fs::remove_all(service_.dir, ec);
+  }
+  void write_config(const std::string& text) {
+    std::ofstream(service_.dir / "mcp-config.json") << text;
+  }
+  Problems check(std::string_view handler_json) {
+    Problems problems;
+    kind_->check(parse(handler_json).as_object(), "endpoints[0].handler", problems);
+    return problems;
+  }
+  Result<std::unique_ptr<Handler>> create(const std::string& handler_json,
+                                          manifest::Permissions permissions = {}) {
+    endpoints_.push_back(std::make_unique<manifest::Endpoint>());
+    auto& ep = *endpoints_.back();
+    ep.id = "ep" + std::to_string(endpoints_.size());
+    ep.handler_type = "mcp";
+    ep.handler = parse(handler_json).as_object();
+    ep.effective = std::move(permissions);
+    return kind_->create(service_, ep);
+  }
+  std::unique_ptr<Handler> handler(const std::string& tool, const std::string& extra = "") {
+    auto h = create(R"({"type":"mcp","server":"fake","tool":")" + tool + "\"" + extra + "}");
+    EXPECT_TRUE(h.ok()) << (h.ok() ? "" : h.error().message);
+    return h.ok() ? std::move(h).value() : nullptr;
+  }
+  Result<json::value> run(Handler& h, json::value input = json::object(),
+                          std::chrono::milliseconds timeout = 10s) {
+    Call call;
+    call.service = &service_;
+    call.input = std::move(input);
+    call.timeout = timeout;
+    call.publisher = &publisher_;
+    call.executor = io_.executor();
+    return *asio::co_spawn(
+                io_.executor(),
+                [&h, call = std::move(call)]() mutable
+                -> asio::awaitable<std::optional<Result<json::value>>> {
+                  co_return co_await h.call(std::move(call));
+                },
+                asio::use_future)
+                .get();
+  }
+  /// Methods the fake server received, in order.
+  std::vector<std::string> received() {
+    std::vector<std::string> out;
+    std::ifstream in(log_);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto m = parse(line);
+      if (const auto* method = json::member(m, "method")) out.emplace_back(method->as_string());
+    }
+    return out;
+  }
+
+  proc::testing::IoThread io_;
+  KindOptions options_;
+  std::unique_ptr<Kind> kind_;
+  manifest::Manifest service_;
+  std::vector<std::unique_ptr<manifest::Endpoint>> endpoints_;
+  testing::FakePublisher publisher_;
+  fs::path log_;
+};
+
+std::string problem_list(const Problems& problems) {
+  std::string out;
+  for (const auto& p : problems) out += p.to_string() + "\n";
+  return out;
+}
+
+TEST_F(McpHandlerTest, CheckNamesEveryProblem) {
+  EXPECT_EQ(problem_list(check(R"({"type":"mcp","server":"fake","tool":"echo"})")), "");
+  EXPECT_EQ(problem_list(check(R"({"type":"mcp"})")),
+            "endpoints[0].handler.server: is required: the name of a server in the service's "
+            "mcp-config.json\nendpoints[0].handler.tool: is required: the name of the tool to "
+            "call\n");
+  EXPECT_NE(problem_list(check(R"({"type":"mcp","server":"a","tool":"b","timeout":-1})"))
+                .find("handler.timeout"),
+            std::string::npos);
+  EXPECT_NE(problem_list(check(R"({"type":"mcp","server":"a","tool":"b","maxTotalTimeout":"x"})"))
+                .find("handler.maxTotalTimeout"),
+            std::string::npos);
+}
+
+TEST_F(McpHandlerTest, AServerMissingFromTheConfigIsRefusedAtLoad) {
+  auto h = create(R"({"type":"mcp","server":"nope","tool":"echo"})");
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("'nope' is not in mcp-config.json (it configures: fake, old, "
+                                   "missing)"),
+            std::string::npos)
+      << h.error().message;
+  fs::remove(service_.dir / "mcp-config.json");
+  h = create(R"({"type":"mcp","server":"fake","tool":"echo"})");
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("no mcp-config.json"), std::string::npos);
+  write_config(R"({"mcpServers": {"fake": {"command": 1}}})");
+  h = create(R"({"type":"mcp","server":"fake","tool":"echo"})");
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("mcpServers.fake.command"), std::string::npos);
+}
+
+TEST_F(McpHandlerTest, StartsLazilyAndKeepsOneServerAcrossCalls) {
+  auto h = handler("echo");
+  EXPECT_TRUE(servers_in(service_.dir).empty());  // nothing runs before the first call
+  auto first = run(*h, parse(R"({"text":"one"})"));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->at("echo").as_string(), "one");
+  auto second = run(*h, parse(R"({"text":"two"})"));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->at("pid"), first->at("pid"));  // the same process
+  const auto methods = received();
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "initialize"), 1);
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "tools/list"), 1);  // cached
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "tools/call"), 2);
+  EXPECT_EQ(servers_in(service_.dir).size(), 1u);
+}
+
+TEST_F(McpHandlerTest, ContentBlocksWithoutStructuredContentAndIsError) {
+  auto text = run(*handler("text"), parse(R"({"text":"x"})"));
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(json::serialize(text.value()), R"([{"type":"text","text":"plain x"}])");
+  auto failed = run(*handler("fail"));
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(failed.error().message.find("it went wrong"), std::string::npos);
+}
+
+TEST_F(McpHandlerTest, AnUnknownToolFailsTheCallNotTheServer) {
+  auto nope = run(*handler("nope"));
+  ASSERT_FALSE(nope.ok());
+  EXPECT_EQ(nope.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(nope.error().message.find("has no tool 'nope'"), std::string::npos);
+  EXPECT_TRUE(run(*handler("echo")).ok());
+}
+
+TEST_F(McpHandlerTest, ACrashFailsTheCallAndTheNextCallStartsItAgain) {
+  auto echo = handler("echo");
+  auto before = run(*echo);
+  ASSERT_TRUE(before.ok());
+  auto crashed = run(*handler("crash"));
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_EQ(crashed.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(crashed.error().message.find("exited with code 7"), std::string::npos)
+      << crashed.error().message;
+  EXPECT_NE(crashed.error().message.find("about to crash"), std::string::npos);
+  auto after = run(*echo);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_NE(after->at("pid"), before->at("pid"));
+}
+
+TEST_F(McpHandlerTest, ATimeoutSendsCancelledAndTheServerStays) {
+  auto slow = handler("sleep", R"(,"timeout":300)");
+  auto result = run(*slow);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kTimeout);
+  auto echo = run(*handler("echo"));
+  ASSERT_TRUE(echo.ok());
+  const auto methods = received();
+  EXPECT_NE(std::find(methods.begin(), methods.end(), "notifications/cancelled"), methods.end());
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "initialize"), 1);
+}
+
+TEST_F(McpHandlerTest, ProgressExtendsTheTimeoutWithinTheTotal) {
+  // 500 ms of work with progress every 100 ms: a 300 ms window suffices.
+  auto ok = run(*handler("progress", R"(,"timeout":300)"));
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(ok->at("done"), json::value(true));
+  auto bounded = run(*handler("progress", R"(,"timeout":300,"maxTotalTimeout":250)"));
+  ASSERT_FALSE(bounded.ok());
+  EXPECT_EQ(bounded.error().code, ErrorCode::kTimeout);
+}
+
+TEST_F(McpHandlerTest, ListChangedRefreshesTheTools) {
+  EXPECT_FALSE(run(*handler("added")).ok());
+  ASSERT_TRUE(run(*handler("grow")).ok());
+  std::this_thread::sleep_for(100ms);  // the notification reaches the session
+  auto added = run(*handler("added"));
+  ASSERT_TRUE(added.ok()) << added.error().message;
+}
+
+TEST_F(McpHandlerTest, ServerThatCannotStart) {
+  auto missing = create(R"({"type":"mcp","server":"missing","tool":"x"})");
+  ASSERT_TRUE(missing.ok());
+  auto result = run(*missing.value());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(result.error().message.find("command not found: no-such-mcp-server-here"),
+            std::string::npos)
+      << result.error().message;
+
+  auto old = create(R"({"type":"mcp","server":"old","tool":"echo"})");
+  ASSERT_TRUE(old.ok());
+  auto refused = run(*old.value());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("speaks MCP 2024-11-05"), std::string::npos)
+      << refused.error().message;
+}
+
+TEST_F(McpHandlerTest, ShutdownStopsServersAndRefusesLaterCalls) {
+  auto h = handler("echo");
+  ASSERT_TRUE(run(*h).ok());
+  EXPECT_EQ(servers_in(service_.dir).size(), 1u);
+  kind_->shutdown();
+  for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(servers_in(service_.dir).empty());
+  auto after = run(*h);
+  ASSERT_FALSE(after.ok());
+  EXPECT_NE(after.error().message.find("stopping"), std::string::npos);
+}
+
+TEST_F(McpHandlerTest, ConcurrentFirstCallsShareOneStart) {
+  auto h = handler("echo");
+  std::vector<std::future<std::optional<Result<json::value>>>> calls;
+  for (int i = 0; i < 8; ++i) {
+    Call call;
+    call.service = &service_;
+    call.input = parse(R"({"text":"x"})");
+    call.publisher = &publisher_;
+    call.executor = io_.executor();
+    calls.push_back(asio::co_spawn(
+        io_.executor(),
+        [&h, call = std::move(call)]() mutable
+        -> asio::awaitable<std::optional<Result<json::value>>> {
+          co_return co_await h->call(std::move(call));
+        },
+        asio::use_future));
+  }
+  for (auto& f : calls) EXPECT_TRUE(f.get()->ok());
+  const auto methods = received();
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "initialize"), 1);
+}
+
+TEST(McpNetwork, NetworkAccessDecidesWhatTheDaemonMayReach) {
+  httpclient::Url url;
+  url.host = "mcp.example.com";
+  url.port = 443;
+  url.tls = true;
+  manifest::Permissions p;
+  auto refused = check_network(p, url, {"203.0.113.5"}, "MCP server 'x'");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code, ErrorCode::kPermissionDenied);
+  p.network_access = std::vector<std::string>{"mcp.example.com"};
+  EXPECT_FALSE(check_network(p, url, {"203.0.113.5"}, "x").has_value());
+  // A listed name that resolves to this host is not a way in.
+  EXPECT_TRUE(check_network(p, url, {"127.0.0.1"}, "x").has_value());
+  p.network_access = std::vector<std::string>{"other.example.com"};
+  EXPECT_TRUE(check_network(p, url, {"203.0.113.5"}, "x").has_value());
+  url.host = "localhost";
+  p.network_access = std::vector<std::string>{"localhost"};
+  EXPECT_FALSE(check_network(p, url, {"127.0.0.1"}, "x").has_value());
+  p.network_access = true;
+  url.host = "anything.example";
+  EXPECT_FALSE(check_network(p, url, {"127.0.0.1"}, "x").has_value());
+}
+
+}  // namespace
+}  // namespace hearth::handlers::mcp

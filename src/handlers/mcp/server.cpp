@@ -1,0 +1,241 @@
+#include "handlers/mcp/server.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "handlers/network.hpp"
+#include "handlers/confine.hpp"
+#include "mcp/on_strand.hpp"
+#include "mcp/http_transport.hpp"
+#include "mcp/stdio_transport.hpp"
+
+namespace hearth::handlers::mcp {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kBasePath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+bool inside(const fs::path& path, const fs::path& base) {
+  const auto relative = path.lexically_relative(base);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+/// A child whose jail is released when it is stopped (the run's result is not known then).
+struct ConfinedChild final : proc::Duplex {
+  struct Shared {
+    std::shared_ptr<Confinement> confinement;
+    std::atomic<bool> finished{false};
+    std::mutex mutex;
+    std::optional<Error> verdict;
+  };
+  std::shared_ptr<proc::Duplex> inner;
+  std::shared_ptr<Shared> shared;
+
+  bool write(std::string data) override { return inner->write(std::move(data)); }
+  int pid() const override { return inner->pid(); }
+  void stop() override {
+    const int launcher = inner->pid();
+    inner->stop();
+    if (!shared->finished.exchange(true)) shared->confinement->abandon(launcher);
+  }
+};
+
+}  // namespace
+
+std::optional<Error> check_network(const manifest::Permissions& permissions,
+                                   const httpclient::Url& url,
+                                   const std::vector<std::string>& addresses,
+                                   std::string_view who) {
+  auto policy = NetworkPolicy::make(permissions);
+  if (!policy.ok()) return std::move(policy).error();
+  auto refused = policy->check(url.host, url.port, addresses);
+  if (refused) refused->message = std::string(who) + ": " + refused->message;
+  return refused;
+}
+
+Server::Server(asio::any_io_executor executor, ServerSpec spec,
+               std::shared_ptr<httpclient::Client> http)
+    : executor_(executor),
+      strand_(asio::make_strand(executor)),
+      spec_(std::move(spec)),
+      http_(std::move(http)),
+      started_(strand_) {}
+
+Server::~Server() { stop(); }
+
+int Server::starts() const { return starts_; }
+
+void Server::stop() {
+  stopped_ = true;
+  std::shared_ptr<hearth::mcp::Session> session;
+  {
+    std::lock_guard lock(mutex_);
+    session = std::move(session_);
+  }
+  if (session) session->close();
+}
+
+asio::awaitable<Result<std::shared_ptr<hearth::mcp::Session>>> Server::session(
+    std::chrono::milliseconds timeout) {
+  auto self = shared_from_this();
+  co_return co_await hearth::mcp::on(strand_, self->session_on_strand(timeout));
+}
+
+asio::awaitable<Result<std::shared_ptr<hearth::mcp::Session>>> Server::session_on_strand(
+    std::chrono::milliseconds timeout) {
+  auto self = shared_from_this();
+  for (;;) {
+    if (stopped_) co_return Error::make(ErrorCode::kHandlerError, "the daemon is stopping");
+    {
+      std::lock_guard lock(mutex_);
+      if (session_ && session_->alive()) co_return session_;
+    }
+    if (!starting_) break;
+    // Another call is starting the server: wait for it, then look again.
+    co_await started_.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  starting_ = true;
+  started_.expires_at(asio::steady_timer::time_point::max());
+  std::shared_ptr<hearth::mcp::Session> old;
+  {
+    std::lock_guard lock(mutex_);
+    old = std::move(session_);
+  }
+  if (old) {
+    old->close();
+    spdlog::info("{} of service '{}' ended; starting it again", label(), spec_.service);
+  }
+
+  Result<std::shared_ptr<hearth::mcp::Session>> outcome =
+      Error::make(ErrorCode::kHandlerError, label() + " did not start");
+  auto transport = make_transport();
+  if (!transport.ok()) {
+    outcome = std::move(transport).error();
+  } else {
+    auto session =
+        hearth::mcp::Session::create(executor_, std::move(transport).value(), spec_.config.name);
+    auto started = co_await session->start(timeout);
+    if (!started.ok()) {
+      Error e = std::move(started).error();
+      if (e.code != ErrorCode::kPermissionDenied) {
+        e.message = label() + " did not start: " + e.message;
+      }
+      outcome = std::move(e);
+    } else if (stopped_) {
+      session->close();
+      outcome = Error::make(ErrorCode::kHandlerError, "the daemon is stopping");
+    } else {
+      ++starts_;
+      spdlog::debug("{} of service '{}' started (MCP {})", label(), spec_.service,
+                    session->protocol_version());
+      std::lock_guard lock(mutex_);
+      session_ = session;
+      outcome = session;
+    }
+  }
+  starting_ = false;
+  started_.cancel();
+  co_return outcome;
+}
+
+Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
+  const std::string who = label();
+  if (const auto* http = std::get_if<hearth::mcp::HttpServer>(&spec_.config.transport)) {
+    if (!http_) return Error::make(ErrorCode::kInternalError, "no HTTP client for " + who);
+    // Refused before any connection when networkAccess does not name the host (the addresses
+    // are checked again by the client once resolved).
+    auto target = httpclient::parse_url(http->url);
+    if (!target.ok()) {
+      return Error::make(ErrorCode::kHandlerError, who + ": " + target.error().message);
+    }
+    if (auto refused = check_network(spec_.permissions, target.value(), {}, who)) return *refused;
+    auto permissions = spec_.permissions;
+    auto allow = [permissions, who](const httpclient::Url& url,
+                                    const std::vector<std::string>& addresses) {
+      return check_network(permissions, url, addresses, who);
+    };
+    return std::unique_ptr<hearth::mcp::Transport>(std::make_unique<hearth::mcp::HttpTransport>(
+        executor_, http_, *http, who, std::move(allow), spec_.max_message));
+  }
+
+  const auto& config = std::get<hearth::mcp::StdioServer>(spec_.config.transport);
+  std::error_code ec;
+  const fs::path cwd = fs::weakly_canonical(spec_.service_dir / config.cwd, ec);
+  if (ec || !(cwd == spec_.service_dir || inside(cwd, spec_.service_dir)) ||
+      !fs::is_directory(cwd, ec)) {
+    return Error::make(ErrorCode::kHandlerError,
+                       who + ": cwd '" + config.cwd + "' is not a folder inside the service folder");
+  }
+  std::map<std::string, std::string, std::less<>> vars;
+  vars["PATH"] = kBasePath;
+  vars["LANG"] = "C.UTF-8";
+  vars["HOME"] = spec_.service_dir.string();
+  vars["LAVS_SERVICE"] = spec_.service;
+  vars["LAVS_SERVICE_DIR"] = spec_.service_dir.string();
+  for (const auto& [name, value] : config.env) vars[name] = value;
+
+  proc::Command cmd;
+  auto program = proc::find_program(config.command, vars["PATH"], cwd);
+  if (!program) {
+    json::object data;
+    data["server"] = spec_.config.name;
+    data["command"] = config.command;
+    return Error::make(ErrorCode::kHandlerError,
+                       who + " could not start: command not found: " + config.command,
+                       std::move(data));
+  }
+  cmd.program = std::move(*program);
+  cmd.argv.push_back(config.command);
+  for (const auto& a : config.args) cmd.argv.push_back(a);
+  for (const auto& [name, value] : vars) cmd.env.push_back(name + "=" + value);
+  cmd.cwd = cwd;
+
+  auto shared = std::make_shared<ConfinedChild::Shared>();
+  if (spec_.jail) {
+    auto confinement = Confinement::start(*spec_.jail, spec_.permissions, spec_.service_dir,
+                                          config.args, cmd, executor_,
+                                          spec_.service + " (" + who + ")");
+    if (!confinement.ok()) return std::move(confinement).error();
+    shared->confinement = std::move(confinement).value();
+  }
+  auto executor = executor_;
+  auto launch = [executor, cmd = std::move(cmd),
+                 shared](proc::Duplex::Callbacks callbacks) -> Result<std::shared_ptr<proc::Duplex>> {
+    if (shared->confinement) {
+      auto on_exit = std::move(callbacks.on_exit);
+      callbacks.on_exit = [shared, on_exit = std::move(on_exit)](const proc::RunResult& result) {
+        if (!shared->finished.exchange(true)) {
+          auto verdict = shared->confinement->finish(result);
+          std::lock_guard lock(shared->mutex);
+          shared->verdict = std::move(verdict);
+        }
+        if (on_exit) on_exit(result);
+      };
+    }
+    auto child = proc::start_duplex(executor, cmd, std::move(callbacks));
+    if (!child.ok()) {
+      if (shared->confinement && !shared->finished.exchange(true)) shared->confinement->abandon(-1);
+      return std::move(child).error();
+    }
+    if (!shared->confinement) return std::move(child).value();
+    auto wrapped = std::make_shared<ConfinedChild>();
+    wrapped->inner = std::move(child).value();
+    wrapped->shared = shared;
+    return std::shared_ptr<proc::Duplex>(std::move(wrapped));
+  };
+  auto verdict = [shared](const proc::RunResult&) -> std::optional<Error> {
+    std::lock_guard lock(shared->mutex);
+    return shared->verdict;
+  };
+  return std::unique_ptr<hearth::mcp::Transport>(std::make_unique<hearth::mcp::StdioTransport>(
+      who, std::move(launch), std::move(verdict), spec_.max_message));
+}
+
+}  // namespace hearth::handlers::mcp
