@@ -18,7 +18,7 @@ build: deps $(RELEASE)/build.ninja
 	cmake --build --preset release -j $(JOBS)
 
 run: build
-	$(RELEASE)/bin/hearth serve examples/ --port $(PORT)
+	bash scripts/run-examples.sh $(RELEASE)/bin/hearth $(PORT)
 
 test: build
 	ctest --preset release

@@ -24,7 +24,7 @@ def test_version_and_help():
 def test_check_examples_summarises(tmp_path):
     r = run("check", str(EXAMPLES))
     assert r.returncode == 0, r.stdout + r.stderr
-    for name in ("todo-manager", "simple-notes", "contact-manager"):
+    for name in ("todo-manager", "simple-notes", "contact-manager", "bookshelf"):
         assert name in r.stdout
     assert "listTodos" in r.stdout
     r = run("check", "--json", str(EXAMPLES / "todo-manager"))

@@ -126,3 +126,66 @@ def test_todo_js_concurrent_adds_lose_nothing(examples):
         ids = [result(f.result())["id"] for f in futures]
     assert sorted(ids) == list(range(1, 41))
     assert len(result(examples.call("listTodos", service="todo-manager-js"))) == 40
+
+
+# -- bookshelf: http handlers against its local catalogue, mcp handlers against its MCP server ---
+
+@pytest.fixture
+def bookshelf(daemon_factory, tmp_path):
+    """The bookshelf example with its catalogue server on a free port (the copy's manifest is
+    pointed at it)."""
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from hearthtest import EXAMPLES
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    catalog = subprocess.Popen([sys.executable, str(EXAMPLES / "bookshelf" / "catalog" / "server.py"),
+                                "--port", str(port)], stdout=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert time.time() < deadline, "the catalogue did not start"
+            time.sleep(0.05)
+    svc = tmp_path / "bookshelf"
+    shutil.copytree(EXAMPLES / "bookshelf", svc, ignore=shutil.ignore_patterns("notes.json", "__pycache__"))
+    manifest = (svc / "lavs.json").read_text().replace("127.0.0.1:8765", f"127.0.0.1:{port}")
+    (svc / "lavs.json").write_text(manifest)
+    try:
+        yield daemon_factory([svc], copy=False), svc
+    finally:
+        catalog.terminate()
+        catalog.wait()
+
+
+def test_bookshelf_http_endpoints(bookshelf):
+    d, _ = bookshelf
+    found = result(d.call("searchBooks", {"q": "butler", "limit": 5}))
+    assert [b["title"] for b in found] == ["Kindred", "Parable of the Sower"]
+    assert result(d.call("getBook", {"id": 3}))["author"] == "Octavia E. Butler"
+    added = result(d.call("addBook", {"title": "Dawn", "author": "Octavia E. Butler", "year": 1987}))
+    assert added["id"] == 6
+    assert result(d.call("getBook", {"id": 6}))["title"] == "Dawn"
+    # The catalogue's 404 is the endpoint's -32003, with the status.
+    e = d.call("getBook", {"id": 99})["error"]
+    assert e["code"] == -32003 and e["data"]["status"] == 404
+
+
+def test_bookshelf_mcp_endpoints(bookshelf):
+    d, svc = bookshelf
+    note = result(d.call("addNote", {"bookId": 3, "text": "Reread the first chapter"}))
+    assert note["bookId"] == 3 and note["text"] == "Reread the first chapter"
+    result(d.call("addNote", {"bookId": 1, "text": "Winter"}))
+    notes = result(d.call("listNotes", {"bookId": 3}))["notes"]
+    assert [n["text"] for n in notes] == ["Reread the first chapter"]
+    assert len(result(d.call("listNotes", {}))["notes"]) == 2
+    # The MCP server wrote through the jail, into data/ as fileAccess allows.
+    assert len(json.loads((svc / "data" / "notes.json").read_text())) == 2
