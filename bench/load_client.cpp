@@ -60,6 +60,7 @@ struct Options {
   std::uint64_t requests = 0;  // 0: run for `duration`
   int threads = 1;
   std::vector<std::pair<std::string, std::string>> headers;  ///< extra request headers
+  bool plain = false;  ///< responses are not JSON-RPC (only status and --expect are checked)
 };
 
 /// What one connection measured; merged once the run is over.
@@ -74,7 +75,7 @@ void usage() {
   std::cerr << "usage: hearth-load --port P [--host H] [--path /rpc] [--token-file F | --token T]\n"
                "                   [--body JSON] [--expect SUBSTR] [--connections N]\n"
                "                   [--duration S | --requests N] [--threads 1|2]\n"
-               "                   [--header 'Name: value']...\n";
+               "                   [--header 'Name: value']... [--plain]\n";
 }
 
 std::optional<std::string> read_token_file(const std::string& path) {
@@ -111,6 +112,10 @@ std::optional<Options> parse_args(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view flag = argv[i];
     if (flag == "--help" || flag == "-h") return std::nullopt;
+    if (flag == "--plain") {  // a plain JSON service: no JSON-RPC "result" member to look for
+      o.plain = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::cerr << "hearth-load: " << flag << " needs a value\n";
       return std::nullopt;
@@ -246,7 +251,7 @@ asio::awaitable<void> connection(const Options& options, const tcp::endpoint& en
     const std::string& body = res.body();
     if (res.result() != http::status::ok) {
       fail(stats, "status " + std::to_string(res.result_int()) + ": " + body.substr(0, 200));
-    } else if (body.find("\"result\"") == std::string::npos) {
+    } else if (!options.plain && body.find("\"result\"") == std::string::npos) {
       fail(stats, "no \"result\" in: " + body.substr(0, 200));
     } else if (!options.expect.empty() && body.find(options.expect) == std::string::npos) {
       fail(stats, "expected substring missing in: " + body.substr(0, 200));

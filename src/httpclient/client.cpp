@@ -72,17 +72,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-/// RFC 9110 token characters (header names, methods).
-bool is_token(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    if (!ok) return false;
-  }
-  return true;
-}
-
 bool idempotent(std::string_view method) {
   return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" ||
          method == "OPTIONS" || method == "TRACE";

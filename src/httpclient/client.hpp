@@ -46,6 +46,8 @@ Result<Url> parse_url(std::string_view url);
 /// Resolves a Location header against the URL it came from (absolute, scheme-relative,
 /// absolute-path and relative references).
 Result<Url> resolve_location(const Url& base, std::string_view location);
+/// RFC 9110 token characters, at least one (header names, methods).
+bool is_token(std::string_view text);
 /// Percent-encodes everything but RFC 3986 unreserved characters (for path segments and query
 /// values).
 std::string encode_component(std::string_view text);

@@ -243,6 +243,16 @@ Result<Url> resolve_location(const Url& base, std::string_view location) {
   return parse_url(base.origin() + target);
 }
 
+bool is_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
 std::string encode_component(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -1,4 +1,5 @@
 #include "json/json.hpp"
+#include "json/text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -64,3 +65,18 @@ TEST(RandomHex, LengthAlphabetAndUniqueness) {
 }
 }  // namespace
 }  // namespace hearth
+
+namespace hearth::json {
+namespace {
+
+TEST(JsonText, ScalarsAsTextCompositesAsJsonNullAsNothing) {
+  EXPECT_EQ(text_of(value("a b")), "a b");
+  EXPECT_EQ(text_of(value(3)), "3");
+  EXPECT_EQ(text_of(value(1.5)), "1.5");
+  EXPECT_EQ(text_of(value(true)), "true");
+  EXPECT_EQ(text_of(parse_text(R"({"x":[1,"y"]})").value()), R"({"x":[1,"y"]})");
+  EXPECT_EQ(text_of(value(nullptr)), std::nullopt);
+}
+
+}  // namespace
+}  // namespace hearth::json

@@ -3,21 +3,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "httpclient/client.hpp"
+
 namespace hearth::mcp {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool header_name_ok(std::string_view name) {
-  if (name.empty()) return false;
-  for (const char c : name) {
-    const bool token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    if (!token) return false;
-  }
-  return true;
-}
 
 bool env_name_ok(std::string_view name) {
   if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
@@ -153,7 +145,7 @@ std::optional<ServerConfig> parse_server(std::string_view name, const json::valu
     if (const auto* headers = o.if_contains("headers")) {
       h.headers = string_map(*headers, join_path(path, "headers"), problems);
       for (const auto& [k, value] : h.headers) {
-        if (!header_name_ok(k)) {
+        if (!httpclient::is_token(k)) {
           problems.push_back({join_path(join_path(path, "headers"), k),
                               "is not a valid header name"});
         } else if (has_control(value)) {

@@ -11,6 +11,7 @@
 #include "common/utf8.hpp"
 #include "handlers/network.hpp"
 #include "httpclient/client.hpp"
+#include "json/text.hpp"
 
 #ifndef HEARTH_VERSION
 #error "HEARTH_VERSION must be defined by the build"
@@ -44,17 +45,6 @@ std::string upper(std::string_view s) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
   return out;
-}
-
-/// RFC 9110 token (header names).
-bool is_token(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    if (!ok) return false;
-  }
-  return true;
 }
 
 bool is_placeholder_name(std::string_view s) {
@@ -169,34 +159,6 @@ std::variant<UrlTemplate, std::string> parse_template(std::string_view url) {
 // ---------------------------------------------------------------------------------------------
 // Input to text
 
-std::string number_text(double d) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
-  return ec == std::errc() ? std::string(buf, end) : json::serialize(json::value(d));
-}
-
-/// A scalar as text (strings as they are, numbers and booleans as JSON text); objects and arrays
-/// as compact JSON; nullopt for null.
-std::optional<std::string> value_text(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return std::nullopt;
-    case json::kind::string:
-      return std::string(v.get_string());
-    case json::kind::bool_:
-      return std::string(v.get_bool() ? "true" : "false");
-    case json::kind::int64:
-      return std::to_string(v.get_int64());
-    case json::kind::uint64:
-      return std::to_string(v.get_uint64());
-    case json::kind::double_:
-      return number_text(v.get_double());
-    case json::kind::array:
-    case json::kind::object:
-      return json::serialize(v);
-  }
-  return std::nullopt;
-}
 
 Error placeholder_error(const std::string& field, const std::string& why) {
   json::object data;
@@ -317,7 +279,7 @@ class HttpHandler final : public Handler {
           return placeholder_error(piece.text, "must be a string, number or boolean: it fills {" +
                                                    piece.text + "} in the URL path");
         }
-        text += httpclient::encode_component(*value_text(*value));
+        text += httpclient::encode_component(*json::text_of(*value));
         used.push_back(piece.text);
       }
       if (first_field != nullptr && (text.empty() || text == "." || text == "..")) {
@@ -370,9 +332,9 @@ class HttpHandler final : public Handler {
         const auto& value = member.value();
         if (value.is_array()) {
           for (const auto& element : value.get_array()) {
-            if (auto text = value_text(element)) add_parameter(query, member.key(), *text);
+            if (auto text = json::text_of(element)) add_parameter(query, member.key(), *text);
           }
-        } else if (auto text = value_text(value)) {
+        } else if (auto text = json::text_of(value)) {
           add_parameter(query, member.key(), *text);
         }
       }
@@ -478,7 +440,7 @@ class HttpKind final : public Kind {
           const std::string key(member.key());
           const std::string field = join_path("headers", key);
           const auto name = lower(key);
-          if (!is_token(key)) {
+          if (!httpclient::is_token(key)) {
             add(field, "is not a valid header name");
           } else if (name == "host" || name == "content-length" || name == "connection" ||
                      name == "transfer-encoding") {

@@ -13,6 +13,7 @@
 
 #include "common/utf8.hpp"
 #include "handlers/confine.hpp"
+#include "json/text.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::handlers::script {
@@ -57,33 +58,8 @@ std::string to_upper(std::string_view s) {
   return out;
 }
 
-std::string number_text(double d) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
-  return ec == std::errc() ? std::string(buf, end) : json::dump(json::value(d));
-}
-
-/// A value as text in a placeholder or an environment variable.
-std::string value_text(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null:
-      return {};
-    case json::kind::string:
-      return std::string(v.get_string());
-    case json::kind::bool_:
-      return v.get_bool() ? "true" : "false";
-    case json::kind::int64:
-      return std::to_string(v.get_int64());
-    case json::kind::uint64:
-      return std::to_string(v.get_uint64());
-    case json::kind::double_:
-      return number_text(v.get_double());
-    case json::kind::array:
-    case json::kind::object:
-      return json::dump(v);
-  }
-  return {};
-}
+/// A value as text in a placeholder or an environment variable (null: empty).
+std::string value_text(const json::value& v) { return json::text_of(v).value_or(std::string()); }
 
 const json::value* lookup_path(const json::value& input, std::string_view path) {
   const json::value* current = &input;
