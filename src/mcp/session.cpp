@@ -78,7 +78,8 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
   std::int64_t next_id = 0;
   std::optional<Error> closed_reason;
   std::uint64_t tools_generation = 0;  ///< +1 at each list_changed
-  std::optional<std::vector<Tool>> tools_cache;
+  /// Shared, never modified: a call looks its tool up without copying the list.
+  std::shared_ptr<const std::vector<Tool>> tools_cache;
   std::uint64_t tools_cache_generation = 0;
 
   // Read from any thread.
@@ -301,11 +302,12 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
     co_return Status{};
   }
 
-  asio::awaitable<Result<std::vector<Tool>>> tools(std::chrono::milliseconds timeout,
-                                                   bool refresh) {
+  /// The cached list, fetched first when there is none, it is stale, or `refresh`.
+  asio::awaitable<Result<std::shared_ptr<const std::vector<Tool>>>> tool_list(
+      std::chrono::milliseconds timeout, bool refresh) {
     auto self = shared_from_this();
     if (!refresh && tools_cache && tools_cache_generation == tools_generation) {
-      co_return *tools_cache;
+      co_return tools_cache;
     }
     const std::uint64_t generation = tools_generation;
     std::vector<Tool> out;
@@ -345,27 +347,28 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
                             label() + " listed more than " + std::to_string(kMaxToolPages) +
                                 " pages of tools");
     }
-    tools_cache = out;
+    tools_cache = std::make_shared<const std::vector<Tool>>(std::move(out));
     tools_cache_generation = generation;
-    co_return out;
+    co_return tools_cache;
   }
 
   asio::awaitable<Result<json::object>> call_tool(std::string tool, json::value arguments,
                                                   Limits limits) {
     auto self = shared_from_this();
-    auto listed = co_await tools(limits.timeout, false);
+    auto listed = co_await tool_list(limits.timeout, false);
     if (!listed.ok()) co_return std::move(listed).error();
-    auto has = [&](const std::vector<Tool>& list) {
+    auto has = [&](const std::shared_ptr<const std::vector<Tool>>& tools) {
+      const auto& list = *tools;
       return std::any_of(list.begin(), list.end(), [&](const Tool& t) { return t.name == tool; });
     };
     if (!has(listed.value())) {
       // A server may change its tools without telling; ask once more before refusing.
-      listed = co_await tools(limits.timeout, true);
+      listed = co_await tool_list(limits.timeout, true);
       if (!listed.ok()) co_return std::move(listed).error();
       if (!has(listed.value())) {
         std::string names;
         json::array available;
-        for (const auto& t : listed.value()) {
+        for (const auto& t : *listed.value()) {
           if (!names.empty()) names += ", ";
           names += t.name;
           available.emplace_back(t.name);
@@ -418,7 +421,9 @@ asio::awaitable<Status> Session::start(std::chrono::milliseconds timeout) {
 asio::awaitable<Result<std::vector<Tool>>> Session::tools(std::chrono::milliseconds timeout,
                                                           bool refresh) {
   auto s = state_;
-  co_return co_await on(s->strand, s->tools(timeout, refresh));
+  auto list = co_await on(s->strand, s->tool_list(timeout, refresh));
+  if (!list.ok()) co_return std::move(list).error();
+  co_return *list.value();  // a copy for the caller; calls use the shared list
 }
 
 asio::awaitable<Result<json::object>> Session::call_tool(std::string tool, json::value arguments,

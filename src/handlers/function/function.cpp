@@ -25,6 +25,7 @@
 
 #include "common/utf8.hpp"
 #include "handlers/confine.hpp"
+#include "handlers/create.hpp"
 #include "js/frame.hpp"
 #include "js/modules.hpp"
 #include "proc/process.hpp"
@@ -696,14 +697,9 @@ class FunctionKind final : public Kind {
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
                                           const manifest::Endpoint& endpoint) const override {
-    Problems problems;
-    check(endpoint.handler, "handler", problems);
-    if (!problems.empty()) {
-      return Error::make(ErrorCode::kInternalError, problems.front().to_string());
-    }
+    HEARTH_RETURN_IF_ERROR(check_before_create(*this, endpoint.handler));
+    const fs::path dir = service_folder(service.dir);
     std::error_code ec;
-    fs::path dir = fs::weakly_canonical(service.dir, ec);
-    if (ec) dir = service.dir.lexically_normal();
     Config config;
     config.module = fs::path(std::string(endpoint.handler.at("module").get_string()))
                         .lexically_normal()

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "common/utf8.hpp"
+#include "handlers/create.hpp"
 #include "handlers/network.hpp"
 #include "httpclient/client.hpp"
 #include "json/text.hpp"
@@ -459,11 +460,7 @@ class HttpKind final : public Kind {
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest&,
                                           const manifest::Endpoint& endpoint) const override {
-    Problems problems;
-    check(endpoint.handler, "handler", problems);
-    if (!problems.empty()) {
-      return Error::make(ErrorCode::kInternalError, problems.front().to_string());
-    }
+    HEARTH_RETURN_IF_ERROR(check_before_create(*this, endpoint.handler));
     if (endpoint.method == manifest::Method::kSubscription) {
       return Error::make(ErrorCode::kInternalError, "http handlers cannot serve subscriptions");
     }

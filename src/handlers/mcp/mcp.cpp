@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "handlers/create.hpp"
 #include "handlers/mcp/server.hpp"
 
 namespace hearth::handlers::mcp {
@@ -60,7 +61,8 @@ class McpHandler final : public Handler {
           std::chrono::steady_clock::now() - started);
       limits.total = std::max(std::chrono::milliseconds(1), limits.total - spent);
     }
-    auto result = co_await session.value()->call_tool(config_.tool, call.input, limits);
+    auto result =
+        co_await session.value()->call_tool(config_.tool, std::move(call.input), limits);
     if (!result.ok()) co_return std::move(result).error();
     co_return hearth::mcp::tool_result(config_.server, config_.tool, result.value());
   }
@@ -144,14 +146,8 @@ class McpKind final : public Kind {
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
                                           const manifest::Endpoint& endpoint) const override {
-    Problems problems;
-    check(endpoint.handler, "handler", problems);
-    if (!problems.empty()) {
-      return Error::make(ErrorCode::kInternalError, problems.front().to_string());
-    }
-    std::error_code ec;
-    fs::path dir = fs::weakly_canonical(service.dir, ec);
-    if (ec) dir = service.dir.lexically_normal();
+    HEARTH_RETURN_IF_ERROR(check_before_create(*this, endpoint.handler));
+    const fs::path dir = service_folder(service.dir);
     Config config;
     config.server = std::string(endpoint.handler.at("server").get_string());
     config.tool = std::string(endpoint.handler.at("tool").get_string());
@@ -164,8 +160,8 @@ class McpKind final : public Kind {
     if (!servers.ok()) return std::move(servers).error();
     const auto* server = servers->find(config.server);
     if (server == nullptr) {
-      std::error_code exists_ec;
-      if (!fs::exists(dir / hearth::mcp::kConfigFile, exists_ec)) {
+      std::error_code ec;
+      if (!fs::exists(dir / hearth::mcp::kConfigFile, ec)) {
         return Error::make(ErrorCode::kInvalidParams,
                            "server '" + config.server + "' is not configured: the service folder "
                            "has no mcp-config.json");
@@ -272,9 +268,7 @@ asio::awaitable<std::vector<ServerTools>> list_tools(
     std::function<manifest::Permissions(const std::string& server)> permissions_of,
     std::chrono::milliseconds timeout) {
   auto http = std::make_shared<httpclient::Client>(executor);
-  std::error_code ec;
-  fs::path dir = fs::weakly_canonical(service_dir, ec);
-  if (ec) dir = service_dir.lexically_normal();
+  const fs::path dir = service_folder(service_dir);
   ServerList servers;
   for (const auto& server_config : config.servers) {
     ServerSpec spec;

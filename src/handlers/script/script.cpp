@@ -13,6 +13,7 @@
 
 #include "common/utf8.hpp"
 #include "handlers/confine.hpp"
+#include "handlers/create.hpp"
 #include "json/text.hpp"
 #include "proc/process.hpp"
 
@@ -473,11 +474,7 @@ class ScriptKind final : public Kind {
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
                                           const manifest::Endpoint& endpoint) const override {
-    Problems problems;
-    check(endpoint.handler, "handler", problems);
-    if (!problems.empty()) {
-      return Error::make(ErrorCode::kInternalError, problems.front().to_string());
-    }
+    HEARTH_RETURN_IF_ERROR(check_before_create(*this, endpoint.handler));
     const auto& h = endpoint.handler;
     Config config;
     config.command = std::string(h.at("command").get_string());
