@@ -7,47 +7,27 @@
 #   4. the same on a second daemon started with --insecure-no-sandbox: the jail's share of a call.
 # Usage: bench/run.sh [BUILD_DIR] (default build/release). CONNECTIONS, DURATION and THREADS
 # may be set in the environment. Prints a Markdown table for docs/benchmarks.md.
-set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${1:-build/release}
-BIN=$BUILD/bin
-CONNECTIONS=${CONNECTIONS:-16}
-DURATION=${DURATION:-10}
-THREADS=${THREADS:-1}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source bench/common.sh
 
-"$BIN/hearth-echo-server" --threads "$THREADS" > "$work/echo.port" &
-pids+=($!)
-"$BIN/hearth" serve tests/services/load --port 0 --threads "$THREADS" --log-level warn \
-  --ready-file "$work/ready.json" --state-dir "$work/state" --token-file "$work/token" > /dev/null &
-pids+=($!)
-mkdir -p "$work/open"
-"$BIN/hearth" serve tests/services/load --port 0 --threads "$THREADS" --log-level error \
-  --insecure-no-sandbox --ready-file "$work/open/ready.json" --state-dir "$work/open/state" \
-  --token-file "$work/open/token" > /dev/null &
-pids+=($!)
-for _ in $(seq 200); do [ -s "$work/ready.json" ] && [ -s "$work/echo.port" ] && [ -s "$work/open/ready.json" ] && break; sleep 0.05; done
+background "$BIN/hearth-echo-server" --threads "$THREADS" > "$work/echo.port"
+start_hearth jailed tests/services/load --log-level warn
+start_hearth open tests/services/load --log-level error --insecure-no-sandbox
+wait_for "$work/echo.port"
 echo_port=$(cat "$work/echo.port")
-hearth_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$work/ready.json")
-open_port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$work/open/ready.json")
+hearth_port=$(hearth_port jailed)
+open_port=$(hearth_port open)
 
 run() {  # name port body expect [token]
   local name=$1 port=$2 body=$3 expect=$4 token=${5:-}
-  local args=(--port "$port" --path /rpc --body "$body" --expect "$expect" --connections "$CONNECTIONS" --duration "$DURATION")
+  local args=()
   [ -n "$token" ] && args+=(--token-file "$token")
-  "$BIN/hearth-load" "${args[@]}" > "$work/$name.json"
+  load "$name" "$port" /rpc "$body" "$expect" "$CONNECTIONS" "$DURATION" "${args[@]}"
 }
 
 run echo "$echo_port" '{"jsonrpc":"2.0","id":1,"method":"ping"}' '"result"'
-run manifest "$hearth_port" '{"jsonrpc":"2.0","id":1,"method":"lavs/manifest"}' '"name":"load"' "$work/token"
-run call "$hearth_port" '{"jsonrpc":"2.0","id":1,"method":"lavs/call","params":{"endpoint":"echo","input":{"x":1}}}' '"result":{"x":1}' "$work/token"
+run manifest "$hearth_port" '{"jsonrpc":"2.0","id":1,"method":"lavs/manifest"}' '"name":"load"' "$work/jailed/token"
+run call "$hearth_port" '{"jsonrpc":"2.0","id":1,"method":"lavs/call","params":{"endpoint":"echo","input":{"x":1}}}' '"result":{"x":1}' "$work/jailed/token"
 run open "$open_port" '{"jsonrpc":"2.0","id":1,"method":"lavs/call","params":{"endpoint":"echo","input":{"x":1}}}' '"result":{"x":1}' "$work/open/token"
 
 python3 - "$work" "$CONNECTIONS" "$DURATION" "$THREADS" <<'PY'

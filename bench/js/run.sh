@@ -10,59 +10,28 @@
 #   ${HEARTH_BENCH_CACHE:-~/.cache/hearth/bench-mcp}.
 # Usage: bench/js/run.sh [BUILD_DIR] (default build/release). CONNECTIONS, DURATION, THREADS and
 # JS_WORKERS may be set in the environment. Prints a Markdown table for docs/benchmarks.md.
-set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${1:-build/release}
-BIN=$BUILD/bin
-CONNECTIONS=${CONNECTIONS:-16}
-DURATION=${DURATION:-10}
-THREADS=${THREADS:-1}
+source bench/common.sh
 JS_WORKERS=${JS_WORKERS:-2}
-CACHE=${HEARTH_BENCH_CACHE:-$HOME/.cache/hearth/bench-mcp}
+CACHE=$(mcp_sdk_server)
 
-mkdir -p "$CACHE"
-if [ ! -f "$CACHE/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
-  npm install --prefix "$CACHE" --no-audit --no-fund --silent @modelcontextprotocol/sdk@^1 >&2
-fi
-cp bench/js/mcp-server.mjs "$CACHE/mcp-server.mjs"
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$BIN/hearth" serve bench/js/service --port 0 --threads "$THREADS" --js-workers "$JS_WORKERS" \
-  --log-level error --ready-file "$work/ready.json" --state-dir "$work/state" \
-  --token-file "$work/token" > /dev/null &
-pids+=($!)
-(cd "$CACHE" && exec node mcp-server.mjs "$work/mcp.port") &
-pids+=($!)
-for _ in $(seq 200); do [ -s "$work/ready.json" ] && [ -s "$work/mcp.port" ] && break; sleep 0.05; done
-port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$work/ready.json")
+start_hearth js bench/js/service --js-workers "$JS_WORKERS" --log-level error
+background sh -c 'cd "$1" && exec node mcp-server.mjs "$2"' - "$CACHE" "$work/mcp.port"
+port=$(hearth_port js)
+wait_for "$work/mcp.port"
 mcp_port=$(cat "$work/mcp.port")
-
-run() {  # name port path body expect connections duration [extra args...]
-  local name=$1 port=$2 path=$3 body=$4 expect=$5 conns=$6 dur=$7
-  shift 7
-  "$BIN/hearth-load" --port "$port" --path "$path" --body "$body" --expect "$expect" \
-    --connections "$conns" --duration "$dur" "$@" > "$work/$name.json"
-}
 call='{"jsonrpc":"2.0","id":1,"method":"lavs/call","params":{"endpoint":"ENDPOINT","input":{"a":1,"b":2}}}'
 mcp='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
 accept=(--header "Accept: application/json, text/event-stream")
 
-run warmup "$port" /rpc "${call/ENDPOINT/add}" '"sum":3' 4 1 --token-file "$work/token"
-run mcpwarm "$mcp_port" /mcp "$mcp" '"sum":3' 4 1 "${accept[@]}"
-run function "$port" /rpc "${call/ENDPOINT/add}" '"sum":3' "$CONNECTIONS" "$DURATION" --token-file "$work/token"
-run script "$port" /rpc "${call/ENDPOINT/addScript}" '"sum":3' "$CONNECTIONS" "$DURATION" --token-file "$work/token"
-run mcp "$mcp_port" /mcp "$mcp" '"sum":3' "$CONNECTIONS" "$DURATION" "${accept[@]}"
+load warmup "$port" /rpc "${call/ENDPOINT/add}" '"sum":3' 4 1 --token-file "$work/js/token"
+load mcpwarm "$mcp_port" /mcp "$mcp" '"sum":3' 4 1 "${accept[@]}"
+load function "$port" /rpc "${call/ENDPOINT/add}" '"sum":3' "$CONNECTIONS" "$DURATION" --token-file "$work/js/token"
+load script "$port" /rpc "${call/ENDPOINT/addScript}" '"sum":3' "$CONNECTIONS" "$DURATION" --token-file "$work/js/token"
+load mcp "$mcp_port" /mcp "$mcp" '"sum":3' "$CONNECTIONS" "$DURATION" "${accept[@]}"
 # One connection: latency without queueing.
-run function1 "$port" /rpc "${call/ENDPOINT/add}" '"sum":3' 1 "$DURATION" --token-file "$work/token"
-run manifest1 "$port" /rpc '{"jsonrpc":"2.0","id":1,"method":"lavs/manifest"}' '"name":"bench-js"' 1 "$DURATION" --token-file "$work/token"
+load function1 "$port" /rpc "${call/ENDPOINT/add}" '"sum":3' 1 "$DURATION" --token-file "$work/js/token"
+load manifest1 "$port" /rpc '{"jsonrpc":"2.0","id":1,"method":"lavs/manifest"}' '"name":"bench-js"' 1 "$DURATION" --token-file "$work/js/token"
 global_us=$("$BIN/hearth-js-worker" --bench-global 2000)
 eager_us=$("$BIN/hearth-js-worker" --bench-global 2000 --eager-classes)
 call_us=$("$BIN/hearth-js-worker" --bench-call bench/js/service add.mjs add 5000 '{"a":1,"b":2}')

@@ -10,40 +10,18 @@
 # The ratio of 2 to 1 and of 4 to 3 is what hearth in front of a service costs.
 # Usage: bench/outbound/run.sh [BUILD_DIR] (default build/release). CONNECTIONS, DURATION and
 # THREADS may be set in the environment. Prints a Markdown table for docs/benchmarks.md.
-set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${1:-build/release}
-BIN=$BUILD/bin
-CONNECTIONS=${CONNECTIONS:-16}
-DURATION=${DURATION:-10}
-THREADS=${THREADS:-1}
-CACHE=${HEARTH_BENCH_CACHE:-$HOME/.cache/hearth/bench-mcp}
-
-mkdir -p "$CACHE"
-if [ ! -f "$CACHE/node_modules/@modelcontextprotocol/sdk/package.json" ]; then
-  npm install --prefix "$CACHE" --no-audit --no-fund --silent @modelcontextprotocol/sdk@^1 >&2
-fi
-cp bench/js/mcp-server.mjs "$CACHE/mcp-server.mjs"
+source bench/common.sh
+CACHE=$(mcp_sdk_server)
 servers=$(bash tests/mcp/setup_servers.sh)
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-node bench/outbound/backend.mjs "$work/backend.port" &
-pids+=($!)
-(cd "$CACHE" && exec node mcp-server.mjs "$work/mcp.port") &
-pids+=($!)
-for _ in $(seq 200); do [ -s "$work/backend.port" ] && [ -s "$work/mcp.port" ] && break; sleep 0.05; done
+background node bench/outbound/backend.mjs "$work/backend.port"
+background sh -c 'cd "$1" && exec node mcp-server.mjs "$2"' - "$CACHE" "$work/mcp.port"
+wait_for "$work/backend.port" "$work/mcp.port"
 backend=$(cat "$work/backend.port")
 mcp_port=$(cat "$work/mcp.port")
 
-svc="$work/outbound"
+svc="$work/svc"
 mkdir -p "$svc"
 cp -al "$servers" "$svc/node_modules"
 cat > "$svc/mcp-config.json" <<JSON
@@ -65,34 +43,23 @@ cat > "$svc/lavs.json" <<JSON
  "permissions": {"networkAccess": ["127.0.0.1"]}}
 JSON
 
-"$BIN/hearth" serve "$svc" --port 0 --threads "$THREADS" \
-  --log-level error --ready-file "$work/ready.json" --state-dir "$work/state" \
-  --token-file "$work/token" > /dev/null &
-pids+=($!)
-for _ in $(seq 200); do [ -s "$work/ready.json" ] && break; sleep 0.05; done
-port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$work/ready.json")
-
-run() {  # name port path body expect connections duration [extra args...]
-  local name=$1 port=$2 path=$3 body=$4 expect=$5 conns=$6 dur=$7
-  shift 7
-  "$BIN/hearth-load" --port "$port" --path "$path" --body "$body" --expect "$expect" \
-    --connections "$conns" --duration "$dur" "$@" > "$work/$name.json"
-}
+start_hearth outbound "$svc" --log-level error
+port=$(hearth_port outbound)
 call='{"jsonrpc":"2.0","id":1,"method":"lavs/call","params":{"endpoint":"ENDPOINT","input":{"a":1,"b":2}}}'
 mcp='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
 accept=(--header "Accept: application/json, text/event-stream")
-token=(--token-file "$work/token")
+token=(--token-file "$work/outbound/token")
 
 # Warm-up: connections, the MCP sessions and the stdio server start.
-run w1 "$port" /rpc "${call/ENDPOINT/httpAdd}" '"sum":3' 4 1 "${token[@]}"
-run w2 "$port" /rpc "${call/ENDPOINT/mcpHttpAdd}" '"sum":3' 4 1 "${token[@]}"
-run w3 "$port" /rpc "${call/ENDPOINT/mcpStdioSum}" '3' 4 1 "${token[@]}"
+load w1 "$port" /rpc "${call/ENDPOINT/httpAdd}" '"sum":3' 4 1 "${token[@]}"
+load w2 "$port" /rpc "${call/ENDPOINT/mcpHttpAdd}" '"sum":3' 4 1 "${token[@]}"
+load w3 "$port" /rpc "${call/ENDPOINT/mcpStdioSum}" '3' 4 1 "${token[@]}"
 
-run direct_http "$backend" /add '{"a":1,"b":2}' '"sum":3' "$CONNECTIONS" "$DURATION" --plain
-run hearth_http "$port" /rpc "${call/ENDPOINT/httpAdd}" '"sum":3' "$CONNECTIONS" "$DURATION" "${token[@]}"
-run direct_mcp "$mcp_port" /mcp "$mcp" '"sum":3' "$CONNECTIONS" "$DURATION" "${accept[@]}"
-run hearth_mcp "$port" /rpc "${call/ENDPOINT/mcpHttpAdd}" '"sum":3' "$CONNECTIONS" "$DURATION" "${token[@]}"
-run hearth_stdio "$port" /rpc "${call/ENDPOINT/mcpStdioSum}" '3' "$CONNECTIONS" "$DURATION" "${token[@]}"
+load direct_http "$backend" /add '{"a":1,"b":2}' '"sum":3' "$CONNECTIONS" "$DURATION" --plain
+load hearth_http "$port" /rpc "${call/ENDPOINT/httpAdd}" '"sum":3' "$CONNECTIONS" "$DURATION" "${token[@]}"
+load direct_mcp "$mcp_port" /mcp "$mcp" '"sum":3' "$CONNECTIONS" "$DURATION" "${accept[@]}"
+load hearth_mcp "$port" /rpc "${call/ENDPOINT/mcpHttpAdd}" '"sum":3' "$CONNECTIONS" "$DURATION" "${token[@]}"
+load hearth_stdio "$port" /rpc "${call/ENDPOINT/mcpStdioSum}" '3' "$CONNECTIONS" "$DURATION" "${token[@]}"
 
 python3 - "$work" "$CONNECTIONS" "$DURATION" "$THREADS" <<'PY'
 import json, os, sys

@@ -28,6 +28,18 @@ def hearth_bin():
     raise RuntimeError("hearth binary not found; build first (make build)")
 
 
+def result(r):
+    """The result of a JSON-RPC response, failing the test (with the response) on an error."""
+    assert "error" not in r and "result" in r, r
+    return r["result"]
+
+
+def error(r):
+    """The error of a JSON-RPC response, failing the test (with the response) on a result."""
+    assert "error" in r, r
+    return r["error"]
+
+
 class Daemon:
     """`hearth serve` on a free port, with its own state dir; stopped with SIGTERM."""
 

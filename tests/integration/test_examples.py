@@ -3,13 +3,10 @@ import json
 
 import pytest
 
+from hearthtest import result
+
 # The todo manager twice: as scripts and as JavaScript function handlers, same manifest shape.
 TODO_SERVICES = ["todo-manager", "todo-manager-js"]
-
-
-def result(r):
-    assert "result" in r, r
-    return r["result"]
 
 
 def test_services_lists_all_of_them(examples):

@@ -7,19 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from hearthtest import ROOT, Daemon
+from hearthtest import ROOT, Daemon, error, result
 
 SERVICE = ROOT / "tests" / "services" / "functions"
 
 
-def result(r):
-    assert "error" not in r, r
-    return r["result"]
-
-
-def error(r):
-    assert "error" in r, r
-    return r["error"]
 
 
 def worker_pids(service_dir):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hearthtest import Daemon
+from hearthtest import Daemon, error, result
 
 SYSTEM_CAS = Path("/etc/ssl/certs/ca-certificates.crt")
 
@@ -137,14 +137,6 @@ def setup():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def result(r):
-    assert "error" not in r, r
-    return r["result"]
-
-
-def error(r):
-    assert "error" in r, r
-    return r["error"]
 
 
 def test_get_sends_the_input_as_query_parameters(setup):

@@ -15,20 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from hearthtest import ROOT, Daemon, hearth_bin
+from hearthtest import ROOT, Daemon, error, hearth_bin, result
 
 EVERYTHING = "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 FILESYSTEM = "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 
 
-def result(r):
-    assert "error" not in r, r
-    return r["result"]
-
-
-def error(r):
-    assert "error" in r, r
-    return r["error"]
 
 
 def node_modules():
