@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "handlers/mcp/server.hpp"
+#include "handlers/network.hpp"
 #include "handlers/testing.hpp"
 #include "proc/testing.hpp"
 #pragma GCC diagnostic pop
@@ -305,26 +306,25 @@ TEST_F(McpHandlerTest, ConcurrentFirstCallsShareOneStart) {
 }
 
 TEST(McpNetwork, NetworkAccessDecidesWhatTheDaemonMayReach) {
-  httpclient::Url url;
-  url.host = "mcp.example.com";
-  url.port = 443;
-  url.tls = true;
+  // What an MCP server over HTTP is held to (handlers/network.hpp, shared with http handlers).
+  auto check = [](const manifest::Permissions& p, std::string_view host,
+                  const std::vector<std::string>& addresses) {
+    return NetworkPolicy::make(p).value().check(host, 443, addresses);
+  };
   manifest::Permissions p;
-  auto refused = check_network(p, url, {"203.0.113.5"}, "MCP server 'x'");
+  auto refused = check(p, "mcp.example.com", {"203.0.113.5"});
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(refused->code, ErrorCode::kPermissionDenied);
   p.network_access = std::vector<std::string>{"mcp.example.com"};
-  EXPECT_FALSE(check_network(p, url, {"203.0.113.5"}, "x").has_value());
+  EXPECT_FALSE(check(p, "mcp.example.com", {"203.0.113.5"}).has_value());
   // A listed name that resolves to this host is not a way in.
-  EXPECT_TRUE(check_network(p, url, {"127.0.0.1"}, "x").has_value());
+  EXPECT_TRUE(check(p, "mcp.example.com", {"127.0.0.1"}).has_value());
   p.network_access = std::vector<std::string>{"other.example.com"};
-  EXPECT_TRUE(check_network(p, url, {"203.0.113.5"}, "x").has_value());
-  url.host = "localhost";
+  EXPECT_TRUE(check(p, "mcp.example.com", {"203.0.113.5"}).has_value());
   p.network_access = std::vector<std::string>{"localhost"};
-  EXPECT_FALSE(check_network(p, url, {"127.0.0.1"}, "x").has_value());
+  EXPECT_FALSE(check(p, "localhost", {"127.0.0.1"}).has_value());
   p.network_access = true;
-  url.host = "anything.example";
-  EXPECT_FALSE(check_network(p, url, {"127.0.0.1"}, "x").has_value());
+  EXPECT_FALSE(check(p, "anything.example", {"127.0.0.1"}).has_value());
 }
 
 }  // namespace

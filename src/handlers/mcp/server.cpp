@@ -49,17 +49,6 @@ struct ConfinedChild final : proc::Duplex {
 
 }  // namespace
 
-std::optional<Error> check_network(const manifest::Permissions& permissions,
-                                   const httpclient::Url& url,
-                                   const std::vector<std::string>& addresses,
-                                   std::string_view who) {
-  auto policy = NetworkPolicy::make(permissions);
-  if (!policy.ok()) return std::move(policy).error();
-  auto refused = policy->check(url.host, url.port, addresses);
-  if (refused) refused->message = std::string(who) + ": " + refused->message;
-  return refused;
-}
-
 Server::Server(asio::any_io_executor executor, ServerSpec spec,
                std::shared_ptr<httpclient::Client> http)
     : executor_(executor),
@@ -155,12 +144,18 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
     if (!target.ok()) {
       return Error::make(ErrorCode::kHandlerError, who + ": " + target.error().message);
     }
-    if (auto refused = check_network(spec_.permissions, target.value(), {}, who)) return *refused;
-    auto permissions = spec_.permissions;
-    auto allow = [permissions, who](const httpclient::Url& url,
-                                    const std::vector<std::string>& addresses) {
-      return check_network(permissions, url, addresses, who);
+    auto made = NetworkPolicy::make(spec_.permissions);
+    if (!made.ok()) return std::move(made).error();
+    // Made once per session, shared by every request's check.
+    auto policy = std::make_shared<const NetworkPolicy>(std::move(made).value());
+    auto check = [policy, who](const httpclient::Url& url,
+                               const std::vector<std::string>& addresses) {
+      auto refused = policy->check(url.host, url.port, addresses);
+      if (refused) refused->message = who + ": " + refused->message;
+      return refused;
     };
+    if (auto refused = check(target.value(), {})) return *std::move(refused);
+    auto allow = check;
     return std::unique_ptr<hearth::mcp::Transport>(std::make_unique<hearth::mcp::HttpTransport>(
         executor_, http_, *http, who, std::move(allow), spec_.max_message));
   }

@@ -30,13 +30,6 @@ struct ServerSpec {
   std::size_t max_message = 16 * 1024 * 1024;
 };
 
-/// kPermissionDenied unless `permissions.networkAccess` lets the daemon connect to `url` (whose
-/// host resolved to `addresses`; see handlers/network.hpp), the message led by `who`.
-std::optional<Error> check_network(const manifest::Permissions& permissions,
-                                   const httpclient::Url& url,
-                                   const std::vector<std::string>& addresses,
-                                   std::string_view who);
-
 class Server : public std::enable_shared_from_this<Server> {
  public:
   Server(boost::asio::any_io_executor executor, ServerSpec spec,
