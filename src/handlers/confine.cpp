@@ -231,4 +231,26 @@ void Confinement::abandon(int launcher_pid) {
   });
 }
 
+Environment base_environment(const std::string& service, const std::filesystem::path& dir) {
+  Environment vars;
+  vars["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  vars["LANG"] = "C.UTF-8";
+  vars["HOME"] = dir.string();
+  vars["LAVS_SERVICE"] = service;
+  vars["LAVS_SERVICE_DIR"] = dir.string();
+  return vars;
+}
+
+std::vector<std::string> environment_entries(const Environment& vars) {
+  std::vector<std::string> out;
+  out.reserve(vars.size());
+  for (const auto& [name, value] : vars) {
+    std::string entry = name;
+    entry += '=';
+    entry += value;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 }  // namespace hearth::handlers

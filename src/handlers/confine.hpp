@@ -14,6 +14,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +69,13 @@ class Confinement {
   bool confined_ = false;
   std::optional<std::uint64_t> max_memory_;
 };
+
+/// The environment a handler process starts from, never the daemon's: PATH (the system's
+/// folders), LANG=C.UTF-8, HOME = the service folder, LAVS_SERVICE and LAVS_SERVICE_DIR. Kinds add
+/// their own variables to it, then turn it into "KEY=VALUE" entries with environment_entries().
+using Environment = std::map<std::string, std::string, std::less<>>;
+Environment base_environment(const std::string& service, const std::filesystem::path& dir);
+std::vector<std::string> environment_entries(const Environment& vars);
 
 /// True when a failed run's stderr says it ran out of memory (Python's MemoryError, the C
 /// library's ENOMEM text, V8's and C++'s allocation failures...). Exposed for tests.

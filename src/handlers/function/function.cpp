@@ -214,9 +214,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
     cmd.program = config_.worker_program;
     cmd.argv = {"hearth-js-worker"};
     cmd.cwd = config_.service_dir;
-    cmd.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
-               "HOME=" + config_.service_dir.string(), "LAVS_SERVICE=" + config_.service,
-               "LAVS_SERVICE_DIR=" + config_.service_dir.string()};
+    cmd.env = environment_entries(base_environment(config_.service, config_.service_dir));
     if (config_.jail) {
       std::vector<std::string> code;
       {

@@ -19,9 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kBasePath =
-    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
 bool inside(const fs::path& path, const fs::path& base) {
   const auto relative = path.lexically_relative(base);
   return !relative.empty() && *relative.begin() != "..";
@@ -168,12 +165,7 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
     return Error::make(ErrorCode::kHandlerError,
                        who + ": cwd '" + config.cwd + "' is not a folder inside the service folder");
   }
-  std::map<std::string, std::string, std::less<>> vars;
-  vars["PATH"] = kBasePath;
-  vars["LANG"] = "C.UTF-8";
-  vars["HOME"] = spec_.service_dir.string();
-  vars["LAVS_SERVICE"] = spec_.service;
-  vars["LAVS_SERVICE_DIR"] = spec_.service_dir.string();
+  Environment vars = base_environment(spec_.service, spec_.service_dir);
   for (const auto& [name, value] : config.env) vars[name] = value;
 
   proc::Command cmd;
@@ -189,7 +181,7 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
   cmd.program = std::move(*program);
   cmd.argv.push_back(config.command);
   for (const auto& a : config.args) cmd.argv.push_back(a);
-  for (const auto& [name, value] : vars) cmd.env.push_back(name + "=" + value);
+  cmd.env = environment_entries(vars);
   cmd.cwd = cwd;
 
   auto shared = std::make_shared<ConfinedChild::Shared>();

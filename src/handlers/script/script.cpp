@@ -24,11 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kBasePath =
-    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 constexpr std::size_t kStderrTail = 4096;
-/// Longer handler timeouts are clamped to this (about 11.5 days): keeps the conversion to
-/// std::chrono in range for any number a manifest may hold.
 constexpr std::string_view kWhitespace = " \t\r\n";
 
 enum class InputMode { kStdin, kArgs, kEnv };
@@ -340,13 +336,8 @@ class ScriptHandler final : public Handler {
   }
 
   Result<proc::Command> prepare(const json::value& input, bool publish_fd) const {
-    std::map<std::string, std::string, std::less<>> vars;
-    vars["PATH"] = kBasePath;
-    vars["LANG"] = "C.UTF-8";
-    vars["HOME"] = who_.dir.string();
-    vars["LAVS_SERVICE"] = who_.service;
+    Environment vars = base_environment(who_.service, who_.dir);
     vars["LAVS_ENDPOINT"] = who_.endpoint;
-    vars["LAVS_SERVICE_DIR"] = who_.dir.string();
     if (publish_fd) vars["LAVS_PUBLISH_FD"] = "3";
     for (const auto& [name, value] : config_.env) vars[name] = value;
     if (config_.input == InputMode::kEnv) {
@@ -368,13 +359,7 @@ class ScriptHandler final : public Handler {
     cmd.argv.reserve(config_.args.size() + 1);
     cmd.argv.push_back(config_.command);
     for (const auto& arg : config_.args) cmd.argv.push_back(expand_placeholders(arg, input));
-    cmd.env.reserve(vars.size());
-    for (const auto& [name, value] : vars) {
-      std::string entry = name;
-      entry += '=';
-      entry += value;
-      cmd.env.push_back(std::move(entry));
-    }
+    cmd.env = environment_entries(vars);
     cmd.cwd = config_.cwd;
     if (config_.input == InputMode::kStdin) cmd.stdin_data = json::dump(input);
     cmd.event_pipe = publish_fd;
