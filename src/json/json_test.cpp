@@ -24,6 +24,59 @@ TEST(JsonParse, RejectsTruncatedInput) {
   EXPECT_EQ(r.error().code, ErrorCode::kParseError);
 }
 
+TEST(JsonParse, RefusesNumbersNoDoubleOrIntegerHolds) {
+  // These used to come back as Infinity (not JSON) or silently changed.
+  for (const char* text : {"1e400", "[-1e400]", "{\"a\":123456789012345678901234567890}",
+                           "-99999999999999999999"}) {
+    auto r = parse_text(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.error().code, ErrorCode::kParseError);
+    EXPECT_NE(r.error().message.find("beyond"), std::string::npos) << r.error().message;
+  }
+  // The edges of what is held exactly are still accepted.
+  for (const char* text : {"18446744073709551615", "-9223372036854775808", "1.7976931348623157e308",
+                           "1e-400", "0.1"}) {
+    EXPECT_TRUE(parse_text(text).ok()) << text;
+  }
+}
+
+TEST(JsonParseMessage, ListsIdTextsAndOutOfRangeNumbersWithTheirPlace) {
+  std::vector<RawNumber> raw;
+  auto r = parse_message(
+      R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"m","params":{"x":[1e400]}})",
+      {}, raw);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(raw.size(), 2u);
+  EXPECT_EQ(raw[0].member, "id");
+  EXPECT_TRUE(raw[0].direct);
+  EXPECT_EQ(raw[0].text, "123456789012345678901234567890");
+  EXPECT_EQ(raw[0].element, RawNumber::kNoElement);
+  EXPECT_EQ(raw[1].member, "params");
+  EXPECT_FALSE(raw[1].direct);
+  EXPECT_TRUE(raw[1].out_of_range);
+  EXPECT_EQ(raw[1].text, "1e400");
+}
+
+TEST(JsonParseMessage, PlacesNumbersInTheirBatchElement) {
+  std::vector<RawNumber> raw;
+  auto r = parse_message(
+      R"([{"id":1,"params":{"id":1.5}},{"id":2.50,"x":{}},{"id":"s","params":[9e999]},[1e999]])", {},
+      raw);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(raw.size(), 3u);
+  // The nested "id" inside params is not an id; integers are not listed.
+  EXPECT_EQ(raw[0].element, 1u);
+  EXPECT_EQ(raw[0].text, "2.50");
+  EXPECT_TRUE(raw[0].direct);
+  EXPECT_FALSE(raw[0].out_of_range);
+  EXPECT_EQ(raw[1].element, 2u);
+  EXPECT_EQ(raw[1].member, "params");
+  EXPECT_TRUE(raw[1].out_of_range);
+  EXPECT_EQ(raw[2].element, 3u);
+  EXPECT_TRUE(raw[2].member.empty());
+  EXPECT_TRUE(raw[2].out_of_range);
+}
+
 TEST(JsonParse, RejectsDepthBeyondLimit) {
   std::string deep(100, '[');
   deep += std::string(100, ']');

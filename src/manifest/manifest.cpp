@@ -742,7 +742,8 @@ std::optional<Manifest> load(const fs::path& path, const HandlerKinds& kinds,
     return std::nullopt;
   }
 
-  auto doc = json::parse_text(*text);
+  // A manifest may say 1e400 for "no limit": clamped to the largest double, not refused.
+  auto doc = json::parse_text(*text, json::ParseLimits{.clamp_numbers = true});
   if (!doc.ok()) {
     std::size_t offset = 0;
     std::string reason = "syntax error";

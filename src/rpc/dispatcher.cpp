@@ -73,47 +73,70 @@ json::object Dispatcher::error_response(const json::value& id, const Error& erro
               Result<json::value>(error)));
 }
 
-asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(json::value message,
-                                                                   std::shared_ptr<Session> session,
-                                                                   CallOptions options) const {
+std::string Dispatcher::to_text(const Reply& reply) {
+  if (reply.id_text.empty() || !reply.body.is_object()) return json::dump(reply.body);
+  // Responses are built with "jsonrpc" then "id" first: the id's text goes where the DOM's
+  // null stands.
+  json::object copy = reply.body.get_object();
+  copy["id"] = nullptr;
+  std::string text = json::dump(copy);
+  constexpr std::string_view kHead = R"({"jsonrpc":"2.0","id":null)";
+  if (text.rfind(kHead, 0) != 0) return json::dump(reply.body);
+  return std::string(kHead.substr(0, kHead.size() - 4)) + reply.id_text + text.substr(kHead.size());
+}
+
+asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
+    json::value message, std::shared_ptr<Session> session, CallOptions options,
+    Numbers numbers) const {
   // Until the request is read, only the transport can have asked for an envelope.
   const bool env = options.envelope;
-  if (!message.is_object()) {
-    co_return error_response(nullptr, invalid_request("a request must be a JSON object", ""),
-                             nullptr, session, env);
-  }
+  auto anonymous = [&](const Error& error) -> std::optional<Reply> {
+    return Reply{json::value(error_response(nullptr, error, nullptr, session, env)), {}};
+  };
+  if (!message.is_object()) co_return anonymous(invalid_request("a request must be a JSON object", ""));
   auto& obj = message.get_object();
 
   // The id is echoed whenever it could be read, even in an error response (spec section 5).
   const json::value* id_ptr = obj.if_contains("id");
   json::value id = nullptr;
   if (id_ptr != nullptr) {
-    if (!valid_id(*id_ptr)) {
-      co_return error_response(nullptr,
-                               invalid_request("'id' must be a string, a number or null", "id"),
-                               nullptr, session, env);
-    }
+    if (!valid_id(*id_ptr))
+      co_return anonymous(invalid_request("'id' must be a string, a number or null", "id"));
     id = *id_ptr;
   }
+  // From here on every answer carries the id, exactly as the client wrote it.
+  auto reply = [&](json::object response) -> std::optional<Reply> {
+    return Reply{json::value(std::move(response)), numbers.id_text};
+  };
+  auto refuse = [&](const Error& error) { return reply(error_response(id, error, nullptr, session, env)); };
 
   const json::value* version = obj.if_contains("jsonrpc");
-  if (version == nullptr || !version->is_string() || version->get_string() != "2.0") {
-    co_return error_response(id, invalid_request("'jsonrpc' must be exactly \"2.0\"", "jsonrpc"),
-                             nullptr, session, env);
-  }
+  if (version == nullptr || !version->is_string() || version->get_string() != "2.0")
+    co_return refuse(invalid_request("'jsonrpc' must be exactly \"2.0\"", "jsonrpc"));
   const json::value* method_ptr = obj.if_contains("method");
-  if (method_ptr == nullptr || !method_ptr->is_string()) {
-    co_return error_response(id, invalid_request("'method' must be a string", "method"), nullptr,
-                             session, env);
-  }
+  if (method_ptr == nullptr || !method_ptr->is_string())
+    co_return refuse(invalid_request("'method' must be a string", "method"));
   json::value params = nullptr;
   if (const json::value* p = obj.if_contains("params")) {
     if (!p->is_object() && !p->is_array()) {
-      co_return error_response(
-          id, invalid_request("'params' must be an object or an array when present", "params"),
-          nullptr, session, env);
+      co_return refuse(
+          invalid_request("'params' must be an object or an array when present", "params"));
     }
     params = *p;
+  }
+  if (const json::RawNumber* n = numbers.out_of_range) {
+    // The DOM holds another number than the client sent: passing it on would change the input.
+    if (id_ptr == nullptr) co_return std::nullopt;
+    json::object data;
+    data["field"] = n->member.empty() ? std::string("params") : n->member;
+    data["constraint"] = "number-range";
+    data["number"] = n->text.size() > 64 ? n->text.substr(0, 64) + "..." : n->text;
+    const std::string what = "the number " + std::string(data["number"].as_string()) +
+                             " is beyond what a 64-bit integer or a finite double holds";
+    if (n->member == "params") {
+      co_return refuse(Error::make(ErrorCode::kInvalidParams, "Invalid params: " + what, std::move(data)));
+    }
+    co_return refuse(Error::make(ErrorCode::kInvalidRequest, "Invalid Request: " + what, std::move(data)));
   }
 
   Request request;
@@ -122,6 +145,7 @@ asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(json::value m
   request.method = std::string(method_ptr->get_string());
   request.params = std::move(params);
   request.session = session;
+  request.after_reply = options.after_reply;
   // Envelope mode: asked by the transport or by the request (params._lafs); the LAFS members are
   // not the method's, and malformed ones fail the request before the method runs.
   request.envelope = env || lafs::wants_envelope(request.params);
@@ -132,15 +156,15 @@ asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(json::value m
     if (request.notification) co_return std::nullopt;
     json::object data;
     data["method"] = request.method;
-    co_return error_response(id,
-                             Error::make(ErrorCode::kMethodNotFound,
-                                         "Method not found: " + request.method, std::move(data)),
-                             &request, session, request.envelope);
+    co_return reply(error_response(id,
+                                   Error::make(ErrorCode::kMethodNotFound,
+                                               "Method not found: " + request.method, std::move(data)),
+                                   &request, session, request.envelope));
   }
   if (request.envelope) {
     if (auto st = lafs::check_lafs_params(request.lafs); !st.ok()) {
       if (request.notification) co_return std::nullopt;
-      co_return error_response(id, st.error(), &request, session, true);
+      co_return reply(error_response(id, st.error(), &request, session, true));
     }
   }
 
@@ -154,70 +178,108 @@ asio::awaitable<std::optional<json::value>> Dispatcher::handle_one(json::value m
   if (request.notification) co_return std::nullopt;
   if (request.envelope) {
     const std::string operation = operation_namer_ ? operation_namer_(request) : request.method;
-    co_return make_result_response(
-        id, lafs::envelope_for_call(lafs_call(id, operation, request.lafs, session), result));
+    co_return reply(make_result_response(
+        id, lafs::envelope_for_call(lafs_call(id, operation, request.lafs, session), result)));
   }
-  if (!result.ok()) co_return make_error_response(id, result.error());
-  co_return make_result_response(id, std::move(result).value());
+  if (!result.ok()) co_return reply(make_error_response(id, result.error()));
+  co_return reply(make_result_response(id, std::move(result).value()));
 }
 
-asio::awaitable<std::optional<json::value>> Dispatcher::handle_value(
-    json::value message, std::shared_ptr<Session> session, CallOptions options) const {
-  if (!message.is_array())
-    co_return co_await handle_one(std::move(message), std::move(session), options);
+asio::awaitable<std::optional<std::vector<Dispatcher::Reply>>> Dispatcher::handle_parsed(
+    json::value message, std::shared_ptr<Session> session, CallOptions options,
+    const std::vector<json::RawNumber>& raw) const {
+  auto numbers_of = [&raw](std::size_t element) {
+    Numbers numbers;
+    for (const auto& n : raw) {
+      if (n.element != element) continue;
+      if (n.direct && n.member == "id") numbers.id_text = n.text;
+      // An id is echoed as written, whatever its size; elsewhere a changed number is refused.
+      if (n.out_of_range && !(n.direct && n.member == "id") && numbers.out_of_range == nullptr)
+        numbers.out_of_range = &n;
+    }
+    return numbers;
+  };
+  using Replies = std::optional<std::vector<Reply>>;
+  if (!message.is_array()) {
+    auto one = co_await handle_one(std::move(message), std::move(session), options,
+                                   numbers_of(json::RawNumber::kNoElement));
+    if (!one) co_return Replies{};
+    co_return Replies{std::vector<Reply>{std::move(*one)}};
+  }
 
   auto& batch = message.get_array();
-  if (batch.empty()) {
-    co_return error_response(nullptr, invalid_request("an empty batch", ""), nullptr, session,
-                             options.envelope);
-  }
+  auto whole = [&](std::string why) {
+    return Replies{std::vector<Reply>{
+        Reply{json::value(error_response(nullptr, invalid_request(std::move(why), ""), nullptr,
+                                         session, options.envelope)),
+              {}}}};
+  };
+  if (batch.empty()) co_return whole("an empty batch");
   if (batch.size() > limits_.max_batch) {
-    co_return error_response(
-        nullptr,
-        invalid_request(
-            "a batch may hold at most " + std::to_string(limits_.max_batch) + " requests", ""),
-        nullptr, session, options.envelope);
+    co_return whole("a batch may hold at most " + std::to_string(limits_.max_batch) + " requests");
   }
 
   // Members run concurrently (one slow handler does not hold up the others); the answers keep
   // the order of the requests.
   auto executor = co_await asio::this_coro::executor;
-  using Op = decltype(asio::co_spawn(executor, handle_one(json::value(), session, options),
-                                     asio::deferred));
+  using Op = decltype(asio::co_spawn(
+      executor, handle_one(json::value(), session, options, Numbers{}), asio::deferred));
   std::vector<Op> ops;
   ops.reserve(batch.size());
-  for (auto& item : batch) {
-    ops.push_back(
-        asio::co_spawn(executor, handle_one(std::move(item), session, options), asio::deferred));
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    ops.push_back(asio::co_spawn(
+        executor, handle_one(std::move(batch[i]), session, options, numbers_of(i)), asio::deferred));
   }
   auto [order, exceptions, results] =
       co_await asio::experimental::make_parallel_group(std::move(ops))
           .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
 
-  json::array responses;
+  std::vector<Reply> responses;
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (exceptions[i]) {
-      responses.push_back(make_error_response(
-          nullptr, Error::make(ErrorCode::kInternalError, "Internal error")));
+      responses.push_back(Reply{json::value(make_error_response(
+                                    nullptr, Error::make(ErrorCode::kInternalError, "Internal error"))),
+                                {}});
     } else if (results[i]) {
       responses.push_back(std::move(*results[i]));
     }
   }
-  if (responses.empty()) co_return std::nullopt;
-  co_return json::value(std::move(responses));
+  if (responses.empty()) co_return Replies{};
+  co_return Replies{std::move(responses)};
+}
+
+asio::awaitable<std::optional<json::value>> Dispatcher::handle_value(
+    json::value message, std::shared_ptr<Session> session, CallOptions options) const {
+  const bool batch = is_batch(message);
+  auto replies = co_await handle_parsed(std::move(message), std::move(session), options, {});
+  if (!replies) co_return std::nullopt;
+  if (!batch) co_return std::move(replies->front().body);
+  json::array out;
+  for (auto& r : *replies) out.push_back(std::move(r.body));
+  co_return json::value(std::move(out));
 }
 
 asio::awaitable<std::optional<std::string>> Dispatcher::handle(std::string_view text,
                                                                std::shared_ptr<Session> session,
                                                                CallOptions options) const {
-  auto parsed = json::parse_text(text, json::ParseLimits{.max_depth = limits_.max_depth});
+  std::vector<json::RawNumber> raw;
+  auto parsed =
+      json::parse_message(text, json::ParseLimits{.max_depth = limits_.max_depth}, raw);
   if (!parsed.ok()) {
     co_return json::dump(
         error_response(nullptr, parsed.error(), nullptr, session, options.envelope));
   }
-  auto response = co_await handle_value(std::move(parsed).value(), std::move(session), options);
-  if (!response) co_return std::nullopt;
-  co_return json::dump(*response);
+  const bool batch = is_batch(*parsed);
+  auto replies = co_await handle_parsed(std::move(parsed).value(), std::move(session), options, raw);
+  if (!replies) co_return std::nullopt;
+  if (!batch) co_return to_text(replies->front());
+  std::string out = "[";
+  for (std::size_t i = 0; i < replies->size(); ++i) {
+    if (i > 0) out += ',';
+    out += to_text((*replies)[i]);
+  }
+  out += ']';
+  co_return out;
 }
 
 }  // namespace hearth::rpc

@@ -16,6 +16,10 @@
 
 namespace hearth::rpc {
 
+/// Work a method leaves for right after its answer is written (on the connection's strand, in
+/// order): a subscription's first items must reach the client after the subscription id does.
+using AfterReply = std::vector<std::function<void()>>;
+
 /// What a method implementation receives.
 struct Request {
   json::value id;          ///< string, number or null; absent for notifications
@@ -25,11 +29,17 @@ struct Request {
   std::shared_ptr<Session> session;
   bool envelope = false;  ///< answer with a LAFS envelope (docs/protocol.md, "LAFS envelopes")
   json::object lafs;  ///< in envelope mode: _fields, _expand, _mvi, _budget, taken out of params
+  /// Where to leave work for after the answer; null when the transport runs none (then the
+  /// method does it at once).
+  AfterReply* after_reply = nullptr;
 };
 
 /// Per-message options a transport passes along.
 struct CallOptions {
   bool envelope = false;  ///< every request of the message is answered with a LAFS envelope
+  /// Filled by methods; the transport runs it right after writing the answer (or, for
+  /// notifications, after the method ran). Must outlive the handle() call.
+  AfterReply* after_reply = nullptr;
 };
 
 using Method = std::function<boost::asio::awaitable<Result<json::value>>(const Request&)>;
@@ -63,9 +73,30 @@ class Dispatcher {
                                                                   CallOptions options = {}) const;
 
  private:
-  boost::asio::awaitable<std::optional<json::value>> handle_one(json::value message,
-                                                                std::shared_ptr<Session> session,
-                                                                CallOptions options) const;
+  /// What the parser noticed about one request's numbers (see json::parse_message).
+  struct Numbers {
+    std::string id_text;                     ///< the id exactly as written, when kept
+    const json::RawNumber* out_of_range = nullptr;  ///< the first number the DOM changed
+  };
+  /// A response, with the id's text to write in place of the DOM's id when set.
+  struct Reply {
+    json::value body;
+    std::string id_text;
+  };
+  static std::string to_text(const Reply& reply);
+  /// An array that is answered with an array (not refused whole as empty or too large).
+  bool is_batch(const json::value& message) const {
+    return message.is_array() && !message.get_array().empty() &&
+           message.get_array().size() <= limits_.max_batch;
+  }
+
+  boost::asio::awaitable<std::optional<Reply>> handle_one(json::value message,
+                                                          std::shared_ptr<Session> session,
+                                                          CallOptions options,
+                                                          Numbers numbers) const;
+  boost::asio::awaitable<std::optional<std::vector<Reply>>> handle_parsed(
+      json::value message, std::shared_ptr<Session> session, CallOptions options,
+      const std::vector<json::RawNumber>& raw) const;
   /// The error response, or in envelope mode a result response holding the failure envelope.
   json::object error_response(const json::value& id, const Error& error, const Request* request,
                               const std::shared_ptr<Session>& session, bool envelope) const;

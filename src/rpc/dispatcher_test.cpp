@@ -219,4 +219,42 @@ TEST(SessionTest, CloseRunsHooksOnceAndDropsPushes) {
 }
 
 }  // namespace
+// Ids come back exactly as written: numbers beyond a double, beyond 64 bits, or in a form that
+// serialising a double would change.
+TEST_F(DispatcherTest, EchoesNumericIdsExactlyAsWritten) {
+  for (std::string id : {"123456789012345678901234567890", "1e400", "-1e400", "1.0", "2.50", "1E2",
+                         "-0", "0.1", "12345678901234567"}) {
+    const std::string reply =
+        send(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"echo","params":{"a":1}})");
+    EXPECT_EQ(reply, R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"a":1}})") << id;
+  }
+  // In an error response too, and in every member of a batch.
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":1e400,"method":"nope"})").rfind(R"({"jsonrpc":"2.0","id":1e400,"error":)", 0), 0u);
+  const std::string batch =
+      send(R"([{"jsonrpc":"2.0","id":1.50,"method":"echo","params":[]},{"jsonrpc":"2.0","id":7,"method":"echo","params":[]}])");
+  EXPECT_EQ(batch, R"([{"jsonrpc":"2.0","id":1.50,"result":[]},{"jsonrpc":"2.0","id":7,"result":[]}])");
+}
+
+TEST_F(DispatcherTest, RefusesOutOfRangeNumbersInParamsWithInvalidParams) {
+  for (std::string number : {"1e400", "-1e999", "123456789012345678901234567890"}) {
+    auto r = send_json(R"({"jsonrpc":"2.0","id":5,"method":"echo","params":{"x":[)" + number + "]}}");
+    EXPECT_EQ(code_of(r), -32602) << number;
+    EXPECT_EQ(r.at("id"), 5);
+    EXPECT_EQ(r.at("error").at("data").at("number"), json::value(number));
+    // Never "Infinity" anywhere in the answer.
+    EXPECT_EQ(json::dump(r).find("Infinity"), std::string::npos);
+  }
+  // A notification gets nothing back, and the method does not run with a changed number.
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","method":"count","params":{"x":1e400}})"), "<none>");
+  EXPECT_EQ(calls_, 0);
+  // Elsewhere in the request: an invalid request.
+  EXPECT_EQ(code_of(send_json(R"({"jsonrpc":"2.0","id":1,"method":"echo","extra":1e400})")), -32600);
+  // Only the batch member that holds it fails.
+  auto batch = send_json(
+      R"([{"jsonrpc":"2.0","id":1,"method":"echo","params":[1e400]},{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}])");
+  ASSERT_TRUE(batch.is_array());
+  EXPECT_EQ(code_of(batch.as_array()[0]), -32602);
+  EXPECT_EQ(batch.as_array()[1].at("result").as_array()[0], 2);
+}
+
 }  // namespace hearth::rpc
