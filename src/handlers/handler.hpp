@@ -93,6 +93,11 @@ class Handler {
   virtual boost::asio::awaitable<Result<json::value>> call(Call call) = 0;
   /// Starts the producer of a subscription endpoint.
   virtual Result<std::shared_ptr<Stream>> open_stream(Call call, StreamSink sink) = 0;
+  /// Whether subscribers with the same input may share one producer. True for producers that
+  /// keep running and whose latest item is the current state (a script's output lines); false
+  /// for those that compute one snapshot when opened (a function or tool called once), so that
+  /// every subscriber gets a snapshot of its own time.
+  virtual bool shares_streams() const { return true; }
 };
 
 /// Daemon-wide settings handler kinds may use.
@@ -126,6 +131,9 @@ class Kind {
                                                   const manifest::Endpoint& endpoint) const = 0;
   /// The daemon is stopping: stop long-lived helpers (worker pools) and start no new ones.
   virtual void shutdown() {}
+  /// Whether the helpers started at load (warm worker pools) can take calls, or have given up
+  /// starting. The daemon announces itself ready (the ready file) only then.
+  virtual bool ready() const { return true; }
 };
 
 /// Kinds by name. Also answers the manifest loader's questions about kinds.
@@ -138,6 +146,8 @@ class Registry final : public manifest::HandlerKinds {
   const Kind* find(std::string_view name) const;
   /// Calls every kind's shutdown().
   void shutdown();
+  /// True when every kind is ready().
+  bool ready() const;
 
   void check(std::string_view type, const json::object& handler, const std::string& path,
              Problems& problems) const override;

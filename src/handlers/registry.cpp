@@ -44,6 +44,13 @@ void Registry::check(std::string_view type, const json::object& handler, const s
       {type_path, "unknown handler type '" + std::string(type) + "' (known: " + list + ")"});
 }
 
+bool Registry::ready() const {
+  for (const auto& [name, kind] : kinds_) {
+    if (kind && !kind->ready()) return false;
+  }
+  return true;
+}
+
 void Registry::shutdown() {
   for (auto& [name, kind] : kinds_) kind->shutdown();
 }

@@ -11,7 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <mutex>
 
-#include "mcp/on_strand.hpp"
+#include "common/on_strand.hpp"
 
 namespace hearth::mcp {
 

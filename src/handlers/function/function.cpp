@@ -15,6 +15,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <deque>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include <mutex>
 #pragma GCC diagnostic pop
 
+#include "common/on_strand.hpp"
 #include "common/utf8.hpp"
 #include "handlers/confine.hpp"
 #include "handlers/create.hpp"
@@ -127,6 +129,10 @@ class Pool : public std::enable_shared_from_this<Pool> {
     });
   }
 
+  /// A worker has said it is ready (or starting them failed): calls are answered without waiting
+  /// for a start. Any thread.
+  bool warm() const { return warm_.load() || stopping_; }
+
   void add_code_files(const std::vector<std::string>& files) {
     std::lock_guard lock(code_mutex_);
     for (const auto& f : files) {
@@ -137,8 +143,18 @@ class Pool : public std::enable_shared_from_this<Pool> {
     }
   }
 
+  /// Runs a call on the pool's strand: the queue and the workers are touched only there.
   asio::awaitable<Result<json::value>> call(CallSpec spec) {
-    co_await asio::dispatch(strand_, asio::use_awaitable);
+    // An awaitable resumes on its own coroutine's executor, so `co_await dispatch(strand_)`
+    // would not keep the code after it on the strand: the call runs as a coroutine of its own,
+    // spawned on the strand, and every resumption inside it stays there.
+    auto self = shared_from_this();
+    co_return co_await hearth::on(strand_, self->call_on_strand(std::move(spec)));
+  }
+
+ private:
+  asio::awaitable<Result<json::value>> call_on_strand(CallSpec spec) {
+    assert(strand_.running_in_this_thread());
     auto slot = std::make_shared<Slot>(strand_);
     slot->id = ++next_id_;
     slot->deadline = Clock::now() + spec.timeout;
@@ -181,10 +197,10 @@ class Pool : public std::enable_shared_from_this<Pool> {
       fill();
       break;
     }
+    assert(strand_.running_in_this_thread());
     co_return std::move(*slot->result);
   }
 
- private:
   static Error timeout_error(std::chrono::milliseconds timeout, std::string why) {
     json::object data;
     data["timeoutMs"] = timeout.count();
@@ -194,6 +210,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   }
 
   void complete(Slot& slot, Result<json::value> result) {
+    assert(strand_.running_in_this_thread());
     if (slot.result) return;
     slot.result = std::move(result);
     slot.timer.cancel();
@@ -201,6 +218,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
 
   /// Starts workers until the pool has its size. On the strand.
   void fill() {
+    assert(strand_.running_in_this_thread());
     if (stopping_ || broken_) return;
     while (workers_.size() < config_.size) {
       if (!spawn()) break;
@@ -299,6 +317,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void fail_everything(const Error& error) {
     spdlog::error("{}: cannot start a JavaScript worker: {}", config_.service, error.message);
     broken_ = true;
+    warm_ = true;  // nothing more to wait for
     for (auto& slot : queue_) complete(*slot, error);
     queue_.clear();
   }
@@ -332,6 +351,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void on_message(Worker& w, const json::object& m) {
     const std::string type = text(m, "t");
     if (type == "ready") {
+      warm_ = true;
       w.state = Worker::State::kIdle;
       start_failures_ = 0;
       dispatch_queue();
@@ -416,6 +436,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
 
   /// Hands queued calls to idle workers. On the strand.
   void dispatch_queue() {
+    assert(strand_.running_in_this_thread());
     for (auto& w : workers_) {
       if (queue_.empty()) return;
       if (w->state != Worker::State::kIdle) continue;
@@ -560,6 +581,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   int start_failures_ = 0;
   bool broken_ = false;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> warm_{false};  ///< a worker was ready once, or starting gave up
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -588,6 +610,9 @@ class FunctionHandler final : public Handler {
     if (!pool) co_return no_pool(call);
     co_return co_await pool->call(spec(call));
   }
+
+  /// The function runs once per subscriber: its result is that subscriber's snapshot.
+  bool shares_streams() const override { return false; }
 
   Result<std::shared_ptr<Stream>> open_stream(Call call, StreamSink sink) override {
     if (!call.executor) {
@@ -658,6 +683,14 @@ class FunctionKind final : public Kind {
   }
 
   std::string_view name() const override { return "function"; }
+
+  bool ready() const override {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, entry] : pools_) {
+      if (entry.pool && !entry.pool->warm()) return false;
+    }
+    return true;
+  }
 
   void check(const json::object& handler, const std::string& path,
              Problems& problems) const override {

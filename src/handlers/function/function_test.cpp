@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
 #include <csignal>
 #include <fstream>
@@ -161,6 +164,80 @@ TEST_F(FunctionTest, CreateRefusesAMissingModule) {
   auto created = kind_->create(service_, ep);
   ASSERT_FALSE(created.ok());
   EXPECT_NE(created.error().message.find("does not exist"), std::string::npos);
+}
+
+// With several I/O threads every call is answered with its own result: the pool's queue and
+// workers are touched only on its strand (a debug build asserts it on every call).
+TEST_F(FunctionTest, EveryCallIsAnsweredWithSeveralIoThreads) {
+  write("echo.mjs", "export function echo(input) { return input.n; }\n");
+  asio::thread_pool threads(2);
+  KindOptions opts = options_;
+  opts.executor = threads.get_executor();
+  auto kind = make_kind(opts);
+  manifest::Endpoint ep;
+  ep.id = "echo";
+  ep.handler_type = "function";
+  ep.handler = json::object{{"type", "function"}, {"module", "echo.mjs"}, {"function", "echo"}};
+  auto created = kind->create(service_, ep);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  std::shared_ptr<Handler> h = std::move(created).value();
+
+  constexpr int kCalls = 3000;
+  std::atomic<int> right{0}, answered{0};
+  std::promise<void> all_answered;
+  for (int i = 0; i < kCalls; ++i) {
+    Call call;
+    call.service = &service_;
+    call.endpoint = &ep;
+    call.input = json::object{{"n", i}};
+    call.timeout = 120s;
+    call.executor = threads.get_executor();
+    // Each caller on a strand of its own, as connections are.
+    asio::co_spawn(asio::make_strand(threads.get_executor()),
+                   [h, call = std::move(call), i, &right, &answered, &all_answered]() mutable
+                   -> asio::awaitable<void> {
+                     auto r = co_await h->call(std::move(call));
+                     if (r.ok() && r.value() == i) right.fetch_add(1);
+                     if (answered.fetch_add(1) + 1 == kCalls) all_answered.set_value();
+                   },
+                   asio::detached);
+  }
+  auto status = all_answered.get_future().wait_for(180s);
+  EXPECT_EQ(status, std::future_status::ready) << answered.load() << " of " << kCalls << " answered";
+  EXPECT_EQ(right.load(), kCalls);
+  kind->shutdown();
+  kind.reset();
+  h.reset();
+  threads.join();
+}
+
+// The daemon writes its ready file once Kind::ready(): warm pools must say so only when a
+// worker can take a call, and a pool that cannot start must not hold the daemon forever.
+TEST_F(FunctionTest, AWarmPoolIsReadyOnlyOnceAWorkerCanAnswer) {
+  write("echo.mjs", "export function echo(input) { return input.n; }\n");
+  KindOptions opts = options_;
+  opts.warm_pools = true;
+  auto kind = make_kind(opts);
+  EXPECT_TRUE(kind->ready());  // no pool yet
+  manifest::Endpoint ep;
+  ep.id = "echo";
+  ep.handler_type = "function";
+  ep.handler = json::object{{"type", "function"}, {"module", "echo.mjs"}, {"function", "echo"}};
+  auto created = kind->create(service_, ep);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  EXPECT_FALSE(kind->ready());  // the workers are starting
+  for (int i = 0; i < 1000 && !kind->ready(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(kind->ready());
+
+  opts.js_worker = service_.dir / "no-such-worker";
+  auto broken = make_kind(opts);
+  manifest::Endpoint ep2 = ep;
+  ep2.effective.max_memory = 64u << 20;  // another pool
+  ASSERT_TRUE(broken->create(service_, ep2).ok());
+  for (int i = 0; i < 1000 && !broken->ready(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(broken->ready());
+  kind->shutdown();
+  broken->shutdown();
 }
 
 TEST_F(FunctionTest, SyncAndAsyncFunctionsReturnJson) {

@@ -69,6 +69,9 @@ class McpHandler final : public Handler {
 
   /// A subscription endpoint calls its tool once when subscribed and sends the result as the
   /// stream's first item; further items come from other endpoints' publications.
+  /// The tool is called once per subscriber: its result is that subscriber's snapshot.
+  bool shares_streams() const override { return false; }
+
   Result<std::shared_ptr<Stream>> open_stream(Call call, StreamSink sink) override {
     if (!call.executor) return Error::make(ErrorCode::kInternalError, "no executor");
     auto stream = std::make_shared<McpStream>();

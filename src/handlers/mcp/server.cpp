@@ -8,7 +8,7 @@
 
 #include "handlers/network.hpp"
 #include "handlers/confine.hpp"
-#include "mcp/on_strand.hpp"
+#include "common/on_strand.hpp"
 #include "mcp/http_transport.hpp"
 #include "mcp/stdio_transport.hpp"
 
@@ -71,7 +71,7 @@ void Server::stop() {
 asio::awaitable<Result<std::shared_ptr<hearth::mcp::Session>>> Server::session(
     std::chrono::milliseconds timeout) {
   auto self = shared_from_this();
-  co_return co_await hearth::mcp::on(strand_, self->session_on_strand(timeout));
+  co_return co_await hearth::on(strand_, self->session_on_strand(timeout));
 }
 
 asio::awaitable<Result<std::shared_ptr<hearth::mcp::Session>>> Server::session_on_strand(

@@ -9,7 +9,7 @@
 #include <optional>
 #include <utility>
 
-namespace hearth::mcp {
+namespace hearth {
 
 namespace detail {
 template <class T>
@@ -26,4 +26,4 @@ boost::asio::awaitable<T> on(Executor executor, boost::asio::awaitable<T> work) 
   co_return std::move(*out);
 }
 
-}  // namespace hearth::mcp
+}  // namespace hearth
