@@ -205,6 +205,18 @@ int run(int argc, char** argv) {
                         "Seconds an idle connection is kept")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
+  serve_cmd->add_option("--max-connections", serve_options.max_connections,
+                        "Open connections at most, HTTP and WebSocket (default: from the file "
+                        "limit, which hearth raises to its hard limit at start)")
+      ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 20));
+  serve_cmd->add_option("--max-websockets", serve_options.max_websockets,
+                        "WebSocket connections at most (default: max-connections less an eighth, "
+                        "kept for HTTP calls)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  serve_cmd->add_option("--header-timeout", serve_options.header_timeout_ms,
+                        "Milliseconds a new connection has to send a request with the token")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 600000));
   serve_cmd->add_option("--default-timeout", serve_options.default_timeout_ms,
                         "Handler time limit (ms) when neither the handler nor maxExecutionTime sets one")
       ->capture_default_str()

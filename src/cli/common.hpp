@@ -32,6 +32,9 @@ struct ServeOptions {
   int js_workers = 2;  ///< JS worker processes per pool (function handlers)
   std::size_t max_request_bytes = 1 << 20;
   int idle_timeout_s = 60;
+  std::size_t max_connections = 0;  ///< 0: sized from the file limit (see serve.cpp)
+  std::size_t max_websockets = 0;   ///< 0: max_connections less an eighth kept for HTTP
+  int header_timeout_ms = 10000;    ///< a connection must show the token within this
   int default_timeout_ms = 30000;
   std::vector<std::string> allowed_origins;
   bool json = false;

@@ -1,11 +1,14 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -46,6 +49,25 @@ bool write_private_file(const fs::path& file, const std::string& content, std::s
     return false;
   }
   return true;
+}
+
+/// Raises the soft file limit to the hard one (connections and handlers' pipes are files) and
+/// returns the soft limit in force.
+std::size_t raise_file_limit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? std::size_t{1} << 20 : static_cast<std::size_t>(limit.rlim_cur);
+}
+
+/// Connections get three quarters of the descriptors; the rest is for handler processes' pipes,
+/// files and the jail's sockets.
+std::size_t default_max_connections(std::size_t file_limit) {
+  return std::clamp<std::size_t>(file_limit / 4 * 3, 64, 65536);
 }
 
 }  // namespace
@@ -111,6 +133,16 @@ int serve(const ServeOptions& options) {
   server_options.allowed_origins = options.allowed_origins;
   server_options.max_request_bytes = options.max_request_bytes;
   server_options.idle_timeout = std::chrono::seconds(options.idle_timeout_s);
+  const std::size_t file_limit = raise_file_limit();
+  server_options.max_connections = options.max_connections > 0
+                                       ? options.max_connections
+                                       : default_max_connections(file_limit);
+  if (server_options.max_connections > file_limit) {
+    spdlog::warn("--max-connections {} is above the file limit {}: connections beyond it will fail",
+                 server_options.max_connections, file_limit);
+  }
+  server_options.max_websockets = options.max_websockets;
+  server_options.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);
   net::Server server(ioc, server_options, dispatcher);
   auto port = server.listen();
   if (!port.ok()) {
@@ -140,28 +172,15 @@ int serve(const ServeOptions& options) {
   json::array names;
   for (const auto& s : host->services()) names.push_back(json::value(s->manifest.name));
   ready["services"] = std::move(names);
-  if (!options.ready_file.empty() && !write_private_file(options.ready_file, json::dump(ready) + "\n", error)) {
-    spdlog::error("ready file: {}", error);
-    return 1;
-  }
-
   server.start();
-  if (options.json) {
-    std::cout << json::dump(ready) << std::endl;
-  } else {
-    std::cout << "hearth " << HEARTH_VERSION << " serving " << host->services().size()
-              << " service(s) on " << url << "\n"
-              << "  JSON-RPC: POST " << url << "/rpc   WebSocket: " << ready["wsUrl"].as_string().c_str()
-              << "\n  token file: " << fs::absolute(token_file).string() << "\n  services:";
-    for (const auto& s : host->services()) std::cout << " " << s->manifest.name;
-    std::cout << std::endl;
-  }
 
   // Graceful shutdown: stop accepting, close connections and subscriptions, kill children.
   // Then wait (bounded) until every child has been reaped, so nothing is left behind.
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   asio::steady_timer poll(ioc);
+  asio::steady_timer ready_poll(ioc);
   auto stop_at = std::chrono::steady_clock::time_point::max();
+  int exit_code = 0;
   std::function<void()> wait_children = [&] {
     if (proc::running_count() == 0 || std::chrono::steady_clock::now() >= stop_at) {
       ioc.stop();
@@ -172,15 +191,54 @@ int serve(const ServeOptions& options) {
       if (!ec) wait_children();
     });
   };
-  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
-    if (ec) return;
-    spdlog::info("signal {}: shutting down", signo);
+  auto begin_shutdown = [&] {
+    if (stop_at != std::chrono::steady_clock::time_point::max()) return;
+    ready_poll.cancel();
     server.stop();
     host->shutdown();
     proc::kill_all();
     stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     wait_children();
+  };
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", signo);
+    begin_shutdown();
   });
+
+  // The daemon says it is ready (ready file, banner) once its warm JS workers can answer, so a
+  // first call does not wait for a worker to start; a pool that cannot start does not hold it.
+  const auto ready_by = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::function<void()> announce = [&] {
+    if (stop_at != std::chrono::steady_clock::time_point::max()) return;
+    if (!host->ready() && std::chrono::steady_clock::now() < ready_by) {
+      ready_poll.expires_after(std::chrono::milliseconds(5));
+      ready_poll.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec) announce();
+      });
+      return;
+    }
+    if (!host->ready()) spdlog::warn("JavaScript workers are still starting after 20 s");
+    if (!options.ready_file.empty() &&
+        !write_private_file(options.ready_file, json::dump(ready) + "\n", error)) {
+      spdlog::error("ready file: {}", error);
+      exit_code = 1;
+      begin_shutdown();
+      return;
+    }
+    if (options.json) {
+      std::cout << json::dump(ready) << std::endl;
+    } else {
+      std::cout << "hearth " << HEARTH_VERSION << " serving " << host->services().size()
+                << " service(s) on " << url << "\n"
+                << "  JSON-RPC: POST " << url << "/rpc   WebSocket: "
+                << ready["wsUrl"].as_string().c_str()
+                << "\n  token file: " << fs::absolute(token_file).string() << "\n  services:";
+      for (const auto& s : host->services()) std::cout << " " << s->manifest.name;
+      std::cout << std::endl;
+    }
+  };
+  asio::post(ioc, announce);
 
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
@@ -192,7 +250,7 @@ int serve(const ServeOptions& options) {
   fs::remove(token_file, ec);
   if (!options.ready_file.empty()) fs::remove(options.ready_file, ec);
   spdlog::info("stopped");
-  return 0;
+  return exit_code;
 }
 
 }  // namespace hearth::cli

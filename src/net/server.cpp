@@ -20,6 +20,7 @@
 #include <boost/beast/websocket.hpp>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -185,9 +186,25 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
     return constant_time_equal(candidate, options_.token);
   }
 
-  /// Adds a connection to the set closed by stop(); false when the server is already stopping.
+  /// Adds a connection to the set closed by stop(), as not yet authenticated; false when the
+  /// server is already stopping.
   bool add(std::uint64_t id, const std::shared_ptr<Connection>& connection);
   void remove(std::uint64_t id);
+  /// The connection sent a request with the token: it is no longer among the pending ones.
+  void authenticated(std::uint64_t id);
+  /// Closes the oldest connection that has not shown the token; false when there is none.
+  bool evict_oldest_pending();
+  std::size_t pending_connections() {
+    std::lock_guard lock(mu_);
+    return pending_.size();
+  }
+  /// Takes a WebSocket slot; false when they are all taken.
+  bool reserve_websocket() {
+    if (websockets_.fetch_add(1) < websocket_cap_) return true;
+    websockets_.fetch_sub(1);
+    return false;
+  }
+  void release_websocket() { websockets_.fetch_sub(1); }
 
   template <class... Args>
   void log(fmt::format_string<Args...> format, Args&&... args) const {
@@ -222,9 +239,13 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   std::atomic<bool> stopped_{false};
   std::atomic<std::size_t> open_{0};
+  std::atomic<std::size_t> websockets_{0};
+  std::size_t websocket_cap_ = 0;  // fixed by listen()
   std::atomic<std::uint64_t> next_id_{1};
   std::mutex mu_;
   std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
+  // Not yet authenticated, by id: the smallest id is the oldest.
+  std::map<std::uint64_t, std::weak_ptr<Connection>> pending_;
 };
 
 namespace {
@@ -288,6 +309,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     queued_bytes_ = 0;
     close_socket();
     if (session_) session_->close();
+    if (websocket_slot_) server_->release_websocket();
+    websocket_slot_ = false;
     server_->remove(id_);
     server_->connection_closed();
   }
@@ -373,9 +396,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return false;
   }
 
+  /// How long the next read or write may take: the idle timeout once the peer has shown the
+  /// token, else what is left of the header deadline (never more than the idle timeout).
+  std::chrono::steady_clock::duration io_budget() const {
+    const std::chrono::steady_clock::duration idle = options().idle_timeout;
+    if (authenticated_) return idle;
+    const auto left = accepted_ + options().header_timeout - std::chrono::steady_clock::now();
+    return std::clamp<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(1), idle);
+  }
+
   /// Writes `res`; false when the connection is unusable afterwards.
   asio::awaitable<bool> write(HttpResponse res) {
-    stream_.expires_after(options().idle_timeout);
+    stream_.expires_after(io_budget());
     auto [ec, n] = co_await http::async_write(stream_, res, kUseTuple);
     (void)n;
     co_return !ec;
@@ -415,7 +447,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const std::size_t max = options().max_request_bytes;
     if (auto length = parser.content_length(); length && *length > max) co_return false;
     parser.body_limit(max);
-    stream_.expires_after(options().idle_timeout);
+    stream_.expires_after(io_budget());
     auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kUseTuple);
     (void)n;
     parser.get().body().clear();
@@ -446,7 +478,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       // The Content-Length limit is checked by hand after the security checks: the parser's own
       // check would fail the header read itself, before Host/Origin/token could be looked at.
       parser.body_limit(boost::none);
-      stream_.expires_after(options().idle_timeout);
+      stream_.expires_after(io_budget());
       auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, kUseTuple);
       (void)n;
       if (ec) {
@@ -497,6 +529,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       co_return co_await reply_error(parser, http::status::unauthorized,
                                      "missing or invalid token");
     }
+    if (!authenticated_) {
+      authenticated_ = true;
+      server_->authenticated(id_);
+    }
 
     if (path == "/rpc") {
       if (req.method() != http::verb::post) {
@@ -510,6 +546,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
         co_return co_await reply_error(parser, http::status::upgrade_required,
                                        "websocket upgrade required");
       }
+      if (!server_->reserve_websocket()) {
+        // Subscribers filling their share must not take the room HTTP calls need.
+        co_return co_await reply_error(parser, http::status::service_unavailable,
+                                       "too many WebSocket connections", true);
+      }
+      websocket_slot_ = true;
       co_await run_websocket(parser.release());
       co_return false;
     }
@@ -685,14 +727,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   static asio::awaitable<void> handle_message(std::shared_ptr<Connection> self, std::string text) {
     std::optional<std::string> reply;
+    rpc::AfterReply after;
     try {
-      reply = co_await self->server_->dispatcher().handle(text, self->session_);
+      reply = co_await self->server_->dispatcher().handle(
+          text, self->session_, rpc::CallOptions{.after_reply = &after});
     } catch (const std::exception& e) {
       self->server_->log("{} dispatcher failed: {}", self->peer_, e.what());
     }
     // Back on the strand (the coroutine's executor): the counter and timer are strand-only.
     if (self->in_flight_-- == kMaxInFlight) self->in_flight_timer_.cancel();
+    // On the strand, post_message enqueues at once: the answer goes before what follows it.
     if (reply) self->post_message(std::move(*reply));
+    for (auto& work : after) work();
   }
 
   /// Thread-safe entry to the write queue (the Session push function and the handlers).
@@ -779,6 +825,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string cors_origin_;  // allowed cross origin of the current request, else empty
   std::shared_ptr<rpc::Session> session_;
   Phase phase_ = Phase::kHttp;
+  // Until a request carries the token, the connection lives on the header deadline counted
+  // from its acceptance, not on the idle timeout.
+  bool authenticated_ = false;
+  bool websocket_slot_ = false;
+  std::chrono::steady_clock::time_point accepted_ = std::chrono::steady_clock::now();
   bool stopping_ = false;
   bool closing_ = false;  // WebSocket: close frame queued or socket dropped
   bool writing_ = false;
@@ -820,6 +871,11 @@ Result<std::uint16_t> Server::Impl::listen() {
   if (ec) return fail(fmt::format("cannot read the bound port of {}: {}", where, ec.message()));
   port_ = bound.port();
   listening_ = true;
+  websocket_cap_ = options_.max_websockets;
+  if (websocket_cap_ == 0) {
+    const std::size_t reserve = std::max<std::size_t>(8, options_.max_connections / 8);
+    websocket_cap_ = options_.max_connections > reserve ? options_.max_connections - reserve : 1;
+  }
 
   host_names_ = {"localhost", "127.0.0.1", "[::1]"};
   std::string bound_name = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
@@ -859,10 +915,15 @@ asio::awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Impl> self) {
       break;
     }
     if (self->open_.load() >= self->options_.max_connections) {
-      self->log("connection limit {} reached: closing a new connection",
+      // Room is made at the expense of a peer that never showed the token, never of a client.
+      if (!self->evict_oldest_pending()) {
+        self->log("connection limit {} reached: closing a new connection",
+                  self->options_.max_connections);
+        socket.close(close_ec);
+        continue;
+      }
+      self->log("connection limit {} reached: closed the oldest connection without a token",
                 self->options_.max_connections);
-      socket.close(close_ec);
-      continue;
     }
     self->open_.fetch_add(1);
     try {
@@ -872,6 +933,11 @@ asio::awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Impl> self) {
     } catch (const std::exception& e) {
       self->open_.fetch_sub(1);
       self->log("cannot set up a connection: {}", e.what());
+    }
+    if (self->pending_connections() > self->options_.max_unauthenticated) {
+      self->log("more than {} connections without a token: closing the oldest",
+                self->options_.max_unauthenticated);
+      self->evict_oldest_pending();
     }
   }
   self->log("accept loop ended");
@@ -898,12 +964,33 @@ bool Server::Impl::add(std::uint64_t id, const std::shared_ptr<Connection>& conn
   // Checked under the lock that stop() takes to snapshot the set, so no connection slips past.
   if (stopped_) return false;
   connections_.emplace(id, connection);
+  pending_.emplace(id, connection);
   return true;
 }
 
 void Server::Impl::remove(std::uint64_t id) {
   std::lock_guard lock(mu_);
   connections_.erase(id);
+  pending_.erase(id);
+}
+
+void Server::Impl::authenticated(std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  pending_.erase(id);
+}
+
+bool Server::Impl::evict_oldest_pending() {
+  std::shared_ptr<Connection> oldest;
+  {
+    std::lock_guard lock(mu_);
+    while (!pending_.empty() && !oldest) {
+      oldest = pending_.begin()->second.lock();
+      pending_.erase(pending_.begin());
+    }
+  }
+  if (!oldest) return false;
+  oldest->request_stop();
+  return true;
 }
 
 bool Server::Impl::host_allowed(std::string_view host) const {

@@ -36,8 +36,20 @@ struct ServerOptions {
   std::size_t max_request_bytes = 1 << 20;
   /// HTTP keep-alive idle limit; WebSocket idle limit (live peers are kept by pings).
   std::chrono::seconds idle_timeout{60};
-  /// Connections beyond this are closed as soon as they are accepted.
+  /// Open connections at most, HTTP and WebSocket together. At the cap a new connection first
+  /// pushes out the oldest one that has not yet shown the token; when there is none, it is
+  /// closed as soon as it is accepted. `hearth serve` raises the file limit and sizes this from it.
   std::size_t max_connections = 1024;
+  /// WebSocket connections at most; an upgrade beyond this gets 503. Zero means
+  /// max_connections less an eighth (at least 8) kept for HTTP calls, so that subscribers filling
+  /// their share never lock out plain requests.
+  std::size_t max_websockets = 0;
+  /// Connections that have not yet sent a request with the token, at most: beyond this, the
+  /// oldest of them is closed to make room. Half-open connections cannot lock clients out.
+  std::size_t max_unauthenticated = 128;
+  /// A connection must have sent a request with the token within this time of being accepted
+  /// (its headers read in full), or it is closed; authenticated connections get idle_timeout.
+  std::chrono::milliseconds header_timeout{10000};
   /// A WebSocket peer that lets more than this many bytes queue up unread is disconnected.
   std::size_t max_ws_queue_bytes = 16 << 20;
   /// Receives one line per transport-level event (rejections, disconnects, errors). Called from

@@ -648,6 +648,88 @@ TEST_F(ServerTest, ConnectionLimit) {
   EXPECT_EQ(a.send(rpc_request(rpc_text(2, "echo"))).res.result(), http::status::ok);
 }
 
+// Half-open connections that never show the token must not lock clients out: they have a cap
+// of their own (the oldest goes first) and a header deadline, and at the total cap they make
+// room for a client rather than the client being refused.
+TEST_F(ServerTest, HalfOpenConnectionsWithoutTokenCannotLockClientsOut) {
+  start_server([](ServerOptions& o) {
+    o.max_connections = 40;
+    o.max_unauthenticated = 8;
+  });
+  std::vector<std::unique_ptr<HttpClient>> idle;
+  for (int i = 0; i < 60; ++i) {
+    idle.push_back(std::make_unique<HttpClient>(port_));
+    idle.back()->write_raw("POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  }
+  for (int round = 0; round < 3; ++round) {
+    HttpClient client(port_);
+    auto reply = client.send(rpc_request(rpc_text(round, "echo")));
+    ASSERT_FALSE(reply.ec) << reply.ec.message();
+    EXPECT_EQ(reply.res.result(), http::status::ok);
+  }
+  EXPECT_TRUE(logged("without a token"));
+  // The oldest half-open ones were closed.
+  EXPECT_TRUE(idle.front()->closed_by_server());
+}
+
+TEST_F(ServerTest, ConnectionWithoutTokenIsClosedAtTheHeaderDeadline) {
+  start_server([](ServerOptions& o) { o.header_timeout = 500ms; });  // idle_timeout stays 60 s
+  {
+    HttpClient slow(port_);
+    slow.write_raw("POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(slow.closed_by_server());
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  }
+  {
+    // Requests without the token (401 on keep-alive) do not move the deadline.
+    HttpClient unauth(port_);
+    auto req = rpc_request(rpc_text(1, "echo"));
+    req.erase(http::field::authorization);
+    EXPECT_EQ(unauth.send(req).res.result(), http::status::unauthorized);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(unauth.closed_by_server());
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  }
+  // A connection that showed the token lives on the idle timeout.
+  HttpClient good(port_);
+  EXPECT_EQ(good.send(rpc_request(rpc_text(1, "echo"))).res.result(), http::status::ok);
+  std::this_thread::sleep_for(900ms);
+  EXPECT_EQ(good.send(rpc_request(rpc_text(2, "echo"))).res.result(), http::status::ok);
+}
+
+TEST_F(ServerTest, WebSocketsCannotTakeTheRoomOfHttpCalls) {
+  start_server([](ServerOptions& o) {
+    o.max_connections = 12;
+    o.max_websockets = 4;
+  });
+  std::vector<std::unique_ptr<WsClient>> sockets;
+  for (int i = 0; i < 4; ++i) {
+    sockets.push_back(std::make_unique<WsClient>());
+    ASSERT_FALSE(sockets.back()->connect(port_, "/ws", ws_auth)) << i;
+  }
+  WsClient extra;
+  websocket::response_type res;
+  EXPECT_TRUE(extra.connect(port_, "/ws", ws_auth, &res));
+  EXPECT_EQ(res.result(), http::status::service_unavailable);
+  // HTTP calls still get through, several at once.
+  std::vector<std::unique_ptr<HttpClient>> clients;
+  for (int i = 0; i < 6; ++i) {
+    clients.push_back(std::make_unique<HttpClient>(port_));
+    EXPECT_EQ(clients.back()->send(rpc_request(rpc_text(i, "echo"))).res.result(), http::status::ok);
+  }
+  // A closed WebSocket gives its slot back.
+  EXPECT_FALSE(sockets.front()->close());
+  sockets.erase(sockets.begin());
+  bool reconnected = false;
+  for (int i = 0; i < 50 && !reconnected; ++i) {
+    WsClient again;
+    reconnected = !again.connect(port_, "/ws", ws_auth);
+    if (!reconnected) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(reconnected);
+}
+
 TEST_F(ServerTest, ListenReportsErrorsAsValues) {
   start_server();
   ServerOptions options;
