@@ -10,6 +10,8 @@
 #include <cstring>
 #include <set>
 
+#include "common/beneath.hpp"
+#include "common/on_strand.hpp"
 #include "egress/allowlist.hpp"
 #include "jail/glob.hpp"
 
@@ -128,9 +130,51 @@ Host::Host(HostOptions options, asio::any_io_executor executor)
     : options_(options),
       executor_(std::move(executor)),
       registry_(handlers::make_builtin_registry(with_executor(options.kinds, executor_))),
-      compiler_(schema::make_draft7_compiler()) {}
+      compiler_(schema::make_draft7_compiler()),
+      blocking_(std::make_unique<asio::thread_pool>(1)) {}
 
-Host::~Host() { shutdown(); }
+Host::~Host() {
+  shutdown();
+  blocking_->join();
+}
+
+namespace {
+/// Counts down `budget` over the values of `v`; false once it ran out.
+bool within(const json::value& v, std::size_t& budget) {
+  const std::size_t cost = v.is_string() ? 1 + v.get_string().size() / 64 : 1;
+  if (cost > budget) return false;
+  budget -= cost;
+  if (v.is_array()) {
+    for (const auto& item : v.get_array()) {
+      if (!within(item, budget)) return false;
+    }
+  } else if (v.is_object()) {
+    for (const auto& member : v.get_object()) {
+      if (member.key().size() / 64 >= budget || !within(member.value(), budget)) return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+bool is_large(const json::value& v, std::size_t nodes) {
+  std::size_t budget = nodes;
+  return !within(v, budget);
+}
+
+asio::awaitable<Result<json::value>> Host::run_blocking(std::function<Result<json::value>()> work) {
+  auto job = [](std::function<Result<json::value>()> w) -> asio::awaitable<Result<json::value>> {
+    co_return w();
+  };
+  co_return co_await hearth::on(blocking_->get_executor(), job(std::move(work)));
+}
+
+asio::awaitable<Result<json::value>> Host::prepare_input_off_io(const manifest::Endpoint& endpoint,
+                                                                json::value input) {
+  if (!endpoint.input_schema || !is_large(input)) co_return prepare_input(endpoint, std::move(input));
+  co_return co_await run_blocking(
+      [this, &endpoint, in = std::move(input)]() mutable { return prepare_input(endpoint, std::move(in)); });
+}
 
 std::vector<std::string> Host::jail_notes(const manifest::Manifest& m) const {
   std::vector<std::string> notes;
@@ -232,7 +276,7 @@ std::unique_ptr<Host> Host::load(const std::vector<std::filesystem::path>& paths
       // Say plainly, at start, what the jail will do with each endpoint's permissions.
       for (const auto& line : host->jail_notes(m)) report.warnings.push_back(line);
 
-      service->hub = std::make_shared<SubscriptionHub>(m.name);
+      service->hub = std::make_shared<SubscriptionHub>(m.name, options.subscription_limits);
       service->hub->set_endpoints(std::move(subscription_ids));
       host->services_.push_back(std::move(service));
     }
@@ -316,7 +360,7 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service, std::str
     co_return invalid_param("endpoint '" + endpoint->id + "' is a subscription: use lavs/subscribe",
                             "endpoint", "method");
   }
-  auto prepared = prepare_input(*endpoint, std::move(input));
+  auto prepared = co_await prepare_input_off_io(*endpoint, std::move(input));
   if (!prepared.ok()) co_return std::move(prepared).error();
 
   auto handler = service.handlers.find(endpoint->id);
@@ -328,25 +372,28 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service, std::str
   call.publisher = service.hub.get();
   call.executor = executor_;
   auto result = co_await handler->second->call(std::move(call));
-  if (!result.ok()) co_return result;
+  if (!result.ok() || !endpoint->output_schema) co_return result;
+  if (!is_large(result.value())) co_return check_output(service, *endpoint, std::move(result));
+  co_return co_await run_blocking([this, &service, endpoint, r = std::move(result)]() mutable {
+    return check_output(service, *endpoint, std::move(r));
+  });
+}
 
-  if (endpoint->output_schema) {
-    auto violations = endpoint->output_schema->validate(result.value());
-    if (!violations.empty()) {
-      json::array errors;
-      for (const auto& v : violations) {
-        errors.push_back(
-            json::object{{"field", v.field}, {"constraint", v.constraint}, {"message", v.message}});
-      }
-      spdlog::warn("{}.{}: output does not match the output schema: {} {}", service.manifest.name,
-                   endpoint->id, violations.front().field, violations.front().message);
-      json::object data;
-      data["endpoint"] = endpoint->id;
-      data["errors"] = std::move(errors);
-      co_return Error::make(ErrorCode::kInternalError, "Invalid output from handler", std::move(data));
-    }
+Result<json::value> Host::check_output(const Service& service, const manifest::Endpoint& endpoint,
+                                       Result<json::value> result) const {
+  auto violations = endpoint.output_schema->validate(result.value());
+  if (violations.empty()) return result;
+  json::array errors;
+  for (const auto& v : violations) {
+    errors.push_back(
+        json::object{{"field", v.field}, {"constraint", v.constraint}, {"message", v.message}});
   }
-  co_return result;
+  spdlog::warn("{}.{}: output does not match the output schema: {} {}", service.manifest.name,
+               endpoint.id, violations.front().field, violations.front().message);
+  json::object data;
+  data["endpoint"] = endpoint.id;
+  data["errors"] = std::move(errors);
+  return Error::make(ErrorCode::kInternalError, "Invalid output from handler", std::move(data));
 }
 
 void Host::audit(const rpc::Request& request, std::string_view service, std::string_view endpoint,
@@ -391,56 +438,70 @@ asio::awaitable<Result<json::value>> Host::rpc_call(const rpc::Request& request)
 asio::awaitable<Result<json::value>> Host::rpc_subscribe(const rpc::Request& request) {
   auto start = std::chrono::steady_clock::now();
   std::string service_name, endpoint_name;
-  auto run = [&]() -> Result<json::value> {
+  // Awaited at once below, so the references it captures outlive it.
+  auto run = [&]() -> asio::awaitable<Result<json::value>> {
     if (!request.session || !request.session->can_push()) {
       json::object data;
       data["transport"] = request.session ? request.session->transport() : "inproc";
       data["hint"] = "subscribe over the WebSocket endpoint /ws";
-      return Error::make(ErrorCode::kMethodNotFound,
+      co_return Error::make(ErrorCode::kMethodNotFound,
                          "Method not found: lavs/subscribe is only available over WebSocket",
                          std::move(data));
     }
     auto params = params_object(request);
-    if (!params.ok()) return std::move(params).error();
+    if (!params.ok()) co_return std::move(params).error();
     auto service = string_param(*params, "service", false);
-    if (!service.ok()) return std::move(service).error();
+    if (!service.ok()) co_return std::move(service).error();
     auto endpoint = string_param(*params, "endpoint", true);
-    if (!endpoint.ok()) return std::move(endpoint).error();
+    if (!endpoint.ok()) co_return std::move(endpoint).error();
     service_name = service->value_or("");
     endpoint_name = **endpoint;
     auto found = find_service(service_name);
-    if (!found.ok()) return std::move(found).error();
+    if (!found.ok()) co_return std::move(found).error();
     const Service& svc = **found;
     service_name = svc.manifest.name;
     const manifest::Endpoint* ep = svc.manifest.find(endpoint_name);
-    if (ep == nullptr) return endpoint_not_found(svc.manifest, endpoint_name);
+    if (ep == nullptr) co_return endpoint_not_found(svc.manifest, endpoint_name);
     if (ep->method != manifest::Method::kSubscription) {
-      return invalid_param("endpoint '" + ep->id + "' is a " + std::string(manifest::to_string(ep->method)) +
+      co_return invalid_param("endpoint '" + ep->id + "' is a " + std::string(manifest::to_string(ep->method)) +
                                ", not a subscription: use lavs/call",
                            "endpoint", "method");
     }
     json::value input = nullptr;
     if (const json::value* in = params->if_contains("input")) input = *in;
-    auto prepared = prepare_input(*ep, std::move(input));
-    if (!prepared.ok()) return std::move(prepared).error();
+    auto prepared = co_await prepare_input_off_io(*ep, std::move(input));
+    if (!prepared.ok()) co_return std::move(prepared).error();
     handlers::Handler* handler = svc.handlers.find(ep->id)->second.get();
     const json::value& in = prepared.value();
-    auto id = svc.hub->subscribe(request.session, ep->id, in, [&](handlers::StreamSink sink) {
-      handlers::Call call;
-      call.service = &svc.manifest;
-      call.endpoint = ep;
-      call.input = in;
-      call.timeout = timeout_for(*ep);
-      call.publisher = svc.hub.get();
-      call.executor = executor_;
-      return handler->open_stream(std::move(call), std::move(sink));
-    });
-    if (!id.ok()) return std::move(id).error();
+    auto id = svc.hub->subscribe(
+        request.session, ep->id, in,
+        [&](handlers::StreamSink sink) {
+          handlers::Call call;
+          call.service = &svc.manifest;
+          call.endpoint = ep;
+          call.input = in;
+          call.timeout = timeout_for(*ep);
+          call.publisher = svc.hub.get();
+          call.executor = executor_;
+          return handler->open_stream(std::move(call), std::move(sink));
+        },
+        handler->shares_streams());
+    if (!id.ok()) co_return std::move(id).error();
+    // Items flow once the client has the subscription id: right after this answer is written.
+    std::weak_ptr<SubscriptionHub> hub = svc.hub;
+    auto activate = [hub, sub = *id] {
+      if (auto h = hub.lock()) h->activate(sub);
+    };
+    if (request.after_reply != nullptr) {
+      request.after_reply->push_back(std::move(activate));
+    } else {
+      activate();
+    }
     json::object out;
     out["subscriptionId"] = *id;
-    return json::value(std::move(out));
+    co_return json::value(std::move(out));
   };
-  auto result = run();
+  auto result = co_await run();
   audit(request, service_name, endpoint_name, start,
         result.ok() ? std::nullopt : std::optional<ErrorCode>(result.error().code));
   co_return result;
@@ -488,31 +549,23 @@ Result<json::value> Host::read_file(const Service& service, std::string_view req
     case jail::PathVerdict::kAllowed:
       break;
   }
-  // Symbolic links are followed, then the real path is checked again: a link must not lead out.
-  std::error_code ec;
-  auto real = std::filesystem::canonical(m.dir / rel, ec);
-  if (ec) {
-    json::object data;
-    data["path"] = rel.generic_string();
-    data["reason"] = ec.message();
-    return Error::make(ErrorCode::kHandlerError, "cannot read '" + rel.generic_string() + "': " + ec.message(),
-                       std::move(data));
-  }
-  if (!jail::real_path_allowed(m.dir, globs, real)) {
-    return permission_denied("'" + rel.generic_string() + "' leads outside the service's fileAccess",
+  // Opened relative to the service folder, following no link in any component: what is opened
+  // is exactly the path the globs allowed, whatever a handler does to the folder meanwhile.
+  BeneathFailure failure;
+  Fd file = open_beneath(m.dir, rel, O_RDONLY | O_NONBLOCK, failure);
+  if (!file && failure.link) {
+    return permission_denied("'" + rel.generic_string() +
+                                 "' is or passes through a symbolic link (links are not followed)",
                              requested);
   }
-  int fd = ::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    int err = errno;
-    if (fd >= 0) ::close(fd);
-    std::string why = fd < 0 ? std::strerror(err) : "not a regular file";
+  if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::string why = !file ? std::strerror(failure.error) : "not a regular file";
     return Error::make(ErrorCode::kHandlerError, "cannot read '" + rel.generic_string() + "': " + why,
                        json::object{{"path", rel.generic_string()}, {"reason", why}});
   }
+  const int fd = file.get();
   if (static_cast<std::uint64_t>(st.st_size) > options_.max_read_file_bytes) {
-    ::close(fd);
     return Error::make(ErrorCode::kHandlerError,
                        "'" + rel.generic_string() + "' is larger than " +
                            std::to_string(options_.max_read_file_bytes) + " bytes",
@@ -525,7 +578,6 @@ Result<json::value> Host::read_file(const Service& service, std::string_view req
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }
-  ::close(fd);
   content.resize(got);
   json::object out;
   out["path"] = rel.generic_string();

@@ -5,8 +5,10 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +31,8 @@ struct HostOptions {
   handlers::KindOptions kinds;
   /// lavs/readFile refuses larger files.
   std::size_t max_read_file_bytes = 8 * 1024 * 1024;
+  /// What one connection may hold in subscriptions, per service.
+  SubscriptionHub::Limits subscription_limits;
 };
 
 /// What went wrong while loading, per manifest file.
@@ -77,10 +81,22 @@ class Host {
   /// Stops every subscription producer (daemon shutdown).
   void shutdown();
 
+  /// True once every handler kind's warm helpers (JS worker pools) can take calls.
+  bool ready() const { return registry_->ready(); }
+
  private:
   Host(HostOptions options, boost::asio::any_io_executor executor);
 
   Result<json::value> prepare_input(const manifest::Endpoint& endpoint, json::value input) const;
+  /// prepare_input, on the blocking-work thread when the input is large, so that validating it
+  /// never holds an I/O thread.
+  boost::asio::awaitable<Result<json::value>> prepare_input_off_io(const manifest::Endpoint& endpoint,
+                                                                   json::value input);
+  /// Checks a handler's result against the endpoint's output schema.
+  Result<json::value> check_output(const Service& service, const manifest::Endpoint& endpoint,
+                                   Result<json::value> result) const;
+  /// Runs `work` on the blocking-work thread and resumes on the caller's executor.
+  boost::asio::awaitable<Result<json::value>> run_blocking(std::function<Result<json::value>()> work);
   /// Start-up notes on how the jail treats the permissions of `m`'s endpoints.
   std::vector<std::string> jail_notes(const manifest::Manifest& m) const;
   std::chrono::milliseconds timeout_for(const manifest::Endpoint& endpoint) const;
@@ -98,7 +114,13 @@ class Host {
   std::unique_ptr<schema::Compiler> compiler_;
   std::vector<std::unique_ptr<Service>> services_;
   AuditLog* audit_ = nullptr;
+  /// Work that may take long and must not run on an I/O thread (validating large values).
+  std::unique_ptr<boost::asio::thread_pool> blocking_;
 };
+
+/// True when validating `v` may take long enough to keep it off the I/O threads: more than
+/// `nodes` values, counting every 64 bytes of a string as one.
+bool is_large(const json::value& v, std::size_t nodes = 4096);
 
 /// Turns schema violations into the -32602 error of the call pipeline.
 Error invalid_params_error(const std::vector<schema::Violation>& violations);

@@ -1,6 +1,9 @@
 #include "host/host.hpp"
 
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -204,6 +207,44 @@ TEST_F(HostTest, ReadFileFollowsFileAccess) {
   r = rpc("lavs/readFile", json::object{{"path", "data/bin.dat"}});
   EXPECT_EQ(r.at("result").at("encoding"), "base64");
   EXPECT_EQ(r.at("result").at("content"), "/wAB");
+}
+
+// A handler that can write in data/ swaps a folder for a link to elsewhere while clients read:
+// no read may ever return what lies behind the link (the file is opened relative to the service
+// folder without following links, not checked by path and then opened).
+TEST_F(HostTest, ReadFileCannotBeRacedIntoFollowingASwappedLink) {
+  const fs::path outside = service_->dir() / "elsewhere";
+  fs::create_directories(outside);
+  service_->write("elsewhere/x.txt", "SECRET\n");
+  service_->write("data/sub/x.txt", "ok\n");
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    const fs::path sub = service_->dir() / "data" / "sub";
+    const fs::path real = service_->dir() / "data" / "sub.real";
+    std::error_code ec;
+    while (!stop) {
+      fs::rename(sub, real, ec);
+      fs::create_directory_symlink(outside, sub, ec);
+      fs::remove(sub, ec);
+      fs::rename(real, sub, ec);
+    }
+  });
+  int ok = 0, leaked = 0;
+  for (int i = 0; i < 20000; ++i) {
+    auto r = rpc("lavs/readFile", json::object{{"path", "data/sub/x.txt"}});
+    if (!r.as_object().contains("result")) continue;
+    if (r.at("result").at("content") == "SECRET\n") ++leaked;
+    if (r.at("result").at("content") == "ok\n") ++ok;
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_EQ(leaked, 0);
+  EXPECT_GT(ok, 0);
+  // A link inside the allowed folder is refused as such, even one that stays inside it.
+  fs::create_symlink("hello.txt", service_->dir() / "data" / "alias.txt");
+  auto r = rpc("lavs/readFile", json::object{{"path", "data/alias.txt"}});
+  EXPECT_EQ(code(r), -32001);
+  EXPECT_NE(json::dump(r).find("symbolic link"), std::string::npos) << json::dump(r);
 }
 
 struct Pushes {

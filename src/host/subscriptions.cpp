@@ -33,16 +33,42 @@ std::string ended_message(const std::string& subscription_id, const std::optiona
 
 SubscriptionHub::~SubscriptionHub() { close_all(); }
 
+namespace {
+using Pushes = std::vector<std::pair<std::shared_ptr<rpc::Session>, std::string>>;
+
+void send_all(Pushes& pushes) {
+  for (auto& [session, message] : pushes) session->push(std::move(message));
+}
+
+Error limit_error(std::string what, std::size_t max) {
+  json::object data;
+  data["constraint"] = "limit";
+  data["limit"] = what;
+  data["max"] = max;
+  return Error::make(ErrorCode::kPermissionDenied,
+                     "Permission denied: a connection may hold at most " + std::to_string(max) +
+                         " " + what,
+                     std::move(data));
+}
+}  // namespace
+
 Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Session>& session,
                                                const std::string& endpoint,
-                                               const json::value& input, OpenFn open) {
-  std::string key = endpoint + "\n" + json::canonical(input);
+                                               const json::value& input, OpenFn open, bool shared) {
   std::string id = make_subscription_id();
+  std::string key = endpoint + "\n" + json::canonical(input);
+  if (!shared) key += "\n" + id;  // a producer of its own
   bool hook_needed = false;
   {
     std::lock_guard lock(mu_);
+    const std::uint64_t sid = session->id();
+    if (subscriptions_by_session_[sid] >= limits_.subscriptions_per_session)
+      return limit_error("subscriptions", limits_.subscriptions_per_session);
+    Subscriber sub{session, sid, endpoint, key};
     auto it = producers_.find(key);
     if (it == producers_.end()) {
+      if (producers_by_session_[sid] >= limits_.producers_per_session)
+        return limit_error("running subscription producers", limits_.producers_per_session);
       // Callbacks hold a weak reference: a producer outliving the hub must not touch it.
       std::weak_ptr<SubscriptionHub> weak = weak_from_this();
       handlers::StreamSink sink;
@@ -56,11 +82,16 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
       // stream's callbacks run asynchronously, never from within open().
       auto stream = open(std::move(sink));
       if (!stream.ok()) return std::move(stream).error();
-      it = producers_.emplace(key, Producer{std::move(stream).value(), {}}).first;
+      it = producers_.emplace(key, Producer{std::move(stream).value(), {}, sid, std::nullopt}).first;
+      ++producers_by_session_[sid];
+    } else if (it->second.latest) {
+      // Joining a running producer: its current state first.
+      sub.held.push_back(data_message(id, *it->second.latest));
     }
     it->second.subscribers.insert(id);
-    subscribers_[id] = Subscriber{session, session->id(), endpoint, key};
-    hook_needed = hooked_sessions_.insert(session->id()).second;
+    subscribers_.emplace(id, std::move(sub));
+    ++subscriptions_by_session_[sid];
+    hook_needed = hooked_sessions_.insert(sid).second;
   }
   if (hook_needed) {
     // Dropped with the connection; the hook holds a weak reference so the hub may go first.
@@ -72,17 +103,62 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
   return id;
 }
 
+void SubscriptionHub::activate(const std::string& subscription_id) {
+  std::vector<std::string> held;
+  std::shared_ptr<rpc::Session> session;
+  {
+    std::lock_guard lock(mu_);
+    auto it = subscribers_.find(subscription_id);
+    if (it == subscribers_.end() || it->second.active) return;
+    it->second.active = true;
+    held = std::move(it->second.held);
+    it->second.held.clear();
+    session = it->second.session.lock();
+    if (it->second.ended) {
+      auto count = subscriptions_by_session_.find(it->second.session_id);
+      if (count != subscriptions_by_session_.end() && count->second > 0) --count->second;
+      subscribers_.erase(it);
+    }
+  }
+  // On the session's strand a push is written at once, before any item another thread pushes
+  // after the flag was set: the order holds.
+  if (session) {
+    for (auto& message : held) session->push(std::move(message));
+  }
+}
+
+void SubscriptionHub::deliver_locked(const std::string& id, Subscriber& sub, std::string message,
+                                     Pushes& out) {
+  if (!sub.active) {
+    sub.held.push_back(std::move(message));
+    return;
+  }
+  if (auto session = sub.session.lock()) out.emplace_back(std::move(session), std::move(message));
+}
+
+void SubscriptionHub::forget_producer_locked(std::map<std::string, Producer>::iterator it) {
+  auto owner = producers_by_session_.find(it->second.owner);
+  if (owner != producers_by_session_.end() && owner->second > 0) {
+    if (--owner->second == 0) producers_by_session_.erase(owner);
+  }
+  producers_.erase(it);
+}
+
 std::shared_ptr<handlers::Stream> SubscriptionHub::remove_locked(const std::string& subscription_id) {
   auto it = subscribers_.find(subscription_id);
   if (it == subscribers_.end()) return nullptr;
   std::string key = it->second.key;
+  auto count = subscriptions_by_session_.find(it->second.session_id);
+  if (count != subscriptions_by_session_.end() && count->second > 0) {
+    if (--count->second == 0) subscriptions_by_session_.erase(count);
+  }
   subscribers_.erase(it);
   auto p = producers_.find(key);
   if (p == producers_.end()) return nullptr;
   p->second.subscribers.erase(subscription_id);
   if (!p->second.subscribers.empty()) return nullptr;
   auto stream = std::move(p->second.stream);
-  producers_.erase(p);
+  forget_producer_locked(p);
   return stream;
 }
 
@@ -110,6 +186,7 @@ void SubscriptionHub::drop_session(std::uint64_t session_id) {
     for (const auto& id : ids) {
       if (auto s = remove_locked(id)) to_close.push_back(std::move(s));
     }
+    subscriptions_by_session_.erase(session_id);
   }
   for (auto& s : to_close) s->close();
 }
@@ -121,59 +198,66 @@ void SubscriptionHub::close_all() {
     for (auto& [key, producer] : producers_) to_close.push_back(std::move(producer.stream));
     producers_.clear();
     subscribers_.clear();
+    producers_by_session_.clear();
+    subscriptions_by_session_.clear();
   }
   for (auto& s : to_close) {
     if (s) s->close();
   }
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> SubscriptionHub::targets_locked(
-    const std::string& key, bool remove) {
-  std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets;
-  auto p = producers_.find(key);
-  if (p == producers_.end()) return targets;
-  for (const auto& id : p->second.subscribers) {
-    auto s = subscribers_.find(id);
-    if (s == subscribers_.end()) continue;
-    if (auto session = s->second.session.lock()) targets.emplace_back(id, std::move(session));
-    if (remove) subscribers_.erase(s);
-  }
-  if (remove) producers_.erase(p);
-  return targets;
-}
-
 void SubscriptionHub::on_data(const std::string& key, const json::value& data) {
-  std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets;
+  Pushes pushes;
   {
     std::lock_guard lock(mu_);
-    targets = targets_locked(key, false);
+    auto p = producers_.find(key);
+    if (p == producers_.end()) return;
+    p->second.latest = data;
+    for (const auto& id : p->second.subscribers) {
+      auto s = subscribers_.find(id);
+      if (s != subscribers_.end()) deliver_locked(id, s->second, data_message(id, data), pushes);
+    }
   }
-  for (auto& [id, session] : targets) session->push(data_message(id, data));
+  send_all(pushes);
 }
 
 void SubscriptionHub::on_end(const std::string& key, const std::optional<Error>& error) {
-  std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets;
+  Pushes pushes;
   {
     std::lock_guard lock(mu_);
-    targets = targets_locked(key, true);
+    auto p = producers_.find(key);
+    if (p == producers_.end()) return;
+    for (const auto& id : p->second.subscribers) {
+      auto s = subscribers_.find(id);
+      if (s == subscribers_.end()) continue;
+      deliver_locked(id, s->second, ended_message(id, error), pushes);
+      if (s->second.active) {
+        auto count = subscriptions_by_session_.find(s->second.session_id);
+        if (count != subscriptions_by_session_.end() && count->second > 0) --count->second;
+        subscribers_.erase(s);
+      } else {
+        s->second.ended = true;  // told at activate(), then forgotten
+      }
+    }
+    forget_producer_locked(p);
   }
   if (error) {
     spdlog::warn("{}: subscription producer ended: {}", service_, error->message);
   }
-  for (auto& [id, session] : targets) session->push(ended_message(id, error));
+  send_all(pushes);
 }
 
 bool SubscriptionHub::publish(std::string_view subscription, json::value data) {
   if (endpoints_.find(subscription) == endpoints_.end()) return false;
-  std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets;
+  Pushes pushes;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [id, sub] : subscribers_) {
-      if (sub.endpoint != subscription) continue;
-      if (auto session = sub.session.lock()) targets.emplace_back(id, std::move(session));
+    for (auto& [id, sub] : subscribers_) {
+      if (sub.endpoint != subscription || sub.ended) continue;
+      deliver_locked(id, sub, data_message(id, data), pushes);
     }
   }
-  for (auto& [id, session] : targets) session->push(data_message(id, data));
+  send_all(pushes);
   return true;
 }
 

@@ -7,11 +7,17 @@
 /// `lavs/data`; when it ends by itself each subscriber gets `lavs/subscriptionEnded`.
 /// Besides producers, any handler of the service can publish to a subscription endpoint
 /// (Publisher): that is how a mutation notifies the subscribers.
+///
+/// Every subscriber gets the current state first: one that joins a shared producer that already
+/// produced gets its latest item, and a handler kind whose producer computes a snapshot once
+/// (function, mcp) gets a producer per subscriber. A new subscriber is held until activate():
+/// items for it wait, so that nothing reaches the client before the subscription id does.
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,14 +32,30 @@ namespace hearth::host {
 class SubscriptionHub final : public handlers::Publisher,
                               public std::enable_shared_from_this<SubscriptionHub> {
  public:
+  /// What one connection may hold.
+  struct Limits {
+    std::size_t producers_per_session = 32;      ///< producers a connection started and that run
+    std::size_t subscriptions_per_session = 1024;
+  };
+
   explicit SubscriptionHub(std::string service) : service_(std::move(service)) {}
+  SubscriptionHub(std::string service, Limits limits)
+      : service_(std::move(service)), limits_(limits) {}
   ~SubscriptionHub() override;
 
-  /// Adds a subscriber; starts the producer when it is the first for (endpoint, input).
-  /// `open` starts the producer and is called at most once per producer.
+  /// Adds a subscriber, held until activate(); starts the producer when it is the first for
+  /// (endpoint, input), or always when `shared` is false. `open` starts the producer and is
+  /// called at most once per producer.
   using OpenFn = std::function<Result<std::shared_ptr<handlers::Stream>>(handlers::StreamSink)>;
   Result<std::string> subscribe(const std::shared_ptr<rpc::Session>& session,
-                                const std::string& endpoint, const json::value& input, OpenFn open);
+                                const std::string& endpoint, const json::value& input, OpenFn open,
+                                bool shared = true);
+
+  /// Lets a subscriber's items flow: what was held for it (the latest item of a shared producer,
+  /// items produced or published since it joined, the end) is pushed in order, then it gets
+  /// items as they come. Call it right after the subscription id was sent, on the session's
+  /// strand. Unknown ids (already unsubscribed) are ignored.
+  void activate(const std::string& subscription_id);
 
   /// Removes a subscriber of `session`. False when no such subscription belongs to the session.
   bool unsubscribe(std::uint64_t session_id, const std::string& subscription_id);
@@ -58,18 +80,24 @@ class SubscriptionHub final : public handlers::Publisher,
     std::uint64_t session_id = 0;
     std::string endpoint;
     std::string key;
+    bool active = false;
+    bool ended = false;               ///< its producer ended while it was held
+    std::vector<std::string> held;  ///< messages waiting for activate()
   };
   struct Producer {
     std::shared_ptr<handlers::Stream> stream;
     std::set<std::string> subscribers;
+    std::uint64_t owner = 0;  ///< the session that started it (counted against its limit)
+    std::optional<json::value> latest;
   };
+
+  /// Sends `message` to subscriber `id` now (into `out`) or holds it (lock held).
+  void deliver_locked(const std::string& id, Subscriber& sub, std::string message,
+                      std::vector<std::pair<std::shared_ptr<rpc::Session>, std::string>>& out);
+  void forget_producer_locked(std::map<std::string, Producer>::iterator it);
 
   void on_data(const std::string& key, const json::value& data);
   void on_end(const std::string& key, const std::optional<Error>& error);
-  /// The live sessions subscribed to producer `key` (lock held); with `remove`, the producer
-  /// and its subscribers are forgotten too.
-  std::vector<std::pair<std::string, std::shared_ptr<rpc::Session>>> targets_locked(
-      const std::string& key, bool remove);
   /// Removes a subscriber (lock held); returns the stream to close when it was the last one.
   std::shared_ptr<handlers::Stream> remove_locked(const std::string& subscription_id);
 
@@ -79,6 +107,9 @@ class SubscriptionHub final : public handlers::Publisher,
   std::map<std::string, Subscriber> subscribers_;  // by subscription id
   std::map<std::string, Producer> producers_;      // by endpoint + "\n" + canonical input
   std::set<std::uint64_t> hooked_sessions_;        // sessions whose close hook is registered
+  Limits limits_;
+  std::map<std::uint64_t, std::size_t> producers_by_session_;
+  std::map<std::uint64_t, std::size_t> subscriptions_by_session_;
 };
 
 /// A fresh, unguessable subscription id ("sub-" + 16 hex digits).

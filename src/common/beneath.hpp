@@ -1,0 +1,50 @@
+#pragma once
+/// Opening a file on someone's behalf inside a folder, without a check-then-open race: the path
+/// is resolved relative to an open descriptor of the folder, no symbolic link is followed (in any
+/// component) and no component may leave the folder, so a handler that swaps a folder for a link
+/// between a check and the open gains nothing. The caller checks the opened descriptor (fstat).
+
+#include <filesystem>
+#include <string>
+
+#include "common/result.hpp"
+
+namespace hearth {
+
+/// An owned file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd();
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+/// Why open_beneath failed: `error` is the errno; `link` is true when a symbolic link (or a
+/// component leaving the folder) was met, which callers report as a refusal, not a missing file.
+struct BeneathFailure {
+  int error = 0;
+  bool link = false;
+};
+
+/// Opens `rel` (relative, normalised, no "..") below `dir` with `flags` (O_CLOEXEC and O_NOFOLLOW
+/// are added), never following a symbolic link. Uses openat2(RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) where the kernel has it, else walks the
+/// components with openat(O_NOFOLLOW).
+Fd open_beneath(const std::filesystem::path& dir, const std::filesystem::path& rel, int flags,
+                BeneathFailure& failure);
+
+}  // namespace hearth

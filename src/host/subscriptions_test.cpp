@@ -1,0 +1,134 @@
+#include "host/subscriptions.hpp"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "rpc/session.hpp"
+
+namespace hearth::host {
+namespace {
+
+/// A producer the test drives by hand.
+struct FakeStream : handlers::Stream {
+  handlers::StreamSink sink;
+  bool closed = false;
+  void close() override { closed = true; }
+};
+
+/// A session that records what is pushed to it.
+struct Recorder {
+  std::shared_ptr<rpc::Session> session;
+  std::shared_ptr<std::vector<json::value>> messages = std::make_shared<std::vector<json::value>>();
+  Recorder() {
+    auto out = messages;
+    session = std::make_shared<rpc::Session>("ws", [out](std::string m) { out->push_back(json::parse(m)); });
+  }
+  /// "data:<value>" or "ended:<reason>" per message, for subscription `id`.
+  std::vector<std::string> seen(const std::string& id) const {
+    std::vector<std::string> out;
+    for (const auto& m : *messages) {
+      if (m.at("params").at("subscriptionId").as_string() != id) continue;
+      if (m.at("method") == "lavs/data") {
+        out.push_back("data:" + json::dump(m.at("params").at("data")));
+      } else {
+        out.push_back("ended:" + std::string(m.at("params").at("reason").as_string()));
+      }
+    }
+    return out;
+  }
+};
+
+class HubTest : public ::testing::Test {
+ protected:
+  HubTest() { hub_->set_endpoints({"updates"}); }
+
+  SubscriptionHub::OpenFn opener() {
+    return [this](handlers::StreamSink sink) -> Result<std::shared_ptr<handlers::Stream>> {
+      auto stream = std::make_shared<FakeStream>();
+      stream->sink = std::move(sink);
+      streams_.push_back(stream);
+      return std::shared_ptr<handlers::Stream>(stream);
+    };
+  }
+  std::string subscribe(Recorder& r, json::value input = json::object{}, bool shared = true) {
+    auto id = hub_->subscribe(r.session, "updates", input, opener(), shared);
+    EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
+    return id.ok() ? *id : std::string();
+  }
+
+  std::shared_ptr<SubscriptionHub> hub_ = std::make_shared<SubscriptionHub>(
+      "svc", SubscriptionHub::Limits{.producers_per_session = 3, .subscriptions_per_session = 5});
+  std::vector<std::shared_ptr<FakeStream>> streams_;
+};
+
+TEST_F(HubTest, ALateSubscriberGetsTheCurrentStateFirst) {
+  Recorder first, late;
+  auto a = subscribe(first);
+  hub_->activate(a);
+  streams_[0]->sink.on_data(json::value(1));
+  streams_[0]->sink.on_data(json::value(2));
+  auto b = subscribe(late);
+  ASSERT_EQ(streams_.size(), 1u);  // shared
+  // Nothing reaches the late subscriber before its id is out (activate), and what came
+  // meanwhile follows the snapshot in order.
+  streams_[0]->sink.on_data(json::value(3));
+  EXPECT_TRUE(late.seen(b).empty());
+  hub_->activate(b);
+  EXPECT_EQ(late.seen(b), (std::vector<std::string>{"data:2", "data:3"}));
+  hub_->publish("updates", json::value("event"));
+  EXPECT_EQ(late.seen(b), (std::vector<std::string>{"data:2", "data:3", "data:\"event\""}));
+  EXPECT_EQ(first.seen(a), (std::vector<std::string>{"data:1", "data:2", "data:3", "data:\"event\""}));
+}
+
+TEST_F(HubTest, AnEndWhileHeldIsToldAfterActivation) {
+  Recorder r;
+  auto id = subscribe(r);
+  streams_[0]->sink.on_data(json::value("snap"));
+  streams_[0]->sink.on_end(std::nullopt);
+  EXPECT_TRUE(r.seen(id).empty());
+  hub_->activate(id);
+  EXPECT_EQ(r.seen(id), (std::vector<std::string>{"data:\"snap\"", "ended:completed"}));
+  EXPECT_EQ(hub_->subscriber_count(), 0u);
+  EXPECT_EQ(hub_->producer_count(), 0u);
+}
+
+TEST_F(HubTest, UnsharedProducersGiveEverySubscriberItsOwnSnapshot) {
+  Recorder a, b;
+  auto ia = subscribe(a, json::object{}, false);
+  auto ib = subscribe(b, json::object{}, false);
+  ASSERT_EQ(streams_.size(), 2u);
+  hub_->activate(ia);
+  hub_->activate(ib);
+  streams_[1]->sink.on_data(json::value("b's"));
+  EXPECT_TRUE(a.seen(ia).empty());
+  EXPECT_EQ(b.seen(ib), (std::vector<std::string>{"data:\"b's\""}));
+  EXPECT_TRUE(hub_->unsubscribe(b.session->id(), ib));
+  EXPECT_TRUE(streams_[1]->closed);
+  EXPECT_FALSE(streams_[0]->closed);
+}
+
+TEST_F(HubTest, AConnectionHasACapOnProducersAndSubscriptions) {
+  Recorder r, other;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(subscribe(r, json::object{{"n", i}}));
+  auto refused = hub_->subscribe(r.session, "updates", json::object{{"n", 99}}, opener());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(streams_.size(), 3u);  // nothing started
+  // Joining running producers is still allowed, up to the subscription cap.
+  subscribe(r, json::object{{"n", 0}});
+  subscribe(r, json::object{{"n", 1}});
+  auto over = hub_->subscribe(r.session, "updates", json::object{{"n", 2}}, opener());
+  ASSERT_FALSE(over.ok());
+  // Another connection has its own allowance.
+  subscribe(other, json::object{{"n", 7}});
+  // Room comes back when producers stop.
+  EXPECT_TRUE(hub_->unsubscribe(r.session->id(), ids[2]));
+  EXPECT_TRUE(hub_->subscribe(r.session, "updates", json::object{{"n", 8}}, opener()).ok());
+  r.session->close();
+  EXPECT_EQ(hub_->subscriber_count(), 1u);
+}
+
+}  // namespace
+}  // namespace hearth::host
