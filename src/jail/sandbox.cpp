@@ -143,12 +143,14 @@ int landlock_abi() {
 namespace {
 
 struct Rights {
-  std::uint64_t read_exec, read_only, read_write, device_rw;
+  std::uint64_t read_exec, read_only, read_write, read_write_keep, device_rw;
 };
 
 Rights rights_for(std::uint64_t handled) {
+  // Never granted: execute in writable folders, and device nodes.
+  const std::uint64_t rw = handled & ~(kFsExecute | kFsMakeChar | kFsMakeBlock | kFsIoctlDev);
   return {(kFsExecute | kFsReadFile | kFsReadDir) & handled, (kFsReadFile | kFsReadDir) & handled,
-          handled & ~(kFsExecute | kFsMakeChar | kFsMakeBlock | kFsIoctlDev),
+          rw, rw & ~(kFsRemoveDir | kFsRemoveFile | kFsRefer),
           (kFsReadFile | kFsWriteFile | kFsTruncate) & handled};
 }
 
@@ -206,6 +208,9 @@ int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
   for (const auto& p : options.read_exec) add(p, r.read_exec);
   for (const auto& p : options.read_only) add(p, r.read_only);
   for (const auto& p : options.read_write) add(p, r.read_write);
+  // Folders above a covered (negated) entry: entries can be created and written there, but not
+  // removed, renamed or linked elsewhere, so nothing covered moves to a name no negation matches.
+  for (const auto& p : options.read_write_keep) add(p, r.read_write_keep);
   if (!result && attr.handled_access_net != 0 && options.net == NetMode::kProxy) {
     NetPortAttr port{kNetConnectTcp, options.proxy_port};
     if (::syscall(SYS_landlock_add_rule, ruleset, kRuleNetPort, &port, 0U) != 0)
@@ -421,7 +426,8 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
   };
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd) != nullptr) remember(cwd);
-  for (const auto* list : {&options.read_exec, &options.read_only, &options.read_write})
+  for (const auto* list :
+       {&options.read_exec, &options.read_only, &options.read_write, &options.read_write_keep})
     for (const auto& p : *list) remember(p);
   // Parents before children, so that a folder bound back does not cover a file bound into it.
   std::sort(keep.begin(), keep.end(), [](const Keep& a, const Keep& b) { return a.path < b.path; });
