@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -264,6 +266,41 @@ TEST_F(TempService, KeptFolderRightsRefuseRemoveRenameAndRefer) {
   EXPECT_TRUE(fs::exists(dir_ / "data" / "sub" / "inner" / "x"));
   EXPECT_FALSE(fs::exists(dir_ / "data" / "pub" / "a.txt"));
   EXPECT_FALSE(fs::exists(dir_ / "data" / "pub" / "a-link"));
+}
+
+// Unix sockets in the seccomp filter, in every network mode: no socket(AF_UNIX) (whatever the
+// upper bits of the family register), socketpair only for connected stream/seqpacket pairs.
+TEST(Seccomp, UnixSocketsAreRefusedButStreamPairsWork) {
+  for (NetMode mode : {NetMode::kNone, NetMode::kProxy, NetMode::kHost}) {
+    const std::string bpf = sandbox::export_seccomp(mode);
+    ASSERT_FALSE(bpf.empty());
+    const int rc = in_child([&]() -> int {
+      if (auto f = sandbox::apply_seccomp(mode, bpf)) {
+        std::fprintf(stderr, "seccomp: %s\n", f->detail.c_str());
+        return 2;
+      }
+      int sv[2];
+      CHILD_EXPECT(::socket(AF_UNIX, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
+      CHILD_EXPECT(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0) < 0);
+      CHILD_EXPECT(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0) < 0);
+      CHILD_EXPECT(::syscall(SYS_socket, (1ULL << 32) | AF_UNIX, SOCK_STREAM, 0) < 0);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0 && errno == EPERM);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_RAW, 0, sv) < 0);  // AF_UNIX makes it SOCK_DGRAM
+      CHILD_EXPECT(::syscall(SYS_socketpair, AF_UNIX, (1ULL << 32) | SOCK_DGRAM, 0, sv) < 0);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+      CHILD_EXPECT(::write(sv[0], "x", 1) == 1);
+      char c = 0;
+      CHILD_EXPECT(::read(sv[1], &c, 1) == 1 && c == 'x');
+      ::close(sv[0]);
+      ::close(sv[1]);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv) == 0);
+      ::close(sv[0]);
+      ::close(sv[1]);
+      return 0;
+    });
+    EXPECT_EQ(rc, 0) << "mode " << to_string(mode);
+  }
 }
 
 TEST_F(TempService, MissingMechanismRefusesWithItsName) {
