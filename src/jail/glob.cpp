@@ -147,11 +147,23 @@ bool GlobSet::allows(std::string_view relative_path) const {
       break;
     }
   }
-  if (!included) return false;
-  for (const auto& p : exclude_) {
-    if (glob_match(p, relative_path)) return false;
+  return included && !excluded(relative_path);
+}
+
+bool GlobSet::excluded(std::string_view relative_path) const {
+  if (exclude_.empty()) return false;
+  // The path itself and each folder above it: "a/b/c", then "a/b", then "a".
+  std::string_view path = relative_path;
+  for (;;) {
+    if (!path.empty()) {
+      for (const auto& p : exclude_) {
+        if (glob_match(p, path)) return true;
+      }
+    }
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos) return false;
+    path = path.substr(0, slash);
   }
-  return true;
 }
 
 PathVerdict check_requested_path(const std::filesystem::path& dir, const GlobSet& globs,

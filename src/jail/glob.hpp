@@ -4,8 +4,12 @@
 /// segments (zero included), `?` one character, `[abc]` / `[a-z]` / `[!a-z]` (or `[^...]`) one
 /// character of a class, a leading `!` negates the pattern, a leading `./` is ignored and a
 /// trailing `/` means everything below that folder.
-/// A path is allowed when at least one plain pattern matches it and no negated pattern does
-/// (a negation always wins, whatever the order).
+/// A path is allowed when at least one plain pattern matches it and it is not excluded. A path is
+/// excluded when it, or any folder above it inside the service folder, matches a negated pattern
+/// (a negation always wins, whatever the order): `!data/secret` excludes `data/secret` and
+/// everything beneath it, `!data/secret/**` too. The jail applies the same rule (it covers each
+/// existing match, and the folder it is in cannot be renamed; see jail.hpp), so that what a
+/// handler cannot reach, lavs/readFile and ctx.readFile do not serve either.
 
 #include <filesystem>
 #include <string>
@@ -23,8 +27,12 @@ class GlobSet {
   GlobSet() = default;
   explicit GlobSet(const std::vector<std::string>& patterns);
 
-  /// See the file comment for the rule.
+  /// See the file comment for the rule: included, and not excluded().
   bool allows(std::string_view relative_path) const;
+  /// True when `relative_path` (relative to the service folder, '/'-separated, normalised) or one
+  /// of the folders above it matches a negated pattern. For callers that walk or open paths
+  /// segment by segment: a folder that is excluded() excludes everything beneath it.
+  bool excluded(std::string_view relative_path) const;
   bool empty() const { return include_.empty(); }
 
  private:

@@ -87,6 +87,56 @@ TEST(RequestedPath, RelativeNormalisedAndCovered) {
   EXPECT_EQ(check_requested_path(dir, globs, ".", rel), PathVerdict::kOutside);
 }
 
+// A negated pattern excludes what it matches and everything beneath it: the jail covers a
+// matched folder whole, and lavs/readFile must not serve what the handler cannot reach.
+TEST(GlobSet, NegatedFolderExcludesEverythingBeneath) {
+  GlobSet literal({"data/**", "!data/secret"});
+  EXPECT_TRUE(literal.excluded("data/secret"));
+  EXPECT_TRUE(literal.excluded("data/secret/file"));
+  EXPECT_TRUE(literal.excluded("data/secret/a/b/c.txt"));
+  EXPECT_FALSE(literal.allows("data/secret/file"));
+  EXPECT_FALSE(literal.allows("data/secret/a/b/c.txt"));
+  EXPECT_TRUE(literal.allows("data/secretary/file"));  // segments, not string prefixes
+  EXPECT_TRUE(literal.allows("data/public/secret2"));
+  EXPECT_FALSE(literal.excluded("data"));
+
+  GlobSet starstar({"./**", "!data/secret/**"});
+  EXPECT_TRUE(starstar.excluded("data/secret"));
+  EXPECT_FALSE(starstar.allows("data/secret"));
+  EXPECT_FALSE(starstar.allows("data/secret/x/y"));
+  EXPECT_TRUE(starstar.allows("data/other"));
+  EXPECT_TRUE(starstar.allows("data"));
+
+  GlobSet anywhere({"**", "!**/secret"});
+  EXPECT_FALSE(anywhere.allows("secret/a"));
+  EXPECT_FALSE(anywhere.allows("x/y/secret/z/w"));
+  EXPECT_TRUE(anywhere.allows("x/y/secrets/z"));
+
+  GlobSet files({"data/**", "!data/*.key"});
+  EXPECT_FALSE(files.allows("data/a.key"));
+  EXPECT_TRUE(files.allows("data/sub/a.key"));  // * stays within one segment
+  // A folder named like an excluded file excludes its content too.
+  EXPECT_FALSE(files.allows("data/dir.key/inner.txt"));
+
+  GlobSet none({"data/**"});
+  EXPECT_FALSE(none.excluded("data/secret/file"));
+}
+
+TEST(RequestedPath, ExcludedFolderIsRefusedBeforeAndAfterLinks) {
+  const std::filesystem::path dir = "/srv/svc";
+  GlobSet globs({"data/**", "!data/secret"});
+  std::filesystem::path rel;
+  EXPECT_EQ(check_requested_path(dir, globs, "data/secret/file", rel), PathVerdict::kNotCovered);
+  EXPECT_EQ(check_requested_path(dir, globs, "data/x/../secret/file", rel),
+            PathVerdict::kNotCovered);
+  EXPECT_EQ(check_requested_path(dir, globs, "/srv/svc/data/secret/a/b", rel),
+            PathVerdict::kNotCovered);
+  // A link elsewhere in data/ that resolves into the excluded folder.
+  EXPECT_EQ(check_requested_path(dir, globs, "data/link/file", rel), PathVerdict::kAllowed);
+  EXPECT_FALSE(real_path_allowed(dir, globs, "/srv/svc/data/secret/file"));
+  EXPECT_TRUE(real_path_allowed(dir, globs, "/srv/svc/data/public/file"));
+}
+
 TEST(RequestedPath, RealPathMustStayInsideAndCovered) {
   const std::filesystem::path dir = "/srv/svc";
   GlobSet globs({"data/**"});

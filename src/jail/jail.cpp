@@ -213,9 +213,26 @@ bool Capabilities::has(std::string_view name) const {
   return m != nullptr && m->ok;
 }
 
+namespace {
+
+/// The too-many-entries marker of FileRules (see plan()).
+FileRules too_many_entries() {
+  FileRules rules;
+  rules.hide.emplace_back();
+  return rules;
+}
+
+bool is_at_or_inside(const fs::path& path, const fs::path& base) {
+  return path == base || is_inside(path, base);
+}
+
+}  // namespace
+
 FileRules file_rules(const fs::path& service_dir, const std::vector<std::string>& patterns) {
   FileRules rules;
   std::error_code ec;
+  // Plain patterns: the folders and files to open read-write (before the exclusions are known).
+  std::vector<std::string> granted;
   for (const auto& raw : patterns) {
     if (!raw.empty() && raw.front() == '!') continue;
     const auto normalised = normalise(raw);
@@ -228,14 +245,20 @@ FileRules file_rules(const fs::path& service_dir, const std::vector<std::string>
       // A symbolic link is not followed out of the service folder.
       const fs::path real = fs::weakly_canonical(target, ec);
       if (!ec && (real == service_dir || is_inside(real, service_dir)))
-        add_unique(rules.read_write, real.string());
+        add_unique(granted, real.string());
     } else if (literal) {
       const fs::path parent = target.parent_path();
-      if (fs::is_directory(parent, ec)) add_unique(rules.read_write, parent.string());
+      if (fs::is_directory(parent, ec)) add_unique(granted, parent.string());
     }
   }
-  // Negations: cover what they match today.
+  // Negations: cover what they match today. A matched folder is covered whole, which is the
+  // "or any folder above it" of GlobSet::excluded(), so the search does not go into it.
   std::size_t visited = 0;
+  auto hide = [&](const fs::path& path) {
+    // The folder it is in, without links, so that the folders above it can be kept (below).
+    const fs::path parent = fs::weakly_canonical(path.parent_path(), ec);
+    add_unique(rules.hide, (ec ? path : parent / path.filename()).string());
+  };
   for (const auto& raw : patterns) {
     if (raw.empty() || raw.front() != '!') continue;
     const auto normalised = normalise(std::string_view(raw).substr(1));
@@ -244,27 +267,91 @@ FileRules file_rules(const fs::path& service_dir, const std::vector<std::string>
     const bool literal = !has_wildcard(pattern);
     if (literal) {
       const fs::path target = service_dir / pattern;
-      if (fs::exists(fs::symlink_status(target, ec))) add_unique(rules.hide, target.string());
+      if (fs::exists(fs::symlink_status(target, ec))) hide(target);
       continue;
     }
     const std::string prefix = literal_prefix(pattern);
     const fs::path base = prefix.empty() ? service_dir : service_dir / prefix;
     if (!fs::is_directory(base, ec)) continue;
+    // The folder the search starts from may match itself (`data/secret/**` matches
+    // `data/secret`: `**` is zero or more segments); then it is covered, not only its content.
+    if (!prefix.empty() && glob_match(pattern, prefix)) {
+      hide(base);
+      continue;
+    }
     for (auto it = fs::recursive_directory_iterator(base, fs::directory_options::none, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (++visited > kMaxHideScan) {
-        rules.hide.clear();
-        rules.read_write.clear();
-        rules.hide.emplace_back();  // marker: too many entries (see plan())
-        return rules;
-      }
+      if (++visited > kMaxHideScan) return too_many_entries();
       const std::string rel = it->path().lexically_relative(service_dir).generic_string();
       if (glob_match(pattern, rel)) {
-        add_unique(rules.hide, it->path().string());
+        hide(it->path());
         if (it->is_directory(ec)) it.disable_recursion_pending();
       }
     }
   }
+
+  // The folders above a covered entry, from the service folder down: renaming or removing one
+  // of them (or the entry itself) would take the excluded content to a name no negation matches,
+  // readable at the next launch. Landlock rights are additive down a tree, so such a folder
+  // cannot be granted whole: it gets a rule without remove and refer rights (`keep`), and each
+  // of its sub-folders that holds nothing excluded gets a full rule of its own. Files directly
+  // in it need no rule: reading and writing them is the folder rule's; removing or renaming
+  // them is what the folder rule does not give.
+  std::vector<fs::path> above;  // strict ancestors of covered entries, inside the service folder
+  for (const auto& h : rules.hide) {
+    const fs::path covered(h);
+    if (!is_inside(covered, service_dir)) continue;
+    for (fs::path p = covered.parent_path(); is_at_or_inside(p, service_dir); p = p.parent_path()) {
+      if (std::find(above.begin(), above.end(), p) == above.end()) above.push_back(p);
+      if (p == service_dir) break;
+    }
+  }
+  auto is_above = [&](const fs::path& p) {
+    return std::find(above.begin(), above.end(), p) != above.end();
+  };
+  auto is_covered = [&](const fs::path& p) {
+    for (const auto& h : rules.hide) {
+      if (is_at_or_inside(p, fs::path(h))) return true;
+    }
+    return false;
+  };
+  bool too_many = false;
+  // Keeps `folder` and grants its other sub-folders whole.
+  auto keep = [&](auto&& self, const fs::path& folder) -> void {
+    if (std::find(rules.keep.begin(), rules.keep.end(), folder.string()) != rules.keep.end())
+      return;
+    rules.keep.push_back(folder.string());
+    for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      if (++visited > kMaxHideScan) {
+        too_many = true;
+        return;
+      }
+      const fs::path child = it->path();
+      const auto status = it->symlink_status(ec);
+      // A link is not a folder of its own: what it leads to has its own rules.
+      if (ec || !fs::is_directory(status) || is_covered(child)) continue;
+      if (is_above(child)) {
+        self(self, child);
+        if (too_many) return;
+      } else {
+        add_unique(rules.read_write, child.string());
+      }
+    }
+  };
+  for (const auto& g : granted) {
+    const fs::path path(g);
+    if (is_above(path)) {
+      keep(keep, path);
+      if (too_many) return too_many_entries();
+    } else if (!is_covered(path)) {
+      add_unique(rules.read_write, g);
+    }
+  }
+  // A full rule may have been added for a folder that a later rule keeps.
+  std::erase_if(rules.read_write, [&](const std::string& p) {
+    return std::find(rules.keep.begin(), rules.keep.end(), p) != rules.keep.end();
+  });
   return rules;
 }
 
@@ -405,6 +492,7 @@ Result<Plan> Jail::plan(const Request& request) const {
                          "more than " + std::to_string(kMaxHideScan) + " files to examine");
     }
     o.read_write = std::move(rules.read_write);
+    o.read_write_keep = std::move(rules.keep);
     o.hide = std::move(rules.hide);
   }
   // The handler's own code.

@@ -14,8 +14,17 @@
 /// - a pattern with wildcards: a rule on the folder its literal prefix names (`data/**/*.json` ->
 ///   `data/`), when that folder exists; everything beneath it is then reachable by the handler;
 /// - a negated pattern (`!data/secret.json`): every existing path it matches (searched below the
-///   literal prefix, at most kMaxHideScan entries) is covered by an empty read-only object in the
-///   jail's mount namespace;
+///   literal prefix, the prefix folder itself included, at most kMaxHideScan entries) is covered
+///   by an empty read-only object in the jail's mount namespace; a matched folder is covered
+///   whole, as GlobSet::excluded() excludes everything beneath it. A covered path is a mount
+///   point in the jail: it cannot be renamed, removed, replaced or hard-linked (EBUSY, EXDEV);
+/// - the folders above a covered path, from the service folder down, are not granted whole:
+///   renaming one would carry the covered content to a name no negation matches, readable at the
+///   next launch. A pattern that grants such a folder grants it without Landlock REMOVE_DIR,
+///   REMOVE_FILE and REFER (`keep`: its entries can be created, read and written, not removed,
+///   renamed, or moved or linked to another folder), and each of its sub-folders that holds
+///   nothing covered gets a full rule of its own (symbolic links get none). Folders the handler
+///   creates later in a kept folder inherit its rights;
 /// - hearth's own reads and writes on a handler's behalf (lavs/readFile, ctx.readFile later) check
 ///   the exact glob set, which is stricter than the rules above.
 /// Rules are read-write without execute. The handler's own code is read-execute: the folder of
@@ -118,6 +127,9 @@ class Jail {
 /// cover. Exposed for tests.
 struct FileRules {
   std::vector<std::string> read_write;
+  /// Folders above a covered entry (from the service folder down) that a pattern grants:
+  /// read-write without remove, rename or refer (LaunchOptions::read_write_keep).
+  std::vector<std::string> keep;
   std::vector<std::string> hide;
 };
 FileRules file_rules(const std::filesystem::path& service_dir,

@@ -1,10 +1,18 @@
 #include "jail/jail.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <fstream>
+
+#include "jail/sandbox.hpp"
 
 namespace hearth::jail {
 namespace {
@@ -77,10 +85,222 @@ TEST_F(TempService, NegationsCoverWhatTheyMatch) {
   touch("data/secret.json");
   touch("data/keys/k1.pem");
   const auto rules = file_rules(dir_, {"data/**", "!data/secret.json", "!data/**/*.pem"});
-  EXPECT_EQ(rules.read_write, std::vector<std::string>{at("data")});
   EXPECT_TRUE(contains(rules.hide, at("data/secret.json")));
   EXPECT_TRUE(contains(rules.hide, at("data/keys/k1.pem")));
   EXPECT_FALSE(contains(rules.hide, at("data/a.json")));
+  // data/ and data/keys/ hold covered entries: kept (no remove, rename or refer), not granted
+  // whole.
+  EXPECT_EQ(rules.keep, (std::vector<std::string>{at("data"), at("data/keys")}));
+  EXPECT_TRUE(rules.read_write.empty());
+}
+
+// The folder a `X/**` negation starts from matches it too (`**` is zero or more segments): it
+// is covered itself, so that it is a mount point in the jail and cannot be renamed.
+TEST_F(TempService, StarStarNegationCoversItsFolder) {
+  touch("data/secret/file");
+  touch("data/secret/sub/deep");
+  touch("data/pub/x");
+  touch("data/a.txt");
+  touch("other/y");
+  touch("top.txt");
+  const auto rules = file_rules(dir_, {"./**", "!data/secret/**"});
+  EXPECT_EQ(rules.hide, std::vector<std::string>{at("data/secret")});
+  // Every folder from the service folder down to the covered one is kept ...
+  EXPECT_EQ(rules.keep, (std::vector<std::string>{dir_.string(), at("data")}));
+  // ... and their other sub-folders are granted whole, each with a rule of its own.
+  EXPECT_TRUE(contains(rules.read_write, at("data/pub")));
+  EXPECT_TRUE(contains(rules.read_write, at("other")));
+  EXPECT_EQ(rules.read_write.size(), 2u);
+  // Files need no rule of their own: the kept folder's rule reads and writes them.
+  EXPECT_FALSE(contains(rules.read_write, at("top.txt")));
+  EXPECT_FALSE(contains(rules.read_write, at("data/a.txt")));
+  EXPECT_FALSE(contains(rules.read_write, dir_.string()));
+  EXPECT_FALSE(contains(rules.read_write, at("data")));
+}
+
+TEST_F(TempService, LiteralNegationOfAFolderKeepsItsAncestors) {
+  touch("data/secret/file");
+  touch("data/pub/x");
+  const auto rules = file_rules(dir_, {"data/**", "!data/secret"});
+  EXPECT_EQ(rules.hide, std::vector<std::string>{at("data/secret")});
+  EXPECT_EQ(rules.keep, std::vector<std::string>{at("data")});  // the service folder: no rule
+  EXPECT_EQ(rules.read_write, std::vector<std::string>{at("data/pub")});
+}
+
+TEST_F(TempService, NegatedFilesKeepTheirFolderOnly) {
+  touch("data/a.key");
+  touch("data/notes.txt");
+  touch("data/sub/b.key");  // `*` stays within data/
+  touch("data/sub/c.txt");
+  const auto rules = file_rules(dir_, {"data/**", "!data/*.key"});
+  EXPECT_EQ(rules.hide, std::vector<std::string>{at("data/a.key")});
+  EXPECT_EQ(rules.keep, std::vector<std::string>{at("data")});
+  EXPECT_EQ(rules.read_write, std::vector<std::string>{at("data/sub")});
+}
+
+TEST_F(TempService, NegationAnywhereKeepsEveryFolderAboveAMatch) {
+  touch("data/x/secret/f");
+  touch("data/x/pub/f");
+  touch("data/y/f");
+  touch("code/secret");  // outside every grant: covered, nothing kept for it
+  const auto rules = file_rules(dir_, {"data/**", "!**/secret"});
+  EXPECT_TRUE(contains(rules.hide, at("data/x/secret")));
+  EXPECT_TRUE(contains(rules.hide, at("code/secret")));
+  EXPECT_EQ(rules.keep, (std::vector<std::string>{at("data"), at("data/x")}));
+  EXPECT_TRUE(contains(rules.read_write, at("data/x/pub")));
+  EXPECT_TRUE(contains(rules.read_write, at("data/y")));
+  EXPECT_EQ(rules.read_write.size(), 2u);
+}
+
+TEST_F(TempService, NestedGrantsAreKeptToo) {
+  // A narrower pattern must not grant back, whole, a folder that a wider one keeps.
+  touch("data/secret/f");
+  touch("data/pub/f");
+  const auto rules = file_rules(dir_, {"./**", "data/**", "data/pub/**", "!data/secret/**"});
+  EXPECT_EQ(rules.keep, (std::vector<std::string>{dir_.string(), at("data")}));
+  EXPECT_EQ(rules.read_write, std::vector<std::string>{at("data/pub")});
+}
+
+TEST_F(TempService, NegationOfAMissingFolderKeepsNothing) {
+  // Nothing to protect yet: what the handler creates there later is its own.
+  touch("data/a.txt");
+  const auto rules = file_rules(dir_, {"data/**", "!data/secret/**", "!data/secret"});
+  EXPECT_TRUE(rules.hide.empty());
+  EXPECT_TRUE(rules.keep.empty());
+  EXPECT_EQ(rules.read_write, std::vector<std::string>{at("data")});
+}
+
+TEST_F(TempService, LinksInAKeptFolderGetNoRule) {
+  touch("data/secret/f");
+  fs::create_directory_symlink("/etc", dir_ / "data" / "etc-link");
+  const auto rules = file_rules(dir_, {"data/**", "!data/secret"});
+  EXPECT_TRUE(rules.read_write.empty());  // not /etc, not the link
+}
+
+TEST_F(TempService, TooManyEntriesInKeptFoldersRefuse) {
+  touch("data/secret.key");
+  for (std::size_t i = 0; i <= kMaxHideScan; ++i) fs::create_directory(dir_ / "data" / std::to_string(i));
+  const auto rules = file_rules(dir_, {"data/**", "!data/secret.key"});
+  ASSERT_EQ(rules.hide.size(), 1u);
+  EXPECT_TRUE(rules.hide.front().empty());  // the refusal marker plan() turns into -32001
+}
+
+TEST_F(TempService, PlanPassesKeptFoldersToTheLauncher) {
+  touch("data/secret/f");
+  touch("data/pub/f");
+  Jail jail({}, all_mechanisms());
+  Request request;
+  request.service_dir = dir_;
+  request.program = "/bin/true";
+  request.file_access = std::vector<std::string>{"data/**", "!data/secret/**"};
+  auto plan = jail.plan(request);
+  ASSERT_TRUE(plan.ok());
+  const auto& o = plan.value().options;
+  EXPECT_EQ(o.read_write_keep, std::vector<std::string>{at("data")});
+  EXPECT_EQ(o.read_write, std::vector<std::string>{at("data/pub")});
+  EXPECT_EQ(o.hide, std::vector<std::string>{at("data/secret")});
+  const auto args = o.to_args();
+  EXPECT_TRUE(contains(args, "--rw-keep=" + at("data")));
+}
+
+/// Runs `body` in a forked child (the mechanisms restrict the calling process for good); true
+/// when it returned 0. Its messages go to stderr.
+template <class Body>
+int in_child(Body&& body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    ::_exit(body());
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define CHILD_EXPECT(cond)                                                               \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
+      std::fprintf(stderr, "%s:%d: %s (errno %d)\n", __FILE__, __LINE__, #cond, errno); \
+      return 1;                                                                          \
+    }                                                                                    \
+  } while (0)
+
+// The rights of a kept folder, enforced by the kernel: entries are created and written, never
+// removed, renamed or linked elsewhere; its granted sub-folders keep every right.
+TEST_F(TempService, KeptFolderRightsRefuseRemoveRenameAndRefer) {
+  if (sandbox::landlock_abi() < 2) GTEST_SKIP() << "Landlock with REFER (ABI 2) is not available";
+  touch("data/a.txt");
+  touch("data/sub/inner/x");
+  touch("data/pub/p.txt");
+  LaunchOptions o;
+  o.read_write_keep = {at("data"), at("data/sub")};
+  o.read_write = {at("data/pub")};
+  const std::string d = at("data");
+  const int rc = in_child([&]() -> int {
+    if (auto f = sandbox::apply_landlock(o, sandbox::landlock_abi(), "")) {
+      std::fprintf(stderr, "landlock: %s\n", f->detail.c_str());
+      return 2;
+    }
+    // Allowed: create, write, read in the kept folder; everything in the granted one.
+    CHILD_EXPECT(std::ofstream(d + "/new.txt") << "n");
+    CHILD_EXPECT(std::ofstream(d + "/a.txt", std::ios::app) << "more");
+    CHILD_EXPECT(::mkdir((d + "/newdir").c_str(), 0755) == 0);
+    CHILD_EXPECT(std::ofstream(d + "/pub/q.txt") << "q");
+    CHILD_EXPECT(::rename((d + "/pub/q.txt").c_str(), (d + "/pub/r.txt").c_str()) == 0);
+    CHILD_EXPECT(::unlink((d + "/pub/r.txt").c_str()) == 0);
+    // Refused: removing or renaming anything directly in a kept folder, sub-folders included.
+    CHILD_EXPECT(::unlink((d + "/a.txt").c_str()) != 0);
+    CHILD_EXPECT(::rename((d + "/a.txt").c_str(), (d + "/b.txt").c_str()) != 0);
+    CHILD_EXPECT(::rename((d + "/sub").c_str(), (d + "/sub2").c_str()) != 0);
+    CHILD_EXPECT(::rename((d + "/sub/inner").c_str(), (d + "/inner").c_str()) != 0);
+    CHILD_EXPECT(::rename((d + "/sub").c_str(), (d + "/pub/sub").c_str()) != 0);
+    CHILD_EXPECT(::rmdir((d + "/newdir").c_str()) != 0);
+    // Moving or linking into a granted folder (another parent: REFER).
+    CHILD_EXPECT(::rename((d + "/a.txt").c_str(), (d + "/pub/a.txt").c_str()) != 0);
+    CHILD_EXPECT(::link((d + "/a.txt").c_str(), (d + "/pub/a-link").c_str()) != 0);
+    CHILD_EXPECT(::link((d + "/sub/inner/x").c_str(), (d + "/pub/x-link").c_str()) != 0);
+    return 0;
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_TRUE(fs::exists(dir_ / "data" / "a.txt"));
+  EXPECT_TRUE(fs::exists(dir_ / "data" / "sub" / "inner" / "x"));
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "pub" / "a.txt"));
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "pub" / "a-link"));
+}
+
+// Unix sockets in the seccomp filter, in every network mode: no socket(AF_UNIX) (whatever the
+// upper bits of the family register), socketpair only for connected stream/seqpacket pairs.
+TEST(Seccomp, UnixSocketsAreRefusedButStreamPairsWork) {
+  for (NetMode mode : {NetMode::kNone, NetMode::kProxy, NetMode::kHost}) {
+    const std::string bpf = sandbox::export_seccomp(mode);
+    ASSERT_FALSE(bpf.empty());
+    const int rc = in_child([&]() -> int {
+      if (auto f = sandbox::apply_seccomp(mode, bpf)) {
+        std::fprintf(stderr, "seccomp: %s\n", f->detail.c_str());
+        return 2;
+      }
+      int sv[2];
+      CHILD_EXPECT(::socket(AF_UNIX, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
+      CHILD_EXPECT(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0) < 0);
+      CHILD_EXPECT(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0) < 0);
+      CHILD_EXPECT(::syscall(SYS_socket, (1ULL << 32) | AF_UNIX, SOCK_STREAM, 0) < 0);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0 && errno == EPERM);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_RAW, 0, sv) < 0);  // AF_UNIX makes it SOCK_DGRAM
+      CHILD_EXPECT(::syscall(SYS_socketpair, AF_UNIX, (1ULL << 32) | SOCK_DGRAM, 0, sv) < 0);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+      CHILD_EXPECT(::write(sv[0], "x", 1) == 1);
+      char c = 0;
+      CHILD_EXPECT(::read(sv[1], &c, 1) == 1 && c == 'x');
+      ::close(sv[0]);
+      ::close(sv[1]);
+      CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv) == 0);
+      ::close(sv[0]);
+      ::close(sv[1]);
+      return 0;
+    });
+    EXPECT_EQ(rc, 0) << "mode " << to_string(mode);
+  }
 }
 
 TEST_F(TempService, MissingMechanismRefusesWithItsName) {
@@ -181,6 +401,7 @@ TEST(LaunchOptions, RoundTrip) {
   o.uid = 65534;
   o.read_exec = {"/srv/a b"};
   o.read_write = {"/srv/data"};
+  o.read_write_keep = {"/srv", "/srv/x"};
   o.hide = {"/srv/data/secret"};
   o.net = NetMode::kProxy;
   o.proxy_port = 8080;

@@ -54,6 +54,7 @@ std::vector<std::string> LaunchOptions::to_args() const {
   for (const auto& p : read_exec) add("rx", p);
   for (const auto& p : read_only) add("ro", p);
   for (const auto& p : read_write) add("rw", p);
+  for (const auto& p : read_write_keep) add("rw-keep", p);
   for (const auto& p : hide) add("hide", p);
   add("net", to_string(net));
   if (net == NetMode::kProxy) add("proxy-port", proxy_port);
@@ -116,6 +117,8 @@ std::optional<ParsedLaunch> parse_launch_args(int argc, const char* const* argv,
       ok = path_list(o.read_only);
     } else if (name == "rw") {
       ok = path_list(o.read_write);
+    } else if (name == "rw-keep") {
+      ok = path_list(o.read_write_keep);
     } else if (name == "hide") {
       ok = path_list(o.hide);
     } else if (name == "net") {

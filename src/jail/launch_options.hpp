@@ -15,6 +15,10 @@
 ///   --rx=PATH           read and execute beneath PATH (a folder or a file)
 ///   --ro=PATH           read beneath PATH
 ///   --rw=PATH           read, write, create, rename and remove beneath PATH (no execute)
+///   --rw-keep=PATH      as --rw, but without removing, renaming or linking entries out of
+///                       PATH or its sub-folders (Landlock REMOVE_DIR, REMOVE_FILE, REFER): the
+///                       folders above a --hide path, so that it cannot be moved out from under
+///                       its cover
 ///   --hide=PATH         cover PATH with an empty read-only object (negated fileAccess entries)
 ///   --net=none|proxy|host
 ///   --proxy-port=N      proxy mode: the loopback port of the in-jail listener (default 3128)
@@ -56,6 +60,7 @@ struct LaunchOptions {
   std::vector<std::string> read_exec;
   std::vector<std::string> read_only;
   std::vector<std::string> read_write;
+  std::vector<std::string> read_write_keep;
   std::vector<std::string> hide;
   NetMode net = NetMode::kNone;
   std::uint16_t proxy_port = 3128;

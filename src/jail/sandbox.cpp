@@ -49,6 +49,9 @@ constexpr std::uint64_t kFsMakeSym = 1ULL << 12;
 constexpr std::uint64_t kFsRefer = 1ULL << 13;     // ABI 2
 constexpr std::uint64_t kFsTruncate = 1ULL << 14;  // ABI 3
 constexpr std::uint64_t kFsIoctlDev = 1ULL << 15;  // ABI 5
+// Connecting or sending to a pathname unix socket (LANDLOCK_ACCESS_FS_RESOLVE_UNIX, newer than
+// ABI 7): handled when the kernel knows it, granted nowhere. Seccomp refuses unix sockets anyway.
+constexpr std::uint64_t kFsResolveUnix = 1ULL << 16;
 constexpr std::uint64_t kNetBindTcp = 1ULL << 0;     // ABI 4
 constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;  // ABI 4
 constexpr std::uint64_t kScopeAbstractUnix = 1ULL << 0;  // ABI 6
@@ -143,12 +146,16 @@ int landlock_abi() {
 namespace {
 
 struct Rights {
-  std::uint64_t read_exec, read_only, read_write, device_rw;
+  std::uint64_t read_exec, read_only, read_write, read_write_keep, device_rw;
 };
 
 Rights rights_for(std::uint64_t handled) {
+  // Never granted: execute in writable folders, device nodes, and (when the kernel has it)
+  // connecting to the pathname unix sockets found there.
+  const std::uint64_t rw =
+      handled & ~(kFsExecute | kFsMakeChar | kFsMakeBlock | kFsIoctlDev | kFsResolveUnix);
   return {(kFsExecute | kFsReadFile | kFsReadDir) & handled, (kFsReadFile | kFsReadDir) & handled,
-          handled & ~(kFsExecute | kFsMakeChar | kFsMakeBlock | kFsIoctlDev),
+          rw, rw & ~(kFsRemoveDir | kFsRemoveFile | kFsRefer),
           (kFsReadFile | kFsWriteFile | kFsTruncate) & handled};
 }
 
@@ -190,8 +197,16 @@ int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
     attr.scoped = kScopeAbstractUnix | kScopeSignal;
     attr_size = sizeof(RulesetAttr);
   }
-  const int ruleset =
-      static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U));
+  // Pathname unix sockets (a right newer than ABI 7): handled, and so refused outside the jail's
+  // own, when this kernel accepts the bit; a kernel that does not know it says EINVAL.
+  int ruleset = -1;
+  if (abi >= 8) {
+    attr.handled_access_fs |= kFsResolveUnix;
+    ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U));
+    if (ruleset < 0) attr.handled_access_fs &= ~kFsResolveUnix;
+  }
+  if (ruleset < 0)
+    ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U));
   if (ruleset < 0) {
     result = failure("landlock", "landlock_create_ruleset", errno);
     return -1;
@@ -206,6 +221,9 @@ int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
   for (const auto& p : options.read_exec) add(p, r.read_exec);
   for (const auto& p : options.read_only) add(p, r.read_only);
   for (const auto& p : options.read_write) add(p, r.read_write);
+  // Folders above a covered (negated) entry: entries can be created and written there, but not
+  // removed, renamed or linked elsewhere, so nothing covered moves to a name no negation matches.
+  for (const auto& p : options.read_write_keep) add(p, r.read_write_keep);
   if (!result && attr.handled_access_net != 0 && options.net == NetMode::kProxy) {
     NetPortAttr port{kNetConnectTcp, options.proxy_port};
     if (::syscall(SYS_landlock_add_rule, ruleset, kRuleNetPort, &port, 0U) != 0)
@@ -289,13 +307,39 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
   // Typing into a terminal (TIOCSTI) and the console's ioctl (TIOCLINUX).
   deny_if(SCMP_SYS(ioctl), EPERM, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));
   deny_if(SCMP_SYS(ioctl), EPERM, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCLINUX));
-  // Socket families: AF_UNIX always; AF_INET/AF_INET6 only to reach the proxy (in its own network
-  // namespace) or in host mode, where nothing is restricted.
+  // Unix sockets, in every network mode. A handler must reach no unix socket outside its jail:
+  // the host's system and container sockets (docker, dbus, /dev/log, the daemon's), which the
+  // root daemon's handler could otherwise open with its CAP_DAC_OVERRIDE, and Landlock (up to
+  // ABI 7) does not mediate connect() or sendto() of a pathname socket. So:
+  // - socket(AF_UNIX) is refused: no socket can be made that could connect() or sendto() a path
+  //   (or an abstract name). The family is compared on its low 32 bits, as the kernel reads it;
+  // - socketpair() only for AF_UNIX SOCK_STREAM and SOCK_SEQPACKET (pipes between the handler's
+  //   own processes: libuv's child stdio, Python's socket.socketpair): both ends are connected to
+  //   each other for good; a stream socket refuses a destination address (EISCONN/EOPNOTSUPP)
+  //   and a seqpacket one ignores it. SOCK_DGRAM (and SOCK_RAW, which AF_UNIX turns into
+  //   SOCK_DGRAM) is refused: an unconnected datagram end can sendto() any named socket. The
+  //   type is compared on its low 4 bits (SOCK_TYPE_MASK), so SOCK_NONBLOCK and SOCK_CLOEXEC
+  //   change nothing.
+  // Abstract sockets are out of reach anyway (a network namespace of the jail's own, Landlock
+  // scoping), and so are the unix sockets of other processes' descriptors (a pid namespace of
+  // its own; pidfd_getfd and ptrace refused; opening a socket's path or /proc/<pid>/fd entry
+  // gives ENXIO).
+  constexpr std::uint64_t kLow32 = 0xffffffffULL;
+  constexpr std::uint64_t kSockTypeMask = 0xf;
+  deny_if(SCMP_SYS(socket), EAFNOSUPPORT,
+          SCMP_A0(SCMP_CMP_MASKED_EQ, kLow32, static_cast<std::uint64_t>(AF_UNIX)));
+  deny_if(SCMP_SYS(socketpair), EPERM, SCMP_A0(SCMP_CMP_NE, static_cast<std::uint64_t>(AF_UNIX)));
+  for (std::uint64_t type = 0; type <= kSockTypeMask; ++type) {
+    if (type == SOCK_STREAM || type == SOCK_SEQPACKET) continue;
+    deny_if(SCMP_SYS(socketpair), EPERM, SCMP_A1(SCMP_CMP_MASKED_EQ, kSockTypeMask, type));
+  }
+  // Other socket families: AF_INET/AF_INET6 only to reach the proxy (in its own network
+  // namespace) or in host mode, where nothing else is restricted.
   if (net != NetMode::kHost) {
     constexpr int kAfInet6 = AF_INET6;
     for (int family = 0; family <= kAfInet6; ++family) {
-      const bool allowed =
-          family == AF_UNIX || (net == NetMode::kProxy && (family == AF_INET || family == AF_INET6));
+      if (family == AF_UNIX) continue;  // above
+      const bool allowed = net == NetMode::kProxy && (family == AF_INET || family == AF_INET6);
       if (!allowed)
         deny_if(SCMP_SYS(socket), EAFNOSUPPORT,
                 SCMP_A0(SCMP_CMP_EQ, static_cast<std::uint64_t>(family)));
@@ -421,7 +465,8 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
   };
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd) != nullptr) remember(cwd);
-  for (const auto* list : {&options.read_exec, &options.read_only, &options.read_write})
+  for (const auto* list :
+       {&options.read_exec, &options.read_only, &options.read_write, &options.read_write_keep})
     for (const auto& p : *list) remember(p);
   // Parents before children, so that a folder bound back does not cover a file bound into it.
   std::sort(keep.begin(), keep.end(), [](const Keep& a, const Keep& b) { return a.path < b.path; });

@@ -50,7 +50,8 @@ Outcome landlock_restrict(int ruleset, int abi, const std::string& scratch);
 
 /// Loads the seccomp filter: refuses ptrace, mount and the new mount API, namespaces, kexec,
 /// modules, bpf, perf_event_open, keyring calls, io_uring, TIOCSTI/TIOCLINUX, process_vm_*, and
-/// socket families other than AF_UNIX (plus AF_INET/AF_INET6 in proxy mode; all in host mode).
+/// unix sockets (socket(AF_UNIX) always; socketpair() except AF_UNIX SOCK_STREAM/SOCK_SEQPACKET),
+/// and other socket families (but AF_INET/AF_INET6 in proxy mode; all in host mode).
 /// `precompiled_hex`: the same filter as export_seccomp() gives, loaded as is (no libseccomp
 /// work at launch); empty: build it here.
 Outcome apply_seccomp(NetMode net, std::string_view precompiled_hex = {});
