@@ -20,9 +20,9 @@
 ///   point in the jail: it cannot be renamed, removed, replaced or hard-linked (EBUSY, EXDEV);
 /// - the folders above a covered path, from the service folder down, are not granted whole:
 ///   renaming one would carry the covered content to a name no negation matches, readable at the
-///   next launch. A pattern that grants such a folder grants it without Landlock REMOVE_DIR,
-///   REMOVE_FILE and REFER (`keep`: its entries can be created, read and written, not removed,
-///   renamed, or moved or linked to another folder), and each of its sub-folders that holds
+///   next launch. A pattern that grants such a folder grants it without Landlock REMOVE_DIR
+///   (`keep`: its files can be created, written, removed and renamed - atomic saves work - but no
+///   folder in it can be removed, renamed or moved away), and each of its sub-folders that holds
 ///   nothing covered gets a full rule of its own (symbolic links get none). Folders the handler
 ///   creates later in a kept folder inherit its rights;
 /// - hearth's own reads and writes on a handler's behalf (lavs/readFile, ctx.readFile later) check
@@ -128,7 +128,7 @@ class Jail {
 struct FileRules {
   std::vector<std::string> read_write;
   /// Folders above a covered entry (from the service folder down) that a pattern grants:
-  /// read-write without remove, rename or refer (LaunchOptions::read_write_keep).
+  /// read-write without REMOVE_DIR (LaunchOptions::read_write_keep).
   std::vector<std::string> keep;
   std::vector<std::string> hide;
 };

@@ -15,10 +15,9 @@
 ///   --rx=PATH           read and execute beneath PATH (a folder or a file)
 ///   --ro=PATH           read beneath PATH
 ///   --rw=PATH           read, write, create, rename and remove beneath PATH (no execute)
-///   --rw-keep=PATH      as --rw, but without removing, renaming or linking entries out of
-///                       PATH or its sub-folders (Landlock REMOVE_DIR, REMOVE_FILE, REFER): the
-///                       folders above a --hide path, so that it cannot be moved out from under
-///                       its cover
+///   --rw-keep=PATH      as --rw, but no folder in PATH or its sub-folders can be removed,
+///                       renamed or moved away (Landlock REMOVE_DIR withheld): the folders above
+///                       a --hide path, so that it cannot be moved out from under its cover
 ///   --hide=PATH         cover PATH with an empty read-only object (negated fileAccess entries)
 ///   --net=none|proxy|host
 ///   --proxy-port=N      proxy mode: the loopback port of the in-jail listener (default 3128)

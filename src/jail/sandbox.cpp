@@ -155,7 +155,7 @@ Rights rights_for(std::uint64_t handled) {
   const std::uint64_t rw =
       handled & ~(kFsExecute | kFsMakeChar | kFsMakeBlock | kFsIoctlDev | kFsResolveUnix);
   return {(kFsExecute | kFsReadFile | kFsReadDir) & handled, (kFsReadFile | kFsReadDir) & handled,
-          rw, rw & ~(kFsRemoveDir | kFsRemoveFile | kFsRefer),
+          rw, rw & ~kFsRemoveDir,
           (kFsReadFile | kFsWriteFile | kFsTruncate) & handled};
 }
 

@@ -667,11 +667,14 @@ def test_control_negations_leave_the_rest_usable(jail):
                              ("rmdir", "spare/e", None)):
             r = jail.probe("fsOp", {"op": op, "src": src, "dst": dst}, service=service)
             assert r["escaped"] is True, r
-        # The documented price: the entries of a folder above an excluded one stay (no remove,
-        # no rename), sub-folders included.
-        for op, src, dst in (("unlink", "data/notes.txt", None),
-                             ("rename", "data/notes.txt", "data/notes2.txt"),
-                             ("rename", "spare", "spare2")):
+        # Files in a folder above an excluded one stay fully usable: atomic saves (write a
+        # temporary file, rename it over the old one) and removal work.
+        for op, src, dst in (("rename", "data/new.txt", "data/notes-copy.txt"),
+                             ("unlink", "data/notes-copy.txt", None)):
+            r = jail.probe("fsOp", {"op": op, "src": src, "dst": dst}, service=service)
+            assert r["escaped"] is True, r
+        # The documented price: the folders in it stay (no removing or renaming them).
+        for op, src, dst in (("rename", "spare", "spare2"), ("rmdir", "spare", None)):
             r = jail.probe("fsOp", {"op": op, "src": src, "dst": dst}, service=service)
             assert r["escaped"] is False, r
             assert (jail.dir(service) / src).exists()
