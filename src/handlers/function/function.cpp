@@ -16,6 +16,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <atomic>
 #include <cassert>
+#include <csignal>
 #include <cmath>
 #include <deque>
 #include <filesystem>
@@ -523,9 +524,15 @@ class Pool : public std::enable_shared_from_this<Pool> {
         data["stderr"] = valid_utf8(w->stderr_tail.size() > 4096
                                         ? w->stderr_tail.substr(w->stderr_tail.size() - 4096)
                                         : w->stderr_tail);
-        if (config_.permissions.max_memory &&
-            (result.status == proc::RunResult::Status::kSignaled ||
-             looks_out_of_memory(w->stderr_tail))) {
+        // Memory only on evidence: the jail's OOM verdict (above), an out-of-memory message,
+        // or the engine's own crash on a failed allocation. A SIGKILL or SIGTERM without a
+        // verdict came from outside hearth and is reported as such.
+        const bool signaled = result.status == proc::RunResult::Status::kSignaled;
+        const bool from_outside = signaled && (result.signal == SIGKILL || result.signal == SIGTERM);
+        const bool engine_oom = signaled && !from_outside &&
+                                w->stderr_tail.find("MOZ_CRASH") != std::string::npos;
+        if (from_outside) how += " from outside hearth";
+        if (config_.permissions.max_memory && (looks_out_of_memory(w->stderr_tail) || engine_oom)) {
           data["maxMemory"] = *config_.permissions.max_memory;
           complete(slot, Error::make(ErrorCode::kHandlerError,
                                      "memory limit exceeded (the JavaScript worker " + how + ")",

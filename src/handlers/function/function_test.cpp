@@ -409,6 +409,31 @@ export function ok() { return 'ok'; }
   }
 }
 
+// A worker killed by someone else (kill -9) is reported as killed, not as a memory overrun,
+// even when the endpoint has a memory limit.
+TEST_F(FunctionTest, AWorkerKilledFromOutsideIsNotReportedAsOutOfMemory) {
+  write("spin.mjs", "export function spin() { for (;;) {} }\nexport function ok() { return 1; }\n");
+  manifest::Permissions limited;
+  limited.max_memory = 256ull << 20;
+  auto spin = handler("spin.mjs", "spin", limited);
+  auto ok = handler("spin.mjs", "ok", limited);
+  auto pending = start(*spin, nullptr, 20s);
+  // Wait until a worker is busy with it, then kill every worker of the folder.
+  std::this_thread::sleep_for(500ms);
+  auto pids = workers_in(service_.dir);
+  ASSERT_FALSE(pids.empty());
+  for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  ASSERT_EQ(pending.wait_for(15s), std::future_status::ready);
+  auto r = *pending.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_EQ(r.error().message.find("memory"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("killed"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("outside"), std::string::npos) << r.error().message;
+  auto after = run(*ok);
+  EXPECT_TRUE(after.ok()) << after.error().message;
+}
+
 TEST_F(FunctionTest, FilesOnlyWithinFileAccess) {
   write("data/todos.json", R"([{"id":1}])");
   write("secret.txt", "s3cret");
