@@ -192,7 +192,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void remove(std::uint64_t id);
   /// The connection sent a request with the token: it is no longer among the pending ones.
   void authenticated(std::uint64_t id);
-  /// Closes the oldest connection that has not shown the token; false when there is none.
+  /// Closes the oldest connection that has not shown the token, if it has waited at least
+  /// pending_grace; false when there is none such.
   bool evict_oldest_pending();
   std::size_t pending_connections() {
     std::lock_guard lock(mu_);
@@ -245,7 +246,12 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   std::mutex mu_;
   std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
   // Not yet authenticated, by id: the smallest id is the oldest.
-  std::map<std::uint64_t, std::weak_ptr<Connection>> pending_;
+  struct Pending {
+    std::weak_ptr<Connection> connection;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<std::uint64_t, Pending> pending_;
+  std::size_t pending_cap_ = 64;  // fixed by listen()
 };
 
 namespace {
@@ -871,6 +877,9 @@ Result<std::uint16_t> Server::Impl::listen() {
   if (ec) return fail(fmt::format("cannot read the bound port of {}: {}", where, ec.message()));
   port_ = bound.port();
   listening_ = true;
+  pending_cap_ = options_.max_unauthenticated != 0
+                     ? options_.max_unauthenticated
+                     : std::max<std::size_t>(64, options_.max_connections / 4);
   websocket_cap_ = options_.max_websockets;
   if (websocket_cap_ == 0) {
     const std::size_t reserve = std::max<std::size_t>(8, options_.max_connections / 8);
@@ -914,16 +923,21 @@ asio::awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Impl> self) {
       socket.close(close_ec);
       break;
     }
-    if (self->open_.load() >= self->options_.max_connections) {
-      // Room is made at the expense of a peer that never showed the token, never of a client.
+    if (self->open_.load() >= self->options_.max_connections ||
+        self->pending_connections() >= self->pending_cap_) {
+      // Room is made at the expense of a peer that has long not shown the token, never of a
+      // client; when there is none such, the new connection is the one refused.
+      const bool at_total = self->open_.load() >= self->options_.max_connections;
       if (!self->evict_oldest_pending()) {
-        self->log("connection limit {} reached: closing a new connection",
-                  self->options_.max_connections);
+        self->log("{} reached: closing a new connection",
+                  at_total ? fmt::format("connection limit {}", self->options_.max_connections)
+                           : fmt::format("{} connections without a token", self->pending_cap_));
         socket.close(close_ec);
         continue;
       }
-      self->log("connection limit {} reached: closed the oldest connection without a token",
-                self->options_.max_connections);
+      self->log("{} reached: closed the oldest connection without a token",
+                at_total ? fmt::format("connection limit {}", self->options_.max_connections)
+                         : fmt::format("{} connections without a token", self->pending_cap_));
     }
     self->open_.fetch_add(1);
     try {
@@ -934,11 +948,7 @@ asio::awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Impl> self) {
       self->open_.fetch_sub(1);
       self->log("cannot set up a connection: {}", e.what());
     }
-    if (self->pending_connections() > self->options_.max_unauthenticated) {
-      self->log("more than {} connections without a token: closing the oldest",
-                self->options_.max_unauthenticated);
-      self->evict_oldest_pending();
-    }
+
   }
   self->log("accept loop ended");
 }
@@ -964,7 +974,7 @@ bool Server::Impl::add(std::uint64_t id, const std::shared_ptr<Connection>& conn
   // Checked under the lock that stop() takes to snapshot the set, so no connection slips past.
   if (stopped_) return false;
   connections_.emplace(id, connection);
-  pending_.emplace(id, connection);
+  pending_.emplace(id, Pending{connection, std::chrono::steady_clock::now()});
   return true;
 }
 
@@ -983,9 +993,12 @@ bool Server::Impl::evict_oldest_pending() {
   std::shared_ptr<Connection> oldest;
   {
     std::lock_guard lock(mu_);
+    const auto cutoff = std::chrono::steady_clock::now() - options_.pending_grace;
     while (!pending_.empty() && !oldest) {
-      oldest = pending_.begin()->second.lock();
-      pending_.erase(pending_.begin());
+      auto first = pending_.begin();
+      if (first->second.since > cutoff) return false;  // a burst of new clients: spare them
+      oldest = first->second.connection.lock();
+      pending_.erase(first);
     }
   }
   if (!oldest) return false;
