@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Soak benchmark: many concurrent clients against one `hearth serve` for a long time.
 
-HTTP clients call the todo-manager-js service over keep-alive connections (listTodos, and now and
-then addTodo followed by deleteTodo of what they added); WebSocket clients subscribe to
+HTTP clients call the todo-manager-js service over keep-alive connections, one call each per
+--think seconds (listTodos, and every --mutate-every calls addTodo followed by deleteTodo of what
+they added); WebSocket clients subscribe to
 todoUpdates, count the pushes the mutations cause, and call listTodos over the socket now and
 then. Every answer is checked. Every SAMPLE seconds the daemon's resident memory (VmRSS) and the
 counts so far are printed; at the end a JSON summary. Exit status 1 when any error was seen.
@@ -45,7 +46,7 @@ def rpc(id_, method, params):
     return json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}).encode()
 
 
-async def http_client(port, token, counts, stop, n):
+async def http_client(port, token, counts, stop, n, think, mutate_every):
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     head = (f"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
             "Content-Type: application/json\r\n")
@@ -74,7 +75,8 @@ async def http_client(port, token, counts, stop, n):
         while not stop.is_set():
             i += 1
             try:
-                if i % 10 == 0:
+                await asyncio.sleep(think)
+                if (i + n) % mutate_every == 0:  # spread over the clients
                     added = await call(i, "lavs/call", {"endpoint": "addTodo",
                                                         "input": {"text": f"soak {n}.{i}"}})
                     todo_id = added["id"] if "id" in added else added.get("todo", {}).get("id")
@@ -200,6 +202,8 @@ async def main():
     ap.add_argument("--ws", type=int, default=300)
     ap.add_argument("--duration", type=float, default=600)
     ap.add_argument("--sample", type=float, default=30)
+    ap.add_argument("--think", type=float, default=0.5, help="seconds an HTTP client waits between calls")
+    ap.add_argument("--mutate-every", type=int, default=200, help="every Nth call of a client is a mutation pair")
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -223,7 +227,8 @@ async def main():
         port, token = ready["port"], (work / "token").read_text().strip()
         counts, stop = Counts(), asyncio.Event()
         tasks = [asyncio.create_task(ws_client(port, token, counts, stop, n)) for n in range(args.ws)]
-        tasks += [asyncio.create_task(http_client(port, token, counts, stop, n)) for n in range(args.http)]
+        tasks += [asyncio.create_task(http_client(port, token, counts, stop, n, args.think, args.mutate_every))
+                  for n in range(args.http)]
         start = time.monotonic()
         samples = []
         print("seconds  rss_kib  calls  ws_calls  pushes  errors  ws_open", flush=True)
