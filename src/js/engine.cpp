@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <limits>
 #include <condition_variable>
 #include <fstream>
@@ -40,6 +41,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/atomic_file.hpp"
 #include "common/utf8.hpp"
 #include "jail/glob.hpp"
 #include "js/fetch.hpp"
@@ -949,17 +951,65 @@ class SpiderMonkeyEngine final : public Engine {
     }
     auto path = e->data_path(requested, true);
     if (!path) return false;
-    std::ofstream out(*path, std::ios::binary | std::ios::trunc);
-    if (out) out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    if (out) out.close();
-    if (!out) {
-      e->throw_error("Error",
-                     "ctx.writeFile: cannot write '" + requested + "': " + std::strerror(errno),
-                     errno == EACCES ? "EACCES" : errno == ENOENT ? "ENOENT" : "EIO");
+    // Past RLIMIT_FSIZE write(2) must fail with EFBIG (reported like a full disk), not kill the
+    // worker with SIGXFSZ.
+    static const bool xfsz_ignored = (std::signal(SIGXFSZ, SIG_IGN), true);
+    (void)xfsz_ignored;
+    // Atomic: a temporary file beside the target, fsynced, renamed over it. A worker killed at
+    // any moment, or a full disk, leaves the old content or the new one, never half a file.
+    auto written = write_file_atomic(*path, content);
+    int err = 0;
+    if (!written.ok()) {
+      err = atomic_write_errno(written.error());
+      // A fileAccess pattern that names one existing file gives the jail a rule on that file
+      // alone: nothing may be created beside it, so it can only be rewritten in place.
+      if (err == EACCES || err == EPERM) {
+        const int in_place = write_in_place(*path, content);
+        err = in_place == ENOENT ? err : in_place;
+      }
+    }
+    if (err != 0) {
+      std::string message = "ctx.writeFile: cannot write '" + requested + "': ";
+      if (is_disk_full_errno(err)) {
+        message += std::string("the disk is full or the file size limit is reached (") +
+                   std::strerror(err) + "); the file keeps its old content";
+      } else {
+        message += std::strerror(err);
+      }
+      e->throw_error("Error", message, errno_name(err));
       return false;
     }
     args.rval().setUndefined();
     return true;
+  }
+
+  /// Rewrites `path` in place, for files the jail lets the worker write but not replace. The
+  /// space is reserved first (fallocate), so a full disk fails before a byte changes; the new
+  /// content is written over the old and the file cut to its length after. Returns 0 or errno.
+  static int write_in_place(const fs::path& path, const std::string& content) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno;
+    int err = 0;
+    if (!content.empty() &&
+        ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(content.size())) != 0 &&
+        errno != EOPNOTSUPP && errno != ENOSYS) {
+      err = errno;
+    }
+    std::size_t done = 0;
+    while (err == 0 && done < content.size()) {
+      const ssize_t n = ::pwrite(fd, content.data() + done, content.size() - done,
+                                 static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        err = n < 0 ? errno : ENOSPC;
+        break;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (err == 0 && ::ftruncate(fd, static_cast<off_t>(content.size())) != 0) err = errno;
+    if (err == 0 && ::fsync(fd) != 0) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    return err;
   }
 
   static bool ctx_publish(JSContext* cx, unsigned argc, JS::Value* vp) {
