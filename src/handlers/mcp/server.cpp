@@ -184,8 +184,8 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
     json::object data;
     data["server"] = spec_.config.name;
     data["command"] = config.command;
-    return Error::make(ErrorCode::kPermissionDenied, who + ": command " + *refused,
-                       std::move(data));
+    return Error::make(ErrorCode::kPermissionDenied,
+                       who + ": command '" + config.command + "' " + *refused, std::move(data));
   }
   cmd.program = std::move(*program);
   cmd.argv.push_back(config.command);

@@ -32,7 +32,7 @@ bool in_system_path_folder(const fs::path& program) {
   return false;
 }
 
-constexpr std::string_view kSystemFolders = "the system folders (/usr, /bin, /sbin, /lib*)";
+constexpr std::string_view kSystemFolders = "(/usr, /bin, /sbin, /lib*, the system PATH)";
 
 }  // namespace
 
@@ -49,10 +49,9 @@ std::optional<std::string> program_refusal(const fs::path& program, const fs::pa
   if (in_system_path_folder(program)) return std::nullopt;
   const fs::path real = resolved(program);
   if (inside_or_equal(real, service_dir) || under_system_folder(real)) return std::nullopt;
-  std::string why = "'" + program.string() + "'";
-  if (real != program) why += " (which resolves to '" + real.string() + "')";
-  return why + " is outside the service folder and is not a system program in " +
-         std::string(kSystemFolders) + ": the jail would let the handler read that folder";
+  return "is outside the service folder (it is '" + real.string() +
+         "') and not a system program " + std::string(kSystemFolders) +
+         ": the jail would let the handler read that folder";
 }
 
 std::optional<std::string> command_refusal(std::string_view command, std::string_view path_env,
@@ -62,7 +61,7 @@ std::optional<std::string> command_refusal(std::string_view command, std::string
     const fs::path p(written);
     const fs::path full = p.is_absolute() ? p : cwd / p;
     if (auto refused = program_refusal(full.lexically_normal(), service_dir)) {
-      return "command '" + written + "': " + *refused;
+      return "command '" + written + "' " + *refused;
     }
     return std::nullopt;
   }
@@ -77,8 +76,9 @@ std::optional<std::string> command_refusal(std::string_view command, std::string
       const fs::path real = resolved(folder);
       if (!inside_or_equal(real, service_dir) && !under_system_folder(real / "x") &&
           !in_system_path_folder(folder.lexically_normal() / "x")) {
-        return "command '" + written + "' is looked up in PATH, whose entry '" + entry +
-               "' is outside the service folder and " + std::string(kSystemFolders);
+        return "command '" + written + "' is looked up in env.PATH, whose entry '" + entry +
+               "' is outside the service folder and the system folders " +
+               std::string(kSystemFolders);
       }
       if (colon == std::string_view::npos) break;
       rest.remove_prefix(colon + 1);
@@ -86,7 +86,7 @@ std::optional<std::string> command_refusal(std::string_view command, std::string
   }
   if (auto program = proc::find_program(written, path_env, cwd)) {
     if (auto refused = program_refusal(*program, service_dir)) {
-      return "command '" + written + "': " + *refused;
+      return "command '" + written + "' " + *refused;
     }
   }
   return std::nullopt;

@@ -22,7 +22,8 @@ inline constexpr std::string_view kSystemPath =
 bool under_system_folder(const std::filesystem::path& path);
 
 /// Why `program` (an absolute path, as found by proc::find_program) may not be started for a
-/// service in `service_dir` (canonical), or nullopt when it may: inside the service folder after
+/// service in `service_dir` (canonical), as the end of a sentence ("is outside the service
+/// folder ..."), or nullopt when it may: inside the service folder after
 /// symbolic links, under a system folder, or found in a folder of kSystemPath.
 std::optional<std::string> program_refusal(const std::filesystem::path& program,
                                            const std::filesystem::path& service_dir);

@@ -441,7 +441,8 @@ class ScriptHandler final : public Handler {
     if (auto refused = program_refusal(*program, who_.dir)) {
       json::object data;
       data["command"] = config_.command;
-      return Error::make(ErrorCode::kPermissionDenied, "command " + *refused, std::move(data));
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "command '" + config_.command + "' " + *refused, std::move(data));
     }
 
     proc::Command cmd;
