@@ -274,6 +274,7 @@ class SpiderMonkeyEngine final : public Engine {
     watchdog_.arm(deadline_, config_.max_heap > 0 ? baseline_ + config_.max_heap : 0);
     Outcome out = run(request);
     watchdog_.disarm();
+    report_suppressed_logs();
     for (const auto& [path, fd] : locks_) ::close(fd);  // releases the flock
     locks_.clear();
     modules_.clear();
@@ -850,10 +851,55 @@ class SpiderMonkeyEngine final : public Engine {
   static bool log_at(JSContext* cx, unsigned argc, JS::Value* vp, std::string_view level) {
     JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
     auto* e = engine_of(cx);
-    const std::string text = join_args(cx, args);
-    if (e->sink_ != nullptr && e->sink_->log) e->sink_->log(level, text);
+    if (e->sink_ != nullptr && e->sink_->log && e->log_allowed()) {
+      std::string text = join_args(cx, args);
+      if (text.size() > kLogLineBytes) {
+        text.resize(kLogLineBytes);
+        text += "... (" + std::to_string(kLogLineBytes) + " bytes shown)";
+      }
+      e->log_bytes_ += text.size();
+      e->sink_->log(level, text);
+    }
     args.rval().setUndefined();
     return true;
+  }
+
+  /// Whether one more log line of this call may reach the daemon's log: at most kLogLinesPerCall
+  /// lines and kLogBytesPerCall bytes per call, and per endpoint a rate of kLogLinesPerSecond
+  /// with bursts of kLogLinesPerCall (a token bucket, per worker). A refused line is counted and
+  /// reported once when the call ends.
+  bool log_allowed() {
+    const auto now = Clock::now();
+    auto& bucket = log_buckets_[request_->endpoint];
+    if (bucket.last == Clock::time_point{}) {
+      bucket.tokens = kLogLinesPerCall;
+    } else {
+      const double seconds = std::chrono::duration<double>(now - bucket.last).count();
+      bucket.tokens =
+          std::min<double>(kLogLinesPerCall, bucket.tokens + seconds * kLogLinesPerSecond);
+    }
+    bucket.last = now;
+    if (log_lines_ >= kLogLinesPerCall || log_bytes_ >= kLogBytesPerCall || bucket.tokens < 1) {
+      ++log_suppressed_;
+      return false;
+    }
+    bucket.tokens -= 1;
+    ++log_lines_;
+    return true;
+  }
+
+  /// The one line that says how many were left out, at the end of a call that hit a limit.
+  void report_suppressed_logs() {
+    if (log_suppressed_ > 0 && sink_ != nullptr && sink_->log) {
+      sink_->log("warn", std::to_string(log_suppressed_) +
+                             " log lines suppressed (limits: " + std::to_string(kLogLinesPerCall) +
+                             " lines or " + std::to_string(kLogBytesPerCall) + " bytes a call, " +
+                             std::to_string(static_cast<int>(kLogLinesPerSecond)) +
+                             " lines a second per endpoint)");
+    }
+    log_lines_ = 0;
+    log_bytes_ = 0;
+    log_suppressed_ = 0;
   }
   static bool console_log(JSContext* cx, unsigned argc, JS::Value* vp) {
     return log_at(cx, argc, vp, "info");
@@ -1180,6 +1226,20 @@ class SpiderMonkeyEngine final : public Engine {
   std::optional<Outcome> failure_;
   const CallRequest* request_ = nullptr;
   const CallSink* sink_ = nullptr;
+  // Handler logs reach the daemon's log: bounded so that a loop of console.log cannot fill the
+  // disk (200,000 lines once made a 51 MB daemon log).
+  static constexpr std::size_t kLogLinesPerCall = 1000;
+  static constexpr std::size_t kLogBytesPerCall = 1 << 20;
+  static constexpr std::size_t kLogLineBytes = 16 * 1024;
+  static constexpr double kLogLinesPerSecond = 100;
+  struct LogBucket {
+    double tokens = 0;
+    Clock::time_point last{};
+  };
+  std::map<std::string, LogBucket> log_buckets_;
+  std::size_t log_lines_ = 0;
+  std::size_t log_bytes_ = 0;
+  std::size_t log_suppressed_ = 0;
   Clock::time_point deadline_{};
   JS::PersistentRootedObject anchor_;  ///< the first global, whose compartment every call shares
   int calls_since_gc_ = 0;

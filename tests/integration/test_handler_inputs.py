@@ -114,3 +114,30 @@ def test_a_command_in_another_service_is_refused_at_load(scratch):
     assert r.returncode != 0 and "outside the service folder" in r.stdout + r.stderr, r.stdout + r.stderr
     # The service's own program and system programs load.
     assert check(other).returncode == 0, check(other).stdout
+
+
+def test_handler_logs_are_bounded(scratch):
+    """A handler that logs in a loop cannot fill the daemon's log: per call at most 1,000 lines
+    (and 1 MiB), per endpoint 100 lines a second after that burst, then one line saying how many
+    were suppressed."""
+    service = write_service(scratch, "noisy", [
+        {"id": "spam", "method": "query",
+         "handler": {"type": "function", "module": "spam.mjs", "function": "spam"}}],
+        {"spam.mjs": ("export function spam(input) {\n"
+                      "  for (let i = 0; i < input.n; i++) console.warn('line ' + i + ' ' + 'x'.repeat(input.pad));\n"
+                      "  return input.n;\n}\n", 0o644)})
+    d = Daemon([service], copy=False, extra_args=["--js-workers", "1"])
+    try:
+        assert result(d.call("spam", {"n": 200_000, "pad": 10})) == 200_000
+        assert result(d.call("spam", {"n": 5000, "pad": 10})) == 5000  # the rate limit now
+        assert result(d.call("spam", {"n": 100, "pad": 20_000})) == 100  # long lines: bytes cap
+    finally:
+        d.stop()
+    log = d.stderr_path.read_text(errors="replace")
+    d.cleanup()
+    lines = [l for l in log.splitlines() if "noisy.spam:" in l]
+    suppressed = [l for l in lines if "log lines suppressed" in l]
+    assert len(suppressed) == 3, suppressed
+    assert "199000 log lines suppressed" in suppressed[0]
+    assert len(lines) <= 1000 + 1000 + 100 + 3
+    assert len(log) < 4_000_000
