@@ -4,7 +4,9 @@
 ///
 /// Handler object:
 ///   command  string, required   program name (searched in the child's PATH) or a path with '/'
-///                                (relative to the working directory)
+///                                (relative to the working directory); it must resolve inside
+///                                the service folder or to a system program (handlers/script/
+///                                program.hpp), checked at load and before each start
 ///   args     string[]            arguments; `{{path}}` placeholders are expanded (see below)
 ///   input    "stdin"|"args"|"env" how the input reaches the script (default "stdin")
 ///   cwd      string              working directory, relative to the service folder, must stay
