@@ -101,7 +101,7 @@ class Load:
             seq += 1
             shared = rng.random() < 0.3
             key = "shared" if shared else f"c{n}-{seq}"
-            size = rng.choice([10, 1000, 200_000, 2_000_000])
+            size = rng.choice([10, 1000, 200_000, 2_000_000, 4_000_000])
             full_seq = n * 1_000_000 + seq
             if shared:
                 with self.lock:
@@ -202,7 +202,7 @@ def test_kill_9_of_the_daemon_loses_no_acknowledged_write(scratch):
     service = make_service(scratch)
     rng = random.Random(1)
     total_acked = 0
-    for round_ in range(3):
+    for round_ in range(5):
         d = Daemon([service], copy=False, extra_args=["--js-workers", "3"])
         workers = worker_pids(d.proc.pid)
         try:
@@ -236,9 +236,9 @@ def test_kill_9_of_workers_leaves_no_half_file(scratch):
     try:
         with Load(d) as load:
             killed = 0
-            deadline = time.time() + 4
+            deadline = time.time() + 5
             while time.time() < deadline:
-                time.sleep(rng.uniform(0.05, 0.3))
+                time.sleep(rng.uniform(0.02, 0.2))
                 pids = worker_pids(d.proc.pid)
                 if pids:
                     try:
