@@ -1001,6 +1001,7 @@ class SpiderMonkeyEngine final : public Engine {
     // worker with SIGXFSZ.
     static const bool xfsz_ignored = (std::signal(SIGXFSZ, SIG_IGN), true);
     (void)xfsz_ignored;
+    e->remove_stale_temporaries(*path);
     // Atomic: a temporary file beside the target, fsynced, renamed over it. A worker killed at
     // any moment, or a full disk, leaves the old content or the new one, never half a file.
     auto written = write_file_atomic(*path, content);
@@ -1027,6 +1028,25 @@ class SpiderMonkeyEngine final : public Engine {
     }
     args.rval().setUndefined();
     return true;
+  }
+
+  /// Removes the temporary files a killed writer of `target` left beside it
+  /// (`.name.hearth-tmp-*`), when this call holds its folder's exclusive lock (a mutation): no
+  /// other call can be writing one then.
+  void remove_stale_temporaries(const fs::path& target) {
+    if (request_ == nullptr || !request_->mutation) return;
+    const fs::path folder = target.parent_path();
+    if (locks_.count(folder.string()) == 0) return;
+    const std::string prefix =
+        "." + target.filename().string() + std::string(kAtomicTempMarker);
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) {
+        std::error_code ignored;
+        fs::remove(it->path(), ignored);
+      }
+    }
   }
 
   /// Rewrites `path` in place, for files the jail lets the worker write but not replace. The
