@@ -7,8 +7,8 @@
 
 #include <cerrno>
 #include <climits>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <string>
 
@@ -95,24 +95,40 @@ int atomic_write_errno(const Error& error) {
   return value != nullptr && value->is_int64() ? static_cast<int>(value->get_int64()) : EIO;
 }
 
-bool is_disk_full_errno(int err) { return err == ENOSPC || err == EDQUOT || err == EFBIG; }
+bool is_disk_full_errno(int err) {
+  return err == ENOSPC || err == EDQUOT || err == EFBIG;
+}
 
 const char* errno_name(int err) {
   switch (err) {
-    case ENOSPC: return "ENOSPC";
-    case EDQUOT: return "EDQUOT";
-    case EFBIG: return "EFBIG";
-    case EACCES: return "EACCES";
-    case EPERM: return "EPERM";
-    case ENOENT: return "ENOENT";
-    case ENOTDIR: return "ENOTDIR";
-    case EISDIR: return "EISDIR";
-    case EROFS: return "EROFS";
-    case ENAMETOOLONG: return "ENAMETOOLONG";
-    case EINVAL: return "EINVAL";
-    case EXDEV: return "EXDEV";
-    case EBUSY: return "EBUSY";
-    default: return "EIO";
+    case ENOSPC:
+      return "ENOSPC";
+    case EDQUOT:
+      return "EDQUOT";
+    case EFBIG:
+      return "EFBIG";
+    case EACCES:
+      return "EACCES";
+    case EPERM:
+      return "EPERM";
+    case ENOENT:
+      return "ENOENT";
+    case ENOTDIR:
+      return "ENOTDIR";
+    case EISDIR:
+      return "EISDIR";
+    case EROFS:
+      return "EROFS";
+    case ENAMETOOLONG:
+      return "ENAMETOOLONG";
+    case EINVAL:
+      return "EINVAL";
+    case EXDEV:
+      return "EXDEV";
+    case EBUSY:
+      return "EBUSY";
+    default:
+      return "EIO";
   }
 }
 
@@ -145,9 +161,9 @@ Status write_file_atomic(const fs::path& path, std::string_view data,
   Fd file;
   for (int attempt = 0; attempt < 16; ++attempt) {
     tmp = temp_name(name);
-    const int fd = ::openat(dir.get(), tmp.c_str(),
-                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                            set_mode ? 0600 : mode);
+    const int fd =
+        ::openat(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                 set_mode ? 0600 : mode);
     if (fd >= 0) {
       file.reset(fd);
       break;

@@ -25,8 +25,8 @@ struct AtomicWriteOptions {
 
 /// Replaces `path` (a file name in an existing folder; a symbolic link at `path` itself is
 /// replaced, never followed) with `data`. Errors are -32603 with data {"path", "errno",
-/// "errnoValue"}, errno being the symbolic name (`ENOSPC`, `EDQUOT`, `EFBIG`, `EACCES`, ...); a full disk
-/// (ENOSPC, EDQUOT, EFBIG) says so, and that the old content is intact.
+/// "errnoValue"}, errno being the symbolic name (`ENOSPC`, `EDQUOT`, `EFBIG`, `EACCES`, ...); a
+/// full disk (ENOSPC, EDQUOT, EFBIG) says so, and that the old content is intact.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view data,
                          const AtomicWriteOptions& options = {});
 

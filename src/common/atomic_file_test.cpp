@@ -98,7 +98,9 @@ TEST_F(AtomicFileTest, AFullDiskIsAClearErrorAndTheOldContentStays) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     std::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit {4096, 4096};
+    struct rlimit limit {
+      4096, 4096
+    };
     ::setrlimit(RLIMIT_FSIZE, &limit);
     auto r = write_file_atomic(file, std::string(100000, 'n'));
     if (r.ok()) ::_exit(10);

@@ -49,9 +49,8 @@ std::optional<std::string> program_refusal(const fs::path& program, const fs::pa
   if (in_system_path_folder(program)) return std::nullopt;
   const fs::path real = resolved(program);
   if (inside_or_equal(real, service_dir) || under_system_folder(real)) return std::nullopt;
-  return "is outside the service folder (it is '" + real.string() +
-         "') and not a system program " + std::string(kSystemFolders) +
-         ": the jail would let the handler read that folder";
+  return "is outside the service folder (it is '" + real.string() + "') and not a system program " +
+         std::string(kSystemFolders) + ": the jail would let the handler read that folder";
 }
 
 std::optional<std::string> command_refusal(std::string_view command, std::string_view path_env,
@@ -71,8 +70,9 @@ std::optional<std::string> command_refusal(std::string_view command, std::string
     while (true) {
       const auto colon = rest.find(':');
       const std::string entry(rest.substr(0, colon));
-      const fs::path folder = entry.empty() ? cwd : fs::path(entry).is_absolute() ? fs::path(entry)
-                                                                                  : cwd / entry;
+      const fs::path folder = entry.empty()                   ? cwd
+                              : fs::path(entry).is_absolute() ? fs::path(entry)
+                                                              : cwd / entry;
       const fs::path real = resolved(folder);
       if (!inside_or_equal(real, service_dir) && !under_system_folder(real / "x") &&
           !in_system_path_folder(folder.lexically_normal() / "x")) {
