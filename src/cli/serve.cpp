@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/common.hpp"
+#include "common/atomic_file.hpp"
 #include "common/random.hpp"
 #include "jail/jail.hpp"
 #include "net/server.hpp"
@@ -29,23 +30,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Writes `content` to `file` with mode 0600, atomically (temporary file + rename), refusing to
-/// follow a symbolic link planted at the temporary name.
+/// Writes `content` to `file` with mode 0600, atomically (common/atomic_file: a temporary file
+/// beside it, fsynced, renamed over it), so that a reader never sees half a token or ready file.
 bool write_private_file(const fs::path& file, const std::string& content, std::string& error) {
-  fs::path tmp = file;
-  tmp += ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    error = tmp.string() + ": " + std::strerror(errno);
-    return false;
-  }
-  ::fchmod(fd, 0600);
-  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
-  ok = (::fsync(fd) == 0) && ok;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), file.c_str()) != 0) {
-    error = file.string() + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
+  auto written = write_file_atomic(file, content, {.mode = 0600});
+  if (!written.ok()) {
+    error = written.error().message;
     return false;
   }
   return true;
@@ -75,6 +65,8 @@ std::size_t default_max_connections(std::size_t file_limit) {
 int serve(const ServeOptions& options) {
   // Children's pipes may close under us; a write to them must be an error, not a signal.
   std::signal(SIGPIPE, SIG_IGN);
+  // Past a file size limit a write must fail (EFBIG, reported), not kill the daemon.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   std::string error;
   fs::path state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;

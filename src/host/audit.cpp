@@ -17,7 +17,7 @@ AuditLog::~AuditLog() {
 }
 
 Status AuditLog::open(const std::filesystem::path& file) {
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     return Error::make(ErrorCode::kInternalError,
                        "cannot open audit log " + file.string() + ": " + std::strerror(errno));
@@ -25,6 +25,10 @@ Status AuditLog::open(const std::filesystem::path& file) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
   path_ = file;
+  // A torn last line (kill -9 during a write, a full disk) must not swallow the next record.
+  char last = '\n';
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  torn_ = size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n';
   return {};
 }
 
@@ -54,10 +58,14 @@ std::string AuditLog::format(const AuditRecord& record, std::chrono::system_cloc
 void AuditLog::record(const AuditRecord& record) {
   if (fd_ < 0) return;
   std::string line = format(record, std::chrono::system_clock::now());
+  if (torn_.exchange(false)) line.insert(line.begin(), '\n');
   // O_APPEND + one write per line: concurrent records never interleave.
   ssize_t n = ::write(fd_, line.data(), line.size());
   if (n != static_cast<ssize_t>(line.size())) {
-    spdlog::warn("audit log {}: write failed: {}", path_.string(), std::strerror(errno));
+    // Part of the line may be in the file: the next record starts on a new line.
+    if (n > 0) torn_ = true;
+    spdlog::warn("audit log {}: write failed: {}", path_.string(),
+                 n < 0 ? std::strerror(errno) : "short write");
   }
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 /// The audit log (lavs-spec-v1 6.1 "Auditing"): one JSON line per call, appended with a single
-/// write(2) so that lines from concurrent calls never interleave.
+/// write(2) so that lines from concurrent calls never interleave. A line cut short (the daemon
+/// killed during the write, a full disk) is never continued by the next record: the next record
+/// starts on a new line, so a reader that skips lines that are not JSON loses only that one.
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -28,7 +31,8 @@ class AuditLog {
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
 
-  /// Opens (creating, mode 0600) `file` for appending.
+  /// Opens (creating, mode 0600) `file` for appending; a last line left without its end (the
+  /// daemon was killed while writing it) is ended first.
   Status open(const std::filesystem::path& file);
   void record(const AuditRecord& record);
   const std::filesystem::path& path() const { return path_; }
@@ -38,6 +42,7 @@ class AuditLog {
 
  private:
   int fd_ = -1;
+  std::atomic<bool> torn_{false};  ///< the last write was short: start the next on a new line
   std::filesystem::path path_;
 };
 

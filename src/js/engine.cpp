@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <limits>
 #include <condition_variable>
 #include <fstream>
@@ -40,6 +41,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/atomic_file.hpp"
 #include "common/utf8.hpp"
 #include "jail/glob.hpp"
 #include "js/fetch.hpp"
@@ -272,6 +274,7 @@ class SpiderMonkeyEngine final : public Engine {
     watchdog_.arm(deadline_, config_.max_heap > 0 ? baseline_ + config_.max_heap : 0);
     Outcome out = run(request);
     watchdog_.disarm();
+    report_suppressed_logs();
     for (const auto& [path, fd] : locks_) ::close(fd);  // releases the flock
     locks_.clear();
     modules_.clear();
@@ -848,10 +851,55 @@ class SpiderMonkeyEngine final : public Engine {
   static bool log_at(JSContext* cx, unsigned argc, JS::Value* vp, std::string_view level) {
     JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
     auto* e = engine_of(cx);
-    const std::string text = join_args(cx, args);
-    if (e->sink_ != nullptr && e->sink_->log) e->sink_->log(level, text);
+    if (e->sink_ != nullptr && e->sink_->log && e->log_allowed()) {
+      std::string text = join_args(cx, args);
+      if (text.size() > kLogLineBytes) {
+        text.resize(kLogLineBytes);
+        text += "... (" + std::to_string(kLogLineBytes) + " bytes shown)";
+      }
+      e->log_bytes_ += text.size();
+      e->sink_->log(level, text);
+    }
     args.rval().setUndefined();
     return true;
+  }
+
+  /// Whether one more log line of this call may reach the daemon's log: at most kLogLinesPerCall
+  /// lines and kLogBytesPerCall bytes per call, and per endpoint a rate of kLogLinesPerSecond
+  /// with bursts of kLogLinesPerCall (a token bucket, per worker). A refused line is counted and
+  /// reported once when the call ends.
+  bool log_allowed() {
+    const auto now = Clock::now();
+    auto& bucket = log_buckets_[request_->endpoint];
+    if (bucket.last == Clock::time_point{}) {
+      bucket.tokens = kLogLinesPerCall;
+    } else {
+      const double seconds = std::chrono::duration<double>(now - bucket.last).count();
+      bucket.tokens =
+          std::min<double>(kLogLinesPerCall, bucket.tokens + seconds * kLogLinesPerSecond);
+    }
+    bucket.last = now;
+    if (log_lines_ >= kLogLinesPerCall || log_bytes_ >= kLogBytesPerCall || bucket.tokens < 1) {
+      ++log_suppressed_;
+      return false;
+    }
+    bucket.tokens -= 1;
+    ++log_lines_;
+    return true;
+  }
+
+  /// The one line that says how many were left out, at the end of a call that hit a limit.
+  void report_suppressed_logs() {
+    if (log_suppressed_ > 0 && sink_ != nullptr && sink_->log) {
+      sink_->log("warn", std::to_string(log_suppressed_) +
+                             " log lines suppressed (limits: " + std::to_string(kLogLinesPerCall) +
+                             " lines or " + std::to_string(kLogBytesPerCall) + " bytes a call, " +
+                             std::to_string(static_cast<int>(kLogLinesPerSecond)) +
+                             " lines a second per endpoint)");
+    }
+    log_lines_ = 0;
+    log_bytes_ = 0;
+    log_suppressed_ = 0;
   }
   static bool console_log(JSContext* cx, unsigned argc, JS::Value* vp) {
     return log_at(cx, argc, vp, "info");
@@ -949,17 +997,85 @@ class SpiderMonkeyEngine final : public Engine {
     }
     auto path = e->data_path(requested, true);
     if (!path) return false;
-    std::ofstream out(*path, std::ios::binary | std::ios::trunc);
-    if (out) out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    if (out) out.close();
-    if (!out) {
-      e->throw_error("Error",
-                     "ctx.writeFile: cannot write '" + requested + "': " + std::strerror(errno),
-                     errno == EACCES ? "EACCES" : errno == ENOENT ? "ENOENT" : "EIO");
+    // Past RLIMIT_FSIZE write(2) must fail with EFBIG (reported like a full disk), not kill the
+    // worker with SIGXFSZ.
+    static const bool xfsz_ignored = (std::signal(SIGXFSZ, SIG_IGN), true);
+    (void)xfsz_ignored;
+    e->remove_stale_temporaries(*path);
+    // Atomic: a temporary file beside the target, fsynced, renamed over it. A worker killed at
+    // any moment, or a full disk, leaves the old content or the new one, never half a file.
+    auto written = write_file_atomic(*path, content);
+    int err = 0;
+    if (!written.ok()) {
+      err = atomic_write_errno(written.error());
+      // A fileAccess pattern that names one existing file gives the jail a rule on that file
+      // alone: nothing may be created beside it, so it can only be rewritten in place.
+      if (err == EACCES || err == EPERM) {
+        const int in_place = write_in_place(*path, content);
+        err = in_place == ENOENT ? err : in_place;
+      }
+    }
+    if (err != 0) {
+      std::string message = "ctx.writeFile: cannot write '" + requested + "': ";
+      if (is_disk_full_errno(err)) {
+        message += std::string("the disk is full or the file size limit is reached (") +
+                   std::strerror(err) + "); the file keeps its old content";
+      } else {
+        message += std::strerror(err);
+      }
+      e->throw_error("Error", message, errno_name(err));
       return false;
     }
     args.rval().setUndefined();
     return true;
+  }
+
+  /// Removes the temporary files a killed writer of `target` left beside it
+  /// (`.name.hearth-tmp-*`), when this call holds its folder's exclusive lock (a mutation): no
+  /// other call can be writing one then.
+  void remove_stale_temporaries(const fs::path& target) {
+    if (request_ == nullptr || !request_->mutation) return;
+    const fs::path folder = target.parent_path();
+    if (locks_.count(folder.string()) == 0) return;
+    const std::string prefix =
+        "." + target.filename().string() + std::string(kAtomicTempMarker);
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) {
+        std::error_code ignored;
+        fs::remove(it->path(), ignored);
+      }
+    }
+  }
+
+  /// Rewrites `path` in place, for files the jail lets the worker write but not replace. The
+  /// space is reserved first (fallocate), so a full disk fails before a byte changes; the new
+  /// content is written over the old and the file cut to its length after. Returns 0 or errno.
+  static int write_in_place(const fs::path& path, const std::string& content) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return errno;
+    int err = 0;
+    if (!content.empty() &&
+        ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(content.size())) != 0 &&
+        errno != EOPNOTSUPP && errno != ENOSYS) {
+      err = errno;
+    }
+    std::size_t done = 0;
+    while (err == 0 && done < content.size()) {
+      const ssize_t n = ::pwrite(fd, content.data() + done, content.size() - done,
+                                 static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        err = n < 0 ? errno : ENOSPC;
+        break;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (err == 0 && ::ftruncate(fd, static_cast<off_t>(content.size())) != 0) err = errno;
+    if (err == 0 && ::fsync(fd) != 0) err = errno;
+    if (::close(fd) != 0 && err == 0) err = errno;
+    return err;
   }
 
   static bool ctx_publish(JSContext* cx, unsigned argc, JS::Value* vp) {
@@ -1130,6 +1246,20 @@ class SpiderMonkeyEngine final : public Engine {
   std::optional<Outcome> failure_;
   const CallRequest* request_ = nullptr;
   const CallSink* sink_ = nullptr;
+  // Handler logs reach the daemon's log: bounded so that a loop of console.log cannot fill the
+  // disk (200,000 lines once made a 51 MB daemon log).
+  static constexpr std::size_t kLogLinesPerCall = 1000;
+  static constexpr std::size_t kLogBytesPerCall = 1 << 20;
+  static constexpr std::size_t kLogLineBytes = 16 * 1024;
+  static constexpr double kLogLinesPerSecond = 100;
+  struct LogBucket {
+    double tokens = 0;
+    Clock::time_point last{};
+  };
+  std::map<std::string, LogBucket> log_buckets_;
+  std::size_t log_lines_ = 0;
+  std::size_t log_bytes_ = 0;
+  std::size_t log_suppressed_ = 0;
   Clock::time_point deadline_{};
   JS::PersistentRootedObject anchor_;  ///< the first global, whose compartment every call shares
   int calls_since_gc_ = 0;

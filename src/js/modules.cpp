@@ -166,4 +166,102 @@ std::vector<std::string> scan_imports(const fs::path& service_dir, const std::st
   return found;
 }
 
+namespace {
+
+/// Static import specifiers of an ES module: `import ... from '...'`, `import '...'`,
+/// `export ... from '...'`, read outside comments and string literals (dynamic `import()` and
+/// `import.meta` are not static imports).
+std::vector<std::string> static_specifiers(std::string_view source) {
+  std::vector<std::string> out;
+  auto skip_space_and_comments = [&source](std::size_t j) {
+    while (j < source.size()) {
+      if (std::isspace(static_cast<unsigned char>(source[j])) != 0) {
+        ++j;
+      } else if (source.substr(j, 2) == "//") {
+        const auto nl = source.find('\n', j);
+        j = nl == std::string_view::npos ? source.size() : nl + 1;
+      } else if (source.substr(j, 2) == "/*") {
+        const auto end = source.find("*/", j + 2);
+        j = end == std::string_view::npos ? source.size() : end + 2;
+      } else {
+        break;
+      }
+    }
+    return j;
+  };
+  // The end of the string literal opening at `j` (one past its closing quote).
+  auto skip_string = [&source](std::size_t j) {
+    const char quote = source[j];
+    for (++j; j < source.size(); ++j) {
+      if (source[j] == '\\') {
+        ++j;
+      } else if (source[j] == quote || (quote != '`' && source[j] == '\n')) {
+        return j + 1;
+      }
+    }
+    return source.size();
+  };
+  std::size_t i = 0;
+  while (i < source.size()) {
+    const char c = source[i];
+    if (source.substr(i, 2) == "//" || source.substr(i, 2) == "/*") {
+      i = skip_space_and_comments(i);
+      continue;
+    }
+    if (c == '\'' || c == '"' || c == '`') {
+      i = skip_string(i);
+      continue;
+    }
+    std::size_t len = 0;
+    bool is_import = false;
+    if (word_at(source, i, "from")) {
+      len = 4;
+    } else if (word_at(source, i, "import")) {
+      len = 6;
+      is_import = true;
+    } else {
+      ++i;
+      continue;
+    }
+    const std::size_t j = skip_space_and_comments(i + len);
+    if (j < source.size() && (source[j] == '\'' || source[j] == '"') &&
+        (is_import || len == 4)) {
+      const std::size_t end = skip_string(j);
+      if (end <= source.size() && end - j >= 2 && source[end - 1] == source[j]) {
+        out.emplace_back(source.substr(j + 1, end - j - 2));
+      }
+      i = end;
+      continue;
+    }
+    i += len;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> import_problems(const fs::path& service_dir, const std::string& entry,
+                                         std::size_t limit) {
+  std::vector<std::string> problems;
+  std::vector<std::string> modules{entry};
+  std::set<std::string> seen{entry};
+  for (std::size_t k = 0; k < modules.size() && modules.size() < limit; ++k) {
+    std::ifstream in(service_dir / modules[k], std::ios::binary);
+    if (!in) continue;
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string source = buffer.str();
+    if (!is_es_module(modules[k], source)) continue;
+    for (const auto& spec : static_specifiers(source)) {
+      Resolved r = resolve_import(service_dir, modules[k], spec);
+      if (!r.error.empty()) {
+        problems.push_back(modules[k] + ": " + r.error);
+        continue;
+      }
+      if (seen.insert(r.path).second) modules.push_back(r.path);
+    }
+  }
+  return problems;
+}
+
 }  // namespace hearth::js

@@ -43,4 +43,11 @@ bool is_inside(const std::filesystem::path& dir, const std::filesystem::path& p)
 std::vector<std::string> scan_imports(const std::filesystem::path& service_dir,
                                       const std::string& entry, std::size_t limit = 1000);
 
+/// The static imports of `entry` and of the modules it imports (directly or not) that cannot be
+/// loaded - outside the service folder, a package name, missing, TypeScript - each as
+/// "<module>: <reason>", for refusing a manifest at load instead of failing every call. Read
+/// outside comments and strings; dynamic `import()` is not a static import. Empty when all load.
+std::vector<std::string> import_problems(const std::filesystem::path& service_dir,
+                                         const std::string& entry, std::size_t limit = 1000);
+
 }  // namespace hearth::js

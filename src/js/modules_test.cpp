@@ -82,5 +82,37 @@ TEST_F(JsModules, ScansTheImportGraph) {
                                              "lib/util.mjs"}));
 }
 
+TEST_F(JsModules, ImportProblemsNameEveryStaticImportThatCannotLoad) {
+  // Outside the folder (also through a module it imports), a package, a missing file: refused
+  // at load rather than at every call.
+  fs::create_directories(dir_.parent_path() / (dir_.filename().string() + "-other"));
+  write("lib/ok.mjs", "export const ok = 1;\nexport { x } from '../../" + dir_.filename().string() +
+                          "-other/x.mjs';\n");
+  write("handlers/main.mjs",
+        "import { ok } from '../lib/ok.mjs';\n"
+        "import fs from 'fs';\n"
+        "import '../missing.mjs';\n"
+        "// import nope from '../../commented.mjs';\n"
+        "/* import nope from '../../block.mjs'; */\n"
+        "const s = \"import x from '../../in-a-string.mjs'\";\n"
+        "const later = () => import('../../dynamic.mjs');\n"
+        "export function f() { return Array.from('ab'); }\n");
+  auto problems = import_problems(dir_, "handlers/main.mjs");
+  ASSERT_EQ(problems.size(), 3u) << ::testing::PrintToString(problems);
+  EXPECT_NE(problems[0].find("handlers/main.mjs: cannot import 'fs'"), std::string::npos);
+  EXPECT_NE(problems[1].find("handlers/main.mjs: cannot import '../missing.mjs'"),
+            std::string::npos);
+  EXPECT_NE(problems[2].find("lib/ok.mjs: cannot import"), std::string::npos);
+  EXPECT_NE(problems[2].find("outside the service folder"), std::string::npos);
+  fs::remove_all(dir_.parent_path() / (dir_.filename().string() + "-other"));
+
+  write("lib/ok.mjs", "export const ok = 1;\n");
+  write("handlers/good.mjs", "import { ok } from '../lib/ok';\nexport const f = () => ok;\n");
+  EXPECT_TRUE(import_problems(dir_, "handlers/good.mjs").empty());
+  // A plain script has no static imports.
+  write("handlers/plain.js", "module.exports = { f() { return 'import x from \"y\"'; } };\n");
+  EXPECT_TRUE(import_problems(dir_, "handlers/plain.js").empty());
+}
+
 }  // namespace
 }  // namespace hearth::js

@@ -12,6 +12,7 @@
 
 #include "handlers/create.hpp"
 #include "handlers/mcp/server.hpp"
+#include "handlers/script/program.hpp"
 
 namespace hearth::handlers::mcp {
 
@@ -172,6 +173,22 @@ class McpKind final : public Kind {
       return Error::make(ErrorCode::kInvalidParams,
                          "server '" + config.server + "' is not in mcp-config.json (it configures: " +
                              servers->names() + ")");
+    }
+
+    // A stdio server's command must be this service's code or a system program: the jail lets
+    // the server read its program's folder, which must never be another service's.
+    if (const auto* stdio = std::get_if<hearth::mcp::StdioServer>(&server->transport)) {
+      std::string path_env(kSystemPath);
+      for (const auto& [name, value] : stdio->env) {
+        if (name == "PATH") path_env = value;
+      }
+      std::error_code ec;
+      fs::path cwd = fs::weakly_canonical(dir / stdio->cwd, ec);
+      if (ec) cwd = (dir / stdio->cwd).lexically_normal();
+      if (auto refused = command_refusal(stdio->command, path_env, cwd, dir)) {
+        return Error::make(ErrorCode::kInvalidParams, "mcp-config.json: server '" +
+                                                          config.server + "': " + *refused);
+      }
     }
 
     ServerSpec spec;

@@ -174,6 +174,31 @@ TEST_F(McpHandlerTest, AServerMissingFromTheConfigIsRefusedAtLoad) {
   EXPECT_NE(h.error().message.find("mcpServers.fake.command"), std::string::npos);
 }
 
+TEST_F(McpHandlerTest, AStdioCommandOutsideTheServiceFolderIsRefusedAtLoad) {
+  // The jail lets a server read its program's folder: another service's must never be that.
+  const fs::path other = service_.dir.parent_path() / (service_.dir.filename().string() + "-o");
+  fs::create_directories(other);
+  std::ofstream(other / "server.sh") << "#!/bin/sh\n";
+  fs::permissions(other / "server.sh", fs::perms::owner_all);
+  fs::create_symlink(other / "server.sh", service_.dir / "link.sh");
+  write_config(R"({"mcpServers": {
+      "abs": {"command": ")" + (other / "server.sh").string() + R"("},
+      "rel": {"command": "../)" + other.filename().string() + R"(/server.sh"},
+      "link": {"command": "./link.sh"},
+      "path": {"command": "server.sh", "env": {"PATH": ")" + other.string() + R"("}},
+      "system": {"command": "python3", "args": ["x.py"]}}})");
+  for (const char* server : {"abs", "rel", "link", "path"}) {
+    auto h = create(std::string(R"({"type":"mcp","server":")") + server + R"(","tool":"echo"})");
+    ASSERT_FALSE(h.ok()) << server;
+    EXPECT_NE(h.error().message.find("outside the service folder"), std::string::npos)
+        << h.error().message;
+    EXPECT_NE(h.error().message.find(std::string("server '") + server + "'"), std::string::npos);
+  }
+  EXPECT_TRUE(create(R"({"type":"mcp","server":"system","tool":"echo"})").ok());
+  std::error_code ec;
+  fs::remove_all(other, ec);
+}
+
 TEST_F(McpHandlerTest, StartsLazilyAndKeepsOneServerAcrossCalls) {
   auto h = handler("echo");
   EXPECT_TRUE(servers_in(service_.dir).empty());  // nothing runs before the first call

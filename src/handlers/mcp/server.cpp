@@ -9,6 +9,7 @@
 #include "handlers/network.hpp"
 #include "handlers/confine.hpp"
 #include "common/on_strand.hpp"
+#include "handlers/script/program.hpp"
 #include "mcp/http_transport.hpp"
 #include "mcp/stdio_transport.hpp"
 
@@ -177,6 +178,14 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
     return Error::make(ErrorCode::kHandlerError,
                        who + " could not start: command not found: " + config.command,
                        std::move(data));
+  }
+  // Checked again at each start: a file or link in the folder may have changed since the load.
+  if (auto refused = program_refusal(*program, spec_.service_dir)) {
+    json::object data;
+    data["server"] = spec_.config.name;
+    data["command"] = config.command;
+    return Error::make(ErrorCode::kPermissionDenied,
+                       who + ": command '" + config.command + "' " + *refused, std::move(data));
   }
   cmd.program = std::move(*program);
   cmd.argv.push_back(config.command);

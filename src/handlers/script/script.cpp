@@ -14,6 +14,7 @@
 #include "common/utf8.hpp"
 #include "handlers/confine.hpp"
 #include "handlers/create.hpp"
+#include "handlers/script/program.hpp"
 #include "json/text.hpp"
 #include "proc/process.hpp"
 
@@ -82,35 +83,116 @@ const json::value* lookup_path(const json::value& input, std::string_view path) 
   }
 }
 
-Error env_name_error(const std::string& field, const std::string& name, bool is_protected) {
+Error env_name_error(const std::string& field, std::string message) {
   json::object data;
   data["field"] = field;
   data["constraint"] = "env-name";
-  std::string message = "input field '" + field + "' cannot be passed in the environment: ";
-  message += is_protected ? name + " is a protected variable"
-                          : "'" + name + "' is not a valid variable name";
-  return Error::make(ErrorCode::kInvalidParams, std::move(message), std::move(data));
+  return Error::make(ErrorCode::kInvalidParams,
+                     "input field '" + field + "' cannot be passed in the environment: " +
+                         std::move(message),
+                     std::move(data));
 }
 
-Status flatten_env(const json::object& object, const std::string& name_prefix,
-                   const std::string& field_prefix,
+Status flatten_env(const json::object& object, const EnvFields& declared,
+                   const std::string& name_prefix, const std::string& field_prefix,
                    std::vector<std::pair<std::string, std::string>>& out) {
   for (const auto& member : object) {
     const std::string key(member.key());
+    const std::string field = join_path(field_prefix, key);
+    const json::value& value = member.value();
+    const auto found = declared.fields.find(key);
+    if (found == declared.fields.end()) {
+      // The allowlist: only names the manifest's author wrote in the input schema become
+      // variables, so input can never choose one (GIT_CONFIG_*, LD_PRELOAD, PAGER...).
+      return env_name_error(field,
+                            "env mode passes only the fields the endpoint's input schema "
+                            "declares in 'properties', and this one is not declared");
+    }
+    const std::string name =
+        name_prefix.empty() ? to_upper(key) : name_prefix + "_" + to_upper(key);
+    if (value.is_null()) continue;
+    if (value.is_object() && !found->second.fields.empty()) {
+      HEARTH_RETURN_IF_ERROR(flatten_env(value.get_object(), found->second, name, field, out));
+      continue;
+    }
+    std::string text = value_text(value);
+    if (has_nul(text)) {
+      json::object data;
+      data["field"] = field;
+      data["constraint"] = "no-nul";
+      return Error::make(ErrorCode::kInvalidParams,
+                         "input field '" + field +
+                             "' contains a NUL character, which an environment variable cannot "
+                             "hold",
+                         std::move(data));
+    }
+    out.emplace_back(name, std::move(text));
+  }
+  return {};
+}
+
+/// The subschemas `schema` stands for at this level: itself, its $ref (`#/types/Name`, or a
+/// pointer inside the root schema), and allOf / anyOf / oneOf branches.
+void schema_branches(const json::value& schema, const json::object& types, const json::value& root,
+                     int depth, std::vector<const json::object*>& out) {
+  if (depth > 16 || !schema.is_object()) return;
+  const auto& object = schema.get_object();
+  out.push_back(&object);
+  if (const auto* ref = object.if_contains("$ref"); ref != nullptr && ref->is_string()) {
+    const std::string_view target = ref->get_string();
+    constexpr std::string_view kTypes = "#/types/";
+    if (target.substr(0, kTypes.size()) == kTypes) {
+      if (const auto* type = types.if_contains(target.substr(kTypes.size()))) {
+        schema_branches(*type, types, root, depth + 1, out);
+      }
+    } else if (!target.empty() && target.front() == '#') {
+      boost::system::error_code ec;
+      if (const auto* pointed = root.find_pointer(target.substr(1), ec)) {
+        schema_branches(*pointed, types, root, depth + 1, out);
+      }
+    }
+  }
+  for (const char* keyword : {"allOf", "anyOf", "oneOf"}) {
+    if (const auto* list = object.if_contains(keyword); list != nullptr && list->is_array()) {
+      for (const auto& branch : list->get_array()) {
+        schema_branches(branch, types, root, depth + 1, out);
+      }
+    }
+  }
+}
+
+void collect_env_fields(const json::value& schema, const json::object& types,
+                        const json::value& root, int depth, EnvFields& out) {
+  if (depth > 16) return;
+  std::vector<const json::object*> branches;
+  schema_branches(schema, types, root, 0, branches);
+  for (const auto* branch : branches) {
+    const auto* properties = branch->if_contains("properties");
+    if (properties == nullptr || !properties->is_object()) continue;
+    for (const auto& property : properties->get_object()) {
+      collect_env_fields(property.value(), types, root, depth + 1,
+                         out.fields[std::string(property.key())]);
+    }
+  }
+}
+
+/// Every variable name `fields` can produce that is not a valid, unprotected name, as problems.
+void check_env_fields(const EnvFields& fields, const std::string& name_prefix,
+                      const std::string& field_prefix, std::vector<std::string>& problems) {
+  for (const auto& [key, sub] : fields.fields) {
     const std::string name =
         name_prefix.empty() ? to_upper(key) : name_prefix + "_" + to_upper(key);
     const std::string field = join_path(field_prefix, key);
-    const json::value& value = member.value();
-    if (value.is_null()) continue;
-    if (value.is_object()) {
-      HEARTH_RETURN_IF_ERROR(flatten_env(value.get_object(), name, field, out));
-      continue;
+    // A field with declared members may still hold a non-object value, passed under its name.
+    if (!is_valid_env_name(name)) {
+      problems.push_back("input field '" + field + "' would be the environment variable '" +
+                         name + "', which is not a valid name ([A-Za-z_][A-Za-z0-9_]*)");
+    } else if (is_protected_env_name(name)) {
+      problems.push_back("input field '" + field + "' would set " + name +
+                         ", a protected variable");
     }
-    if (!is_valid_env_name(name)) return env_name_error(field, name, false);
-    if (is_protected_env_name(name)) return env_name_error(field, name, true);
-    out.emplace_back(name, value_text(value));
+    check_env_fields(sub, name, field, problems);
   }
-  return {};
 }
 
 std::string signal_text(int signal) {
@@ -128,6 +210,7 @@ struct Config {
   fs::path cwd;                          ///< absolute, inside the service folder
   std::chrono::milliseconds timeout{0};  ///< 0: none of its own
   std::vector<std::pair<std::string, std::string>> env;
+  EnvFields env_fields;  ///< env mode: the input fields the input schema declares
 };
 
 /// Who is running: for the environment and the log.
@@ -341,7 +424,7 @@ class ScriptHandler final : public Handler {
     if (publish_fd) vars["LAVS_PUBLISH_FD"] = "3";
     for (const auto& [name, value] : config_.env) vars[name] = value;
     if (config_.input == InputMode::kEnv) {
-      auto extra = input_to_env(input);
+      auto extra = input_to_env(input, config_.env_fields);
       if (!extra.ok()) return std::move(extra).error();
       for (auto& [name, value] : extra.value()) vars[name] = std::move(value);
     }
@@ -354,11 +437,23 @@ class ScriptHandler final : public Handler {
                          std::move(data));
     }
 
+    // Checked again at each start: a file or link in the folder may have changed since the load.
+    if (auto refused = program_refusal(*program, who_.dir)) {
+      json::object data;
+      data["command"] = config_.command;
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "command '" + config_.command + "' " + *refused, std::move(data));
+    }
+
     proc::Command cmd;
     cmd.program = std::move(*program);
     cmd.argv.reserve(config_.args.size() + 1);
     cmd.argv.push_back(config_.command);
-    for (const auto& arg : config_.args) cmd.argv.push_back(expand_placeholders(arg, input));
+    for (const auto& arg : config_.args) {
+      auto expanded = expand_argument(arg, input);
+      if (!expanded.ok()) return std::move(expanded).error();
+      cmd.argv.push_back(std::move(expanded).value());
+    }
     cmd.env = environment_entries(vars);
     cmd.cwd = config_.cwd;
     if (config_.input == InputMode::kStdin) cmd.stdin_data = json::dump(input);
@@ -468,6 +563,18 @@ class ScriptKind final : public Kind {
     }
     if (const auto* input = h.if_contains("input")) config.input = *parse_mode(input->get_string());
     config.timeout = handler_timeout(h);
+    if (config.input == InputMode::kEnv) {
+      config.env_fields = env_fields_of(service, endpoint.id);
+      std::vector<std::string> problems;
+      check_env_fields(config.env_fields, "", "", problems);
+      if (!problems.empty()) {
+        std::string message = "input \"env\" cannot pass the input schema's fields: ";
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          message += (i == 0 ? "" : "; ") + problems[i];
+        }
+        return Error::make(ErrorCode::kInternalError, std::move(message));
+      }
+    }
     if (const auto* env = h.if_contains("env")) {
       for (const auto& member : env->get_object()) {
         config.env.emplace_back(std::string(member.key()),
@@ -492,6 +599,16 @@ class ScriptKind final : public Kind {
       config.cwd = resolved;
     }
 
+    // The command must be this service's code or a system program: the jail lets the handler
+    // read its program's folder, which must never be another service's.
+    std::string path_env(kSystemPath);
+    for (const auto& [name, value] : config.env) {
+      if (name == "PATH") path_env = value;
+    }
+    if (auto refused = command_refusal(config.command, path_env, config.cwd, base)) {
+      return Error::make(ErrorCode::kInternalError, *refused);
+    }
+
     Identity who{service.name, endpoint.id, base};
     return std::unique_ptr<Handler>(
         std::make_unique<ScriptHandler>(std::move(config), std::move(who), options_));
@@ -507,7 +624,11 @@ std::unique_ptr<Kind> make_kind(const KindOptions& options) {
   return std::make_unique<ScriptKind>(options);
 }
 
-std::string expand_placeholders(std::string_view arg, const json::value& input) {
+namespace {
+
+/// expand_placeholders; `nul_field` (when given) gets the path of the first value inserted that
+/// holds a NUL character.
+std::string expand(std::string_view arg, const json::value& input, std::string* nul_field) {
   // Same matches as the reference runtime's /\{\{([^}]+)\}\}/g: at the earliest "{{", the text up
   // to the first '}' must be non-empty and followed by a second '}'.
   std::string out;
@@ -523,7 +644,11 @@ std::string expand_placeholders(std::string_view arg, const json::value& input) 
         arg[close + 1] == '}') {
       out.append(arg.substr(i, open - i));
       if (const auto* value = lookup_path(input, trim(arg.substr(open + 2, close - open - 2)))) {
-        out += value_text(*value);
+        std::string text = value_text(*value);
+        if (nul_field != nullptr && nul_field->empty() && has_nul(text)) {
+          *nul_field = std::string(trim(arg.substr(open + 2, close - open - 2)));
+        }
+        out += text;
       }
       i = close + 2;
     } else {
@@ -534,11 +659,56 @@ std::string expand_placeholders(std::string_view arg, const json::value& input) 
   return out;
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> input_to_env(const json::value& input) {
+}  // namespace
+
+std::string expand_placeholders(std::string_view arg, const json::value& input) {
+  return expand(arg, input, nullptr);
+}
+
+Result<std::string> expand_argument(std::string_view arg, const json::value& input) {
+  std::string nul_field;
+  std::string out = expand(arg, input, &nul_field);
+  if (!nul_field.empty()) {
+    json::object data;
+    data["field"] = nul_field;
+    data["constraint"] = "no-nul";
+    return Error::make(ErrorCode::kInvalidParams,
+                       "input field '" + nul_field +
+                           "' contains a NUL character, which a command-line argument cannot hold",
+                       std::move(data));
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> input_to_env(const json::value& input,
+                                                                      const EnvFields& declared) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!input.is_object()) return out;
-  HEARTH_RETURN_IF_ERROR(flatten_env(input.get_object(), "", "", out));
+  HEARTH_RETURN_IF_ERROR(flatten_env(input.get_object(), declared, "", "", out));
   return out;
+}
+
+EnvFields env_fields_from_schema(const json::value& schema, const json::object& types) {
+  EnvFields out;
+  collect_env_fields(schema, types, schema, 0, out);
+  return out;
+}
+
+EnvFields env_fields_of(const manifest::Manifest& service, std::string_view endpoint_id) {
+  const auto* root = service.raw.if_object();
+  const auto* endpoints = root != nullptr ? root->if_contains("endpoints") : nullptr;
+  if (endpoints == nullptr || !endpoints->is_array()) return {};
+  for (const auto& endpoint : endpoints->get_array()) {
+    const auto* object = endpoint.if_object();
+    const auto* id = object != nullptr ? object->if_contains("id") : nullptr;
+    if (id == nullptr || !id->is_string() || id->get_string() != endpoint_id) continue;
+    const auto* schema = object->if_contains("schema");
+    const auto* input = schema != nullptr && schema->is_object()
+                            ? schema->get_object().if_contains("input")
+                            : nullptr;
+    return input != nullptr ? env_fields_from_schema(*input, service.types) : EnvFields{};
+  }
+  return {};
 }
 
 bool is_valid_env_name(std::string_view name) {

@@ -4,7 +4,9 @@
 ///
 /// Handler object:
 ///   command  string, required   program name (searched in the child's PATH) or a path with '/'
-///                                (relative to the working directory)
+///                                (relative to the working directory); it must resolve inside
+///                                the service folder or to a system program (handlers/script/
+///                                program.hpp), checked at load and before each start
 ///   args     string[]            arguments; `{{path}}` placeholders are expanded (see below)
 ///   input    "stdin"|"args"|"env" how the input reaches the script (default "stdin")
 ///   cwd      string              working directory, relative to the service folder, must stay
@@ -20,16 +22,20 @@
 ///     The input reaches the script only through `{{path}}` placeholders in `args`; stdin is empty
 ///     (/dev/null).
 /// env
-///     Each top-level field of the input object becomes an environment variable named after its
-///     key in upper case. Nested objects are flattened with `_`: {"user": {"name": "a"}} sets
-///     USER_NAME=a. Strings are passed as they are, other values as compact JSON (numbers as
-///     numbers: 3, 1.5, true), null fields are skipped; a non-object input sets nothing. A key
-///     that does not make a valid variable name ([A-Za-z_][A-Za-z0-9_]*) or that would set a
-///     protected variable (PATH, HOME, LD_*, BASH_ENV, ENV, BASH_FUNC_*, IFS, SHELLOPTS,
-///     BASHOPTS, PS4, NODE_OPTIONS, NODE_PATH, PYTHON*, PERL5*, PERLLIB, RUBY*, JAVA_TOOL_OPTIONS,
-///     _JAVA_OPTIONS, GCONV_PATH, LOCPATH, NLSPATH, HOSTALIASES, GLIBC_TUNABLES, MALLOC_*,
-///     TMPDIR, LAVS_*) refuses the call with -32602 Invalid params, data {field, constraint:
-///     "env-name"}: input written by a model must not be able to set LD_PRELOAD. stdin is empty.
+///     An allowlist: only the fields the endpoint's input schema declares (`properties`, also
+///     through `$ref` to `#/types/Name` and `allOf`/`anyOf`/`oneOf`) become variables, named after
+///     the key in upper case; nested declared objects are flattened with `_`: {"user": {"name":
+///     "a"}} sets USER_NAME=a when `user` declares `name`. The names are therefore chosen by the
+///     manifest's author, never by the input. At load, a declared field whose name would not be a
+///     valid variable name ([A-Za-z_][A-Za-z0-9_]*) or would set a protected variable (PATH, HOME,
+///     LD_*, BASH_ENV, ENV, BASH_FUNC_*, IFS, SHELLOPTS, BASHOPTS, PS4, NODE_OPTIONS, NODE_PATH,
+///     PYTHON*, PERL5*, PERLLIB, RUBY*, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, GCONV_PATH, LOCPATH,
+///     NLSPATH, HOSTALIASES, GLIBC_TUNABLES, MALLOC_*, TMPDIR, LAVS_*) refuses the endpoint. At
+///     call time an input field the schema does not declare (additionalProperties) refuses the
+///     call with -32602, data {field, constraint: "env-name"}; a value holding a NUL character is
+///     -32602 with constraint "no-nul". Strings are passed as they are, other values (and objects
+///     whose members are not declared) as compact JSON, null fields are skipped; a non-object
+///     input sets nothing. stdin is empty.
 /// Placeholders, in every mode (compatible with the reference runtime)
 ///     Each `{{path}}` in an element of `args` is replaced by the input value at `path`, a dot
 ///     path into the input (`{{user.name}}`; a numeric segment indexes an array: `{{tags.0}}`;
@@ -62,6 +68,7 @@
 /// lines are skipped. Exit 0 ends the stream cleanly; anything else ends it with -32003
 /// "Subscription handler exited with code N" (data {exitCode, stderr}) or "... killed by signal".
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -78,9 +85,26 @@ std::unique_ptr<Kind> make_kind(const KindOptions& options);
 /// Replaces every `{{path}}` in `arg` by the input value at that dot path (see above).
 std::string expand_placeholders(std::string_view arg, const json::value& input);
 
-/// The variables env mode sets for `input`, in input order, or -32602 for a key that does not
-/// make a valid, unprotected variable name.
-Result<std::vector<std::pair<std::string, std::string>>> input_to_env(const json::value& input);
+/// expand_placeholders for an argument of the command: a value holding a NUL character (which
+/// would silently cut the argument) is -32602 naming the field, data {field, constraint: "no-nul"}.
+Result<std::string> expand_argument(std::string_view arg, const json::value& input);
+
+/// The input fields env mode may pass: the `properties` an input schema declares, with theirs.
+struct EnvFields {
+  std::map<std::string, EnvFields> fields;
+};
+
+/// The fields `schema` declares (following `#/types/Name` refs into `types`, local refs,
+/// allOf/anyOf/oneOf).
+EnvFields env_fields_from_schema(const json::value& schema, const json::object& types);
+
+/// The fields the input schema of `endpoint_id` declares in `service.raw` (none without one).
+EnvFields env_fields_of(const manifest::Manifest& service, std::string_view endpoint_id);
+
+/// The variables env mode sets for `input`, in input order, or -32602 for a field that is not
+/// declared in `declared` or a value with a NUL character.
+Result<std::vector<std::pair<std::string, std::string>>> input_to_env(const json::value& input,
+                                                                      const EnvFields& declared);
 
 /// True for the variable names env-mode input may not set (PATH, LD_*, ...).
 bool is_protected_env_name(std::string_view name);

@@ -76,6 +76,13 @@ class ScriptTest : public ::testing::Test {
     return kind_->create(service_, endpoint_);
   }
 
+  /// Gives endpoint "ep" this input schema in the manifest as written (env mode reads it).
+  void input_schema(std::string_view schema_json, std::string_view types_json = "{}") {
+    service_.raw = parse(std::string(R"({"endpoints": [{"id": "ep", "schema": {"input": )") +
+                         std::string(schema_json) + "}}]}");
+    service_.types = parse(types_json).as_object();
+  }
+
   Call make_call(json::value input, asio::any_io_executor executor) {
     Call call;
     call.service = &service_;
@@ -232,6 +239,9 @@ TEST_F(ScriptTest, ExpandPlaceholdersMatchesTheReferenceSyntax) {
 }
 
 TEST_F(ScriptTest, EnvModeSetsUpperCaseVariables) {
+  input_schema(R"({"type": "object", "properties": {"note": {}, "count": {}, "tags": {},
+      "nothing": {}, "user": {"$ref": "#/types/User"}}})",
+               R"({"User": {"type": "object", "properties": {"name": {"type": "string"}}}})");
   auto r = run(R"({"type": "script", "command": "sh", "input": "env",
       "args": ["-c", "printf '%s|%s|%s|%s|%s|%s' \"$NOTE\" \"$USER_NAME\" \"$COUNT\" \"$TAGS\" \"${NOTHING-unset}\" \"$(cat)\""]})",
                parse(R"({"note": "hi there", "user": {"name": "a"}, "count": 3, "tags": [1, "x"],
@@ -240,18 +250,23 @@ TEST_F(ScriptTest, EnvModeSetsUpperCaseVariables) {
   EXPECT_EQ(*r, json::value("hi there|a|3|[1,\"x\"]|unset|"));
 }
 
-TEST_F(ScriptTest, EnvModeRefusesProtectedAndInvalidNames) {
+TEST_F(ScriptTest, EnvModePassesOnlyFieldsTheSchemaDeclares) {
+  // An allowlist: whatever the input, only names the manifest's author declared become
+  // variables. A denylist let GIT_CONFIG_COUNT/KEY_0/VALUE_0, OPENSSL_CONF, LESSOPEN, PAGER in.
+  input_schema(R"({"type": "object", "properties": {"note": {"type": "string"},
+      "user": {"type": "object", "properties": {"name": {}}},
+      "blob": {"type": "object"}}, "additionalProperties": true})");
   struct Case {
     const char* input;
     const char* field;
   };
   for (const Case& c :
-       {Case{R"({"ld_preload": "/tmp/evil.so"})", "ld_preload"},
-        Case{R"({"ld": {"preload": "/tmp/evil.so"}})", "ld.preload"},
-        Case{R"({"Path": "/tmp"})", "Path"}, Case{R"({"bash_env": "/tmp/x"})", "bash_env"},
-        Case{R"({"python": {"path": "/tmp"}})", "python.path"},
-        Case{R"({"lavs_publish_fd": "1"})", "lavs_publish_fd"},
-        Case{R"({"ok": 1, "a b": 1})", "a b"}, Case{R"({"1abc": 1})", "1abc"}}) {
+       {Case{R"({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.pager"})", "GIT_CONFIG_COUNT"},
+        Case{R"({"note": "x", "OPENSSL_CONF": "/tmp/x"})", "OPENSSL_CONF"},
+        Case{R"({"LESSOPEN": "|id"})", "LESSOPEN"}, Case{R"({"pager": "id"})", "pager"},
+        Case{R"({"ld_preload": "/tmp/evil.so"})", "ld_preload"},
+        Case{R"({"user": {"name": "a", "shell": "x"}})", "user.shell"},
+        Case{R"({"Path": "/tmp"})", "Path"}, Case{R"({"a b": 1})", "a b"}}) {
     auto r = run(R"({"type": "script", "command": "env", "input": "env"})", parse(c.input));
     ASSERT_FALSE(r.ok()) << c.input;
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidParams) << c.input;
@@ -259,6 +274,35 @@ TEST_F(ScriptTest, EnvModeRefusesProtectedAndInvalidNames) {
               parse(std::string(R"({"field": ")") + c.field + R"(", "constraint": "env-name"})"))
         << c.input;
   }
+  // A declared object without declared members is passed whole, as JSON: its keys name nothing.
+  auto r = run(R"({"type": "script", "command": "sh", "input": "env",
+      "args": ["-c", "printf '%s|%s|%s' \"$BLOB\" \"${BLOB_LD_PRELOAD-unset}\" \"$NOTE\""]})",
+               parse(R"({"blob": {"LD_PRELOAD": "x"}, "note": "n"})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, json::value(R"({"LD_PRELOAD":"x"}|unset|n)"));
+  // Without an input schema nothing is declared: any field is refused.
+  service_.raw = json::object{};
+  auto none = run(R"({"type": "script", "command": "env", "input": "env"})",
+                  parse(R"({"note": "x"})"));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, ErrorCode::kInvalidParams);
+}
+
+TEST_F(ScriptTest, EnvModeRefusesDeclaredProtectedOrInvalidNamesAtLoad) {
+  for (const char* schema :
+       {R"({"properties": {"ld_preload": {}}})", R"({"properties": {"ld": {"properties": {"preload": {}}}}})",
+        R"({"properties": {"Path": {}}})", R"({"allOf": [{"properties": {"bash_env": {}}}]})",
+        R"({"properties": {"lavs_publish_fd": {}}})", R"({"properties": {"a b": {}}})",
+        R"({"properties": {"1abc": {}}})"}) {
+    input_schema(schema);
+    auto h = create(R"({"type": "script", "command": "env", "input": "env"})");
+    ASSERT_FALSE(h.ok()) << schema;
+    EXPECT_NE(h.error().message.find("input \"env\" cannot pass"), std::string::npos)
+        << h.error().message;
+  }
+  // The same schema is fine for another input mode: nothing becomes a variable there.
+  auto stdin_mode = create(R"({"type": "script", "command": "env"})");
+  EXPECT_TRUE(stdin_mode.ok());
   EXPECT_TRUE(is_protected_env_name("LD_LIBRARY_PATH"));
   EXPECT_TRUE(is_protected_env_name("MALLOC_CHECK_"));
   EXPECT_TRUE(is_protected_env_name("PERL5OPT"));
@@ -266,6 +310,91 @@ TEST_F(ScriptTest, EnvModeRefusesProtectedAndInvalidNames) {
   EXPECT_TRUE(is_protected_env_name("GLIBC_TUNABLES"));
   EXPECT_FALSE(is_protected_env_name("NOTE"));
   EXPECT_FALSE(is_protected_env_name("PATHS"));
+}
+
+TEST_F(ScriptTest, ANulInAnInputValueIsInvalidParamsNamingTheField) {
+  // Args mode: a C string ends at the NUL, which silently cut the argument.
+  auto args = run(R"({"type": "script", "command": "echo", "input": "args",
+      "args": ["--name={{user.name}}", "{{ok}}"]})",
+                  parse(R"({"ok": "fine", "user": {"name": "a\u0000b"}})"));
+  ASSERT_FALSE(args.ok());
+  EXPECT_EQ(args.error().code, ErrorCode::kInvalidParams);
+  EXPECT_EQ(args.error().data, parse(R"({"field": "user.name", "constraint": "no-nul"})"));
+  // Stdin mode too, for placeholders in args (stdin itself carries JSON, where NUL is escaped).
+  auto in_stdin = run(R"({"type": "script", "command": "echo", "args": ["{{x}}"]})",
+                      parse(R"({"x": "\u0000"})"));
+  ASSERT_FALSE(in_stdin.ok());
+  EXPECT_EQ(in_stdin.error().code, ErrorCode::kInvalidParams);
+  // Env mode.
+  input_schema(R"({"properties": {"note": {}}})");
+  auto env = run(R"({"type": "script", "command": "env", "input": "env"})",
+                 parse(R"({"note": "a\u0000b"})"));
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.error().code, ErrorCode::kInvalidParams);
+  EXPECT_EQ(env.error().data, parse(R"({"field": "note", "constraint": "no-nul"})"));
+  // A value without NUL is passed unchanged.
+  auto fine = run(R"({"type": "script", "command": "echo", "input": "args", "args": ["{{x}}"]})",
+                  parse(R"({"x": "a b"})"));
+  ASSERT_TRUE(fine.ok()) << fine.error().message;
+  EXPECT_EQ(*fine, json::value("a b\n"));
+}
+
+TEST_F(ScriptTest, CommandsOutsideTheServiceFolderAreRefusedAtLoad) {
+  // Another service beside this one, with a program and data.
+  const fs::path other = service_.dir.parent_path() / (service_.dir.filename().string() + "-other");
+  fs::create_directories(other);
+  std::ofstream(other / "run.sh") << "#!/bin/sh\ncat data.txt\n";
+  fs::permissions(other / "run.sh", fs::perms::owner_all);
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{other};
+  const std::string rel = "../" + other.filename().string() + "/run.sh";
+  fs::create_symlink(other / "run.sh", service_.dir / "link.sh");
+  fs::create_symlink(other, service_.dir / "otherdir");
+  const std::vector<std::string> refused = {
+       R"({"type": "script", "command": ")" + rel + R"("})",
+        R"({"type": "script", "command": ")" + (other / "run.sh").string() + R"("})",
+        std::string(R"({"type": "script", "command": "./link.sh"})"),
+        std::string(R"({"type": "script", "command": "otherdir/run.sh"})"),
+        R"({"type": "script", "command": "run.sh", "env": {"PATH": ")" + other.string() +
+            R"(:/usr/bin"}})",
+        std::string(R"({"type": "script", "command": "run.sh", "env": {"PATH": "otherdir"}})")};
+  for (const std::string& handler : refused) {
+    auto h = create(handler);
+    ASSERT_FALSE(h.ok()) << handler;
+    EXPECT_NE(h.error().message.find("outside the service folder"), std::string::npos)
+        << h.error().message;
+  }
+  // Inside the folder, and system programs (also through the handler's PATH), are fine.
+  write("run.sh", "#!/bin/sh\necho '{\"ok\": 1}'\n", true);
+  EXPECT_TRUE(create(R"({"type": "script", "command": "../run.sh", "cwd": "sub"})").ok());
+  EXPECT_TRUE(create(R"({"type": "script", "command": "./run.sh"})").ok());
+  EXPECT_TRUE(create(R"({"type": "script", "command": "sh"})").ok());
+  EXPECT_TRUE(create(R"({"type": "script", "command": "/bin/sh"})").ok());
+  EXPECT_TRUE(create(R"({"type": "script", "command": "sh", "env": {"PATH": "/usr/bin:sub"}})").ok());
+
+  // Checked again at each start: a program swapped for a link out of the folder is refused.
+  auto h = create(R"({"type": "script", "command": "./run.sh"})");
+  ASSERT_TRUE(h.ok());
+  fs::remove(service_.dir / "run.sh");
+  fs::create_symlink(other / "run.sh", service_.dir / "run.sh");
+  auto swapped = run(R"({"type": "script", "command": "./run.sh"})");
+  ASSERT_FALSE(swapped.ok());  // refused at create now
+  asio::io_context io;
+  std::optional<Result<json::value>> result;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        result = co_await (*h)->call(make_call(json::object{}, io.get_executor()));
+      },
+      asio::detached);
+  io.run();
+  ASSERT_FALSE(result->ok());
+  EXPECT_EQ(result->error().code, ErrorCode::kPermissionDenied);
 }
 
 TEST_F(ScriptTest, EnvironmentIsMinimalAndNotTheDaemons) {
@@ -285,7 +414,8 @@ TEST_F(ScriptTest, EnvironmentIsMinimalAndNotTheDaemons) {
 }
 
 TEST_F(ScriptTest, CommandIsResolvedWithTheHandlersPath) {
-  auto r = run(R"({"type": "script", "command": "sh", "env": {"PATH": "/nonexistent"}})");
+  fs::create_directories(service_.dir / "bin");
+  auto r = run(R"({"type": "script", "command": "sh", "env": {"PATH": "bin"}})");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
   EXPECT_EQ(r.error().message, "command not found: sh");
@@ -506,6 +636,7 @@ struct SinkRecorder {
 TEST_F(ScriptTest, StreamSendsLinesThenEndsCleanly) {
   IoThread io;
   SinkRecorder rec;
+  input_schema(R"({"properties": {"start": {"type": "integer"}}})");
   auto handler = create(R"({"type": "script", "command": "sh", "input": "env",
       "args": ["-c", "echo \"{\\\"n\\\": $START}\"; echo hello; echo; echo '[2]'; echo \"{{start}}\""]})",
                         manifest::Method::kSubscription);
@@ -571,6 +702,7 @@ TEST_F(ScriptTest, StreamCloseStopsTheProducer) {
 TEST_F(ScriptTest, StreamRefusesBadInputAndMissingCommand) {
   IoThread io;
   SinkRecorder rec;
+  input_schema(R"({"properties": {"note": {}}})");
   auto env = create(R"({"type": "script", "command": "env", "input": "env"})",
                     manifest::Method::kSubscription);
   ASSERT_TRUE(env.ok());
