@@ -1,11 +1,12 @@
 #include "schema/own_keywords.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <new>
-#include <pthread.h>
-
-#include <regex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <valijson/constraint_builder.hpp>
@@ -14,6 +15,7 @@
 #include <valijson/validation_results.hpp>
 #include <vector>
 
+#include "schema/ecma_regex.hpp"
 #include "schema/violations.hpp"
 
 namespace hearth::schema::detail {
@@ -180,29 +182,20 @@ class FormatBuilder final : public valijson::ConstraintBuilder {
 
 // --- pattern ----------------------------------------------------------------------------------
 
+/// RE2 behind ECMA-262 syntax (ecma_regex.hpp): linear time and no recursion whatever the pattern
+/// and the input, so any string length is checked, on the calling thread.
 class PatternConstraint final : public valijson::constraints::PolyConstraint {
  public:
-  // std::regex_error (an invalid pattern) propagates: the compiler reports it as a problem.
-  explicit PatternConstraint(std::string pattern)
-      : pattern_(std::move(pattern)), regex_(pattern_, std::regex::ECMAScript) {}
+  explicit PatternConstraint(std::shared_ptr<const Regex> regex) : regex_(std::move(regex)) {}
 
   bool validate(const Adapter& target, const Context& context,
                 ValidationResults* results) const override {
     std::string text;
     if (!target.isString() || !target.getString(text)) return true;
-    if (text.size() > kMaxPatternText) {
-      if (results != nullptr) {
-        results->pushError(context, own_description("pattern", "is too long to be checked against "
-                                                               "the pattern (over " +
-                                                               std::to_string(kMaxPatternText) +
-                                                               " characters)"));
-      }
-      return false;
-    }
-    if (search(text)) return true;
+    if (regex_->search(text)) return true;
     if (results != nullptr) {
-      results->pushError(context,
-                         own_description("pattern", "must match the pattern '" + pattern_ + "'"));
+      results->pushError(context, own_description("pattern", "must match the pattern '" +
+                                                                 regex_->source() + "'"));
     }
     return false;
   }
@@ -213,48 +206,141 @@ class PatternConstraint final : public valijson::constraints::PolyConstraint {
   }
   size_t sizeOf() const override { return sizeof(PatternConstraint); }
 
-  // libstdc++'s std::regex matches recursively, about 1 KiB of stack per character of input:
-  // a 100 KB string overflows an 8 MiB thread stack and would crash the daemon. Short strings
-  // are matched in place; longer ones on a thread whose stack is sized to the input; beyond
-  // kMaxPatternText the string is refused as a violation.
-  static constexpr std::size_t kInlinePatternText = 2048;
-  static constexpr std::size_t kMaxPatternText = 256 * 1024;
-  static constexpr std::size_t kStackPerChar = 4096;  // room for sanitizer builds' larger frames
-
-  bool search(const std::string& text) const {
-    // Only const operations on the shared regex: safe from many threads at once.
-    if (text.size() <= kInlinePatternText) return std::regex_search(text, regex_);
-    struct Job {
-      const std::string* text;
-      const std::regex* regex;
-      bool matched;
-    } job{&text, &regex_, false};
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, (16u << 20) + text.size() * kStackPerChar);
-    pthread_t thread;
-    int rc = pthread_create(
-        &thread, &attr,
-        [](void* arg) -> void* {
-          auto* j = static_cast<Job*>(arg);
-          j->matched = std::regex_search(*j->text, *j->regex);
-          return nullptr;
-        },
-        &job);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) return false;  // no thread (out of memory): the value is refused, not crashed on
-    pthread_join(thread, nullptr);
-    return job.matched;
-  }
-
-  std::string pattern_;
-  std::regex regex_;
+  std::shared_ptr<const Regex> regex_;  ///< immutable, shared by the clones valijson makes
 };
 
 class PatternBuilder final : public valijson::ConstraintBuilder {
  public:
   valijson::constraints::Constraint* make(const Adapter& value) const override {
-    return new PatternConstraint(string_of(value, "pattern"));
+    std::string error;
+    std::shared_ptr<const Regex> regex = Regex::compile(string_of(value, "pattern"), error);
+    // The compiler reports a bad pattern with its path before valijson gets here.
+    if (regex == nullptr) throw std::runtime_error(error);
+    return new PatternConstraint(std::move(regex));
+  }
+};
+
+// --- uniqueItems ------------------------------------------------------------------------------
+
+/// Appends a form of `value` that is equal for two values exactly when JSON Schema calls them
+/// equal: object members sorted by name, numbers by value (1 and 1.0 are equal).
+void canonical_into(const Adapter& value, std::string& out) {
+  if (value.isNull()) {
+    out += 'n';
+  } else if (value.isBool()) {
+    bool b = false;
+    value.getBool(b);
+    out += b ? 't' : 'f';
+  } else if (value.isString()) {
+    std::string text;
+    value.getString(text);
+    out += 's';
+    out += std::to_string(text.size());
+    out += ':';
+    out += text;
+  } else if (value.isArray()) {
+    out += '[';
+    value.applyToArray([&out](const Adapter& item) {
+      canonical_into(item, out);
+      out += ',';
+      return true;
+    });
+    out += ']';
+  } else if (value.isObject()) {
+    std::vector<std::pair<std::string, std::string>> members;
+    value.applyToObject([&members](const std::string& name, const Adapter& member) {
+      std::string form;
+      canonical_into(member, form);
+      members.emplace_back(name, std::move(form));
+      return true;
+    });
+    std::sort(members.begin(), members.end());
+    out += '{';
+    for (const auto& [name, form] : members) {
+      out += std::to_string(name.size());
+      out += ':';
+      out += name;
+      out += form;
+      out += ',';
+    }
+    out += '}';
+  } else {
+    double d = 0;
+    int64_t i = 0;
+    out += '#';
+    if (value.isInteger() && value.getInteger(i)) {
+      out += std::to_string(i);
+    } else if (value.getDouble(d)) {
+      // An integral double within int64 range prints like the integer it equals.
+      if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.2e18) {
+        out += std::to_string(static_cast<int64_t>(d));
+      } else {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.17g", d);
+        out += buffer;
+      }
+    }
+  }
+}
+
+/// uniqueItems in O(n log n): the items' canonical forms are sorted, not compared pairwise (a
+/// 60,000-item array took valijson 20 s). One violation, naming the first equal pair.
+class UniqueItemsConstraint final : public valijson::constraints::PolyConstraint {
+ public:
+  bool validate(const Adapter& target, const Context& context,
+                ValidationResults* results) const override {
+    if (!target.isArray()) return true;
+    std::vector<std::pair<std::string, std::size_t>> forms;
+    std::size_t index = 0;
+    target.applyToArray([&](const Adapter& item) {
+      std::string form;
+      canonical_into(item, form);
+      forms.emplace_back(std::move(form), index++);
+      return true;
+    });
+    std::sort(forms.begin(), forms.end());
+    std::optional<std::pair<std::size_t, std::size_t>> duplicate;
+    for (std::size_t k = 1; k < forms.size(); ++k) {
+      if (forms[k].first != forms[k - 1].first) continue;
+      // Equal forms are sorted by index: forms[k-1] is the earlier one.
+      const std::pair<std::size_t, std::size_t> pair{forms[k - 1].second, forms[k].second};
+      if (!duplicate || pair < *duplicate) duplicate = pair;
+    }
+    if (!duplicate) return true;
+    if (results != nullptr) {
+      results->pushError(context, "Elements at indexes #" + std::to_string(duplicate->first) +
+                                      " and #" + std::to_string(duplicate->second) +
+                                      " violate uniqueness constraint.");
+    }
+    return false;
+  }
+
+ private:
+  Constraint* cloneInto(void* memory) const override {
+    return new (memory) UniqueItemsConstraint(*this);
+  }
+  size_t sizeOf() const override { return sizeof(UniqueItemsConstraint); }
+};
+
+/// `uniqueItems: false` asks nothing.
+class AlwaysValid final : public valijson::constraints::PolyConstraint {
+ public:
+  bool validate(const Adapter&, const Context&, ValidationResults*) const override { return true; }
+
+ private:
+  Constraint* cloneInto(void* memory) const override { return new (memory) AlwaysValid(*this); }
+  size_t sizeOf() const override { return sizeof(AlwaysValid); }
+};
+
+class UniqueItemsBuilder final : public valijson::ConstraintBuilder {
+ public:
+  valijson::constraints::Constraint* make(const Adapter& value) const override {
+    bool unique = false;
+    if (!value.isBool() || !value.getBool(unique)) {
+      throw std::runtime_error("'uniqueItems' must be a boolean");
+    }
+    if (unique) return new UniqueItemsConstraint();
+    return new AlwaysValid();
   }
 };
 
@@ -271,6 +357,7 @@ void add_own_keywords(valijson::SchemaParser& parser) {
   add_builder(parser, kTypeKeyword, std::make_unique<TypeBuilder>());
   add_builder(parser, kFormatKeyword, std::make_unique<FormatBuilder>());
   add_builder(parser, kPatternKeyword, std::make_unique<PatternBuilder>());
+  add_builder(parser, kUniqueItemsKeyword, std::make_unique<UniqueItemsBuilder>());
 }
 
 bool matches_format(std::string_view format, std::string_view text) {

@@ -5,7 +5,6 @@
 #include <cassert>
 #include <exception>
 #include <optional>
-#include <regex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +16,7 @@
 #include <valijson/validation_visitor.hpp>
 
 #include "schema/defaults.hpp"
+#include "schema/ecma_regex.hpp"
 #include "schema/metaschema.hpp"
 #include "schema/own_keywords.hpp"
 #include "schema/schema_walk.hpp"
@@ -83,6 +83,7 @@ json::value engine_copy(const json::value& v,
         if (rename && key == "type") key = detail::kTypeKeyword;
         if (rename && key == "format") key = detail::kFormatKeyword;
         if (rename && key == "pattern") key = detail::kPatternKeyword;
+        if (rename && key == "uniqueItems") key = detail::kUniqueItemsKeyword;
         // Draft 4's `id` means nothing in draft 7, but valijson would change the base URI for it.
         if (rename && key == "id") key = "hearth:id";
         out.emplace(key, engine_copy(member.value(), schema_nodes));
@@ -122,7 +123,11 @@ class Analyzer {
     if (const json::value* patterns = json::member(node, "patternProperties");
         patterns != nullptr && patterns->is_object()) {
       for (const auto& member : patterns->get_object()) {
-        check_regex(member.key(), join_path(join_path(path, "patternProperties"), member.key()));
+        // valijson keeps only the text of these; it finds the compiled form in the shared table.
+        if (check_regex(member.key(),
+                        join_path(join_path(path, "patternProperties"), member.key()))) {
+          detail::shared_regex(std::string(member.key()));
+        }
       }
     }
     detail::for_each_subschema(
@@ -230,14 +235,12 @@ class Analyzer {
     finished[node] = true;
   }
 
-  void check_regex(std::string_view pattern, const std::string& path) {
-    try {
-      std::regex compiled{std::string(pattern), std::regex::ECMAScript};
-      static_cast<void>(compiled);
-    } catch (const std::regex_error& e) {
-      problems_.push_back({path, "'" + std::string(pattern) +
-                                     "' is not a valid regular expression (" + e.what() + ")"});
-    }
+  /// Whether `pattern` compiles (ECMA-262 translated to RE2); a problem at `path` if not.
+  bool check_regex(std::string_view pattern, const std::string& path) {
+    std::string error;
+    if (detail::Regex::compile(pattern, error) != nullptr) return true;
+    problems_.push_back({path, std::move(error)});
+    return false;
   }
 
   const json::value& document_;
@@ -269,9 +272,8 @@ class Draft7Schema final : public Schema {
  private:
   std::vector<Violation> validate_prepared(const json::value& instance) const {
     valijson::ValidationResults results;
-    // valijson's built-in `pattern` caches regexes here; hearth's own one (used for every local
-    // schema) does not. One per call, so nothing mutable is shared between threads.
-    std::unordered_map<std::string, std::regex> regex_cache;
+    // hearth's copy of valijson's visitor matches patterns with RE2 and caches nothing per call.
+    valijson::NoRegexCache regex_cache;
     const BoostJsonAdapter target(instance);
     valijson::ValidationVisitor<BoostJsonAdapter> visitor(target, {"<root>"}, /*strictTypes=*/true,
                                                           &results, regex_cache);

@@ -605,8 +605,7 @@ TEST_F(SchemaTest, ConcurrentValidationOfOneSchema) {
 namespace hearth::schema {
 namespace {
 
-// A long string against a pattern must neither crash the daemon (std::regex recursion) nor be
-// accepted unchecked.
+// A long string against a pattern must neither crash the daemon nor be accepted unchecked.
 TEST(SchemaPattern, LongStringsAreCheckedWithoutCrashing) {
   auto compiler = make_draft7_compiler();
   Problems problems;
@@ -618,9 +617,8 @@ TEST(SchemaPattern, LongStringsAreCheckedWithoutCrashing) {
   auto v = schema->validate(json::value(bad));
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].constraint, "pattern");
-  auto too_long = schema->validate(json::value(std::string(300 * 1024, 'a')));
-  ASSERT_EQ(too_long.size(), 1u);
-  EXPECT_EQ(too_long[0].constraint, "pattern");
+  // RE2 is linear in the input: there is no length past which strings are refused unchecked.
+  EXPECT_TRUE(schema->validate(json::value(std::string(300 * 1024, 'a'))).empty());
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "common/problem.hpp"
 
@@ -161,14 +163,6 @@ struct Mapped {
   Kind kind = Kind::kLeaf;
 };
 
-bool is_prefix(const Path& prefix, const Path& path) {
-  if (prefix.size() > path.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (!(prefix[i] == path[i])) return false;
-  }
-  return true;
-}
-
 std::optional<std::size_t> parse_index(std::string_view text) {
   std::size_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -276,29 +270,49 @@ std::vector<Violation> to_violations(const std::vector<EngineError>& errors,
   mapped.reserve(errors.size());
   for (const EngineError& error : errors) mapped.push_back(map_one(error, instance));
 
+  // Linear in the size of the reports (a 100,000-item array can fail 200,000 times): every path
+  // is interned as a node of a tree of places, each place noting whether a leaf report points at
+  // it and whether any report points below it.
+  struct Place {
+    bool leaf = false;
+    bool deeper = false;
+  };
+  std::vector<Place> places(1);  // 0: the root
+  std::unordered_map<std::string, std::size_t> children;
+  std::vector<std::size_t> place_of(mapped.size());
+  for (std::size_t i = 0; i < mapped.size(); ++i) {
+    std::size_t node = 0;
+    for (const Segment& segment : mapped[i].path) {
+      places[node].deeper = true;
+      std::string key = std::to_string(node);
+      key += segment.is_index ? '#' : '.';
+      key += segment.is_index ? std::to_string(segment.index) : segment.key;
+      const auto [it, added] = children.try_emplace(std::move(key), places.size());
+      if (added) places.emplace_back();
+      node = it->second;
+    }
+    place_of[i] = node;
+    if (mapped[i].kind == Kind::kLeaf) places[node].leaf = true;
+  }
+
   std::vector<Violation> out;
+  std::unordered_set<std::string> seen;
   for (std::size_t i = 0; i < mapped.size(); ++i) {
     const Mapped& candidate = mapped[i];
-    if (candidate.kind == Kind::kStructural) {
-      bool explained = false;
-      for (std::size_t j = 0; j < mapped.size() && !explained; ++j) {
-        if (j == i || !is_prefix(candidate.path, mapped[j].path)) continue;
-        // Another structural report at the very same place does not explain this one (two
-        // failing `false` branches of one allOf); the duplicate check below merges them.
-        explained = mapped[j].kind == Kind::kLeaf || mapped[j].path.size() > candidate.path.size();
-      }
-      if (explained) continue;
+    // A structural report is explained by a leaf report at its place or any report below it.
+    // (Another structural report at the very same place does not explain it - two failing
+    // `false` branches of one allOf; the duplicate check below merges them.)
+    if (candidate.kind == Kind::kStructural &&
+        (places[place_of[i]].leaf || places[place_of[i]].deeper)) {
+      continue;
     }
     Violation violation{format_path(candidate.path), candidate.constraint, candidate.message};
-    bool duplicate = false;
-    for (const Violation& seen : out) {
-      if (seen.field == violation.field && seen.constraint == violation.constraint &&
-          seen.message == violation.message) {
-        duplicate = true;
-        break;
-      }
-    }
-    if (!duplicate) out.push_back(std::move(violation));
+    std::string identity = violation.field;
+    identity += '\0';
+    identity += violation.constraint;
+    identity += '\0';
+    identity += violation.message;
+    if (seen.insert(std::move(identity)).second) out.push_back(std::move(violation));
   }
   return out;
 }
