@@ -10,6 +10,8 @@ packages=(
   # libraries (see docs/architecture.md, "Dependencies")
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libvalijson-dev libcli11-dev libspdlog-dev libfmt-dev
+  # JSON Schema patterns: RE2 (linear-time matching, no recursion)
+  libre2-dev
   # the jail: seccomp filters (Landlock and namespaces are raw system calls)
   libseccomp-dev
   # function handlers: the SpiderMonkey 102 JavaScript engine; TLS for ctx.fetch
