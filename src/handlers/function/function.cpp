@@ -755,6 +755,14 @@ class FunctionKind final : public Kind {
                          "handler.module '" + config.module + "' leads outside the service folder");
     }
 
+    // A static import that cannot load (outside the folder, a package, missing) would fail every
+    // call: refused at load instead, so `hearth check` and `hearth serve` report it.
+    if (auto problems = js::import_problems(dir, config.module); !problems.empty()) {
+      std::string message = "handler.module '" + config.module + "' has imports that cannot load: ";
+      for (std::size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
+      return Error::make(ErrorCode::kInternalError, std::move(message));
+    }
+
     // The folders the worker's jail must let it read: the module and what it imports.
     std::vector<std::string> code;
     for (const auto& rel : js::scan_imports(dir, config.module)) code.push_back((dir / rel).string());

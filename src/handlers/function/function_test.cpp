@@ -240,6 +240,20 @@ TEST_F(FunctionTest, AWarmPoolIsReadyOnlyOnceAWorkerCanAnswer) {
   broken->shutdown();
 }
 
+// A static import from outside the service folder fails at load (hearth check, serve), not at
+// every call.
+TEST_F(FunctionTest, CreateRefusesAStaticImportThatCannotLoad) {
+  write("outside.mjs", "import { x } from '../elsewhere/x.mjs';\nexport function f() { return x; }\n");
+  manifest::Endpoint ep;
+  ep.id = "f";
+  ep.handler = json::object{{"type", "function"}, {"module", "outside.mjs"}, {"function", "f"}};
+  auto created = kind_->create(service_, ep);
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.error().message.find("cannot load"), std::string::npos) << created.error().message;
+  EXPECT_NE(created.error().message.find("../elsewhere/x.mjs"), std::string::npos)
+      << created.error().message;
+}
+
 TEST_F(FunctionTest, SyncAndAsyncFunctionsReturnJson) {
   write("todos.mjs", R"(
 export function listTodos(input, ctx) {
@@ -344,17 +358,20 @@ TEST_F(FunctionTest, ImportsStayInsideTheServiceFolder) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r.value(), json::value(7));
 
+  // Imports that cannot load are refused when the endpoint is created (the manifest loads), not
+  // at every call; the worker still refuses them should the files change afterwards.
+  auto refused = [&](const std::string& module, std::string_view why) {
+    manifest::Endpoint ep;
+    ep.id = "f";
+    ep.handler = json::object{{"type", "function"}, {"module", module}, {"function", "f"}};
+    auto created = kind_->create(service_, ep);
+    ASSERT_FALSE(created.ok()) << module;
+    EXPECT_NE(created.error().message.find(why), std::string::npos) << created.error().message;
+  };
   write("escape.mjs", "import x from '../../../etc/passwd';\nexport const f = () => x;");
-  auto e = handler("escape.mjs", "f");
-  r = run(*e);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("outside the service folder"), std::string::npos)
-      << r.error().message;
+  refused("escape.mjs", "outside the service folder");
   write("pkg.mjs", "import _ from 'lodash';\nexport const f = () => 1;");
-  auto p = handler("pkg.mjs", "f");
-  r = run(*p);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("only relative imports"), std::string::npos);
+  refused("pkg.mjs", "cannot load");
 }
 
 TEST_F(FunctionTest, AnInfiniteLoopTimesOutAndTheWorkerServesTheNextCall) {
