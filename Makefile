@@ -1,5 +1,5 @@
 # hearth: front end to CMake presets. `make run` and `make test` do all set-up on a fresh Debian bookworm.
-.PHONY: all deps build run test dev test-dev bench format tidy clean
+.PHONY: all deps build run test dev test-dev bench fuzz format tidy clean
 
 PORT ?= 5555
 JOBS ?= $(shell nproc)
@@ -34,6 +34,10 @@ test-dev: dev
 
 bench: build
 	bash bench/run.sh
+
+# libFuzzer targets (clang, installed if missing), FUZZ_SECONDS each (default 60).
+fuzz:
+	bash scripts/fuzz.sh
 
 format:
 	find src tests bench -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i

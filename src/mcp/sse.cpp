@@ -3,9 +3,22 @@
 namespace hearth::mcp {
 
 bool SseParser::feed(std::string_view chunk, std::vector<SseEvent>& out) {
-  if (!bom_checked_ && !chunk.empty()) {
-    bom_checked_ = true;
-    if (chunk.starts_with("\xEF\xBB\xBF")) chunk.remove_prefix(3);
+  // A byte order mark at the very start of the stream is dropped, even when it arrives split
+  // across chunks (found by fuzz/mcp_sse_fuzz.cpp).
+  static constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  while (!bom_checked_ && !chunk.empty()) {
+    if (chunk.front() != kBom[bom_matched_]) {
+      bom_checked_ = true;
+      if (bom_matched_ > 0) {
+        // Not a mark after all: the bytes held back belong to the stream.
+        const std::string held(kBom.substr(0, bom_matched_));
+        bom_matched_ = 0;
+        if (!feed(held, out)) return false;
+      }
+      break;
+    }
+    chunk.remove_prefix(1);
+    if (++bom_matched_ == kBom.size()) bom_checked_ = true;
   }
   for (std::size_t i = 0; i < chunk.size(); ++i) {
     const char c = chunk[i];

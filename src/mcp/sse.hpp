@@ -31,6 +31,7 @@ class SseParser {
   std::string pending_;  ///< an incomplete line
   bool skip_lf_ = false;  ///< the previous chunk ended with '\r'
   bool bom_checked_ = false;
+  std::size_t bom_matched_ = 0;  ///< bytes of a byte order mark seen so far at the start
   SseEvent event_;
   bool has_data_ = false;
   std::size_t size_ = 0;

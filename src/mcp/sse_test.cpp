@@ -43,3 +43,23 @@ TEST(Sse, OversizedEventFails) {
 
 }  // namespace
 }  // namespace hearth::mcp
+
+namespace hearth::mcp {
+namespace {
+// A byte order mark split across chunks is still dropped (found by fuzz/mcp_sse_fuzz.cpp).
+TEST(SseParserBom, AMarkSplitAcrossChunksIsDropped) {
+  SseParser parser;
+  std::vector<SseEvent> events;
+  ASSERT_TRUE(parser.feed("\xEF\xBB", events));
+  ASSERT_TRUE(parser.feed("\xBF" "data: y\n\n", events));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].data, "y");
+  // Bytes that only begin like a mark are kept.
+  SseParser other;
+  std::vector<SseEvent> more;
+  ASSERT_TRUE(other.feed("\xEF", more));
+  ASSERT_TRUE(other.feed("data: z\n\n", more));
+  EXPECT_TRUE(more.empty());  // "\xEF" + "data" is a field of another name
+}
+}  // namespace
+}  // namespace hearth::mcp
