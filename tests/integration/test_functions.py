@@ -3,11 +3,15 @@ processes (tests/services/functions)."""
 import concurrent.futures
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from hearthtest import ROOT, Daemon, error, result
+from hearthtest import ROOT, Daemon, error, hearth_bin, result
+
+SERVICES = ROOT / "tests" / "services"
 
 SERVICE = ROOT / "tests" / "services" / "functions"
 
@@ -95,10 +99,19 @@ def test_network_only_where_allowed(daemon):
     assert "example.com:80" in e["message"]
 
 
-def test_imports_cannot_leave_the_service_folder(daemon):
-    e = error(daemon.call("escapeImport"))
-    assert e["code"] == -32003
-    assert "outside the service folder" in e["message"]
+def test_imports_cannot_leave_the_service_folder(tmp_path):
+    # Refused when the manifest loads (hearth check, hearth serve), not at every call.
+    service = tmp_path / "escape"
+    service.mkdir()
+    shutil.copy(SERVICES / "functions" / "escape.mjs", service / "escape.mjs")
+    (service / "lavs.json").write_text(json.dumps({
+        "lavs": "1.0", "name": "escape", "version": "1.0.0",
+        "endpoints": [{"id": "escapeImport", "method": "query",
+                       "handler": {"type": "function", "module": "escape.mjs", "function": "f"}}]}))
+    r = subprocess.run([str(hearth_bin()), "check", str(service)], capture_output=True, text=True)
+    assert r.returncode == 1, r
+    assert "endpoints[0].handler" in r.stdout + r.stderr
+    assert "outside the service folder" in r.stdout + r.stderr
 
 
 def test_mutations_publish_to_subscribers(daemon):
