@@ -1,5 +1,7 @@
 #include "common/atomic_file.hpp"
 
+#include "common/fd.hpp"
+
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -62,30 +64,6 @@ Error failure(const fs::path& path, int err, const std::string& what) {
   }
   return Error::make(ErrorCode::kInternalError, std::move(message), std::move(data));
 }
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-  /// Closes now, returning close(2)'s errno (0 when fine): NFS reports write errors there.
-  int close() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd >= 0 && ::close(fd) != 0 ? errno : 0;
-  }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 

@@ -11,18 +11,6 @@
 
 namespace hearth {
 
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
 namespace {
 
 bool is_link_error(int error) { return error == ELOOP || error == EXDEV || error == EMLINK; }

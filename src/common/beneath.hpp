@@ -7,31 +7,10 @@
 #include <filesystem>
 #include <string>
 
+#include "common/fd.hpp"
 #include "common/result.hpp"
 
 namespace hearth {
-
-/// An owned file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd();
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 /// Why open_beneath failed: `error` is the errno; `link` is true when a symbolic link (or a
 /// component leaving the folder) was met, which callers report as a refusal, not a missing file.

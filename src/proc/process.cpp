@@ -4,6 +4,8 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "proc/process.hpp"
 
+#include "common/fd.hpp"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
@@ -66,39 +68,14 @@ int open_pidfd(pid_t pid) {
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 }
 
-/// An owned file descriptor.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    reset(other.release());
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() { return std::exchange(fd_, -1); }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 /// Creates a close-on-exec pipe with both ends at or above kLowestPipeFd. Returns 0 or an errno.
-int make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
+int make_pipe(Fd& read_end, Fd& write_end) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return errno;
   read_end.reset(fds[0]);
   write_end.reset(fds[1]);
-  for (UniqueFd* end : {&read_end, &write_end}) {
+  for (Fd* end : {&read_end, &write_end}) {
     if (end->get() >= kLowestPipeFd) continue;
     const int moved = ::fcntl(end->get(), F_DUPFD_CLOEXEC, kLowestPipeFd);
     if (moved < 0) return errno;
@@ -154,11 +131,11 @@ std::filesystem::path current_launcher() {
 /// A started child: its pid (== process group id), pidfd and the parent's ends of its pipes.
 struct Child {
   pid_t pid = -1;
-  UniqueFd pidfd;
-  UniqueFd stdin_w;
-  UniqueFd stdout_r;
-  UniqueFd stderr_r;
-  UniqueFd events_r;
+  Fd pidfd;
+  Fd stdin_w;
+  Fd stdout_r;
+  Fd stderr_r;
+  Fd events_r;
 };
 
 struct FileActions {
@@ -184,7 +161,7 @@ Result<Child> spawn_child(const Command& cmd) {
   if (cmd.argv.empty()) return fail("cannot start a process without argv[0]");
 
   Child child;
-  UniqueFd stdin_r, stdout_w, stderr_w, events_w;
+  Fd stdin_r, stdout_w, stderr_w, events_w;
   if (cmd.stdin_data) {
     if (int e = make_pipe(stdin_r, child.stdin_w))
       return fail("cannot create a pipe: " + errno_text(e));
@@ -467,7 +444,7 @@ class Session {
     return stdout_;
   }
 
-  void attach(Descriptor& descriptor, UniqueFd& fd) {
+  void attach(Descriptor& descriptor, Fd& fd) {
     if (!fd.valid()) return;
     boost::system::error_code ec;
     descriptor.assign(fd.get(), ec);
@@ -685,7 +662,7 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
  public:
   DuplexState(const Strand& strand, Child child, Duplex::Callbacks callbacks)
       : strand_(strand), stdin_(strand), callbacks_(std::move(callbacks)) {
-    UniqueFd stdin_w = std::move(child.stdin_w);
+    Fd stdin_w = std::move(child.stdin_w);
     session_.emplace(strand, std::move(child), std::chrono::milliseconds::zero(),
                      RunLimits{}.stderr_tail, std::nullopt);
     boost::system::error_code ec;

@@ -80,6 +80,15 @@ class FunctionTest : public ::testing::Test {
   void write(const std::string& name, const std::string& content) {
     std::ofstream(service_.dir / name) << content;
   }
+  /// An endpoint `id` whose function handler runs `fn` of `module`.
+  static manifest::Endpoint function_endpoint(const std::string& id, const std::string& module,
+                                              const std::string& fn) {
+    manifest::Endpoint ep;
+    ep.id = id;
+    ep.handler_type = "function";
+    ep.handler = json::object{{"type", "function"}, {"module", module}, {"function", fn}};
+    return ep;
+  }
   Problems check(std::string_view handler_json) {
     Problems problems;
     kind_->check(parse(handler_json).as_object(), "endpoints[0].handler", problems);
@@ -158,9 +167,7 @@ TEST_F(FunctionTest, CheckNamesEveryProblem) {
 }
 
 TEST_F(FunctionTest, CreateRefusesAMissingModule) {
-  manifest::Endpoint ep;
-  ep.id = "x";
-  ep.handler = json::object{{"type", "function"}, {"module", "nope.mjs"}, {"function", "f"}};
+  manifest::Endpoint ep = function_endpoint("x", "nope.mjs", "f");
   auto created = kind_->create(service_, ep);
   ASSERT_FALSE(created.ok());
   EXPECT_NE(created.error().message.find("does not exist"), std::string::npos);
@@ -174,10 +181,7 @@ TEST_F(FunctionTest, EveryCallIsAnsweredWithSeveralIoThreads) {
   KindOptions opts = options_;
   opts.executor = threads.get_executor();
   auto kind = make_kind(opts);
-  manifest::Endpoint ep;
-  ep.id = "echo";
-  ep.handler_type = "function";
-  ep.handler = json::object{{"type", "function"}, {"module", "echo.mjs"}, {"function", "echo"}};
+  manifest::Endpoint ep = function_endpoint("echo", "echo.mjs", "echo");
   auto created = kind->create(service_, ep);
   ASSERT_TRUE(created.ok()) << created.error().message;
   std::shared_ptr<Handler> h = std::move(created).value();
@@ -219,10 +223,7 @@ TEST_F(FunctionTest, AWarmPoolIsReadyOnlyOnceAWorkerCanAnswer) {
   opts.warm_pools = true;
   auto kind = make_kind(opts);
   EXPECT_TRUE(kind->ready());  // no pool yet
-  manifest::Endpoint ep;
-  ep.id = "echo";
-  ep.handler_type = "function";
-  ep.handler = json::object{{"type", "function"}, {"module", "echo.mjs"}, {"function", "echo"}};
+  manifest::Endpoint ep = function_endpoint("echo", "echo.mjs", "echo");
   auto created = kind->create(service_, ep);
   ASSERT_TRUE(created.ok()) << created.error().message;
   EXPECT_FALSE(kind->ready());  // the workers are starting
@@ -244,9 +245,7 @@ TEST_F(FunctionTest, AWarmPoolIsReadyOnlyOnceAWorkerCanAnswer) {
 // every call.
 TEST_F(FunctionTest, CreateRefusesAStaticImportThatCannotLoad) {
   write("outside.mjs", "import { x } from '../elsewhere/x.mjs';\nexport function f() { return x; }\n");
-  manifest::Endpoint ep;
-  ep.id = "f";
-  ep.handler = json::object{{"type", "function"}, {"module", "outside.mjs"}, {"function", "f"}};
+  manifest::Endpoint ep = function_endpoint("f", "outside.mjs", "f");
   auto created = kind_->create(service_, ep);
   ASSERT_FALSE(created.ok());
   EXPECT_NE(created.error().message.find("cannot load"), std::string::npos) << created.error().message;
@@ -361,10 +360,7 @@ TEST_F(FunctionTest, ImportsStayInsideTheServiceFolder) {
   // Imports that cannot load are refused when the endpoint is created (the manifest loads), not
   // at every call; the worker still refuses them should the files change afterwards.
   auto refused = [&](const std::string& module, std::string_view why) {
-    manifest::Endpoint ep;
-    ep.id = "f";
-    ep.handler = json::object{{"type", "function"}, {"module", module}, {"function", "f"}};
-    auto created = kind_->create(service_, ep);
+    auto created = kind_->create(service_, function_endpoint("f", module, "f"));
     ASSERT_FALSE(created.ok()) << module;
     EXPECT_NE(created.error().message.find(why), std::string::npos) << created.error().message;
   };
