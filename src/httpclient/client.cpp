@@ -1,5 +1,5 @@
 // The daemon's HTTP/1.1 client: connections, the keep-alive pool, one exchange, redirects, and
-// cancellation (deadline, Abort, shutdown). The only Beast translation unit of this library.
+// cancellation (deadline, Abort, shutdown). Responses are parsed by ResponseReader.
 //
 // Each request runs as its own coroutine on a strand of the client's executor. Everything that
 // may stop it (the deadline timer, Abort, shutdown) is posted to that strand and works by
@@ -11,6 +11,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "httpclient/client.hpp"
+#include "httpclient/response_reader.hpp"
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -48,15 +49,11 @@ namespace {
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
-/// Response headers beyond this fail the request (a sane server sends a few KiB).
-constexpr std::uint32_t kHeaderLimit = 64 * 1024;
-/// Size of each body read (and of the pieces a streamed body is delivered in, at most).
+/// Size of each read from a connection.
 constexpr std::size_t kReadChunk = 16 * 1024;
 /// A redirect's own body is read and dropped so the connection can be reused, up to this much;
 /// a longer one closes the connection instead.
 constexpr std::size_t kMaxDrainBytes = 64 * 1024;
-/// Interim (1xx) responses skipped before the real one; more is a misbehaving server.
-constexpr int kMaxInterim = 8;
 
 Error failure(std::string message) {
   return Error::make(ErrorCode::kHandlerError, std::move(message));
@@ -172,32 +169,15 @@ template <class Stream, class Message>
 asio::awaitable<std::tuple<error_code, std::size_t>> write_on(Stream& stream, Message& message) {
   co_return co_await http::async_write(stream, message, kUseTuple);
 }
-template <class Stream, class Parser>
-asio::awaitable<std::tuple<error_code, std::size_t>> read_header_on(
-    Stream& stream, boost::beast::flat_buffer& buffer, Parser& parser) {
-  co_return co_await http::async_read_header(stream, buffer, parser, kUseTuple);
-}
-template <class Stream, class Parser>
-asio::awaitable<std::tuple<error_code, std::size_t>> read_some_on(Stream& stream,
-                                                                  boost::beast::flat_buffer& buffer,
-                                                                  Parser& parser) {
-  co_return co_await http::async_read_some(stream, buffer, parser, kUseTuple);
-}
-
-using Parser = http::response_parser<http::buffer_body>;
-
 asio::awaitable<std::tuple<error_code, std::size_t>> write_request(
     Connection& c, http::request<http::string_body>& request) {
   if (c.tls) co_return co_await write_on(*c.tls, request);
   co_return co_await write_on(c.socket, request);
 }
-asio::awaitable<std::tuple<error_code, std::size_t>> read_header(Connection& c, Parser& parser) {
-  if (c.tls) co_return co_await read_header_on(*c.tls, c.buffer, parser);
-  co_return co_await read_header_on(c.socket, c.buffer, parser);
-}
-asio::awaitable<std::tuple<error_code, std::size_t>> read_some(Connection& c, Parser& parser) {
-  if (c.tls) co_return co_await read_some_on(*c.tls, c.buffer, parser);
-  co_return co_await read_some_on(c.socket, c.buffer, parser);
+asio::awaitable<std::tuple<error_code, std::size_t>> read_some(Connection& c,
+                                                               asio::mutable_buffer into) {
+  if (c.tls) co_return co_await c.tls->async_read_some(into, kUseTuple);
+  co_return co_await c.socket.async_read_some(into, kUseTuple);
 }
 
 /// One request in flight: its strand, deadline timer, resolver and the connection it is using,
@@ -206,7 +186,7 @@ struct Exchange {
   enum class Stop { kNone, kTimeout, kAbort, kShutdown };
 
   explicit Exchange(asio::strand<asio::any_io_executor> s)
-      : strand(std::move(s)), timer(strand), resolver(strand), chunk(kReadChunk) {}
+      : strand(std::move(s)), timer(strand), resolver(strand) {}
 
   /// On the strand only.
   void cancel(Stop why) {
@@ -239,7 +219,6 @@ struct Exchange {
   Connection* current = nullptr;
   Stop stop = Stop::kNone;
   std::chrono::milliseconds timeout{0};
-  std::vector<char> chunk;  ///< body read buffer
 };
 
 /// Marks the connection cancel() must close while an exchange uses it.
@@ -491,6 +470,52 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> open(State& state, Exchange
 /// What a response body is for.
 enum class Sink { kCollect, kStream, kDrain };
 
+/// Feeds `reader` the connection's buffered bytes, reading more while they do not complete the
+/// head (or, with `body`, the whole response). `received` is set once any byte arrives.
+asio::awaitable<Status> feed(Exchange& ex, Connection& conn, ResponseReader& reader,
+                             const ResponseReader::BodySink& sink, bool body, const Url& url,
+                             bool& received) {
+  auto& buffer = conn.buffer;
+  const auto finished = [&] {
+    return body ? reader.done() || reader.stopped() : reader.head_done();
+  };
+  const auto cannot_read = [&](const std::string& why) {
+    return failure("cannot read the response from " + authority(url) + ": " + why);
+  };
+  bool closed = false;
+  while (!finished()) {
+    if (buffer.size() > 0) {
+      const std::string_view data(static_cast<const char*>(buffer.data().data()), buffer.size());
+      auto used = reader.put(data, sink);
+      if (!used.ok()) {
+        if (reader.too_large()) co_return std::move(used).error();
+        co_return cannot_read(used.error().message);
+      }
+      buffer.consume(*used);
+      if (finished()) break;
+      if (*used > 0 && buffer.size() > 0) continue;  // the reader stopped at a boundary
+    }
+    if (closed) {
+      auto end = reader.close();
+      if (!end.ok()) co_return cannot_read(end.error().message);
+      break;
+    }
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    auto [ec, n] = co_await read_some(conn, buffer.prepare(kReadChunk));
+    if (auto e = ex.stopped()) co_return std::move(*e);
+    buffer.commit(n);
+    received = received || n > 0;
+    // The server closing the connection (on TLS also without close_notify: a body that ends with
+    // the connection promised no length either way) is for the reader to judge.
+    if (ec == asio::error::eof || ec == ssl::error::stream_truncated) {
+      closed = true;
+    } else if (ec) {
+      co_return cannot_read(ec.message());
+    }
+  }
+  co_return Status{};
+}
+
 /// One request/response on `conn`. The connection goes back to the pool when the exchange ended
 /// cleanly and it can carry another, else it is closed. `received` tells the caller whether any
 /// byte of a response arrived (a reused connection that failed before is worth one retry).
@@ -526,42 +551,40 @@ asio::awaitable<Result<Outcome>> exchange(State& state, Exchange& ex,
 
   const bool follow = request.max_redirects > 0;
   const bool streaming = static_cast<bool>(request.on_body);
-  std::optional<Parser> parser;
-  for (int interim = 0;; ++interim) {
-    parser.emplace();
-    parser->header_limit(kHeaderLimit);
-    // A streamed body is bounded by its consumer; a collected one (or a redirect's) here.
-    // (a redirect's body, drained, stops at kMaxDrainBytes either way).
-    if (streaming) {
-      parser->body_limit(boost::none);
-    } else {
-      parser->body_limit(request.max_response_bytes);
+  // A streamed body is bounded by its consumer, a collected one here (a redirect's, drained,
+  // stops at kMaxDrainBytes either way).
+  ResponseReader reader({.max_body = streaming ? std::nullopt
+                                               : std::optional(request.max_response_bytes),
+                         .head_request = method == "HEAD"});
+  Sink sink = Sink::kCollect;
+  std::string collected;
+  bool overflow = false;
+  const ResponseReader::BodySink deliver = [&](std::string_view piece) {
+    switch (sink) {
+      case Sink::kStream:
+        return request.on_body(piece);
+      case Sink::kCollect:
+        if (collected.size() + piece.size() > request.max_response_bytes) {
+          overflow = true;
+          return false;
+        }
+        collected.append(piece);
+        return true;
+      case Sink::kDrain:
+        if (collected.size() + piece.size() > kMaxDrainBytes) return false;  // not worth keeping
+        collected.append(piece);
+        return true;
     }
-    if (method == "HEAD") parser->skip(true);
-    if (auto e = ex.stopped()) co_return std::move(*e);
-    auto [ec, n] = co_await read_header(*conn, *parser);
-    received = received || parser->got_some() || conn->buffer.size() > 0;
-    if (auto e = ex.stopped()) co_return std::move(*e);
-    if (ec == http::error::body_limit) {
-      co_return failure("response larger than " + std::to_string(request.max_response_bytes) +
-                        " bytes");
-    }
-    if (ec) {
-      co_return failure("cannot read the response from " + authority(url) + ": " + ec.message());
-    }
-    const int status = static_cast<int>(parser->get().result_int());
-    if (status >= 200 || status == 101) break;
-    if (interim >= kMaxInterim) co_return failure("too many interim (1xx) responses");
-  }
+    return false;
+  };
+  HEARTH_CO_RETURN_IF_ERROR(co_await feed(ex, *conn, reader, deliver, false, url, received));
 
   Outcome outcome;
   Response& response = outcome.response;
-  response.status = static_cast<int>(parser->get().result_int());
+  response.status = reader.status();
   response.url = url.origin() + url.target;
-  for (const auto& field : parser->get()) {
-    response.headers.emplace_back(lower(field.name_string()), std::string(field.value()));
-  }
-  Sink sink = streaming ? Sink::kStream : Sink::kCollect;
+  response.headers = reader.headers();
+  sink = streaming ? Sink::kStream : Sink::kCollect;
   if (follow && is_redirect(response.status)) {
     if (auto location = response.header("location")) {
       outcome.location = std::string(*location);
@@ -572,51 +595,14 @@ asio::awaitable<Result<Outcome>> exchange(State& state, Exchange& ex,
     request.on_headers(response.status, response.headers);
   }
 
-  std::string collected;
-  auto& chunk = ex.chunk;
-  while (!parser->is_done()) {
-    parser->get().body().data = chunk.data();
-    parser->get().body().size = chunk.size();
-    if (auto e = ex.stopped()) co_return std::move(*e);
-    auto [ec, n] = co_await read_some(*conn, *parser);
-    if (auto e = ex.stopped()) co_return std::move(*e);
-    if (ec == http::error::need_buffer) ec = {};
-    if (ec == ssl::error::stream_truncated && parser->need_eof()) {
-      // A body that ends with the connection, closed without TLS close_notify: the same end as
-      // on plain TCP (the length was never promised).
-      ec = {};
-      parser->put_eof(ec);
-    }
-    if (ec == http::error::body_limit) {
-      co_return failure("response larger than " + std::to_string(request.max_response_bytes) +
-                        " bytes");
-    }
-    if (ec) {
-      co_return failure("cannot read the response body from " + authority(url) + ": " +
-                        ec.message());
-    }
-    const std::size_t got = chunk.size() - parser->get().body().size;
-    if (got == 0) continue;
-    const std::string_view piece(chunk.data(), got);
-    switch (sink) {
-      case Sink::kStream:
-        if (!request.on_body(piece)) co_return outcome;  // the consumer stopped: conn closes
-        break;
-      case Sink::kCollect:
-        if (collected.size() + got > request.max_response_bytes) {
-          co_return failure("response larger than " + std::to_string(request.max_response_bytes) +
-                            " bytes");
-        }
-        collected.append(piece);
-        break;
-      case Sink::kDrain:
-        if (collected.size() + got > kMaxDrainBytes) co_return outcome;  // not worth keeping
-        collected.append(piece);
-        break;
-    }
+  HEARTH_CO_RETURN_IF_ERROR(co_await feed(ex, *conn, reader, deliver, true, url, received));
+  if (overflow) {
+    co_return failure("response larger than " + std::to_string(request.max_response_bytes) +
+                      " bytes");
   }
+  if (reader.stopped()) co_return outcome;  // the consumer stopped: the connection closes
   if (sink == Sink::kCollect) response.body = std::move(collected);
-  if (parser->keep_alive() && conn->buffer.size() == 0 && !ex.stopped()) {
+  if (reader.keep_alive() && conn->buffer.size() == 0 && !ex.stopped()) {
     ex.current = nullptr;
     state.put_idle(std::move(conn));
   }

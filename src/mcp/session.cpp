@@ -35,22 +35,6 @@ json::object rpc(std::string_view method) {
 
 std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
-/// Text of the `text` blocks of a content array, joined by new lines.
-std::string content_text(const json::value* content) {
-  std::string out;
-  if (content == nullptr || !content->is_array()) return out;
-  for (const auto& block : content->get_array()) {
-    const auto* type = json::member(block, "type");
-    const auto* text = json::member(block, "text");
-    if (type != nullptr && type->is_string() && type->get_string() == "text" && text != nullptr &&
-        text->is_string()) {
-      if (!out.empty()) out += '\n';
-      out += std::string_view(text->get_string());
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 struct Session::State : std::enable_shared_from_this<Session::State> {
@@ -71,7 +55,7 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
   asio::strand<asio::any_io_executor> strand;
   std::unique_ptr<Transport> transport;
   std::string server;
-  std::string label() const { return "MCP server '" + server + "'"; }
+  std::string label() const { return server_label(server); }
 
   // Strand state.
   std::map<std::int64_t, std::shared_ptr<Pending>> pending;
@@ -93,55 +77,41 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
 
   /// On the strand.
   void on_message(json::value message) {
-    if (message.is_array()) {  // a batch (MCP before 2025-06-18)
-      for (auto& m : message.get_array()) on_message(std::move(m));
-      return;
-    }
-    if (!message.is_object()) return;
-    auto& o = message.get_object();
-    const auto* method = o.if_contains("method");
-    const auto* id = o.if_contains("id");
-    if (method == nullptr) {
-      if (id == nullptr || !id->is_int64()) return;  // not a response to anything of ours
-      auto it = pending.find(id->get_int64());
-      if (it == pending.end()) return;  // late: abandoned after a timeout
-      it->second->response = std::move(o);
-      it->second->timer.cancel();
-      pending.erase(it);
-      return;
-    }
-    if (!method->is_string()) return;
-    const std::string_view name = method->get_string();
-    if (id != nullptr) {  // a request from the server
-      json::object reply;
-      reply["jsonrpc"] = "2.0";
-      reply["id"] = *id;
-      if (name == "ping") {
-        reply["result"] = json::object();
-      } else {
-        json::object error;
-        error["code"] = -32601;
-        error["message"] = "hearth does not offer " + std::string(name);
-        reply["error"] = std::move(error);
+    for (auto& in : classify(std::move(message))) {
+      switch (in.kind) {
+        case Incoming::Kind::kResponse: {
+          auto it = pending.find(in.id);
+          if (it == pending.end()) break;  // late: abandoned after a timeout
+          it->second->response = std::move(in.message);
+          it->second->timer.cancel();
+          pending.erase(it);
+          break;
+        }
+        case Incoming::Kind::kRequest:
+          if (!closed_reason) transport->send(answer(in));
+          break;
+        case Incoming::Kind::kNotification:
+          on_notification(in);
+          break;
       }
-      if (!closed_reason) transport->send(std::move(reply));
-      return;
     }
-    if (name == "notifications/tools/list_changed") {
+  }
+
+  void on_notification(const Incoming& in) {
+    if (in.method == "notifications/tools/list_changed") {
       ++tools_generation;
-    } else if (name == "notifications/progress") {
-      const auto* token = json::member(o["params"], "progressToken");
-      if (token == nullptr) return;
-      const std::string key = token->is_string() ? std::string(token->get_string())
-                                                 : json::serialize(*token);
+    } else if (in.method == "notifications/progress") {
+      const auto key = progress_key(in);
+      if (!key) return;
       for (auto& [_, p] : pending) {
-        if (!p->progress_token.empty() && p->progress_token == key) {
+        if (!p->progress_token.empty() && p->progress_token == *key) {
           p->deadline = Clock::now() + p->window;
           p->timer.cancel();
         }
       }
-    } else if (name == "notifications/message") {
-      spdlog::debug("{} says: {}", label(), json::serialize(o["params"]));
+    } else if (in.method == "notifications/message") {
+      const auto* params = in.message.if_contains("params");
+      spdlog::debug("{} says: {}", label(), params != nullptr ? json::serialize(*params) : "");
     }
   }
 
@@ -211,38 +181,7 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
       co_await p->timer.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     if (p->failure) co_return *p->failure;
-    auto& response = *p->response;
-    if (const auto* error = response.if_contains("error")) {
-      const auto* code = json::member(*error, "code");
-      const auto* text = json::member(*error, "message");
-      const auto* origin = json::member(*error, "data");
-      origin = origin != nullptr ? json::member(*origin, "origin") : nullptr;
-      if (origin != nullptr && *origin == "hearth" && code != nullptr && code->is_int64() &&
-          text != nullptr && text->is_string()) {
-        // Made by the transport (the server was never reached): reported as it is.
-        json::object data = error->at("data").get_object();
-        data.erase("origin");
-        const auto c = code->get_int64();
-        co_return Error::make(c == static_cast<int>(ErrorCode::kPermissionDenied)
-                                  ? ErrorCode::kPermissionDenied
-                                  : ErrorCode::kHandlerError,
-                              std::string(text->get_string()), std::move(data));
-      }
-      json::object data;
-      data["server"] = server;
-      data["method"] = method;
-      if (code != nullptr) data["code"] = *code;
-      if (const auto* d = json::member(*error, "data")) data["data"] = *d;
-      co_return Error::make(ErrorCode::kHandlerError,
-                            label() + " refused " + method + ": " +
-                                (text != nullptr && text->is_string()
-                                     ? std::string(text->get_string())
-                                     : json::serialize(*error)),
-                            std::move(data));
-    }
-    if (auto* result = response.if_contains("result")) co_return std::move(*result);
-    co_return Error::make(ErrorCode::kHandlerError,
-                          label() + " sent a response to " + method + " without a result");
+    co_return response_result(server, method, std::move(*p->response));
   }
 
   asio::awaitable<Status> start(std::chrono::milliseconds timeout) {
@@ -276,21 +215,12 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
       close_now();
       co_return std::move(result).error();
     }
-    const auto* version = json::member(result.value(), "protocolVersion");
-    std::string v = version != nullptr && version->is_string() ? std::string(version->get_string())
-                                                                : std::string();
-    if (std::find(std::begin(kSupportedVersions), std::end(kSupportedVersions), v) ==
-        std::end(kSupportedVersions)) {
+    auto version = negotiated_version(server, result.value());
+    if (!version.ok()) {
       close_now();
-      json::object data;
-      data["server"] = server;
-      data["protocolVersion"] = v;
-      co_return Error::make(ErrorCode::kHandlerError,
-                            label() + " speaks MCP " + (v.empty() ? "(no version)" : v) +
-                                "; hearth speaks " + std::string(kSupportedVersions[0]) + " and " +
-                                std::string(kSupportedVersions[1]),
-                            std::move(data));
+      co_return std::move(version).error();
     }
+    const std::string v = std::move(version).value();
     {
       std::lock_guard lock(info_mutex);
       protocol_version = v;
@@ -318,29 +248,11 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
       ++tools_requests;
       auto result = co_await exchange("tools/list", std::move(params), Limits{timeout, {}}, false);
       if (!result.ok()) co_return std::move(result).error();
-      const auto* list = json::member(result.value(), "tools");
-      if (list == nullptr || !list->is_array()) {
-        co_return Error::make(ErrorCode::kHandlerError,
-                              label() + " answered tools/list without a `tools` array");
-      }
-      for (const auto& t : list->get_array()) {
-        const auto* name = json::member(t, "name");
-        if (!t.is_object() || name == nullptr || !name->is_string()) continue;
-        Tool tool;
-        tool.name = std::string(name->get_string());
-        if (const auto* d = json::member(t, "description"); d && d->is_string())
-          tool.description = std::string(d->get_string());
-        if (const auto* s = json::member(t, "inputSchema")) tool.input_schema = *s;
-        if (const auto* s = json::member(t, "outputSchema")) tool.output_schema = *s;
-        tool.raw = t.get_object();
-        out.push_back(std::move(tool));
-      }
-      const auto* next = json::member(result.value(), "nextCursor");
-      if (next == nullptr || !next->is_string() || next->get_string().empty()) {
-        cursor.reset();
-        break;
-      }
-      cursor = std::string(next->get_string());
+      auto listed = tool_page(server, result.value());
+      if (!listed.ok()) co_return std::move(listed).error();
+      std::move(listed->tools.begin(), listed->tools.end(), std::back_inserter(out));
+      cursor = std::move(listed->next_cursor);
+      if (!cursor) break;
     }
     if (cursor) {
       co_return Error::make(ErrorCode::kHandlerError,
@@ -463,25 +375,5 @@ json::object Session::server_info() const {
 }
 
 std::uint64_t Session::tools_list_requests() const { return state_->tools_requests; }
-
-Result<json::value> tool_result(std::string_view server, std::string_view tool,
-                                const json::object& result) {
-  const auto* is_error = result.if_contains("isError");
-  const auto* content = result.if_contains("content");
-  if (is_error != nullptr && is_error->is_bool() && is_error->get_bool()) {
-    std::string text = content_text(content);
-    json::object data;
-    data["server"] = server;
-    data["tool"] = tool;
-    data["content"] = content != nullptr ? *content : json::value(json::array());
-    return Error::make(ErrorCode::kHandlerError,
-                       "MCP tool '" + std::string(tool) + "' of server '" + std::string(server) +
-                           "' failed" + (text.empty() ? std::string() : ": " + text),
-                       std::move(data));
-  }
-  if (const auto* structured = result.if_contains("structuredContent")) return *structured;
-  if (content != nullptr) return *content;
-  return json::value(json::array());
-}
 
 }  // namespace hearth::mcp

@@ -26,20 +26,10 @@
 
 #include "common/result.hpp"
 #include "json/json.hpp"
+#include "mcp/message.hpp"
 #include "mcp/transport.hpp"
 
 namespace hearth::mcp {
-
-/// Newest first; the first is what hearth asks for.
-inline constexpr std::string_view kSupportedVersions[] = {"2025-11-25", "2025-06-18"};
-
-struct Tool {
-  std::string name;
-  std::string description;
-  json::value input_schema;   ///< the tool's `inputSchema` (null when the server gave none)
-  json::value output_schema;  ///< `outputSchema`, or null
-  json::object raw;           ///< the whole tool object as the server sent it
-};
 
 struct Limits {
   /// Without news from the server; each progress notification starts it again.
@@ -88,10 +78,5 @@ class Session : public std::enable_shared_from_this<Session> {
   Session() = default;
   std::shared_ptr<State> state_;
 };
-
-/// A CallToolResult as an endpoint result: `structuredContent` when present, else the `content`
-/// blocks; `isError: true` is kHandlerError with the text of its text blocks.
-Result<json::value> tool_result(std::string_view server, std::string_view tool,
-                                const json::object& result);
 
 }  // namespace hearth::mcp
