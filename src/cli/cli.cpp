@@ -16,6 +16,7 @@
 #include "cli/common.hpp"
 #include "cli/summary.hpp"
 #include "jail/jail.hpp"
+#include "methods/lavs/lavs.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::cli {
@@ -130,7 +131,7 @@ int call(const fs::path& path, const std::string& service, const std::string& en
 
   // The same pipeline as the daemon's lavs/call, through the dispatcher, without a socket.
   rpc::Dispatcher dispatcher;
-  host->register_methods(dispatcher);
+  methods::lavs::add_methods(dispatcher, *host);
   name_lafs_operations(dispatcher, *host);
   json::object params;
   if (!service.empty()) params["service"] = service;

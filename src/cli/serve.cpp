@@ -20,6 +20,7 @@
 #include "common/atomic_file.hpp"
 #include "common/random.hpp"
 #include "jail/jail.hpp"
+#include "methods/lavs/lavs.hpp"
 #include "net/server.hpp"
 #include "proc/process.hpp"
 #include "rpc/dispatcher.hpp"
@@ -115,7 +116,7 @@ int serve(const ServeOptions& options) {
   host->set_audit(&audit);
 
   rpc::Dispatcher dispatcher;
-  host->register_methods(dispatcher);
+  methods::lavs::add_methods(dispatcher, *host);
   name_lafs_operations(dispatcher, *host);
 
   net::ServerOptions server_options;

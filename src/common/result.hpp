@@ -63,3 +63,17 @@ using Status = Result<void>;
     auto&& hearth_status_ = (expr);                      \
     if (!hearth_status_.ok()) co_return std::move(hearth_status_).error(); \
   } while (0)
+
+#define HEARTH_CONCAT_INNER_(a, b) a##b
+#define HEARTH_CONCAT_(a, b) HEARTH_CONCAT_INNER_(a, b)
+
+/// `HEARTH_ASSIGN_OR_RETURN(auto x, expr);` declares x as the value of the Result `expr`, or
+/// returns its error from the enclosing function (CO_: coroutine).
+#define HEARTH_ASSIGN_OR_RETURN(lhs, expr) \
+  HEARTH_ASSIGN_OR_RETURN_IMPL_(HEARTH_CONCAT_(hearth_result_, __LINE__), lhs, expr, return)
+#define HEARTH_CO_ASSIGN_OR_RETURN(lhs, expr) \
+  HEARTH_ASSIGN_OR_RETURN_IMPL_(HEARTH_CONCAT_(hearth_result_, __LINE__), lhs, expr, co_return)
+#define HEARTH_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr, ret) \
+  auto tmp = (expr);                                        \
+  if (!tmp.ok()) ret std::move(tmp).error();                \
+  lhs = std::move(tmp).value()

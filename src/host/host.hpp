@@ -1,19 +1,23 @@
 #pragma once
-/// The host: the loaded services, the call pipeline (lavs-spec-v1 6.3: validate input, run the
-/// handler, validate output), subscriptions, file reads on a view's behalf, and the LAVS JSON-RPC
-/// methods. Transport independent: the daemon, `hearth call` and tests all go through it.
+/// The host: the loaded services and what is done with them, whatever the transport (the daemon,
+/// `hearth call` and tests all go through it):
+/// - loader.cpp: finding and loading services (Host::load);
+/// - pipeline.cpp: the call pipeline (lavs-spec-v1 6.3: validate input, run the handler,
+///   validate output) and subscriptions;
+/// - read_file.cpp: a file of a service read on a view's behalf.
+/// The JSON-RPC methods over it are in src/methods (one folder per method group).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/blocking.hpp"
 #include "common/problem.hpp"
 #include "common/result.hpp"
 #include "handlers/handler.hpp"
@@ -33,6 +37,8 @@ struct HostOptions {
   std::size_t max_read_file_bytes = 8 * 1024 * 1024;
   /// What one connection may hold in subscriptions, per service.
   SubscriptionHub::Limits subscription_limits;
+  /// Threads for blocking work (file reads, validating large values, the audit log).
+  std::size_t blocking_threads = 2;
 };
 
 /// What went wrong while loading, per manifest file.
@@ -71,12 +77,30 @@ class Host {
   boost::asio::awaitable<Result<json::value>> call(const Service& service,
                                                    std::string_view endpoint, json::value input);
 
-  /// Registers lavs/call, lavs/manifest, lavs/services, lavs/subscribe, lavs/unsubscribe and
-  /// lavs/readFile on `dispatcher`. The host must outlive the dispatcher's use.
-  void register_methods(rpc::Dispatcher& dispatcher);
+  /// Subscribes `session` to a subscription endpoint and returns the subscription id. Items
+  /// flow once the id has reached the client: from `after_reply` when given, else at once.
+  boost::asio::awaitable<Result<std::string>> subscribe(const std::shared_ptr<rpc::Session>& session,
+                                                        const Service& service,
+                                                        std::string_view endpoint,
+                                                        json::value input,
+                                                        rpc::AfterReply* after_reply);
+
+  /// Ends a subscription of the session `session_id`; false when it has none with that id.
+  bool unsubscribe(std::uint64_t session_id, const std::string& subscription_id);
+
+  /// A file of `service` covered by its fileAccess, read on a blocking thread: {path, size,
+  /// encoding: "utf-8" | "base64", content}.
+  boost::asio::awaitable<Result<json::value>> read_file(const Service& service,
+                                                        std::string path);
+
+  /// Records a call in the audit log (when there is one) before the caller answers.
+  boost::asio::awaitable<void> audit(AuditRecord record);
 
   /// Where calls are recorded (may be null: no audit).
   void set_audit(AuditLog* audit) { audit_ = audit; }
+
+  /// Threads for blocking work, shared by everything the daemon serves.
+  BlockingExecutor& blocking() { return *blocking_; }
 
   /// Stops every subscription producer (daemon shutdown).
   void shutdown();
@@ -87,26 +111,21 @@ class Host {
  private:
   Host(HostOptions options, boost::asio::any_io_executor executor);
 
+  /// Input defaults and validation (no input is an empty object).
   Result<json::value> prepare_input(const manifest::Endpoint& endpoint, json::value input) const;
-  /// prepare_input, on the blocking-work thread when the input is large, so that validating it
-  /// never holds an I/O thread.
-  boost::asio::awaitable<Result<json::value>> prepare_input_off_io(const manifest::Endpoint& endpoint,
-                                                                   json::value input);
+  /// prepare_input, on a blocking thread when the input is large, so that validating it never
+  /// holds an I/O thread.
+  boost::asio::awaitable<Result<json::value>> prepare_input_off_io(
+      const manifest::Endpoint& endpoint, json::value input);
   /// Checks a handler's result against the endpoint's output schema.
   Result<json::value> check_output(const Service& service, const manifest::Endpoint& endpoint,
                                    Result<json::value> result) const;
-  /// Runs `work` on the blocking-work thread and resumes on the caller's executor.
-  boost::asio::awaitable<Result<json::value>> run_blocking(std::function<Result<json::value>()> work);
   /// Start-up notes on how the jail treats the permissions of `m`'s endpoints.
   std::vector<std::string> jail_notes(const manifest::Manifest& m) const;
+  /// Loads the service of one folder; nullptr with `problems` saying what is wrong with it.
+  std::unique_ptr<Service> load_service(const std::filesystem::path& dir, Problems& problems);
   std::chrono::milliseconds timeout_for(const manifest::Endpoint& endpoint) const;
-
-  boost::asio::awaitable<Result<json::value>> rpc_call(const rpc::Request& request);
-  boost::asio::awaitable<Result<json::value>> rpc_subscribe(const rpc::Request& request);
-  boost::asio::awaitable<Result<json::value>> rpc_unsubscribe(const rpc::Request& request);
-  Result<json::value> read_file(const Service& service, std::string_view path) const;
-  void audit(const rpc::Request& request, std::string_view service, std::string_view endpoint,
-             std::chrono::steady_clock::time_point start, const std::optional<ErrorCode>& error);
+  Result<json::value> read_file_now(const Service& service, std::string_view path) const;
 
   HostOptions options_;
   boost::asio::any_io_executor executor_;
@@ -114,8 +133,7 @@ class Host {
   std::unique_ptr<schema::Compiler> compiler_;
   std::vector<std::unique_ptr<Service>> services_;
   AuditLog* audit_ = nullptr;
-  /// Work that may take long and must not run on an I/O thread (validating large values).
-  std::unique_ptr<boost::asio::thread_pool> blocking_;
+  std::unique_ptr<BlockingExecutor> blocking_;
 };
 
 /// True when validating `v` may take long enough to keep it off the I/O threads: more than
@@ -124,5 +142,8 @@ bool is_large(const json::value& v, std::size_t nodes = 4096);
 
 /// Turns schema violations into the -32602 error of the call pipeline.
 Error invalid_params_error(const std::vector<schema::Violation>& violations);
+
+/// -32601 for an endpoint `m` does not have, listing those it has.
+Error endpoint_not_found(const manifest::Manifest& m, std::string_view endpoint);
 
 }  // namespace hearth::host

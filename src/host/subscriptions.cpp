@@ -64,7 +64,11 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
     const std::uint64_t sid = session->id();
     if (subscriptions_by_session_[sid] >= limits_.subscriptions_per_session)
       return limit_error("subscriptions", limits_.subscriptions_per_session);
-    Subscriber sub{session, sid, endpoint, key};
+    Subscriber sub;
+    sub.session = session;
+    sub.session_id = sid;
+    sub.endpoint = endpoint;
+    sub.key = key;
     auto it = producers_.find(key);
     if (it == producers_.end()) {
       if (producers_by_session_[sid] >= limits_.producers_per_session)
@@ -127,7 +131,7 @@ void SubscriptionHub::activate(const std::string& subscription_id) {
   }
 }
 
-void SubscriptionHub::deliver_locked(const std::string& id, Subscriber& sub, std::string message,
+void SubscriptionHub::deliver_locked(Subscriber& sub, std::string message,
                                      Pushes& out) {
   if (!sub.active) {
     sub.held.push_back(std::move(message));
@@ -215,7 +219,7 @@ void SubscriptionHub::on_data(const std::string& key, const json::value& data) {
     p->second.latest = data;
     for (const auto& id : p->second.subscribers) {
       auto s = subscribers_.find(id);
-      if (s != subscribers_.end()) deliver_locked(id, s->second, data_message(id, data), pushes);
+      if (s != subscribers_.end()) deliver_locked(s->second, data_message(id, data), pushes);
     }
   }
   send_all(pushes);
@@ -230,7 +234,7 @@ void SubscriptionHub::on_end(const std::string& key, const std::optional<Error>&
     for (const auto& id : p->second.subscribers) {
       auto s = subscribers_.find(id);
       if (s == subscribers_.end()) continue;
-      deliver_locked(id, s->second, ended_message(id, error), pushes);
+      deliver_locked(s->second, ended_message(id, error), pushes);
       if (s->second.active) {
         auto count = subscriptions_by_session_.find(s->second.session_id);
         if (count != subscriptions_by_session_.end() && count->second > 0) --count->second;
@@ -254,7 +258,7 @@ bool SubscriptionHub::publish(std::string_view subscription, json::value data) {
     std::lock_guard lock(mu_);
     for (auto& [id, sub] : subscribers_) {
       if (sub.endpoint != subscription || sub.ended) continue;
-      deliver_locked(id, sub, data_message(id, data), pushes);
+      deliver_locked(sub, data_message(id, data), pushes);
     }
   }
   send_all(pushes);

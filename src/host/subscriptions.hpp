@@ -91,8 +91,8 @@ class SubscriptionHub final : public handlers::Publisher,
     std::optional<json::value> latest;
   };
 
-  /// Sends `message` to subscriber `id` now (into `out`) or holds it (lock held).
-  void deliver_locked(const std::string& id, Subscriber& sub, std::string message,
+  /// Sends `message` to `sub` now (into `out`) or holds it (lock held).
+  void deliver_locked(Subscriber& sub, std::string message,
                       std::vector<std::pair<std::shared_ptr<rpc::Session>, std::string>>& out);
   void forget_producer_locked(std::map<std::string, Producer>::iterator it);
 

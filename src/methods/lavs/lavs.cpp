@@ -1,0 +1,163 @@
+#include "methods/lavs/lavs.hpp"
+
+#include "rpc/params.hpp"
+
+namespace hearth::methods::lavs {
+namespace asio = boost::asio;
+using host::Host;
+using rpc::Request;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// What an audited method names: the service and the endpoint (or the file) it was about.
+struct Target {
+  std::string service;
+  std::string endpoint;
+};
+
+/// Records `request` in the audit log with its outcome, then returns the outcome.
+asio::awaitable<Result<json::value>> audited(Host& host, const Request& request,
+                                             const Target& target, Clock::time_point start,
+                                             Result<json::value> result) {
+  host::AuditRecord record;
+  record.service = target.service;
+  record.endpoint = target.endpoint;
+  record.method = request.method;
+  record.transport = request.session ? request.session->transport() : "inproc";
+  record.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  if (!result.ok()) record.error = result.error().code;
+  co_await host.audit(std::move(record));
+  co_return result;
+}
+
+/// The service a request names (its optional `service` parameter); `target` learns its name.
+Result<const Host::Service*> service_of(const Host& host, const json::object& params,
+                                        Target& target) {
+  HEARTH_ASSIGN_OR_RETURN(auto name, rpc::string_param(params, "service", false));
+  target.service = name.value_or("");
+  HEARTH_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
+  target.service = service->manifest.name;
+  return service;
+}
+
+asio::awaitable<Result<json::value>> call(Host& host, const Request& request, Target& target) {
+  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto service_name, rpc::string_param(params, "service", false));
+  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "endpoint"));
+  target.service = service_name.value_or("");
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
+  target.service = service->manifest.name;
+  co_return co_await host.call(*service, target.endpoint, rpc::value_param(params, "input"));
+}
+
+asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& request,
+                                               Target& target) {
+  if (!request.session || !request.session->can_push()) {
+    json::object data;
+    data["transport"] = request.session ? request.session->transport() : "inproc";
+    data["hint"] = "subscribe over the WebSocket endpoint /ws";
+    co_return Error::make(ErrorCode::kMethodNotFound,
+                          "Method not found: lavs/subscribe is only available over WebSocket",
+                          std::move(data));
+  }
+  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto service_name, rpc::string_param(params, "service", false));
+  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "endpoint"));
+  target.service = service_name.value_or("");
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
+  target.service = service->manifest.name;
+  HEARTH_CO_ASSIGN_OR_RETURN(
+      std::string id, co_await host.subscribe(request.session, *service, target.endpoint,
+                                              rpc::value_param(params, "input"),
+                                              request.after_reply));
+  co_return json::value(json::object{{"subscriptionId", id}});
+}
+
+asio::awaitable<Result<json::value>> read_file(Host& host, const Request& request,
+                                               Target& target) {
+  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto service_name, rpc::string_param(params, "service", false));
+  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "path"));
+  target.service = service_name.value_or("");
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
+  target.service = service->manifest.name;
+  co_return co_await host.read_file(*service, target.endpoint);
+}
+
+/// A method that is recorded in the audit log: `run` fills in what it was about.
+template <auto Run>
+asio::awaitable<Result<json::value>> with_audit(Host& host, const Request& request) {
+  const auto start = Clock::now();
+  Target target;
+  auto result = co_await Run(host, request, target);
+  co_return co_await audited(host, request, target, start, std::move(result));
+}
+
+asio::awaitable<Result<json::value>> unsubscribe(Host& host, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(std::string id, rpc::required_string(params, "subscriptionId"));
+  const std::uint64_t session_id = request.session ? request.session->id() : 0;
+  if (host.unsubscribe(session_id, id)) {
+    co_return json::value(json::object{{"subscriptionId", id}, {"unsubscribed", true}});
+  }
+  json::object data;
+  data["field"] = "subscriptionId";
+  data["constraint"] = "exists";
+  data["subscriptionId"] = id;
+  co_return Error::make(ErrorCode::kInvalidParams,
+                        "Invalid params: no subscription '" + id + "' on this connection",
+                        std::move(data));
+}
+
+asio::awaitable<Result<json::value>> manifest(Host& host, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
+  Target target;
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, params, target));
+  co_return service->manifest.raw;
+}
+
+json::value service_entry(const manifest::Manifest& m) {
+  json::array endpoints;
+  for (const auto& ep : m.endpoints) {
+    json::object e;
+    e["id"] = ep.id;
+    e["method"] = manifest::to_string(ep.method);
+    if (!ep.description.empty()) e["description"] = ep.description;
+    e["handler"] = ep.handler_type;
+    endpoints.push_back(std::move(e));
+  }
+  json::object entry;
+  entry["name"] = m.name;
+  entry["version"] = m.version;
+  entry["lavs"] = m.lavs;
+  if (!m.description.empty()) entry["description"] = m.description;
+  entry["endpoints"] = std::move(endpoints);
+  entry["hasView"] = !m.view.is_null();
+  return entry;
+}
+
+asio::awaitable<Result<json::value>> services(Host& host, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
+  (void)params;  // takes none, but params must still be an object
+  json::array list;
+  for (const auto& s : host.services()) list.push_back(service_entry(s->manifest));
+  co_return json::value(json::object{{"services", std::move(list)}});
+}
+
+}  // namespace
+
+void add_methods(rpc::Dispatcher& dispatcher, Host& host) {
+  const auto bind = [&host](auto method) {
+    return [&host, method](const Request& r) { return method(host, r); };
+  };
+  dispatcher.add("lavs/call", bind(with_audit<call>));
+  dispatcher.add("lavs/subscribe", bind(with_audit<subscribe>));
+  dispatcher.add("lavs/unsubscribe", bind(unsubscribe));
+  dispatcher.add("lavs/manifest", bind(manifest));
+  dispatcher.add("lavs/services", bind(services));
+  dispatcher.add("lavs/readFile", bind(with_audit<read_file>));
+}
+
+}  // namespace hearth::methods::lavs

@@ -1,0 +1,45 @@
+#include "rpc/params.hpp"
+
+namespace hearth::rpc {
+
+Error invalid_param(std::string message, std::string_view field, std::string_view constraint) {
+  json::object data;
+  data["field"] = field;
+  data["constraint"] = constraint;
+  return Error::make(ErrorCode::kInvalidParams, "Invalid params: " + message, std::move(data));
+}
+
+Result<json::object> params_object(const Request& request) {
+  if (request.params.is_null()) return json::object{};
+  if (!request.params.is_object()) {
+    return invalid_param("params must be an object (parameters by name)", "params", "type");
+  }
+  return request.params.get_object();
+}
+
+Result<std::string> required_string(const json::object& params, std::string_view name) {
+  const json::value* v = params.if_contains(name);
+  if (v == nullptr || v->is_null()) {
+    return invalid_param("'" + std::string(name) + "' is required", name, "required");
+  }
+  if (!v->is_string()) {
+    return invalid_param("'" + std::string(name) + "' must be a string", name, "type");
+  }
+  return std::string(v->get_string());
+}
+
+Result<std::optional<std::string>> string_param(const json::object& params, std::string_view name,
+                                                bool required) {
+  const json::value* v = params.if_contains(name);
+  if (!required && (v == nullptr || v->is_null())) return std::optional<std::string>{};
+  auto value = required_string(params, name);
+  if (!value.ok()) return std::move(value).error();
+  return std::optional<std::string>(std::move(value).value());
+}
+
+json::value value_param(const json::object& params, std::string_view name) {
+  const json::value* v = params.if_contains(name);
+  return v != nullptr ? *v : json::value(nullptr);
+}
+
+}  // namespace hearth::rpc

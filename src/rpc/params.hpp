@@ -1,0 +1,32 @@
+#pragma once
+/// Reading a method's parameters: every method group takes its parameters by name through
+/// these, so that a missing or mistyped one gets the same -32602 error everywhere
+/// (`data.field`, `data.constraint`).
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.hpp"
+#include "json/json.hpp"
+#include "rpc/dispatcher.hpp"
+
+namespace hearth::rpc {
+
+/// -32602 "Invalid params: <message>" with data {field, constraint}.
+Error invalid_param(std::string message, std::string_view field, std::string_view constraint);
+
+/// The request's params as an object; absent params are an empty object.
+Result<json::object> params_object(const Request& request);
+
+/// A string member; nullopt when absent (or null) and not required.
+Result<std::optional<std::string>> string_param(const json::object& params, std::string_view name,
+                                                bool required);
+
+/// A required string member.
+Result<std::string> required_string(const json::object& params, std::string_view name);
+
+/// A member as it is; null when absent.
+json::value value_param(const json::object& params, std::string_view name);
+
+}  // namespace hearth::rpc
