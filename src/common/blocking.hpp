@@ -23,7 +23,8 @@ class BlockingExecutor {
   BlockingExecutor& operator=(const BlockingExecutor&) = delete;
 
   /// Runs `work` on a blocking thread; the caller resumes on its own executor. Pass a named
-  /// std::function (GCC 12 mishandles a lambda temporary in a co_await expression).
+  /// std::function: GCC 12 may destroy a temporary argument of a co_awaited coroutine twice
+  /// (seen with lambdas and strings), so arguments of co_awaited calls are named throughout.
   template <class T>
   boost::asio::awaitable<T> run(std::function<T()> work) {
     return hearth::on(pool_.get_executor(), call(std::move(work)));

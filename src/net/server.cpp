@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
@@ -37,8 +38,8 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
-using HttpRequest = http::request<http::string_body>;
-using HttpResponse = http::response<http::string_body>;
+using WireRequest = http::request<http::string_body>;
+using WireResponse = http::response<http::string_body>;
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
@@ -168,10 +169,12 @@ class Connection;
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
-  Impl(asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher)
+  Impl(asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher,
+       Routes routes)
       : ioc_(ioc),
         options_(std::move(options)),
         dispatcher_(dispatcher),
+        routes_(std::move(routes)),
         acceptor_(asio::make_strand(ioc)) {}
 
   Result<std::uint16_t> listen();
@@ -220,6 +223,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   const ServerOptions& options() const { return options_; }
   const rpc::Dispatcher& dispatcher() const { return dispatcher_; }
+  const Routes& routes() const { return routes_; }
   asio::io_context& ioc() { return ioc_; }
   std::uint16_t port() const { return port_.load(); }
   std::size_t open_connections() const { return open_.load(); }
@@ -231,6 +235,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   asio::io_context& ioc_;
   ServerOptions options_;
   const rpc::Dispatcher& dispatcher_;
+  const Routes routes_;
   tcp::acceptor acceptor_;  // used on its strand once started
   std::atomic<std::uint16_t> port_{0};
   bool listening_ = false;
@@ -353,9 +358,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // ------------------------------------------------------------------------------------------
   // HTTP
 
-  HttpResponse make_response(http::status status, unsigned version, std::string body,
+  WireResponse make_response(http::status status, unsigned version, std::string body,
                              bool keep_alive) const {
-    HttpResponse res{status, version};
+    WireResponse res{status, version};
     res.set(http::field::server, "hearth");
     res.set(http::field::cache_control, "no-store");
     res.set("X-Content-Type-Options", "nosniff");
@@ -383,7 +388,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   /// Whether a comma-separated header has `token` (case-insensitive, parameters after ';' ignored).
-  static bool header_has_token(const HttpRequest& req, http::field field, std::string_view token) {
+  static bool header_has_token(const WireRequest& req, http::field field, std::string_view token) {
     auto [first, last] = req.equal_range(field);
     for (auto it = first; it != last; ++it) {
       std::string_view value = it->value();
@@ -412,7 +417,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   /// Writes `res`; false when the connection is unusable afterwards.
-  asio::awaitable<bool> write(HttpResponse res) {
+  asio::awaitable<bool> write(WireResponse res) {
     stream_.expires_after(io_budget());
     auto [ec, n] = co_await http::async_write(stream_, res, kUseTuple);
     (void)n;
@@ -423,7 +428,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// unread body within the size limit is read and dropped so that keep-alive can continue.
   asio::awaitable<bool> reply_error(http::request_parser<http::string_body>& parser,
                                     http::status status, std::string_view message,
-                                    bool close = false) {
+                                    bool close = false, std::string allow = "POST, OPTIONS") {
     if (!close && !parser.is_done()) close = !co_await discard_body(parser);
     const auto& req = parser.get();
     bool keep_alive = req.keep_alive() && !close;
@@ -435,7 +440,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       res.content_length(res.body().size());
     }
     if (status == http::status::unauthorized) res.set(http::field::www_authenticate, "Bearer");
-    if (status == http::status::method_not_allowed) res.set(http::field::allow, "POST, OPTIONS");
+    if (status == http::status::method_not_allowed) res.set(http::field::allow, allow);
     if (status == http::status::upgrade_required) res.set(http::field::upgrade, "websocket");
     if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays, body goes
     // The path only: a query may hold ?token=.
@@ -529,9 +534,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
       if (cross) cors_origin_ = std::string(origin->value());
     }
-    if (path == "/rpc" && req.method() == http::verb::options)
-      co_return co_await reply_preflight(parser);
-    if (!authorized(req, path == "/ws", query)) {
+    // Routes added to the table; /rpc and /ws are built in. A path no route serves asks for the
+    // token like /rpc, so that its absence tells nothing to a peer without the token.
+    const Route* route = path == "/rpc" || path == "/ws" ? nullptr : server_->routes().find(path);
+    if (req.method() == http::verb::options && (path == "/rpc" || route != nullptr)) {
+      // Named: GCC 12 frees a temporary argument of a co_awaited coroutine twice.
+      std::string allow = route != nullptr ? allow_header(*route) : std::string("POST, OPTIONS");
+      co_return co_await reply_preflight(parser, std::move(allow));
+    }
+    const Access access = path == "/ws"         ? Access::kTokenOrQuery
+                          : route != nullptr    ? route->access
+                                                : Access::kToken;
+    if (access == Access::kOpen) co_return co_await handle_route(parser, *route, path, query);
+    if (!authorized(req, access == Access::kTokenOrQuery, query)) {
       co_return co_await reply_error(parser, http::status::unauthorized,
                                      "missing or invalid token");
     }
@@ -561,10 +576,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
       co_await run_websocket(parser.release());
       co_return false;
     }
+    if (route != nullptr) co_return co_await handle_route(parser, *route, path, query);
     co_return co_await reply_error(parser, http::status::not_found, "not found");
   }
 
-  bool authorized(const HttpRequest& req, bool allow_query, std::string_view query) const {
+  bool authorized(const WireRequest& req, bool allow_query, std::string_view query) const {
     auto authorization = req.find(http::field::authorization);
     if (authorization != req.end()) {
       auto token = bearer_token(authorization->value());
@@ -578,14 +594,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return false;
   }
 
-  asio::awaitable<bool> reply_preflight(http::request_parser<http::string_body>& parser) {
+  asio::awaitable<bool> reply_preflight(http::request_parser<http::string_body>& parser,
+                                        std::string allow) {
     bool readable = parser.is_done() || co_await discard_body(parser);
     const auto& req = parser.get();
     bool keep_alive = req.keep_alive() && readable;
     auto res = make_response(http::status::no_content, req.version(), {}, keep_alive);
-    res.set(http::field::allow, "POST, OPTIONS");
+    res.set(http::field::allow, allow);
     if (!cors_origin_.empty()) {
-      res.set(http::field::access_control_allow_methods, "POST, OPTIONS");
+      res.set(http::field::access_control_allow_methods, allow);
       res.set(http::field::access_control_allow_headers, "Authorization, Content-Type");
       res.set(http::field::access_control_max_age, "600");
     }
@@ -595,7 +612,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     co_return false;
   }
 
-  asio::awaitable<bool> handle_rpc(http::request_parser<http::string_body>& parser) {
+  /// Reads the request body within max_request_bytes (answering `Expect: 100-continue`).
+  /// nullopt once it is read; else what handle_request returns (the body could not be had).
+  asio::awaitable<std::optional<bool>> read_body(http::request_parser<http::string_body>& parser) {
     const std::size_t max = options().max_request_bytes;
     if (auto length = parser.content_length(); length && *length > max) {
       co_return co_await reply_error(parser, http::status::payload_too_large,
@@ -620,6 +639,73 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     if (ec) co_return false;
     stream_.expires_never();  // a handler may take long; the read/write deadlines cover the peer
+    co_return std::nullopt;
+  }
+
+  /// A request for a route of the table: the method checked, the body read, the handler's
+  /// answer written with the server's own headers.
+  asio::awaitable<bool> handle_route(http::request_parser<http::string_body>& parser,
+                                     const Route& route, std::string_view path,
+                                     std::string_view query) {
+    const std::string method(parser.get().method_string());
+    if (!accepts(route, method)) {
+      std::string allow = allow_header(route);  // named, as in handle_request
+      co_return co_await reply_error(parser, http::status::method_not_allowed,
+                                     "method not allowed", false, std::move(allow));
+    }
+    if (auto failed = co_await read_body(parser)) co_return *failed;
+    auto& req = parser.get();
+    HttpRequest in;
+    in.method = method;
+    in.path = std::string(path);
+    in.query = std::string(query);
+    for (const auto& field : req) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      in.headers.emplace_back(std::move(name), std::string(field.value()));
+    }
+    in.body = std::move(req.body());
+    std::optional<HttpResponse> out;
+    try {
+      out = co_await route.handler(std::move(in));
+    } catch (const std::exception& e) {
+      server_->log("{} route {} failed: {}", peer_, route.path, e.what());
+    }
+    if (stopping_) co_return false;  // stop() abandoned this request
+    if (!out || out->status < 100 || out->status > 999) {
+      co_return co_await reply_error(parser, http::status::internal_server_error, "internal error",
+                                     true);
+    }
+    const bool keep_alive = req.keep_alive();
+    auto res = make_response(http::status::ok, req.version(), std::move(out->body), keep_alive);
+    res.result(static_cast<unsigned>(out->status));
+    if (out->content_type.empty()) {
+      res.erase(http::field::content_type);
+    } else {
+      res.set(http::field::content_type, out->content_type);
+    }
+    for (const auto& [name, value] : out->headers) {
+      // A value from a file or a manifest must not split the header block.
+      if (name.empty() || value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos ||
+          name.find_first_of(std::string_view(":\r\n\0 ", 5)) != std::string::npos) {
+        server_->log("{} route {} gave an invalid header '{}': not sent", peer_, route.path,
+                     loggable(name));
+        continue;
+      }
+      res.set(name, value);
+    }
+    res.content_length(res.body().size());
+    if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays
+    if (!co_await write(std::move(res))) co_return false;
+    if (!keep_alive) {
+      beast::error_code shutdown_ec;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, shutdown_ec);
+    }
+    co_return keep_alive;
+  }
+
+  asio::awaitable<bool> handle_rpc(http::request_parser<http::string_body>& parser) {
+    if (auto failed = co_await read_body(parser)) co_return *failed;
 
     const auto& req = parser.get();
     // One session per connection, made on first use: HTTP cannot push, but methods may still key
@@ -656,7 +742,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // ------------------------------------------------------------------------------------------
   // WebSocket
 
-  asio::awaitable<void> run_websocket(HttpRequest req) {
+  asio::awaitable<void> run_websocket(WireRequest req) {
     stream_.expires_never();  // the websocket timeout option takes over
     ws_.emplace(std::move(stream_));
     phase_ = Phase::kUpgrading;
@@ -1050,8 +1136,8 @@ bool Server::Impl::origin_allowed(std::string_view origin, bool& cross) const {
 // Server
 
 Server::Server(boost::asio::io_context& ioc, ServerOptions options,
-               const rpc::Dispatcher& dispatcher)
-    : impl_(std::make_shared<Impl>(ioc, std::move(options), dispatcher)) {}
+               const rpc::Dispatcher& dispatcher, Routes routes)
+    : impl_(std::make_shared<Impl>(ioc, std::move(options), dispatcher, std::move(routes))) {}
 
 Server::~Server() {
   impl_->stop();

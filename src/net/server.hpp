@@ -1,7 +1,8 @@
 #pragma once
 /// The daemon's network front: JSON-RPC 2.0 over HTTP (`POST /rpc`) and WebSocket (`GET /ws`),
-/// with the local-security wire rules (Host and Origin checks, per-launch bearer token) applied
-/// to every request and to the WebSocket upgrade. Beast stays inside server.cpp.
+/// and the routes of a Routes table (routes.hpp) for everything else served over HTTP, with the
+/// local-security wire rules (Host and Origin checks, per-launch bearer token) applied to every
+/// request and to the WebSocket upgrade. Beast stays inside server.cpp.
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "net/routes.hpp"
 
 namespace hearth::rpc {
 class Dispatcher;
@@ -67,7 +69,9 @@ struct ServerOptions {
 class Server {
  public:
   /// `dispatcher` must outlive every connection (i.e. until ioc.run() has returned after stop()).
-  Server(boost::asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher);
+  /// `routes` answer the paths other than /rpc and /ws (none: 404 for those, after the token).
+  Server(boost::asio::io_context& ioc, ServerOptions options, const rpc::Dispatcher& dispatcher,
+         Routes routes = {});
   /// Calls stop().
   ~Server();
   Server(const Server&) = delete;

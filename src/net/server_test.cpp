@@ -259,7 +259,7 @@ class ServerTest : public ::testing::Test {
       log_.emplace_back(line);
     };
     if (tweak) tweak(options);
-    server_ = std::make_unique<Server>(ioc_, options, dispatcher_);
+    server_ = std::make_unique<Server>(ioc_, options, dispatcher_, routes_);
     auto port = server_->listen();
     ASSERT_TRUE(port.ok()) << port.error().message;
     port_ = *port;
@@ -331,6 +331,7 @@ class ServerTest : public ::testing::Test {
     expect_standard_headers(reply.res);
   }
 
+  Routes routes_;
   asio::io_context ioc_;
   rpc::Dispatcher dispatcher_;
   std::unique_ptr<Server> server_;
@@ -1076,6 +1077,161 @@ TEST_F(ServerTest, LogsToSpdlogWithoutCallback) {
   auto req = rpc_request(rpc_text(1, "echo"));
   req.set(http::field::host, "evil.com");
   expect_error(client.send(req), http::status::forbidden, "forbidden host");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The route table
+
+TEST(RoutesTable, ExactPathsThenTheLongestPrefix) {
+  Routes routes;
+  const auto answer = [](std::string text) {
+    return [text](net::HttpRequest) -> asio::awaitable<net::HttpResponse> {
+      co_return net::HttpResponse{200, "text/plain", {}, text};
+    };
+  };
+  ASSERT_TRUE(routes.add({"/view/", {"GET"}, Access::kToken, answer("view")}).ok());
+  ASSERT_TRUE(routes.add({"/view/app/", {"GET"}, Access::kToken, answer("app")}).ok());
+  ASSERT_TRUE(routes.add({"/view/index", {"GET"}, Access::kToken, answer("index")}).ok());
+  EXPECT_EQ(routes.find("/view/index")->path, "/view/index");
+  EXPECT_EQ(routes.find("/view/app/x.js")->path, "/view/app/");
+  EXPECT_EQ(routes.find("/view/other")->path, "/view/");
+  EXPECT_EQ(routes.find("/viewer"), nullptr);
+  EXPECT_EQ(routes.find("/"), nullptr);
+  EXPECT_FALSE(routes.add({"/view/", {"GET"}, Access::kToken, answer("again")}).ok());
+  EXPECT_FALSE(routes.add({"/rpc", {"GET"}, Access::kToken, answer("no")}).ok());
+  EXPECT_FALSE(routes.add({"/ws/x", {"GET"}, Access::kToken, answer("no")}).ok());
+  EXPECT_FALSE(routes.add({"relative", {"GET"}, Access::kToken, answer("no")}).ok());
+  EXPECT_FALSE(routes.add({"/nohandler", {"GET"}, Access::kToken, {}}).ok());
+  EXPECT_EQ(allow_header(*routes.find("/view/index")), "GET, HEAD, OPTIONS");
+}
+
+class RouteTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    // A page: the handler chooses the content type and headers.
+    ASSERT_TRUE(routes_
+                    .add({"/page", {"GET"}, Access::kTokenOrQuery,
+                          [](net::HttpRequest r) -> asio::awaitable<net::HttpResponse> {
+                            net::HttpResponse out;
+                            out.content_type = "text/html; charset=utf-8";
+                            out.headers = {{"Cache-Control", "max-age=60"},
+                                           {"X-Seen-Query", r.query},
+                                           {"X-Bad", "a\r\nInjected: yes"}};
+                            out.body = "<p>" + r.path + "</p>";
+                            co_return out;
+                          }})
+                    .ok());
+    // Files below a prefix, no token: the Host and Origin checks still apply.
+    ASSERT_TRUE(routes_
+                    .add({"/open/", {"GET"}, Access::kOpen,
+                          [](net::HttpRequest r) -> asio::awaitable<net::HttpResponse> {
+                            co_return net::HttpResponse{200, "text/plain", {}, "open " + r.path};
+                          }})
+                    .ok());
+    // Echoes a posted body with a status of its choosing.
+    ASSERT_TRUE(routes_
+                    .add({"/echo", {"POST", "PUT"}, Access::kToken,
+                          [](net::HttpRequest r) -> asio::awaitable<net::HttpResponse> {
+                            co_return net::HttpResponse{
+                                201, "application/octet-stream", {},
+                                r.method + " " + std::string(r.header("x-tag").value_or("-")) +
+                                    " " + r.body};
+                          }})
+                    .ok());
+    start_server();
+  }
+};
+
+TEST_F(RouteTest, AHandlerChoosesStatusContentTypeAndHeaders) {
+  HttpClient c(port_);
+  auto reply = c.send(make_request(http::verb::get, "/page?x=1"));
+  ASSERT_FALSE(reply.ec);
+  EXPECT_EQ(reply.res.result_int(), 200u);
+  EXPECT_EQ(reply.res[http::field::content_type], "text/html; charset=utf-8");
+  EXPECT_EQ(reply.res[http::field::cache_control], "max-age=60");
+  EXPECT_EQ(reply.res["X-Seen-Query"], "x=1");
+  EXPECT_EQ(reply.res[http::field::server], "hearth");
+  EXPECT_EQ(reply.res["X-Content-Type-Options"], "nosniff");
+  EXPECT_EQ(reply.res.body(), "<p>/page</p>");
+  // A header value that would split the header block is not sent.
+  EXPECT_EQ(reply.res.count("X-Bad"), 0u);
+  EXPECT_EQ(reply.res.count("Injected"), 0u);
+
+  auto posted = c.send([&] {
+    auto req = make_request(http::verb::put, "/echo", "body bytes");
+    req.set("X-Tag", "t1");
+    return req;
+  }());
+  ASSERT_FALSE(posted.ec);
+  EXPECT_EQ(posted.res.result_int(), 201u);
+  EXPECT_EQ(posted.res[http::field::content_type], "application/octet-stream");
+  EXPECT_EQ(posted.res[http::field::cache_control], "no-store");
+  EXPECT_EQ(posted.res.body(), "PUT t1 body bytes");
+}
+
+TEST_F(RouteTest, TheTokenIsRequiredAsEachRouteSays) {
+  HttpClient c(port_);
+  auto no_token = make_request(http::verb::get, "/page");
+  no_token.erase(http::field::authorization);
+  expect_error(c.send(no_token), http::status::unauthorized, "missing or invalid token");
+  // A browser navigating to a page may carry the token in the query.
+  auto query = make_request(http::verb::get, "/page?token=" + std::string(kToken));
+  query.erase(http::field::authorization);
+  auto page = c.send(query);
+  ASSERT_FALSE(page.ec);
+  EXPECT_EQ(page.res.result_int(), 200u);
+  // ... which a route that wants the header refuses.
+  auto echo = make_request(http::verb::post, "/echo?token=" + std::string(kToken), "x");
+  echo.erase(http::field::authorization);
+  expect_error(c.send(echo), http::status::unauthorized, "missing or invalid token");
+
+  auto open = make_request(http::verb::get, "/open/a/b.txt");
+  open.erase(http::field::authorization);
+  auto opened = c.send(open);
+  ASSERT_FALSE(opened.ec);
+  EXPECT_EQ(opened.res.body(), "open /open/a/b.txt");
+  // An open route still has the Host and Origin checks.
+  HttpClient other(port_);
+  open.set(http::field::host, "evil.example");
+  expect_error(other.send(open), http::status::forbidden, "forbidden host");
+  HttpClient third(port_);
+  open.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
+  open.set(http::field::origin, "http://evil.example");
+  expect_error(third.send(open), http::status::forbidden, "forbidden origin");
+}
+
+TEST_F(RouteTest, MethodsHeadPreflightAndUnknownPaths) {
+  HttpClient c(port_);
+  auto wrong = c.send(make_request(http::verb::delete_, "/echo"));
+  ASSERT_FALSE(wrong.ec);
+  EXPECT_EQ(wrong.res.result(), http::status::method_not_allowed);
+  EXPECT_EQ(wrong.res[http::field::allow], "POST, PUT, OPTIONS");
+
+  http::response_parser<http::string_body> head_parser;
+  head_parser.skip(true);
+  ASSERT_FALSE(c.write(make_request(http::verb::head, "/page")));
+  ASSERT_FALSE(c.read_with(head_parser));
+  EXPECT_EQ(head_parser.get().result_int(), 200u);
+  EXPECT_EQ(head_parser.get()[http::field::content_length], "12");
+  EXPECT_TRUE(head_parser.get().body().empty());
+
+  auto preflight = c.send(make_request(http::verb::options, "/echo"));
+  ASSERT_FALSE(preflight.ec);
+  EXPECT_EQ(preflight.res.result(), http::status::no_content);
+  EXPECT_EQ(preflight.res[http::field::allow], "POST, PUT, OPTIONS");
+
+  expect_error(c.send(make_request(http::verb::get, "/nothing/here")), http::status::not_found,
+               "not found");
+  // Without the token an unknown path says no more than a known one.
+  auto probe = make_request(http::verb::get, "/nothing/here");
+  probe.erase(http::field::authorization);
+  expect_error(c.send(probe), http::status::unauthorized, "missing or invalid token");
+}
+
+TEST_F(RouteTest, ARouteBodyHasTheRequestSizeLimit) {
+  HttpClient c(port_);
+  auto big = make_request(http::verb::post, "/echo", std::string((1 << 20) + 1, 'x'));
+  expect_error(c.send(big), http::status::payload_too_large, "request body too large");
 }
 
 }  // namespace

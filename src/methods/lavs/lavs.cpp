@@ -49,7 +49,8 @@ asio::awaitable<Result<json::value>> call(Host& host, const Request& request, Ta
   target.service = service_name.value_or("");
   HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
   target.service = service->manifest.name;
-  co_return co_await host.call(*service, target.endpoint, rpc::value_param(params, "input"));
+  json::value input = rpc::value_param(params, "input");  // named: see common/blocking.hpp
+  co_return co_await host.call(*service, target.endpoint, std::move(input));
 }
 
 asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& request,
@@ -68,10 +69,10 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
   target.service = service_name.value_or("");
   HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
   target.service = service->manifest.name;
-  HEARTH_CO_ASSIGN_OR_RETURN(
-      std::string id, co_await host.subscribe(request.session, *service, target.endpoint,
-                                              rpc::value_param(params, "input"),
-                                              request.after_reply));
+  json::value input = rpc::value_param(params, "input");
+  HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
+                             co_await host.subscribe(request.session, *service, target.endpoint,
+                                                     std::move(input), request.after_reply));
   co_return json::value(json::object{{"subscriptionId", id}});
 }
 
