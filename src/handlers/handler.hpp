@@ -131,6 +131,10 @@ class Kind {
                                                   const manifest::Endpoint& endpoint) const = 0;
   /// The daemon is stopping: stop long-lived helpers (worker pools) and start no new ones.
   virtual void shutdown() {}
+  /// The service in `service_dir` is being replaced or removed: helpers made for it (worker
+  /// pools, MCP servers) are not shared with handlers created from now on. Handlers already
+  /// created keep theirs, which stop once those handlers are gone.
+  virtual void release(const std::filesystem::path& service_dir) { (void)service_dir; }
   /// Whether the helpers started at load (warm worker pools) can take calls, or have given up
   /// starting. The daemon announces itself ready (the ready file) only then.
   virtual bool ready() const { return true; }
@@ -146,6 +150,8 @@ class Registry final : public manifest::HandlerKinds {
   const Kind* find(std::string_view name) const;
   /// Calls every kind's shutdown().
   void shutdown();
+  /// Calls every kind's release(service_dir).
+  void release(const std::filesystem::path& service_dir);
   /// True when every kind is ready().
   bool ready() const;
 

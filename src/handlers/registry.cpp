@@ -55,4 +55,8 @@ void Registry::shutdown() {
   for (auto& [name, kind] : kinds_) kind->shutdown();
 }
 
+void Registry::release(const std::filesystem::path& service_dir) {
+  for (auto& [name, kind] : kinds_) kind->release(service_dir);
+}
+
 }  // namespace hearth::handlers

@@ -29,6 +29,7 @@
 #include "common/utf8.hpp"
 #include "handlers/confine.hpp"
 #include "handlers/create.hpp"
+#include "handlers/shared_helpers.hpp"
 #include "js/frame.hpp"
 #include "js/modules.hpp"
 #include "proc/process.hpp"
@@ -681,22 +682,18 @@ class FunctionKind final : public Kind {
 
   ~FunctionKind() override { shutdown(); }
 
-  void shutdown() override {
-    std::lock_guard lock(mutex_);
-    shut_down_ = true;
-    for (auto& [key, entry] : pools_) {
-      if (entry.pool) entry.pool->stop();
-    }
+  void shutdown() override { pools_.shutdown(); }
+
+  void release(const std::filesystem::path& service_dir) override {
+    pools_.release(service_folder(service_dir));
   }
 
   std::string_view name() const override { return "function"; }
 
   bool ready() const override {
-    std::lock_guard lock(mutex_);
-    for (const auto& [key, entry] : pools_) {
-      if (entry.pool && !entry.pool->warm()) return false;
-    }
-    return true;
+    bool all = true;
+    pools_.for_each([&all](Pool& pool) { all = all && pool.warm(); });
+    return all;
   }
 
   void check(const json::object& handler, const std::string& path,
@@ -780,50 +777,32 @@ class FunctionKind final : public Kind {
     pool_config.jail = options_.jail;
 
     // Endpoints with the same permissions share a pool (a worker's jail is made from them).
-    const std::string key = dir.string() + "\n" +
-                            json::serialize(json::value(endpoint.effective.to_json()));
-    std::shared_ptr<Pool> pool;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = pools_.find(key);
-      if (it != pools_.end()) {
-        pool = it->second.pool;
-        if (pool) {
-          pool->add_code_files(pool_config.code_files);
-        } else {
-          for (const auto& f : pool_config.code_files) it->second.config.code_files.push_back(f);
-        }
-      } else if (options_.executor && options_.warm_pools) {
-        pool = std::make_shared<Pool>(options_.executor, pool_config);
-        pools_[key] = {pool, pool_config};
-        pool->start();
-      } else {
-        pools_[key] = {nullptr, pool_config};
-      }
-    }
+    const std::vector<std::string> code_files = pool_config.code_files;
+    auto slot = pools_.slot(dir, json::serialize(json::value(endpoint.effective.to_json())),
+                            std::move(pool_config), [&code_files](PoolConfig& shared, Pool* pool) {
+                              if (pool != nullptr) {
+                                pool->add_code_files(code_files);
+                              } else {
+                                for (const auto& f : code_files) shared.code_files.push_back(f);
+                              }
+                            });
     // Without a daemon-wide executor (tests), the pool starts on the first call's executor.
-    auto get_pool = [this, key](const asio::any_io_executor& executor) -> std::shared_ptr<Pool> {
-      std::lock_guard lock(mutex_);
-      auto& entry = pools_[key];
-      if (!entry.pool && executor && !shut_down_) {
-        entry.pool = std::make_shared<Pool>(executor, entry.config);
-        entry.pool->start();
-      }
-      return entry.pool;
+    auto get_pool = [slot](const asio::any_io_executor& executor) -> std::shared_ptr<Pool> {
+      return slot->get([&executor](const PoolConfig& c) -> std::shared_ptr<Pool> {
+        if (!executor) return nullptr;
+        auto pool = std::make_shared<Pool>(executor, c);
+        pool->start();
+        return pool;
+      });
     };
+    if (options_.executor && options_.warm_pools) get_pool(options_.executor);
     return std::unique_ptr<Handler>(
         std::make_unique<FunctionHandler>(std::move(config), endpoint.id, std::move(get_pool)));
   }
 
  private:
-  struct Entry {
-    std::shared_ptr<Pool> pool;
-    PoolConfig config;
-  };
   KindOptions options_;
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, Entry> pools_;
-  bool shut_down_ = false;  ///< guarded by mutex_
+  mutable SharedHelpers<Pool, PoolConfig> pools_;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "handlers/create.hpp"
+#include "handlers/shared_helpers.hpp"
 #include "handlers/mcp/server.hpp"
 #include "handlers/script/program.hpp"
 
@@ -116,18 +117,17 @@ class McpKind final : public Kind {
   std::string_view name() const override { return "mcp"; }
 
   void shutdown() override {
-    std::map<std::string, std::shared_ptr<Server>> servers;
+    servers_.shutdown();
     std::shared_ptr<httpclient::Client> http;
     {
       std::lock_guard lock(mutex_);
-      shut_down_ = true;
-      servers = servers_;
       http = http_;
     }
-    for (auto& [_, server] : servers) {
-      if (server) server->stop();
-    }
     if (http) http->shutdown();
+  }
+
+  void release(const std::filesystem::path& service_dir) override {
+    servers_.release(service_folder(service_dir));
   }
 
   void check(const json::object& handler, const std::string& path,
@@ -200,39 +200,30 @@ class McpKind final : public Kind {
     spec.max_message = options_.max_output_bytes;
     // Endpoints with the same permissions share a session (a stdio server's jail is made from
     // them).
-    const std::string key = dir.string() + "\n" + config.server + "\n" +
-                            json::serialize(json::value(endpoint.effective.to_json()));
-    {
-      std::lock_guard lock(mutex_);
-      specs_[key] = std::move(spec);
-    }
-    auto source = [this, key](const asio::any_io_executor& call_executor) {
-      return server_for(key, call_executor);
+    auto slot = servers_.slot(dir, config.server + "\n" +
+                                       json::serialize(json::value(endpoint.effective.to_json())),
+                              std::move(spec));
+    auto source = [this, slot](const asio::any_io_executor& call_executor) {
+      return slot->get([&](const ServerSpec& s) { return make_server(s, call_executor); });
     };
     return std::unique_ptr<Handler>(std::make_unique<McpHandler>(std::move(config), source));
   }
 
  private:
-  std::shared_ptr<Server> server_for(const std::string& key,
-                                     const asio::any_io_executor& call_executor) const {
+  /// A server for `spec`, on the daemon's executor (or, in tests, the first call's).
+  std::shared_ptr<Server> make_server(const ServerSpec& spec,
+                                      const asio::any_io_executor& call_executor) const {
+    auto executor = options_.executor ? options_.executor : call_executor;
+    if (!executor) return nullptr;
     std::lock_guard lock(mutex_);
-    if (shut_down_) return nullptr;
-    auto& server = servers_[key];
-    if (!server) {
-      auto executor = options_.executor ? options_.executor : call_executor;
-      if (!executor) return nullptr;
-      if (!http_) http_ = std::make_shared<httpclient::Client>(executor);
-      server = std::make_shared<Server>(executor, specs_.at(key), http_);
-    }
-    return server;
+    if (!http_) http_ = std::make_shared<httpclient::Client>(executor);
+    return std::make_shared<Server>(executor, spec, http_);
   }
 
   KindOptions options_;
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, ServerSpec> specs_;
-  mutable std::map<std::string, std::shared_ptr<Server>> servers_;
+  mutable SharedHelpers<Server, ServerSpec> servers_;
+  mutable std::mutex mutex_;  ///< guards http_
   mutable std::shared_ptr<httpclient::Client> http_;
-  bool shut_down_ = false;
 };
 
 }  // namespace

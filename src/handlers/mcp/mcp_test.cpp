@@ -70,6 +70,7 @@ class McpHandlerTest : public ::testing::Test {
     kind_ = make_kind(options_);
   }
   void TearDown() override {
+    handlers_.clear();
     kind_.reset();  // stops the servers
     for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
     EXPECT_TRUE(servers_in(service_.dir).empty());
@@ -94,10 +95,14 @@ class McpHandlerTest : public ::testing::Test {
     ep.effective = std::move(permissions);
     return kind_->create(service_, ep);
   }
-  std::unique_ptr<Handler> handler(const std::string& tool, const std::string& extra = "") {
+  /// A handler kept until the end of the test, as a loaded service keeps its handlers (a
+  /// server lives as long as a handler using it).
+  Handler* handler(const std::string& tool, const std::string& extra = "") {
     auto h = create(R"({"type":"mcp","server":"fake","tool":")" + tool + "\"" + extra + "}");
     EXPECT_TRUE(h.ok()) << (h.ok() ? "" : h.error().message);
-    return h.ok() ? std::move(h).value() : nullptr;
+    if (!h.ok()) return nullptr;
+    handlers_.push_back(std::move(h).value());
+    return handlers_.back().get();
   }
   Result<json::value> run(Handler& h, json::value input = json::object(),
                           std::chrono::milliseconds timeout = 10s) {
@@ -131,6 +136,7 @@ class McpHandlerTest : public ::testing::Test {
   proc::testing::IoThread io_;
   KindOptions options_;
   std::unique_ptr<Kind> kind_;
+  std::vector<std::unique_ptr<Handler>> handlers_;
   manifest::Manifest service_;
   std::vector<std::unique_ptr<manifest::Endpoint>> endpoints_;
   testing::FakePublisher publisher_;
@@ -306,6 +312,27 @@ TEST_F(McpHandlerTest, ShutdownStopsServersAndRefusesLaterCalls) {
   auto after = run(*h);
   ASSERT_FALSE(after.ok());
   EXPECT_NE(after.error().message.find("stopping"), std::string::npos);
+}
+
+// A replaced service (the daemon reloading it) gets new servers; calls on the old handlers keep
+// the old server, which stops once those handlers are gone.
+TEST_F(McpHandlerTest, AReleasedServiceKeepsItsServerUntilItsHandlersGo) {
+  auto old_handler = create(R"({"type":"mcp","server":"fake","tool":"echo"})");
+  ASSERT_TRUE(old_handler.ok());
+  ASSERT_TRUE(run(*old_handler.value(), parse(R"({"text":"a"})")).ok());
+  EXPECT_EQ(servers_in(service_.dir).size(), 1u);
+  kind_->release(service_.dir);
+  auto fresh = create(R"({"type":"mcp","server":"fake","tool":"echo"})");
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_TRUE(run(*fresh.value(), parse(R"({"text":"b"})")).ok());
+  EXPECT_EQ(servers_in(service_.dir).size(), 2u);
+  ASSERT_TRUE(run(*old_handler.value(), parse(R"({"text":"c"})")).ok());
+  old_handler.value().reset();
+  for (int i = 0; i < 100 && servers_in(service_.dir).size() > 1; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(servers_in(service_.dir).size(), 1u);
+  ASSERT_TRUE(run(*fresh.value(), parse(R"({"text":"d"})")).ok());
 }
 
 TEST_F(McpHandlerTest, ConcurrentFirstCallsShareOneStart) {
