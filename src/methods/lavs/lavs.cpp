@@ -44,11 +44,8 @@ Result<const Host::Service*> service_of(const Host& host, const json::object& pa
 
 asio::awaitable<Result<json::value>> call(Host& host, const Request& request, Target& target) {
   HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto service_name, rpc::string_param(params, "service", false));
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "endpoint"));
-  target.service = service_name.value_or("");
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
-  target.service = service->manifest.name;
   json::value input = rpc::value_param(params, "input");  // named: see common/blocking.hpp
   co_return co_await host.call(*service, target.endpoint, std::move(input));
 }
@@ -64,11 +61,8 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
                           std::move(data));
   }
   HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto service_name, rpc::string_param(params, "service", false));
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "endpoint"));
-  target.service = service_name.value_or("");
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
-  target.service = service->manifest.name;
   json::value input = rpc::value_param(params, "input");
   HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
                              co_await host.subscribe(request.session, *service, target.endpoint,
@@ -79,11 +73,8 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
 asio::awaitable<Result<json::value>> read_file(Host& host, const Request& request,
                                                Target& target) {
   HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto service_name, rpc::string_param(params, "service", false));
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "path"));
-  target.service = service_name.value_or("");
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
-  target.service = service->manifest.name;
   co_return co_await host.read_file(*service, target.endpoint);
 }
 
