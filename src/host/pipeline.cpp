@@ -61,20 +61,21 @@ bool is_large(const json::value& v, std::size_t nodes) {
 }
 
 Result<const Host::Service*> Host::find_service(std::string_view name) const {
+  if (name.empty() && services_.size() == 1) return services_.front().get();
+  for (const auto& s : services_) {
+    if (!name.empty() && s->manifest.name == name) return s.get();
+  }
+  // Not found: the error lists what is served.
   json::array names;
   for (const auto& s : services_) names.push_back(json::value(s->manifest.name));
   json::object data;
   data["field"] = "service";
   if (name.empty()) {
-    if (services_.size() == 1) return services_.front().get();
     data["constraint"] = "required";
     data["services"] = std::move(names);
     return Error::make(ErrorCode::kInvalidParams,
                        "Invalid params: 'service' is required when several services are served",
                        std::move(data));
-  }
-  for (const auto& s : services_) {
-    if (s->manifest.name == name) return s.get();
   }
   data["constraint"] = "exists";
   data["service"] = name;

@@ -2,52 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "httpclient/response_reader_testing.hpp"
+
 namespace hearth::httpclient {
 namespace {
 
-struct Read {
-  bool ok = true;
-  std::string error;
-  std::string body;
-  int status = 0;
-  bool done = false;
-};
+using Read = testing::PiecewiseRead;
 
-/// Feeds `wire` to a reader in pieces of `step` bytes as a socket would deliver them (the unused
-/// rest given again with the next piece), then the close if `closes`.
 Read read(std::string_view wire, std::size_t step, ResponseReader::Limits limits = {},
           bool closes = true) {
-  ResponseReader reader(limits);
-  Read out;
-  std::string pending;
-  const auto sink = [&](std::string_view piece) {
-    out.body.append(piece);
-    return true;
-  };
-  for (std::size_t at = 0; at < wire.size() && !reader.done(); at += step) {
-    pending.append(wire.substr(at, step));
-    for (;;) {
-      auto used = reader.put(pending, sink);
-      if (!used.ok()) {
-        out.ok = false;
-        out.error = used.error().message;
-        return out;
-      }
-      pending.erase(0, *used);
-      if (*used == 0 || pending.empty() || reader.done()) break;
-    }
-  }
-  if (closes && !reader.done()) {
-    auto end = reader.close();
-    if (!end.ok()) {
-      out.ok = false;
-      out.error = end.error().message;
-      return out;
-    }
-  }
-  out.done = reader.done();
-  if (reader.head_done()) out.status = reader.status();
-  return out;
+  return testing::read_in_pieces(wire, step, limits, closes);
 }
 
 TEST(ResponseReader, ContentLengthBodyInAnyPieces) {
