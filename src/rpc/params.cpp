@@ -9,12 +9,13 @@ Error invalid_param(std::string message, std::string_view field, std::string_vie
   return Error::make(ErrorCode::kInvalidParams, "Invalid params: " + message, std::move(data));
 }
 
-Result<json::object> params_object(const Request& request) {
-  if (request.params.is_null()) return json::object{};
+Result<const json::object*> params_object(const Request& request) {
+  static const json::object kNone;
+  if (request.params.is_null()) return &kNone;
   if (!request.params.is_object()) {
     return invalid_param("params must be an object (parameters by name)", "params", "type");
   }
-  return request.params.get_object();
+  return &request.params.get_object();
 }
 
 Result<std::string> required_string(const json::object& params, std::string_view name) {

@@ -16,8 +16,9 @@ namespace hearth::rpc {
 /// -32602 "Invalid params: <message>" with data {field, constraint}.
 Error invalid_param(std::string message, std::string_view field, std::string_view constraint);
 
-/// The request's params as an object; absent params are an empty object.
-Result<json::object> params_object(const Request& request);
+/// The request's params as an object (not copied: it lives as long as the request); absent
+/// params are an empty object.
+Result<const json::object*> params_object(const Request& request);
 
 /// A string member; nullopt when absent (or null) and not required.
 Result<std::optional<std::string>> string_param(const json::object& params, std::string_view name,

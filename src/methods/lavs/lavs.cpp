@@ -43,10 +43,10 @@ Result<const Host::Service*> service_of(const Host& host, const json::object& pa
 }
 
 asio::awaitable<Result<json::value>> call(Host& host, const Request& request, Target& target) {
-  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, params, target));
-  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "endpoint"));
-  json::value input = rpc::value_param(params, "input");  // named: see common/blocking.hpp
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, *params, target));
+  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
+  json::value input = rpc::value_param(*params, "input");  // named: see common/blocking.hpp
   co_return co_await host.call(*service, target.endpoint, std::move(input));
 }
 
@@ -60,10 +60,10 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
                           "Method not found: lavs/subscribe is only available over WebSocket",
                           std::move(data));
   }
-  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, params, target));
-  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "endpoint"));
-  json::value input = rpc::value_param(params, "input");
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, *params, target));
+  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
+  json::value input = rpc::value_param(*params, "input");
   HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
                              co_await host.subscribe(request.session, *service, target.endpoint,
                                                      std::move(input), request.after_reply));
@@ -72,9 +72,9 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
 
 asio::awaitable<Result<json::value>> read_file(Host& host, const Request& request,
                                                Target& target) {
-  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, params, target));
-  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(params, "path"));
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, *params, target));
+  HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "path"));
   co_return co_await host.read_file(*service, target.endpoint);
 }
 
@@ -88,8 +88,8 @@ asio::awaitable<Result<json::value>> with_audit(Host& host, const Request& reque
 }
 
 asio::awaitable<Result<json::value>> unsubscribe(Host& host, const Request& request) {
-  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(std::string id, rpc::required_string(params, "subscriptionId"));
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(std::string id, rpc::required_string(*params, "subscriptionId"));
   const std::uint64_t session_id = request.session ? request.session->id() : 0;
   if (host.unsubscribe(session_id, id)) {
     co_return json::value(json::object{{"subscriptionId", id}, {"unsubscribed", true}});
@@ -104,9 +104,9 @@ asio::awaitable<Result<json::value>> unsubscribe(Host& host, const Request& requ
 }
 
 asio::awaitable<Result<json::value>> manifest(Host& host, const Request& request) {
-  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   Target target;
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, params, target));
+  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, *params, target));
   co_return service->manifest.raw;
 }
 
@@ -131,7 +131,7 @@ json::value service_entry(const manifest::Manifest& m) {
 }
 
 asio::awaitable<Result<json::value>> services(Host& host, const Request& request) {
-  HEARTH_CO_ASSIGN_OR_RETURN(json::object params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   (void)params;  // takes none, but params must still be an object
   json::array list;
   for (const auto& s : host.services()) list.push_back(service_entry(s->manifest));
