@@ -74,7 +74,7 @@ int check(const std::vector<fs::path>& paths, bool as_json) {
     std::cout << json::dump(report_json(host.get(), report)) << std::endl;
   } else if (host) {
     for (const auto& w : report.warnings) std::cout << "warning: " << w << "\n";
-    for (const auto& s : host->services()) std::cout << summary_text(s->manifest);
+    for (const auto& s : *host->services()) std::cout << summary_text(s->manifest);
   } else {
     std::size_t count = 0;
     for (const auto& failure : report.failures) {
@@ -230,6 +230,14 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--allow-origin", serve_options.allowed_origins,
                         "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
   serve_cmd->add_flag("--json", serve_options.json, "Print the start-up information as JSON on stdout");
+  serve_cmd->add_flag("--watch", serve_options.watch,
+                      "Reload services whose lavs.json is added, edited or removed while serving "
+                      "(calls in flight finish on the old definition; clients get "
+                      "lavs/servicesChanged)");
+  serve_cmd->add_option("--watch-interval", serve_options.watch_interval_ms,
+                        "How often --watch looks at the manifests, in milliseconds")
+      ->capture_default_str()
+      ->check(CLI::Range(20, 60000));
   serve_cmd->add_flag("--insecure-no-sandbox", serve_options.insecure_no_sandbox,
                       "Run handlers WITHOUT the jail (permissions not enforced by the OS; for "
                       "machines that lack Landlock, seccomp or namespaces). Logged on every call");

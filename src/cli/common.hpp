@@ -39,6 +39,8 @@ struct ServeOptions {
   std::vector<std::string> allowed_origins;
   bool json = false;
   bool insecure_no_sandbox = false;
+  bool watch = false;            ///< reload services whose lavs.json is added, edited or removed
+  int watch_interval_ms = 500;   ///< how often --watch looks
 };
 
 int serve(const ServeOptions& options);

@@ -4,7 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -59,6 +63,56 @@ std::size_t raise_file_limit() {
 /// files and the jail's sockets.
 std::size_t default_max_connections(std::size_t file_limit) {
   return std::clamp<std::size_t>(file_limit / 4 * 3, 64, 65536);
+}
+
+/// The lavs/servicesChanged notification of a reload.
+std::string services_changed(const host::ReloadReport& report) {
+  auto names = [](const std::vector<std::string>& list) {
+    json::array out;
+    for (const auto& name : list) out.push_back(json::value(name));
+    return out;
+  };
+  json::object params;
+  params["added"] = names(report.added);
+  params["changed"] = names(report.changed);
+  params["removed"] = names(report.removed);
+  return json::dump(rpc::make_notification("lavs/servicesChanged", std::move(params)));
+}
+
+void log_reload(const host::ReloadReport& report) {
+  for (const auto& failure : report.problems.failures) {
+    for (const auto& problem : failure.problems) {
+      spdlog::error("{}: {} (not reloaded: what was served stays served)", failure.file.string(),
+                    problem.to_string());
+    }
+  }
+  for (const auto& warning : report.problems.warnings) spdlog::warn("{}", warning);
+  auto join = [](const std::vector<std::string>& list) {
+    std::string out;
+    for (const auto& name : list) out += (out.empty() ? "" : ", ") + name;
+    return out.empty() ? std::string("-") : out;
+  };
+  if (report.any_change()) {
+    spdlog::info("services reloaded: added {}; changed {}; removed {}", join(report.added),
+                 join(report.changed), join(report.removed));
+  }
+}
+
+/// --watch: every `interval`, reloads what changed under `paths` (on a blocking thread) and tells
+/// every WebSocket client what did. Ends when `timer` is cancelled.
+asio::awaitable<void> watch_services(host::Host& host, net::Server& server,
+                                     std::vector<fs::path> paths,
+                                     std::chrono::milliseconds interval,
+                                     asio::steady_timer& timer) {
+  for (;;) {
+    timer.expires_after(interval);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+    std::function<host::ReloadReport()> work = [&host, &paths] { return host.reload(paths); };
+    auto report = co_await host.blocking().run(std::move(work));
+    log_reload(report);
+    if (report.any_change()) server.broadcast(services_changed(report));
+  }
 }
 
 }  // namespace
@@ -163,7 +217,7 @@ int serve(const ServeOptions& options) {
   ready["auditLog"] = audit.path().string();
   ready["pid"] = ::getpid();
   json::array names;
-  for (const auto& s : host->services()) names.push_back(json::value(s->manifest.name));
+  for (const auto& s : *host->services()) names.push_back(json::value(s->manifest.name));
   ready["services"] = std::move(names);
   server.start();
 
@@ -172,6 +226,7 @@ int serve(const ServeOptions& options) {
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   asio::steady_timer poll(ioc);
   asio::steady_timer ready_poll(ioc);
+  asio::steady_timer watch_timer(ioc);
   auto stop_at = std::chrono::steady_clock::time_point::max();
   int exit_code = 0;
   std::function<void()> wait_children = [&] {
@@ -187,6 +242,7 @@ int serve(const ServeOptions& options) {
   auto begin_shutdown = [&] {
     if (stop_at != std::chrono::steady_clock::time_point::max()) return;
     ready_poll.cancel();
+    watch_timer.cancel();
     server.stop();
     host->shutdown();
     proc::kill_all();
@@ -222,16 +278,22 @@ int serve(const ServeOptions& options) {
     if (options.json) {
       std::cout << json::dump(ready) << std::endl;
     } else {
-      std::cout << "hearth " << HEARTH_VERSION << " serving " << host->services().size()
+      std::cout << "hearth " << HEARTH_VERSION << " serving " << host->services()->size()
                 << " service(s) on " << url << "\n"
                 << "  JSON-RPC: POST " << url << "/rpc   WebSocket: "
                 << ready["wsUrl"].as_string().c_str()
                 << "\n  token file: " << fs::absolute(token_file).string() << "\n  services:";
-      for (const auto& s : host->services()) std::cout << " " << s->manifest.name;
+      for (const auto& s : *host->services()) std::cout << " " << s->manifest.name;
       std::cout << std::endl;
     }
   };
   asio::post(ioc, announce);
+  if (options.watch) {
+    asio::co_spawn(ioc,
+                   watch_services(*host, server, options.paths,
+                                  std::chrono::milliseconds(options.watch_interval_ms), watch_timer),
+                   asio::detached);
+  }
 
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });

@@ -101,7 +101,7 @@ json::value report_json(const host::Host* host, const host::LoadReport& report) 
   out["ok"] = host != nullptr;
   json::array services;
   if (host) {
-    for (const auto& s : host->services()) {
+    for (const auto& s : *host->services()) {
       const auto& m = s->manifest;
       json::array endpoints;
       for (const auto& ep : m.endpoints) {

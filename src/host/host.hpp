@@ -1,7 +1,8 @@
 #pragma once
 /// The host: the loaded services and what is done with them, whatever the transport (the daemon,
 /// `hearth call` and tests all go through it):
-/// - loader.cpp: finding and loading services (Host::load);
+/// - loader.cpp: finding and loading services (Host::load), and reloading them while serving
+///   (Host::reload);
 /// - pipeline.cpp: the call pipeline (lavs-spec-v1 6.3: validate input, run the handler,
 ///   validate output) and subscriptions;
 /// - read_file.cpp: a file of a service read on a view's behalf.
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,13 +53,28 @@ struct LoadReport {
   std::vector<std::string> warnings;
 };
 
+/// What a reload changed (service names), and what it refused.
+struct ReloadReport {
+  std::vector<std::string> added;
+  std::vector<std::string> removed;
+  std::vector<std::string> changed;  ///< replaced by a new definition
+  /// Manifests that could not be (re)loaded: a service that was served keeps its old definition.
+  LoadReport problems;
+  bool any_change() const { return !added.empty() || !removed.empty() || !changed.empty(); }
+};
+
 class Host {
  public:
+  /// One loaded service. Immutable once served: a reload replaces the whole object, and whoever
+  /// holds the shared_ptr (a call in flight, a subscription producer) keeps the old one alive.
   struct Service {
+    std::filesystem::path dir;  ///< the folder it was loaded from
+    std::string source;         ///< its lavs.json as read then, to tell an edit
     manifest::Manifest manifest;
     std::map<std::string, std::unique_ptr<handlers::Handler>, std::less<>> handlers;
     std::shared_ptr<SubscriptionHub> hub;
   };
+  using ServiceList = std::vector<std::shared_ptr<const Service>>;
 
   /// Loads every service found under `paths` (see manifest::discover). Returns nullptr when any
   /// manifest has a problem or no service was found: nothing is ever half served.
@@ -68,19 +85,31 @@ class Host {
   Host(const Host&) = delete;
   Host& operator=(const Host&) = delete;
 
-  const std::vector<std::unique_ptr<Service>>& services() const { return services_; }
+  /// The services served now (a snapshot: a reload does not change it).
+  std::shared_ptr<const ServiceList> services() const;
 
   /// The service named `name`; with an empty name, the only service (error when there are several).
-  Result<const Service*> find_service(std::string_view name) const;
+  Result<std::shared_ptr<const Service>> find_service(std::string_view name) const;
 
-  /// Runs a query or mutation endpoint. `input` null means no input was given.
+  /// Loads again what is under `paths`: folders with a new or edited lavs.json are (re)loaded,
+  /// services whose folder or manifest is gone are removed, the others are kept as they are.
+  /// A manifest with problems changes nothing (the old definition, if any, stays served) and is
+  /// reported once per edit. Calls in flight finish on the definition they started with;
+  /// subscriptions of a changed or removed service end with lavs/subscriptionEnded (reason
+  /// "reloaded", or "removed" when the endpoint is gone). Blocking (it reads files and starts
+  /// handlers): run it off the I/O threads. Reloads are serialised.
+  ReloadReport reload(const std::vector<std::filesystem::path>& paths);
+
+  /// Runs a query or mutation endpoint. `input` null means no input was given. The caller keeps
+  /// `service` alive until the call returns (it holds the shared_ptr from find_service).
   boost::asio::awaitable<Result<json::value>> call(const Service& service,
                                                    std::string_view endpoint, json::value input);
 
   /// Subscribes `session` to a subscription endpoint and returns the subscription id. Items
-  /// flow once the id has reached the client: from `after_reply` when given, else at once.
+  /// flow once the id has reached the client: from `after_reply` when given, else at once. The
+  /// producer keeps `service` alive while it runs.
   boost::asio::awaitable<Result<std::string>> subscribe(const std::shared_ptr<rpc::Session>& session,
-                                                        const Service& service,
+                                                        std::shared_ptr<const Service> service,
                                                         std::string_view endpoint,
                                                         json::value input,
                                                         rpc::AfterReply* after_reply);
@@ -122,8 +151,10 @@ class Host {
                                    Result<json::value> result) const;
   /// Start-up notes on how the jail treats the permissions of `m`'s endpoints.
   std::vector<std::string> jail_notes(const manifest::Manifest& m) const;
-  /// Loads the service of one folder; nullptr with `problems` saying what is wrong with it.
-  std::unique_ptr<Service> load_service(const std::filesystem::path& dir, Problems& problems);
+  /// Loads the service of one folder from `source` (its lavs.json as read); nullptr with
+  /// `problems` saying what is wrong with it.
+  std::unique_ptr<Service> load_service(const std::filesystem::path& dir, std::string source,
+                                        Problems& problems);
   std::chrono::milliseconds timeout_for(const manifest::Endpoint& endpoint) const;
   Result<json::value> read_file_now(const Service& service, std::string_view path) const;
 
@@ -131,7 +162,11 @@ class Host {
   boost::asio::any_io_executor executor_;
   std::unique_ptr<handlers::Registry> registry_;
   std::unique_ptr<schema::Compiler> compiler_;
-  std::vector<std::unique_ptr<Service>> services_;
+  mutable std::mutex services_mu_;
+  std::shared_ptr<const ServiceList> services_;  ///< replaced whole by a reload
+  std::mutex reload_mu_;
+  /// Folders whose manifest failed to load, with the text that failed: reported once per edit.
+  std::map<std::filesystem::path, std::string> failed_sources_;
   AuditLog* audit_ = nullptr;
   std::unique_ptr<BlockingExecutor> blocking_;
 };

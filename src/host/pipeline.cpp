@@ -60,14 +60,15 @@ bool is_large(const json::value& v, std::size_t nodes) {
   return !within(v, budget);
 }
 
-Result<const Host::Service*> Host::find_service(std::string_view name) const {
-  if (name.empty() && services_.size() == 1) return services_.front().get();
-  for (const auto& s : services_) {
-    if (!name.empty() && s->manifest.name == name) return s.get();
+Result<std::shared_ptr<const Host::Service>> Host::find_service(std::string_view name) const {
+  const auto list = services();
+  if (name.empty() && list->size() == 1) return list->front();
+  for (const auto& s : *list) {
+    if (!name.empty() && s->manifest.name == name) return s;
   }
   // Not found: the error lists what is served.
   json::array names;
-  for (const auto& s : services_) names.push_back(json::value(s->manifest.name));
+  for (const auto& s : *list) names.push_back(json::value(s->manifest.name));
   json::object data;
   data["field"] = "service";
   if (name.empty()) {
@@ -158,11 +159,28 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
   co_return co_await blocking_->run(std::move(work));
 }
 
+namespace {
+/// A producer with the service it came from: the handler and the manifest it reads stay alive
+/// while it runs, even once a reload has replaced the service.
+class ServiceStream final : public handlers::Stream {
+ public:
+  ServiceStream(std::shared_ptr<const Host::Service> service,
+                std::shared_ptr<handlers::Stream> inner)
+      : service_(std::move(service)), inner_(std::move(inner)) {}
+  void close() override { inner_->close(); }
+
+ private:
+  std::shared_ptr<const Host::Service> service_;  // declared first: outlives inner_
+  std::shared_ptr<handlers::Stream> inner_;
+};
+}  // namespace
+
 asio::awaitable<Result<std::string>> Host::subscribe(const std::shared_ptr<rpc::Session>& session,
-                                                     const Service& service,
+                                                     std::shared_ptr<const Service> owner,
                                                      std::string_view endpoint_id,
                                                      json::value input,
                                                      rpc::AfterReply* after_reply) {
+  const Service& service = *owner;
   const manifest::Endpoint* ep = service.manifest.find(endpoint_id);
   if (ep == nullptr) co_return endpoint_not_found(service.manifest, endpoint_id);
   if (ep->method != manifest::Method::kSubscription) {
@@ -181,16 +199,18 @@ asio::awaitable<Result<std::string>> Host::subscribe(const std::shared_ptr<rpc::
   call.timeout = timeout_for(*ep);
   call.publisher = service.hub.get();
   call.executor = executor_;
-  auto open = [handler, call = std::move(call)](handlers::StreamSink sink) mutable {
-    return handler->open_stream(std::move(call), std::move(sink));
+  auto open = [handler, owner, call = std::move(call)](
+                  handlers::StreamSink sink) mutable -> Result<std::shared_ptr<handlers::Stream>> {
+    HEARTH_ASSIGN_OR_RETURN(auto stream, handler->open_stream(std::move(call), std::move(sink)));
+    return std::shared_ptr<handlers::Stream>(std::make_shared<ServiceStream>(owner, std::move(stream)));
   };
   HEARTH_CO_ASSIGN_OR_RETURN(std::string id, service.hub->subscribe(session, ep->id, prepared,
                                                                     std::move(open),
                                                                     handler->shares_streams()));
   // Items flow once the client has the subscription id: right after this answer is written.
-  auto activate = [hub = std::weak_ptr<SubscriptionHub>(service.hub), id] {
-    if (auto h = hub.lock()) h->activate(id);
-  };
+  // The hub is held: a reload may end the subscription meanwhile, and the client must still be
+  // told (activate hands over what was held, the end included).
+  auto activate = [hub = service.hub, id] { hub->activate(id); };
   if (after_reply != nullptr) {
     after_reply->push_back(std::move(activate));
   } else {
@@ -200,7 +220,7 @@ asio::awaitable<Result<std::string>> Host::subscribe(const std::shared_ptr<rpc::
 }
 
 bool Host::unsubscribe(std::uint64_t session_id, const std::string& subscription_id) {
-  for (const auto& s : services_) {
+  for (const auto& s : *services()) {
     if (s->hub->unsubscribe(session_id, subscription_id)) return true;
   }
   return false;

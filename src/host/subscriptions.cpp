@@ -21,10 +21,11 @@ std::string data_message(const std::string& subscription_id, const json::value& 
   return json::dump(rpc::make_notification("lavs/data", std::move(params)));
 }
 
-std::string ended_message(const std::string& subscription_id, const std::optional<Error>& error) {
+std::string ended_message(const std::string& subscription_id, std::string_view reason,
+                          const std::optional<Error>& error = std::nullopt) {
   json::object params;
   params["subscriptionId"] = subscription_id;
-  params["reason"] = error ? "error" : "completed";
+  params["reason"] = reason;
   if (error) params["error"] = to_json(*error);
   return json::dump(rpc::make_notification("lavs/subscriptionEnded", std::move(params)));
 }
@@ -61,6 +62,16 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
   bool hook_needed = false;
   {
     std::lock_guard lock(mu_);
+    if (ended_) {
+      json::object data;
+      data["field"] = "service";
+      data["constraint"] = "reloaded";
+      data["service"] = service_;
+      return Error::make(ErrorCode::kInvalidParams,
+                         "Invalid params: service '" + service_ +
+                             "' was reloaded while subscribing: subscribe again",
+                         std::move(data));
+    }
     const std::uint64_t sid = session->id();
     if (subscriptions_by_session_[sid] >= limits_.subscriptions_per_session)
       return limit_error("subscriptions", limits_.subscriptions_per_session);
@@ -210,6 +221,31 @@ void SubscriptionHub::close_all() {
   }
 }
 
+void SubscriptionHub::end_all(
+    const std::function<std::string(std::string_view endpoint)>& reason) {
+  Pushes pushes;
+  std::vector<std::shared_ptr<handlers::Stream>> to_close;
+  {
+    std::lock_guard lock(mu_);
+    ended_ = true;
+    for (auto& [id, sub] : subscribers_) {
+      if (sub.ended) continue;  // already told (held until activate)
+      deliver_locked(sub, ended_message(id, reason(sub.endpoint)), pushes);
+      sub.ended = true;
+    }
+    // Held subscribers stay until activate() hands them what they were told.
+    std::erase_if(subscribers_, [](const auto& entry) { return entry.second.active; });
+    for (auto& [key, producer] : producers_) to_close.push_back(std::move(producer.stream));
+    producers_.clear();
+    producers_by_session_.clear();
+    subscriptions_by_session_.clear();
+  }
+  send_all(pushes);
+  for (auto& s : to_close) {
+    if (s) s->close();
+  }
+}
+
 void SubscriptionHub::on_data(const std::string& key, const json::value& data) {
   Pushes pushes;
   {
@@ -227,14 +263,16 @@ void SubscriptionHub::on_data(const std::string& key, const json::value& data) {
 
 void SubscriptionHub::on_end(const std::string& key, const std::optional<Error>& error) {
   Pushes pushes;
+  std::shared_ptr<handlers::Stream> ended;  // released after the lock: it may hold the service
   {
     std::lock_guard lock(mu_);
     auto p = producers_.find(key);
     if (p == producers_.end()) return;
+    ended = std::move(p->second.stream);
     for (const auto& id : p->second.subscribers) {
       auto s = subscribers_.find(id);
       if (s == subscribers_.end()) continue;
-      deliver_locked(s->second, ended_message(id, error), pushes);
+      deliver_locked(s->second, ended_message(id, error ? "error" : "completed", error), pushes);
       if (s->second.active) {
         auto count = subscriptions_by_session_.find(s->second.session_id);
         if (count != subscriptions_by_session_.end() && count->second > 0) --count->second;

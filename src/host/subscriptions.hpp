@@ -66,6 +66,11 @@ class SubscriptionHub final : public handlers::Publisher,
   /// Stops every producer and forgets every subscriber (daemon shutdown).
   void close_all();
 
+  /// The service is being replaced or removed: every subscriber gets lavs/subscriptionEnded with
+  /// `reason(endpoint)` as its reason, every producer stops, and later subscribe() calls are
+  /// refused (the client subscribes again, to the new definition).
+  void end_all(const std::function<std::string(std::string_view endpoint)>& reason);
+
   bool publish(std::string_view subscription, json::value data) override;
 
   /// Declares the service's subscription endpoints (publish refuses other names).
@@ -104,6 +109,7 @@ class SubscriptionHub final : public handlers::Publisher,
   std::string service_;
   std::set<std::string, std::less<>> endpoints_;
   mutable std::mutex mu_;
+  bool ended_ = false;  ///< end_all() was called
   std::map<std::string, Subscriber> subscribers_;  // by subscription id
   std::map<std::string, Producer> producers_;      // by endpoint + "\n" + canonical input
   std::set<std::uint64_t> hooked_sessions_;        // sessions whose close hook is registered

@@ -93,6 +93,34 @@ TEST_F(HubTest, AnEndWhileHeldIsToldAfterActivation) {
   EXPECT_EQ(hub_->producer_count(), 0u);
 }
 
+// A reload ends everything with the reason it gives per endpoint: active subscribers are told
+// at once, held ones at activation; producers stop, and the hub takes no new subscriber.
+TEST_F(HubTest, EndAllTellsEverySubscriberAndRefusesNewOnes) {
+  Recorder active, held;
+  auto a = subscribe(active);
+  hub_->activate(a);
+  auto h = subscribe(held, json::object{{"other", true}});
+  ASSERT_EQ(streams_.size(), 2u);
+  hub_->end_all([](std::string_view endpoint) {
+    return endpoint == "updates" ? std::string("reloaded") : std::string("removed");
+  });
+  EXPECT_EQ(active.seen(a), (std::vector<std::string>{"ended:reloaded"}));
+  EXPECT_TRUE(held.seen(h).empty());
+  EXPECT_TRUE(streams_[0]->closed);
+  EXPECT_TRUE(streams_[1]->closed);
+  EXPECT_EQ(hub_->producer_count(), 0u);
+  hub_->activate(h);
+  EXPECT_EQ(held.seen(h), (std::vector<std::string>{"ended:reloaded"}));
+  EXPECT_EQ(hub_->subscriber_count(), 0u);
+  // Told once: a producer's own end after that says nothing more.
+  streams_[0]->sink.on_end(std::nullopt);
+  EXPECT_EQ(active.seen(a).size(), 1u);
+  auto refused = hub_->subscribe(active.session, "updates", json::object{}, opener());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidParams);
+  EXPECT_EQ(streams_.size(), 2u);
+}
+
 TEST_F(HubTest, UnsharedProducersGiveEverySubscriberItsOwnSnapshot) {
   Recorder a, b;
   auto ia = subscribe(a, json::object{}, false);

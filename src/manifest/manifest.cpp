@@ -733,17 +733,18 @@ std::optional<Manifest> load_document(const json::value& doc, const fs::path& di
   }
 }
 
-std::optional<Manifest> load(const fs::path& path, const HandlerKinds& kinds,
-                             const schema::Compiler& compiler, Problems& problems) {
+std::optional<std::string> read_text(const fs::path& path, Problems& problems) {
   std::error_code ec;
   const fs::path file = fs::is_directory(path, ec) ? path / kManifestFileName : path;
-  auto text = read_manifest_text(file, problems);
-  if (!text) {
-    return std::nullopt;
-  }
+  return read_manifest_text(file, problems);
+}
 
+std::optional<Manifest> load_text(std::string_view text, const fs::path& file,
+                                  const HandlerKinds& kinds, const schema::Compiler& compiler,
+                                  Problems& problems) {
+  std::error_code ec;
   // A manifest may say 1e400 for "no limit": clamped to the largest double, not refused.
-  auto doc = json::parse_text(*text, json::ParseLimits{.clamp_numbers = true});
+  auto doc = json::parse_text(text, json::ParseLimits{.clamp_numbers = true});
   if (!doc.ok()) {
     std::size_t offset = 0;
     std::string reason = "syntax error";
@@ -755,7 +756,7 @@ std::optional<Manifest> load(const fs::path& path, const HandlerKinds& kinds,
         reason = std::string(r->get_string());
       }
     }
-    const auto [line, column] = line_and_column(*text, offset);
+    const auto [line, column] = line_and_column(text, offset);
     problems.push_back({"", "not valid JSON at line " + std::to_string(line) + ", column " +
                                 std::to_string(column) + ": " + reason});
     return std::nullopt;
@@ -767,6 +768,17 @@ std::optional<Manifest> load(const fs::path& path, const HandlerKinds& kinds,
     m->file = canonical_file;
   }
   return m;
+}
+
+std::optional<Manifest> load(const fs::path& path, const HandlerKinds& kinds,
+                             const schema::Compiler& compiler, Problems& problems) {
+  std::error_code ec;
+  const fs::path file = fs::is_directory(path, ec) ? path / kManifestFileName : path;
+  auto text = read_manifest_text(file, problems);
+  if (!text) {
+    return std::nullopt;
+  }
+  return load_text(*text, file, kinds, compiler, problems);
 }
 
 std::vector<fs::path> discover(const fs::path& path) {

@@ -84,6 +84,14 @@ class HandlerKinds {
 std::optional<Manifest> load(const std::filesystem::path& path, const HandlerKinds& kinds,
                              const schema::Compiler& compiler, Problems& problems);
 
+/// The text of `path` (a lavs.json file, or a folder holding one), read within the size limit.
+std::optional<std::string> read_text(const std::filesystem::path& path, Problems& problems);
+
+/// Same as load(), from the text of the manifest file `file`.
+std::optional<Manifest> load_text(std::string_view text, const std::filesystem::path& file,
+                                  const HandlerKinds& kinds, const schema::Compiler& compiler,
+                                  Problems& problems);
+
 /// Same, from a document already parsed; `dir` is the service folder.
 std::optional<Manifest> load_document(const json::value& doc, const std::filesystem::path& dir,
                                       const HandlerKinds& kinds, const schema::Compiler& compiler,

@@ -210,6 +210,32 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   }
   void release_websocket() { websockets_.fetch_sub(1); }
 
+  /// The JSON-RPC sessions of open WebSocket connections, for broadcast().
+  void add_push_session(const std::shared_ptr<rpc::Session>& session) {
+    std::weak_ptr<Impl> weak = weak_from_this();
+    {
+      std::lock_guard lock(sessions_mu_);
+      push_sessions_[session->id()] = session;
+    }
+    session->on_close([weak, id = session->id()] {
+      if (auto self = weak.lock()) {
+        std::lock_guard lock(self->sessions_mu_);
+        self->push_sessions_.erase(id);
+      }
+    });
+  }
+  void broadcast(const std::string& message) {
+    std::vector<std::shared_ptr<rpc::Session>> sessions;
+    {
+      std::lock_guard lock(sessions_mu_);
+      sessions.reserve(push_sessions_.size());
+      for (const auto& [id, weak] : push_sessions_) {
+        if (auto session = weak.lock()) sessions.push_back(std::move(session));
+      }
+    }
+    for (const auto& session : sessions) session->push(message);
+  }
+
   template <class... Args>
   void log(fmt::format_string<Args...> format, Args&&... args) const {
     if (!options_.log && !spdlog::should_log(spdlog::level::debug)) return;
@@ -257,6 +283,8 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   };
   std::map<std::uint64_t, Pending> pending_;
   std::size_t pending_cap_ = 64;  // fixed by listen()
+  std::mutex sessions_mu_;
+  std::map<std::uint64_t, std::weak_ptr<rpc::Session>> push_sessions_;
 };
 
 namespace {
@@ -771,6 +799,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     session_ = std::make_shared<rpc::Session>("ws", [weak](std::string message) {
       if (auto self = weak.lock()) self->post_message(std::move(message));
     });
+    server_->add_push_session(session_);
     server_->log("{} websocket open (session {})", peer_, session_->id());
     if (stopping_) {
       begin_close(
@@ -1157,6 +1186,9 @@ std::uint16_t Server::port() const {
 }
 std::size_t Server::connection_count() const {
   return impl_->open_connections();
+}
+void Server::broadcast(const std::string& message) {
+  impl_->broadcast(message);
 }
 
 }  // namespace hearth::net

@@ -90,6 +90,9 @@ class Server {
   std::uint16_t port() const;
   /// Open connections right now (HTTP and WebSocket).
   std::size_t connection_count() const;
+  /// Sends `message` (one complete JSON-RPC notification) to every open WebSocket connection.
+  /// Thread-safe; queued behind what each connection is already sending.
+  void broadcast(const std::string& message);
 
   /// Implementation (server.cpp); named here only so that its connection code can refer to it.
   class Impl;

@@ -884,6 +884,42 @@ TEST_F(ServerTest, WebSocketServerPush) {
   EXPECT_EQ(response.at("result").at("can_push"), true);
 }
 
+// broadcast() reaches every open WebSocket connection, once each, and none that has closed.
+TEST_F(ServerTest, BroadcastReachesEveryOpenWebSocket) {
+  start_server();
+  WsClient a;
+  WsClient b;
+  WsClient gone;
+  ASSERT_FALSE(a.connect(port_, "/ws", ws_auth));
+  ASSERT_FALSE(b.connect(port_, "/ws", ws_auth));
+  ASSERT_FALSE(gone.connect(port_, "/ws", ws_auth));
+  // A round trip on each: the server has set up their sessions.
+  for (auto* ws : {&a, &b, &gone}) {
+    ASSERT_FALSE(ws->write(rpc_text(1, "echo")));
+    ASSERT_FALSE(ws->read().first);
+  }
+  ASSERT_FALSE(gone.close());
+  const auto deadline = std::chrono::steady_clock::now() + kClientTimeout;
+  while (server_->connection_count() > 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(server_->connection_count(), 2u);
+  server_->broadcast(R"({"jsonrpc":"2.0","method":"test/all","params":{"n":1}})");
+  server_->broadcast(R"({"jsonrpc":"2.0","method":"test/all","params":{"n":2}})");
+  for (auto* ws : {&a, &b}) {
+    for (int n = 1; n <= 2; ++n) {
+      auto [ec, text] = ws->read();
+      ASSERT_FALSE(ec) << ec.message();
+      EXPECT_EQ(parse(text).at("params").at("n"), n);
+    }
+    // Nothing more was queued for it: the next message is the answer to this request.
+    ASSERT_FALSE(ws->write(rpc_text(2, "echo")));
+    auto [ec, text] = ws->read();
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(parse(text).at("id"), 2);
+  }
+}
+
 TEST_F(ServerTest, ManyConcurrentWebSocketRequests) {
   start_server();
   WsClient ws;

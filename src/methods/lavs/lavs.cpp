@@ -33,18 +33,20 @@ asio::awaitable<Result<json::value>> audited(Host& host, const Request& request,
 }
 
 /// The service a request names (its optional `service` parameter); `target` learns its name.
-Result<const Host::Service*> service_of(const Host& host, const json::object& params,
-                                        Target& target) {
+/// Held for the whole request: a reload meanwhile does not pull it away.
+Result<std::shared_ptr<const Host::Service>> service_of(const Host& host,
+                                                        const json::object& params,
+                                                        Target& target) {
   HEARTH_ASSIGN_OR_RETURN(auto name, rpc::string_param(params, "service", false));
   target.service = name.value_or("");
-  HEARTH_ASSIGN_OR_RETURN(const Host::Service* service, host.find_service(target.service));
+  HEARTH_ASSIGN_OR_RETURN(auto service, host.find_service(target.service));
   target.service = service->manifest.name;
   return service;
 }
 
 asio::awaitable<Result<json::value>> call(Host& host, const Request& request, Target& target) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, *params, target));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
   json::value input = rpc::value_param(*params, "input");  // named: see common/blocking.hpp
   co_return co_await host.call(*service, target.endpoint, std::move(input));
@@ -61,11 +63,11 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
                           std::move(data));
   }
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, *params, target));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
   json::value input = rpc::value_param(*params, "input");
   HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
-                             co_await host.subscribe(request.session, *service, target.endpoint,
+                             co_await host.subscribe(request.session, service, target.endpoint,
                                                      std::move(input), request.after_reply));
   co_return json::value(json::object{{"subscriptionId", id}});
 }
@@ -73,7 +75,7 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
 asio::awaitable<Result<json::value>> read_file(Host& host, const Request& request,
                                                Target& target) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, *params, target));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "path"));
   co_return co_await host.read_file(*service, target.endpoint);
 }
@@ -106,7 +108,7 @@ asio::awaitable<Result<json::value>> unsubscribe(Host& host, const Request& requ
 asio::awaitable<Result<json::value>> manifest(Host& host, const Request& request) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   Target target;
-  HEARTH_CO_ASSIGN_OR_RETURN(const Host::Service* service, service_of(host, *params, target));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   co_return service->manifest.raw;
 }
 
@@ -134,7 +136,7 @@ asio::awaitable<Result<json::value>> services(Host& host, const Request& request
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   (void)params;  // takes none, but params must still be an object
   json::array list;
-  for (const auto& s : host.services()) list.push_back(service_entry(s->manifest));
+  for (const auto& s : *host.services()) list.push_back(service_entry(s->manifest));
   co_return json::value(json::object{{"services", std::move(list)}});
 }
 

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "host/testing.hpp"
+#include "methods/testing.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::methods::lavs {
@@ -48,7 +49,7 @@ const char* kManifest = R"({
   "permissions": {"fileAccess": ["./data/**", "!./data/secret.txt"]}
 })";
 
-class LavsMethodsTest : public ::testing::Test {
+class LavsMethodsTest : public ::testing::Test, public testing::Harness {
  protected:
   void SetUp() override {
     std::signal(SIGPIPE, SIG_IGN);
@@ -57,53 +58,17 @@ class LavsMethodsTest : public ::testing::Test {
     service_->write("data/secret.txt", "no\n");
     service_->write("outside.txt", "outside\n");
     LoadReport report;
-    host_ = Host::load({service_->dir()}, {}, ioc_.get_executor(), report);
+    host_ = Host::load({service_->dir()}, {}, ioc().get_executor(), report);
     ASSERT_TRUE(host_) << (report.failures.empty() ? "" : report.failures[0].problems[0].to_string());
-    add_methods(dispatcher_, *host_);
+    add_methods(dispatcher(), *host_);
   }
   void TearDown() override {
     if (host_) host_->shutdown();
     proc::kill_all();
   }
 
-  /// Sends one request on `session` and runs the loop until it is answered.
-  json::value rpc(const std::string& method, json::value params,
-                  std::shared_ptr<rpc::Session> session = nullptr) {
-    if (!session) session = std::make_shared<rpc::Session>("http", nullptr);
-    json::object request{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
-    std::optional<json::value> response;
-    bool done = false;
-    asio::co_spawn(
-        ioc_,
-        [&]() -> asio::awaitable<void> {
-          response = co_await dispatcher_.handle_value(request, session);
-          done = true;
-        },
-        asio::detached);
-    ioc_.restart();
-    while (!done && ioc_.run_one_for(std::chrono::seconds(20)) > 0) {
-    }
-    EXPECT_TRUE(done) << method;
-    return response ? *response : json::value();
-  }
-
-  /// Runs the loop until `pred` holds or 10 s pass.
-  template <class Pred>
-  bool run_until(Pred pred) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    ioc_.restart();
-    while (!pred() && std::chrono::steady_clock::now() < deadline) {
-      ioc_.run_one_for(std::chrono::milliseconds(50));
-    }
-    return pred();
-  }
-
-  static int code(const json::value& r) { return static_cast<int>(r.at("error").at("code").as_int64()); }
-
-  asio::io_context ioc_;
   std::unique_ptr<TempService> service_;
   std::unique_ptr<Host> host_;
-  rpc::Dispatcher dispatcher_;
 };
 
 TEST_F(LavsMethodsTest, CallAppliesDefaultsAndReturnsHandlerOutput) {
@@ -228,30 +193,14 @@ TEST_F(LavsMethodsTest, ReadFileCannotBeRacedIntoFollowingASwappedLink) {
   EXPECT_NE(json::dump(r).find("symbolic link"), std::string::npos) << json::dump(r);
 }
 
-struct Pushes {
-  std::mutex mu;
-  std::vector<json::value> messages;
-  std::size_t size() {
-    std::lock_guard lock(mu);
-    return messages.size();
-  }
-  json::value at(std::size_t i) {
-    std::lock_guard lock(mu);
-    return messages.at(i);
-  }
-};
-
 TEST_F(LavsMethodsTest, SubscribeNeedsAPushCapableSession) {
   auto r = rpc("lavs/subscribe", json::object{{"endpoint", "updates"}});
   EXPECT_EQ(code(r), -32601);
 }
 
 TEST_F(LavsMethodsTest, SubscriptionReceivesProducerAndMutationData) {
-  auto pushes = std::make_shared<Pushes>();
-  auto session = std::make_shared<rpc::Session>("ws", [pushes](std::string m) {
-    std::lock_guard lock(pushes->mu);
-    pushes->messages.push_back(json::parse(m));
-  });
+  auto pushes = std::make_shared<testing::Pushes>();
+  auto session = testing::push_session(pushes);
   auto r = rpc("lavs/subscribe", json::object{{"endpoint", "updates"}}, session);
   ASSERT_TRUE(r.as_object().contains("result")) << json::dump(r);
   std::string id(r.at("result").at("subscriptionId").as_string());
@@ -267,13 +216,13 @@ TEST_F(LavsMethodsTest, SubscriptionReceivesProducerAndMutationData) {
   ASSERT_TRUE(run_until([&] { return pushes->size() >= 2; }));
   EXPECT_EQ(pushes->at(1).at("params").at("data").at("n"), 1);
 
-  EXPECT_EQ(host_->services()[0]->hub->producer_count(), 1u);
+  EXPECT_EQ((*host_->services())[0]->hub->producer_count(), 1u);
   // Unsubscribing from another session is refused; from the owner it stops the producer.
   auto other = std::make_shared<rpc::Session>("ws", [](std::string) {});
   EXPECT_EQ(code(rpc("lavs/unsubscribe", json::object{{"subscriptionId", id}}, other)), -32602);
   r = rpc("lavs/unsubscribe", json::object{{"subscriptionId", id}}, session);
   EXPECT_EQ(r.at("result").at("unsubscribed"), true);
-  EXPECT_EQ(host_->services()[0]->hub->producer_count(), 0u);
+  EXPECT_EQ((*host_->services())[0]->hub->producer_count(), 0u);
   EXPECT_TRUE(run_until([] { return proc::running_count() == 0; }));
 }
 
@@ -284,7 +233,7 @@ TEST_F(LavsMethodsTest, SubscribersShareOneProducerAndDisconnectStopsIt) {
   auto rb = rpc("lavs/subscribe", json::object{{"endpoint", "updates"}}, b);
   ASSERT_TRUE(ra.as_object().contains("result"));
   ASSERT_TRUE(rb.as_object().contains("result"));
-  auto& hub = *host_->services()[0]->hub;
+  auto& hub = *(*host_->services())[0]->hub;
   EXPECT_EQ(hub.producer_count(), 1u);
   EXPECT_EQ(hub.subscriber_count(), 2u);
   a->close();
