@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `make lint`, run by CI: every C++ file formatted by the pinned clang-format, and clang-tidy
+# (the checks of .clang-tidy, warnings as errors) on the C++ sources changed since LINT_BASE.
+#   LINT_BASE: a git revision; default the merge base with origin/main, or the previous commit
+#              when HEAD is origin/main (CI on a clean clone of main).
+#   BUILD_DIR: where compile_commands.json is (default build/release).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want=14  # Debian bookworm's clang-format and clang-tidy
+for tool in clang-format clang-tidy; do
+  have=$("$tool" --version | grep -o 'version [0-9]*' | grep -o '[0-9]*' | head -1)
+  if [ "$have" != "$want" ]; then
+    echo "lint: $tool $want is required (found ${have:-none}): formatting differs between versions" >&2
+    exit 1
+  fi
+done
+
+mapfile -t all < <(git ls-files '*.cpp' '*.hpp' | grep -v '/third_party/')
+if ! clang-format --dry-run --Werror "${all[@]}"; then
+  echo "lint: the files above are not formatted: run 'make format'" >&2
+  exit 1
+fi
+echo "lint: ${#all[@]} files formatted"
+
+base=${LINT_BASE:-}
+if [ -z "$base" ]; then
+  if git rev-parse -q --verify origin/main >/dev/null &&
+     [ "$(git rev-parse HEAD)" != "$(git rev-parse origin/main)" ]; then
+    base=$(git merge-base HEAD origin/main)
+  elif git rev-parse -q --verify HEAD~1 >/dev/null; then
+    base=HEAD~1
+  else
+    base=$(git hash-object -t tree /dev/null)
+  fi
+fi
+build=${BUILD_DIR:-build/release}
+# Sources (headers are checked through the sources that include them: HeaderFilterRegex).
+mapfile -t changed < <(git diff --name-only --diff-filter=ACMR "$base" -- 'src/*.cpp' |
+                       grep -v '/third_party/' || true)
+if [ "${#changed[@]}" -eq 0 ]; then
+  echo "lint: no C++ source changed since $base"
+  exit 0
+fi
+if [ ! -f "$build/compile_commands.json" ]; then
+  echo "lint: $build/compile_commands.json is missing: build first (make build)" >&2
+  exit 1
+fi
+echo "lint: clang-tidy on ${#changed[@]} files changed since $(git rev-parse --short "$base")"
+run-clang-tidy -p "$build" -quiet -j "$(nproc)" "${changed[@]/%/\$}" \
+  > "$build/clang-tidy.log" 2>&1 || {
+  grep -E 'warning:|error:' "$build/clang-tidy.log" | sort -u >&2
+  echo "lint: clang-tidy found the problems above (full output: $build/clang-tidy.log)" >&2
+  exit 1
+}
+echo "lint: clang-tidy clean"
