@@ -222,6 +222,8 @@ ReloadReport Host::reload(const std::vector<std::filesystem::path>& paths) {
     }
   }
 
+  std::erase_if(failed_sources_, [&](const auto& entry) { return seen.count(entry.first) == 0; });
+
   // Names stay unique. A name stays with the folder that served it until a reload has moved it:
   // a new definition may not take the name another folder serves (or served until now).
   std::map<std::string, std::filesystem::path, std::less<>> names;
@@ -264,6 +266,8 @@ ReloadReport Host::reload(const std::vector<std::filesystem::path>& paths) {
     if (it == next_by_name.end()) {
       report.removed.push_back(s->manifest.name);
       ended.emplace_back(s, nullptr);
+      // A folder served again later starts with helpers of its own.
+      if (seen.count(s->dir) == 0) registry_->release(s->dir);
     } else {
       report.changed.push_back(s->manifest.name);
       ended.emplace_back(s, &it->second->manifest);
