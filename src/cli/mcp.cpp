@@ -142,8 +142,9 @@ int list_tools(const ToolsOptions& options) {
     const auto* info_version = s.server_info.if_contains("version");
     if (info_name != nullptr && info_name->is_string()) {
       std::cout << ", " << std::string_view(info_name->get_string());
-      if (info_version != nullptr && info_version->is_string())
+      if (info_version != nullptr && info_version->is_string()) {
         std::cout << " " << std::string_view(info_version->get_string());
+}
     }
     std::cout << "): " << s.tools.value().size()
               << (s.tools.value().size() == 1 ? " tool\n" : " tools\n");

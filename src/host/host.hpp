@@ -11,6 +11,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -36,7 +37,7 @@ struct HostOptions {
   std::chrono::milliseconds default_timeout{30000};
   handlers::KindOptions kinds;
   /// lavs/readFile refuses larger files.
-  std::size_t max_read_file_bytes = 8 * 1024 * 1024;
+  std::size_t max_read_file_bytes = std::size_t{8} << 20;
   /// What one connection may hold in subscriptions, per service.
   SubscriptionHub::Limits subscription_limits;
   /// Threads for blocking work (file reads, validating large values, the audit log).

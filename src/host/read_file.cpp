@@ -17,7 +17,7 @@ namespace hearth::host {
 namespace asio = boost::asio;
 
 namespace {
-Error permission_denied(std::string message, std::string_view path) {
+Error permission_denied(const std::string& message, std::string_view path) {
   json::object data;
   data["path"] = path;
   return Error::make(ErrorCode::kPermissionDenied, "Permission denied: " + message,

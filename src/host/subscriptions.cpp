@@ -41,7 +41,7 @@ void send_all(Pushes& pushes) {
   for (auto& [session, message] : pushes) session->push(std::move(message));
 }
 
-Error limit_error(std::string what, std::size_t max) {
+Error limit_error(const std::string& what, std::size_t max) {
   json::object data;
   data["constraint"] = "limit";
   data["limit"] = what;
@@ -55,7 +55,7 @@ Error limit_error(std::string what, std::size_t max) {
 
 Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Session>& session,
                                                const std::string& endpoint,
-                                               const json::value& input, OpenFn open, bool shared) {
+                                               const json::value& input, const OpenFn& open, bool shared) {
   std::string id = make_subscription_id();
   std::string key = endpoint + "\n" + json::canonical(input);
   if (!shared) key += "\n" + id;  // a producer of its own
@@ -73,8 +73,9 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
                          std::move(data));
     }
     const std::uint64_t sid = session->id();
-    if (subscriptions_by_session_[sid] >= limits_.subscriptions_per_session)
+    if (subscriptions_by_session_[sid] >= limits_.subscriptions_per_session) {
       return limit_error("subscriptions", limits_.subscriptions_per_session);
+}
     Subscriber sub;
     sub.session = session;
     sub.session_id = sid;
@@ -82,15 +83,16 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
     sub.key = key;
     auto it = producers_.find(key);
     if (it == producers_.end()) {
-      if (producers_by_session_[sid] >= limits_.producers_per_session)
+      if (producers_by_session_[sid] >= limits_.producers_per_session) {
         return limit_error("running subscription producers", limits_.producers_per_session);
+}
       // Callbacks hold a weak reference: a producer outliving the hub must not touch it.
       std::weak_ptr<SubscriptionHub> weak = weak_from_this();
       handlers::StreamSink sink;
-      sink.on_data = [weak, key](json::value data) {
+      sink.on_data = [weak, key](const json::value& data) {
         if (auto self = weak.lock()) self->on_data(key, data);
       };
-      sink.on_end = [weak, key](std::optional<Error> error) {
+      sink.on_end = [weak, key](const std::optional<Error>& error) {
         if (auto self = weak.lock()) self->on_end(key, error);
       };
       // Started under the lock so that two first subscribers cannot start two producers. The

@@ -48,7 +48,7 @@ class SubscriptionHub final : public handlers::Publisher,
   /// called at most once per producer.
   using OpenFn = std::function<Result<std::shared_ptr<handlers::Stream>>(handlers::StreamSink)>;
   Result<std::string> subscribe(const std::shared_ptr<rpc::Session>& session,
-                                const std::string& endpoint, const json::value& input, OpenFn open,
+                                const std::string& endpoint, const json::value& input, const OpenFn& open,
                                 bool shared = true);
 
   /// Lets a subscriber's items flow: what was held for it (the latest item of a shared producer,

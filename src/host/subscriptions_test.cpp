@@ -22,7 +22,7 @@ struct Recorder {
   std::shared_ptr<std::vector<json::value>> messages = std::make_shared<std::vector<json::value>>();
   Recorder() {
     auto out = messages;
-    session = std::make_shared<rpc::Session>("ws", [out](std::string m) { out->push_back(json::parse(m)); });
+    session = std::make_shared<rpc::Session>("ws", [out](const std::string& m) { out->push_back(json::parse(m)); });
   }
   /// "data:<value>" or "ended:<reason>" per message, for subscription `id`.
   std::vector<std::string> seen(const std::string& id) const {
@@ -51,7 +51,7 @@ class HubTest : public ::testing::Test {
       return std::shared_ptr<handlers::Stream>(stream);
     };
   }
-  std::string subscribe(Recorder& r, json::value input = json::object{}, bool shared = true) {
+  std::string subscribe(Recorder& r, const json::value& input = json::object{}, bool shared = true) {
     auto id = hub_->subscribe(r.session, "updates", input, opener(), shared);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     return id.ok() ? *id : std::string();
@@ -139,7 +139,8 @@ TEST_F(HubTest, UnsharedProducersGiveEverySubscriberItsOwnSnapshot) {
 TEST_F(HubTest, AConnectionHasACapOnProducersAndSubscriptions) {
   Recorder r, other;
   std::vector<std::string> ids;
-  for (int i = 0; i < 3; ++i) ids.push_back(subscribe(r, json::object{{"n", i}}));
+  ids.reserve(3);
+for (int i = 0; i < 3; ++i) ids.push_back(subscribe(r, json::object{{"n", i}}));
   auto refused = hub_->subscribe(r.session, "updates", json::object{{"n", 99}}, opener());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);

@@ -104,9 +104,9 @@ bool match_segments(const std::vector<std::string_view>& p, const std::vector<st
   for (std::size_t i = np; i-- > 0;) {
     for (std::size_t j = ns + 1; j-- > 0;) {
       if (p[i] == "**") {
-        ok[i][j] = ok[i + 1][j] || (j < ns && ok[i][j + 1]);
+        ok[i][j] = static_cast<char>(ok[i + 1][j] || (j < ns && ok[i][j + 1]));
       } else {
-        ok[i][j] = j < ns && ok[i + 1][j + 1] && match_segment(p[i], s[j]);
+        ok[i][j] = static_cast<char>(j < ns && ok[i + 1][j + 1] && match_segment(p[i], s[j]));
       }
     }
   }

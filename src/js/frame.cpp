@@ -1,5 +1,6 @@
 #include "js/frame.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace hearth::js {
@@ -29,7 +30,7 @@ std::optional<std::string> FrameReader::next() {
   std::string payload = buffer_.substr(offset_ + 4, n);
   offset_ += 4 + n;
   // Compact once the consumed prefix dominates, keeping appends amortised O(1).
-  if (offset_ > 64 * 1024 && offset_ * 2 > buffer_.size()) {
+  if (offset_ > std::size_t{64} << 10 && offset_ * 2 > buffer_.size()) {
     buffer_.erase(0, offset_);
     offset_ = 0;
   }

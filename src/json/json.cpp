@@ -15,10 +15,13 @@ namespace {
 /// numbers: where each one that the DOM cannot carry as written sits in a JSON-RPC message.
 class Builder {
  public:
+  // The names Boost.JSON's basic_parser asks its handler for.
+  // NOLINTBEGIN(readability-identifier-naming)
   static constexpr std::size_t max_object_size = object::max_size();
   static constexpr std::size_t max_array_size = array::max_size();
   static constexpr std::size_t max_key_size = string::max_size();
   static constexpr std::size_t max_string_size = string::max_size();
+  // NOLINTEND(readability-identifier-naming)
 
   Builder(std::vector<RawNumber>* raw, bool clamp) : raw_(raw), clamp_(clamp) {
     st.reset(storage_ptr());

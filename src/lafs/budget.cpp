@@ -18,10 +18,12 @@ namespace {
 // Characters of the number as JavaScript's String(n) writes it (the spec's stringify).
 std::size_t number_length(const json::value& v) {
   char buf[64];
-  if (v.is_int64())
+  if (v.is_int64()) {
     return static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v.get_int64()).ptr - buf);
-  if (v.is_uint64())
+}
+  if (v.is_uint64()) {
     return static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v.get_uint64()).ptr - buf);
+}
   const double d = v.get_double();
   if (std::trunc(d) == d && std::fabs(d) < 1e21) {
     // Integral values print without a fraction or exponent, as in JavaScript.
@@ -72,8 +74,9 @@ std::uint64_t largest_list(const json::value& result) {
   std::uint64_t best = 0;
   if (result.is_object()) {
     for (const auto& kv : result.get_object()) {
-      if (kv.value().is_array())
+      if (kv.value().is_array()) {
         best = std::max<std::uint64_t>(best, kv.value().get_array().size());
+}
     }
   }
   return best;
@@ -108,8 +111,9 @@ struct Measure {
   }
   // The first constraint that fails, for the error's details.
   std::string_view failing() const {
-    if (budget.max_items && largest_list(envelope.at("result")) > *budget.max_items)
+    if (budget.max_items && largest_list(envelope.at("result")) > *budget.max_items) {
       return "maxItems";
+}
     if (budget.max_tokens && tokens() > *budget.max_tokens) return "maxTokens";
     return "maxBytes";
   }
@@ -135,7 +139,7 @@ void shrink(json::array& list, const Measure& m) {
 }  // namespace
 
 Result<Budget> parse_budget(const json::value& v) {
-  auto bad = [](std::string field, std::string why) {
+  auto bad = [](const std::string& field, const std::string& why) {
     json::object details;
     details["field"] = field;
     std::string message = field + ": " + why;
@@ -169,8 +173,9 @@ Result<Budget> parse_budget(const json::value& v) {
     }
     *slot = static_cast<std::uint64_t>(d);
   }
-  if (!b.max_tokens && !b.max_bytes && !b.max_items)
+  if (!b.max_tokens && !b.max_bytes && !b.max_items) {
     return bad("_budget", "must hold at least one of maxTokens, maxBytes, maxItems");
+}
   return b;
 }
 
@@ -216,8 +221,9 @@ Result<BudgetOutcome> enforce_budget(json::object& envelope, const Budget& budge
                           std::to_string(limit) + ", measured " + std::to_string(measured) + ")",
                       std::move(details));
   };
-  if (!options.allow_truncation || !std::isfinite(estimate_tokens(envelope.at("result"))))
+  if (!options.allow_truncation || !std::isfinite(estimate_tokens(envelope.at("result")))) {
     return exceeded();
+}
 
   // Work on a copy: a budget that cannot be met leaves the envelope as it was.
   json::object saved = envelope;

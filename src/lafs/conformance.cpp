@@ -70,8 +70,9 @@ std::vector<Check> filter_tier(std::vector<Check> checks, std::optional<Tier> ti
   auto allowed = checks_for_tier(*tier);
   std::vector<Check> out;
   for (auto& c : checks) {
-    if (std::find(allowed.begin(), allowed.end(), c.name) != allowed.end())
+    if (std::find(allowed.begin(), allowed.end(), c.name) != allowed.end()) {
       out.push_back(std::move(c));
+}
   }
   return out;
 }
@@ -491,10 +492,12 @@ Report run_workflow_conformance(const json::value& workflow, std::optional<Tier>
 DocumentKind classify(const json::value& document) {
   if (!document.is_object()) return DocumentKind::kEnvelope;
   const auto& o = document.get_object();
-  if (!o.contains("_meta") && (o.contains("jsonFlag") || o.contains("humanFlag")))
+  if (!o.contains("_meta") && (o.contains("jsonFlag") || o.contains("humanFlag"))) {
     return DocumentKind::kFlags;
-  if (const json::value* e = o.if_contains("envelopes"); e != nullptr && e->is_array())
+}
+  if (const json::value* e = o.if_contains("envelopes"); e != nullptr && e->is_array()) {
     return DocumentKind::kWorkflow;
+}
   return DocumentKind::kEnvelope;
 }
 

@@ -93,8 +93,9 @@ TEST(LafsConformance, EveryFixtureGivesTheReferenceConclusion) {
     EXPECT_EQ(report.kind, want.kind);
     EXPECT_EQ(report.ok, want.ok) << to_text(report);
     EXPECT_EQ(failing(report), want.failing) << to_text(report);
-    if (report.kind == want.kind && report.ok == want.ok && failing(report) == want.failing)
+    if (report.kind == want.kind && report.ok == want.ok && failing(report) == want.failing) {
       ++agreeing;
+}
   }
   EXPECT_EQ(total, expectations().size());
   std::cout << "LAFS fixtures giving the reference runner's conclusion: " << agreeing << "/"

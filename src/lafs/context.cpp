@@ -57,7 +57,9 @@ Result<std::uint64_t> ContextLedger::apply(const Mutation& m) {
     if (!m.delta.contains(field)) missing.push_back(json::value(field));
   }
   if (!missing.empty()) {
-    return make_error(kContextMissing, "required context is missing: " + json::dump(missing),
+    // The message first: an argument list's order of evaluation is unspecified.
+    std::string message = "required context is missing: " + json::dump(missing);
+    return make_error(kContextMissing, std::move(message),
                       json::object{{"ledgerId", ledger_id_}, {"missing", std::move(missing)}});
   }
   HEARTH_RETURN_IF_ERROR(check_current(m.expected_version));
@@ -80,8 +82,9 @@ Result<std::uint64_t> ContextLedger::apply(const Mutation& m) {
     }
     json::array dropped;
     for (const auto& active : state_.constraints) {
-      if (!contains_value(c->get_array(), active) && !contains_value(removed, active))
+      if (!contains_value(c->get_array(), active) && !contains_value(removed, active)) {
         dropped.push_back(active);
+}
     }
     if (!dropped.empty()) {
       return make_error(

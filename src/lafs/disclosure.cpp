@@ -8,7 +8,7 @@ namespace hearth::lafs {
 
 namespace {
 
-Error bad_param(std::string_view field, std::string why) {
+Error bad_param(std::string_view field, const std::string& why) {
   json::object details;
   details["field"] = field;
   return make_error(kValidationSchema, std::string(field) + ": " + why, std::move(details));
@@ -22,8 +22,9 @@ Result<std::vector<std::string>> string_list(const json::value& v, std::string_v
   }
   std::vector<std::string> out;
   for (const auto& item : v.get_array()) {
-    if (!item.is_string() || item.get_string().empty())
+    if (!item.is_string() || item.get_string().empty()) {
       return bad_param(field, "must be an array of non-empty strings");
+}
     out.emplace_back(item.get_string());
   }
   return out;
@@ -62,8 +63,9 @@ json::value pick_value(const json::value& v, const std::vector<std::string>& fie
 Status expand_at(json::value& node, std::string_view rest, std::string_view full,
                  const ExpansionCatalog::Resolver& resolver) {
   if (node.is_array()) {
-    for (auto& item : node.get_array())
+    for (auto& item : node.get_array()) {
       HEARTH_RETURN_IF_ERROR(expand_at(item, rest, full, resolver));
+}
     return {};
   }
   if (!node.is_object()) {
@@ -278,8 +280,9 @@ json::object project_mvi(const json::object& env, Mvi level) {
   if (level == Mvi::kStandard) {
     out["result"] = env.contains("result") ? env.at("result") : json::value(nullptr);
     if (error != nullptr && error->is_object()) out["error"] = *error;
-    if (const json::value* p = env.if_contains("page"); p != nullptr && p->is_object())
+    if (const json::value* p = env.if_contains("page"); p != nullptr && p->is_object()) {
       out["page"] = *p;
+}
   } else if (success) {
     copy(out, env, "result");
   } else if (error != nullptr && error->is_object()) {
@@ -287,8 +290,9 @@ json::object project_mvi(const json::object& env, Mvi level) {
     json::object pe;
     copy(pe, e, "code");
     copy(pe, e, "agentAction");
-    if (const json::value* r = e.if_contains("retryAfterMs"); r != nullptr && !r->is_null())
+    if (const json::value* r = e.if_contains("retryAfterMs"); r != nullptr && !r->is_null()) {
       pe["retryAfterMs"] = *r;
+}
     if (const json::value* d = e.if_contains("details");
         d != nullptr && d->is_object() && !d->get_object().empty()) {
       pe["details"] = *d;

@@ -65,6 +65,8 @@ std::size_t count_graphemes(std::string_view s) {
   while (i < s.size()) {
     const Gcb cur = class_of(next_code_point(s, i));
     bool brk = true;
+    // One branch per rule of UAX #29, in its order, even where two give the same answer.
+    // NOLINTNEXTLINE(bugprone-branch-clone)
     if (first) {
       brk = true;
     } else if (prev == kCR && cur == kLF) {

@@ -21,8 +21,9 @@ Builder builder_for(const RpcCall& call) {
   Builder b(std::move(operation));
   b.request_id(request_id_for(call.id));
   b.transport(parse_transport(lafs_transport(call.transport)).value_or(Transport::kSdk));
-  if (call.session != 0 && call.transport == "ws")
+  if (call.session != 0 && call.transport == "ws") {
     b.session_id("ws-" + std::to_string(call.session));
+}
   return b;
 }
 

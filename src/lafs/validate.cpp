@@ -78,8 +78,9 @@ class Path {
 
 void Sink::add(const Path& path, std::string_view keyword, std::string message) {
   failed_ = true;
-  if (out_ != nullptr)
+  if (out_ != nullptr) {
     out_->push_back(SchemaError{path.str(), std::string(keyword), std::move(message)});
+}
 }
 
 bool number_ge(const json::value& v, double bound) {
@@ -133,18 +134,21 @@ struct Walk {
   }
   void length(std::string_view s, std::size_t min, std::size_t max) {
     const std::size_t n = code_point_count(s);
-    if (n < min)
+    if (n < min) {
       error("minLength", "must NOT have fewer than " + std::to_string(min) + " characters");
-    if (n > max)
+}
+    if (n > max) {
       error("maxLength", "must NOT have more than " + std::to_string(max) + " characters");
+}
   }
   void integer_min(const json::value& v, double min, const char* type_message) {
     if (!is_integer(v)) {
       error("type", type_message);
       return;
     }
-    if (!number_ge(v, min))
+    if (!number_ge(v, min)) {
       error("minimum", "must be >= " + std::to_string(static_cast<long long>(min)));
+}
   }
   template <std::size_t N>
   void enumeration(const json::value& v, const std::array<std::string_view, N>& allowed) {
@@ -155,8 +159,9 @@ struct Walk {
     error("enum", "must be equal to one of the allowed values");
   }
   void required(const json::object& o, std::string_view key) {
-    if (!o.contains(key))
+    if (!o.contains(key)) {
       error("required", "must have required property '" + std::string(key) + "'");
+}
   }
 };
 
@@ -179,8 +184,9 @@ bool one_of(std::string_view key, std::span<const std::string_view> set) {
 
 void check_version(Walk& w, const json::value& v) {
   if (!w.type_string(v)) return;
-  if (!is_semver_triplet(v.get_string()))
+  if (!is_semver_triplet(v.get_string())) {
     w.error("pattern", R"(must match pattern "^\d+\.\d+\.\d+$")");
+}
 }
 
 void check_warning(Walk& w, const json::value& v) {
@@ -202,8 +208,9 @@ template <std::size_t N>
 int key_index(std::string_view key, const std::array<std::string_view, N>& keys) {
   if (key.empty()) return -1;
   for (std::size_t i = 0; i < N; ++i) {
-    if (keys[i].size() == key.size() && keys[i][0] == key[0] && keys[i] == key)
+    if (keys[i].size() == key.size() && keys[i][0] == key[0] && keys[i] == key) {
       return static_cast<int>(i);
+}
   }
   return -1;
 }
@@ -246,8 +253,9 @@ void check_meta(Walk& w, const json::value& v) {
         check_version(w, m);
         break;
       case 2:
-        if (w.type_string(m) && !is_date_time(m.get_string()))
+        if (w.type_string(m) && !is_date_time(m.get_string())) {
           w.error("format", R"(must match format "date-time")");
+}
         break;
       case 3:
         if (w.type_string(m)) w.length(m.get_string(), 1, 128);
@@ -330,8 +338,9 @@ void check_error_object(Walk& w, const json::object& o) {
         if (w.type_string(m)) w.length(m.get_string(), 0, 512);
         break;
       default:
-        if (w.type_string(m) && !is_uri(m.get_string()))
+        if (w.type_string(m) && !is_uri(m.get_string())) {
           w.error("format", R"(must match format "uri")");
+}
     }
   }
   require(w, present, kErrorKeys, 6);
@@ -419,8 +428,9 @@ void walk_envelope(Walk& w, const json::value& v) {
     Path::Scope s(w.path, key);
     switch (k) {
       case 0:
-        if (w.type_string(m) && m.get_string() != kEnvelopeSchemaId)
+        if (w.type_string(m) && m.get_string() != kEnvelopeSchemaId) {
           w.error("const", "must be equal to constant");
+}
         break;
       case 1:
         meta = &m;
@@ -431,8 +441,9 @@ void walk_envelope(Walk& w, const json::value& v) {
         w.type_boolean(m);
         break;
       case 3:
-        if (!m.is_object() && !m.is_array() && !m.is_null())
+        if (!m.is_object() && !m.is_array() && !m.is_null()) {
           w.error("type", "must be object,array,null");
+}
         break;
       case 4:
         error = &m;
@@ -527,8 +538,9 @@ void walk_ledger(Walk& w, const json::value& v) {
     } else if (key == "maxEntries") {
       w.integer_min(m, 1, "must be integer");
     } else if (key == "createdAt" || key == "updatedAt") {
-      if (w.type_string(m) && !is_date_time(m.get_string()))
+      if (w.type_string(m) && !is_date_time(m.get_string())) {
         w.error("format", R"(must match format "date-time")");
+}
     } else if (key == "entries") {
       if (!m.is_array()) {
         w.error("type", "must be array");
@@ -539,8 +551,9 @@ void walk_ledger(Walk& w, const json::value& v) {
         Path::Scope se(w.path, i++);
         if (!w.type_object(entry)) continue;
         const auto& eo = entry.get_object();
-        for (std::string_view k : {"entryId", "timestamp", "operation", "contextDelta"})
+        for (std::string_view k : {"entryId", "timestamp", "operation", "contextDelta"}) {
           w.required(eo, k);
+}
         for (const auto& ekv : eo) {
           Path::Scope sk(w.path, ekv.key());
           const std::string_view ek = ekv.key();

@@ -144,8 +144,9 @@ Result<ToolPage> tool_page(std::string_view server, const json::value& result) {
     if (!t.is_object() || name == nullptr || !name->is_string()) continue;
     Tool tool;
     tool.name = std::string(name->get_string());
-    if (const auto* d = json::member(t, "description"); d && d->is_string())
+    if (const auto* d = json::member(t, "description"); d && d->is_string()) {
       tool.description = std::string(d->get_string());
+}
     if (const auto* s = json::member(t, "inputSchema")) tool.input_schema = *s;
     if (const auto* s = json::member(t, "outputSchema")) tool.output_schema = *s;
     tool.raw = t.get_object();

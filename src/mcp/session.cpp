@@ -49,7 +49,7 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
     std::chrono::milliseconds window{0};
   };
 
-  State(asio::any_io_executor executor, std::unique_ptr<Transport> t, std::string name)
+  State(const asio::any_io_executor& executor, std::unique_ptr<Transport> t, std::string name)
       : strand(asio::make_strand(executor)), transport(std::move(t)), server(std::move(name)) {}
 
   asio::strand<asio::any_io_executor> strand;
@@ -116,7 +116,7 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
   }
 
   /// On the strand.
-  void on_closed(Error reason) {
+  void on_closed(const Error& reason) {
     if (closed_reason) return;
     alive = false;
     closed_reason = reason;
@@ -224,8 +224,9 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
     {
       std::lock_guard lock(info_mutex);
       protocol_version = v;
-      if (const auto* info = json::member(result.value(), "serverInfo"); info && info->is_object())
+      if (const auto* info = json::member(result.value(), "serverInfo"); info && info->is_object()) {
         server_info = info->get_object();
+}
     }
     transport->initialized(v);
     transport->send(rpc("notifications/initialized"));

@@ -175,7 +175,7 @@ class SessionTest : public ::testing::Test {
         asio::detached);
     return future;
   }
-  std::shared_ptr<Session> make(std::function<void(FakeServer&)> tune = {}) {
+  std::shared_ptr<Session> make(const std::function<void(FakeServer&)>& tune = {}) {
     auto server = std::make_unique<FakeServer>(io_.executor(), log_);
     server_ = server.get();
     if (tune) tune(*server);
@@ -315,8 +315,9 @@ TEST_F(SessionTest, ServerRequestsAreAnswered) {
   for (const auto& m : log_->all()) {
     if (m.contains("method")) continue;
     if (m.at("id") == json::value("s1") && m.contains("result")) ping_answered = true;
-    if (m.at("id") == json::value(9) && m.at("error").at("code").as_int64() == -32601)
+    if (m.at("id") == json::value(9) && m.at("error").at("code").as_int64() == -32601) {
       sampling_refused = true;
+}
   }
   EXPECT_TRUE(ping_answered);
   EXPECT_TRUE(sampling_refused);

@@ -46,7 +46,7 @@ struct Pushes {
 
 /// A WebSocket-like session whose pushes land in `pushes`.
 inline std::shared_ptr<rpc::Session> push_session(const std::shared_ptr<Pushes>& pushes) {
-  return std::make_shared<rpc::Session>("ws", [pushes](std::string m) {
+  return std::make_shared<rpc::Session>("ws", [pushes](const std::string& m) {
     std::lock_guard lock(pushes->mu);
     pushes->messages.push_back(json::parse(m));
   });

@@ -14,6 +14,7 @@
 #include <boost/beast/websocket.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <future>
 #include <mutex>
 #include <set>
@@ -285,7 +286,7 @@ class ServerTest : public ::testing::Test {
     return in_time;
   }
 
-  HttpRequest make_request(http::verb verb, std::string target, std::string body = {}) const {
+  HttpRequest make_request(http::verb verb, const std::string& target, std::string body = {}) const {
     HttpRequest req{verb, target, 11};
     req.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
     req.set(http::field::authorization, "Bearer " + std::string(kToken));
@@ -681,7 +682,8 @@ TEST_F(ServerTest, HalfOpenConnectionsWithoutTokenCannotLockClientsOut) {
 TEST_F(ServerTest, ABurstOfNewClientsIsNotCut) {
   start_server();
   std::vector<std::unique_ptr<HttpClient>> clients;
-  for (int i = 0; i < 200; ++i) clients.push_back(std::make_unique<HttpClient>(port_));
+  clients.reserve(200);
+for (int i = 0; i < 200; ++i) clients.push_back(std::make_unique<HttpClient>(port_));
   for (int i = 0; i < 200; ++i) {
     auto reply = clients[i]->send(rpc_request(rpc_text(i, "echo")));
     ASSERT_FALSE(reply.ec) << i << ": " << reply.ec.message();
@@ -1033,7 +1035,7 @@ TEST_F(ServerTest, OversizeWebSocketMessageClosesWith1009) {
 }
 
 TEST_F(ServerTest, SlowWebSocketReaderIsDisconnected) {
-  start_server([](ServerOptions& o) { o.max_ws_queue_bytes = 64 * 1024; });
+  start_server([](ServerOptions& o) { o.max_ws_queue_bytes = std::size_t{64} << 10; });
   WsClient ws;
   ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
   ASSERT_FALSE(ws.write(rpc_text(1, "watch")));
@@ -1120,7 +1122,7 @@ TEST_F(ServerTest, LogsToSpdlogWithoutCallback) {
 
 TEST(RoutesTable, ExactPathsThenTheLongestPrefix) {
   Routes routes;
-  const auto answer = [](std::string text) {
+  const auto answer = [](const std::string& text) {
     return [text](net::HttpRequest) -> asio::awaitable<net::HttpResponse> {
       co_return net::HttpResponse{200, "text/plain", {}, text};
     };

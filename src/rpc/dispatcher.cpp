@@ -41,7 +41,7 @@ void Dispatcher::add(std::string name, Method method) { methods_[std::move(name)
 
 namespace {
 
-Error invalid_request(std::string why, std::string_view field) {
+Error invalid_request(const std::string& why, std::string_view field) {
   json::object data;
   data["reason"] = why;
   if (!field.empty()) data["field"] = field;
@@ -64,8 +64,9 @@ json::object Dispatcher::error_response(const json::value& id, const Error& erro
                                         bool envelope) const {
   if (!envelope) return make_error_response(id, error);
   std::string operation;
-  if (request != nullptr)
+  if (request != nullptr) {
     operation = operation_namer_ ? operation_namer_(*request) : request->method;
+}
   const json::object none;
   return make_result_response(
       id, lafs::envelope_for_call(
@@ -100,8 +101,9 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
   const json::value* id_ptr = obj.if_contains("id");
   json::value id = nullptr;
   if (id_ptr != nullptr) {
-    if (!valid_id(*id_ptr))
+    if (!valid_id(*id_ptr)) {
       co_return anonymous(invalid_request("'id' must be a string, a number or null", "id"));
+}
     id = *id_ptr;
   }
   // From here on every answer carries the id, exactly as the client wrote it.
@@ -111,11 +113,13 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
   auto refuse = [&](const Error& error) { return reply(error_response(id, error, nullptr, session, env)); };
 
   const json::value* version = obj.if_contains("jsonrpc");
-  if (version == nullptr || !version->is_string() || version->get_string() != "2.0")
+  if (version == nullptr || !version->is_string() || version->get_string() != "2.0") {
     co_return refuse(invalid_request("'jsonrpc' must be exactly \"2.0\"", "jsonrpc"));
+}
   const json::value* method_ptr = obj.if_contains("method");
-  if (method_ptr == nullptr || !method_ptr->is_string())
+  if (method_ptr == nullptr || !method_ptr->is_string()) {
     co_return refuse(invalid_request("'method' must be a string", "method"));
+}
   json::value params = nullptr;
   if (const json::value* p = obj.if_contains("params")) {
     if (!p->is_object() && !p->is_array()) {
@@ -194,8 +198,9 @@ asio::awaitable<std::optional<std::vector<Dispatcher::Reply>>> Dispatcher::handl
       if (n.element != element) continue;
       if (n.direct && n.member == "id") numbers.id_text = n.text;
       // An id is echoed as written, whatever its size; elsewhere a changed number is refused.
-      if (n.out_of_range && !(n.direct && n.member == "id") && numbers.out_of_range == nullptr)
+      if (n.out_of_range && !(n.direct && n.member == "id") && numbers.out_of_range == nullptr) {
         numbers.out_of_range = &n;
+}
     }
     return numbers;
   };

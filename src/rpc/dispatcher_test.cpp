@@ -206,7 +206,7 @@ TEST_F(DispatcherTest, OversizedBatchIsRefused) {
 TEST(SessionTest, CloseRunsHooksOnceAndDropsPushes) {
   int pushed = 0;
   int closed = 0;
-  auto session = std::make_shared<Session>("ws", [&](std::string) { ++pushed; });
+  auto session = std::make_shared<Session>("ws", [&](const std::string&) { ++pushed; });
   session->on_close([&] { ++closed; });
   session->push("a");
   session->close();

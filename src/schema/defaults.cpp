@@ -40,8 +40,9 @@ class DefaultsApplier {
     if (!schema.is_object() || hops > kMaxRefHops) return;
     // Draft-07 ignores the siblings of `$ref`, and so does validation: follow the reference only.
     if (json::member(schema, "$ref") != nullptr) {
-      if (const json::value* target = follow_ref(document_, schema))
+      if (const json::value* target = follow_ref(document_, schema)) {
         apply(*target, instance, hops + 1);
+}
       return;
     }
     if (const json::value* all_of = json::member(schema, "allOf"); all_of && all_of->is_array()) {

@@ -218,7 +218,7 @@ TEST_F(LavsMethodsTest, SubscriptionReceivesProducerAndMutationData) {
 
   EXPECT_EQ((*host_->services())[0]->hub->producer_count(), 1u);
   // Unsubscribing from another session is refused; from the owner it stops the producer.
-  auto other = std::make_shared<rpc::Session>("ws", [](std::string) {});
+  auto other = std::make_shared<rpc::Session>("ws", [](const std::string&) {});
   EXPECT_EQ(code(rpc("lavs/unsubscribe", json::object{{"subscriptionId", id}}, other)), -32602);
   r = rpc("lavs/unsubscribe", json::object{{"subscriptionId", id}}, session);
   EXPECT_EQ(r.at("result").at("unsubscribed"), true);
@@ -227,8 +227,8 @@ TEST_F(LavsMethodsTest, SubscriptionReceivesProducerAndMutationData) {
 }
 
 TEST_F(LavsMethodsTest, SubscribersShareOneProducerAndDisconnectStopsIt) {
-  auto a = std::make_shared<rpc::Session>("ws", [](std::string) {});
-  auto b = std::make_shared<rpc::Session>("ws", [](std::string) {});
+  auto a = std::make_shared<rpc::Session>("ws", [](const std::string&) {});
+  auto b = std::make_shared<rpc::Session>("ws", [](const std::string&) {});
   auto ra = rpc("lavs/subscribe", json::object{{"endpoint", "updates"}}, a);
   auto rb = rpc("lavs/subscribe", json::object{{"endpoint", "updates"}}, b);
   ASSERT_TRUE(ra.as_object().contains("result"));

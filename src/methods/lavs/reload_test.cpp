@@ -65,8 +65,9 @@ class ReloadTest : public ::testing::Test, public testing::Harness {
   std::vector<std::string> names() {
     std::vector<std::string> out;
     auto r = rpc("lavs/services", json::object{});
-    for (const auto& s : r.at("result").at("services").as_array())
+    for (const auto& s : r.at("result").at("services").as_array()) {
       out.emplace_back(s.at("name").as_string());
+}
     return out;
   }
 
