@@ -149,17 +149,7 @@ Result<std::shared_ptr<Confinement>> Confinement::start(
   c->confined_ = true;
 
   std::optional<egress::AllowList> allow;
-  if (plan.value().options.net == jail::NetMode::kProxy) {
-    auto parsed = egress::AllowList::parse(plan.value().proxy_hosts);
-    if (!parsed.ok()) {
-      json::object data;
-      data["mechanism"] = "network proxy";
-      return Error::make(ErrorCode::kPermissionDenied,
-                         "networkAccess cannot be enforced: " + parsed.error().message,
-                         std::move(data));
-    }
-    allow = std::move(parsed).value();
-  }
+  if (plan.value().options.net == jail::NetMode::kProxy) allow = std::move(plan.value().proxy_allow);
 
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {

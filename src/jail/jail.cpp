@@ -361,7 +361,7 @@ std::vector<std::string> Jail::required_mechanisms(const Request& request) {
                                      "seccomp"};
   bool host = false;
   if (request.network_access) {
-    if (const auto* b = std::get_if<bool>(&*request.network_access)) host = *b;
+    host = request.network_access->mode() == egress::NetworkPolicy::Mode::kAny;
   }
   if (!host) needed.emplace_back("network namespace");
   return needed;
@@ -465,14 +465,14 @@ Result<Plan> Jail::plan(const Request& request) const {
   // Network.
   o.net = NetMode::kNone;
   if (request.network_access) {
-    if (const auto* b = std::get_if<bool>(&*request.network_access)) {
-      if (*b) o.net = NetMode::kHost;
-    } else {
-      const auto& hosts = std::get<std::vector<std::string>>(*request.network_access);
-      if (!hosts.empty()) {
+    const auto& network = *request.network_access;
+    if (network.mode() == egress::NetworkPolicy::Mode::kAny) {
+      o.net = NetMode::kHost;
+    } else if (network.mode() == egress::NetworkPolicy::Mode::kList) {
+      if (!network.list().empty()) {
         o.net = NetMode::kProxy;
         o.proxy_port = options_.proxy_port;
-        plan.proxy_hosts = hosts;
+        plan.proxy_allow = network.list();
         const std::string url = "http://127.0.0.1:" + std::to_string(options_.proxy_port);
         for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
           plan.env.push_back(std::string(name) + "=" + url);

@@ -244,6 +244,14 @@ struct Timer {
   std::vector<std::unique_ptr<JS::PersistentRootedValue>> args;
 };
 
+/// The endpoint's networkAccess as the daemon sent it (the manifest had it parsed already), parsed
+/// once per worker: a list that does not parse refuses every ctx.fetch.
+Result<egress::NetworkPolicy> network_policy(
+    const std::variant<bool, std::vector<std::string>>& network) {
+  if (const bool* all = std::get_if<bool>(&network)) return egress::NetworkPolicy(*all);
+  return egress::NetworkPolicy::parse(std::get<std::vector<std::string>>(network));
+}
+
 class SpiderMonkeyEngine;
 SpiderMonkeyEngine* engine_of(JSContext* cx) {
   return static_cast<SpiderMonkeyEngine*>(JS_GetContextPrivate(cx));
@@ -252,7 +260,11 @@ SpiderMonkeyEngine* engine_of(JSContext* cx) {
 class SpiderMonkeyEngine final : public Engine {
  public:
   SpiderMonkeyEngine(WorkerConfig config, JSContext* cx)
-      : config_(std::move(config)), cx_(cx), watchdog_(cx), baseline_(resident_bytes()) {
+      : config_(std::move(config)),
+        network_(network_policy(config_.network)),
+        cx_(cx),
+        watchdog_(cx),
+        baseline_(resident_bytes()) {
     if (config_.file_access) globs_ = jail::GlobSet(*config_.file_access);
   }
 
@@ -1169,17 +1181,15 @@ class SpiderMonkeyEngine final : public Engine {
     request.timeout = std::max(std::chrono::milliseconds(1), remaining);
     request.max_body = e->config_.max_file_bytes;
 
-    NetworkPolicy policy;
-    if (std::holds_alternative<bool>(e->config_.network)) {
-      policy.mode = std::get<bool>(e->config_.network) ? NetworkPolicy::Mode::kAny
-                                                       : NetworkPolicy::Mode::kNone;
-    } else {
-      policy.mode = NetworkPolicy::Mode::kAllowList;
-      policy.allow = std::get<std::vector<std::string>>(e->config_.network);
-      policy.proxy_host = e->config_.proxy_host;
-      policy.proxy_port = e->config_.proxy_port;
+    EgressProxy proxy;
+    if (std::holds_alternative<std::vector<std::string>>(e->config_.network)) {
+      proxy.host = e->config_.proxy_host;
+      proxy.port = e->config_.proxy_port;
     }
-    auto response = fetch(request, policy);
+    auto response = e->network_.ok()
+                        ? fetch(request, e->network_.value(), proxy)
+                        : Result<FetchResponse>(Error::make(ErrorCode::kPermissionDenied,
+                                                            e->network_.error().message));
     if (!response.ok()) {
       const auto& err = response.error();
       if (err.code == ErrorCode::kPermissionDenied) {
@@ -1234,6 +1244,7 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   WorkerConfig config_;
+  Result<egress::NetworkPolicy> network_;  ///< config_.network, parsed
   JSContext* cx_;
   Watchdog watchdog_;
   std::uint64_t baseline_;  ///< resident bytes once the engine is up

@@ -15,7 +15,6 @@
 #include <charconv>
 #pragma GCC diagnostic pop
 
-#include "egress/allowlist.hpp"
 
 namespace hearth::js {
 
@@ -105,14 +104,14 @@ Result<FetchResponse> exchange(Stream& stream, const FetchRequest& request, cons
 }
 
 Result<FetchResponse> fetch_once(const FetchRequest& request, const Url& url,
-                                 const NetworkPolicy& policy) {
+                                 const EgressProxy& proxy) {
   asio::io_context io;
   tcp::socket socket(io);
   boost::system::error_code ec;
-  if (policy.proxy_port != 0) {
-    auto address = asio::ip::make_address(policy.proxy_host, ec);
-    if (ec) return failure("bad egress proxy address '" + policy.proxy_host + "'");
-    socket.connect(tcp::endpoint(address, policy.proxy_port), ec);
+  if (proxy.port != 0) {
+    auto address = asio::ip::make_address(proxy.host, ec);
+    if (ec) return failure("bad egress proxy address '" + proxy.host + "'");
+    socket.connect(tcp::endpoint(address, proxy.port), ec);
     if (ec) return failure("cannot reach the jail's egress proxy: " + ec.message());
   } else {
     tcp::resolver resolver(io);
@@ -125,12 +124,12 @@ Result<FetchResponse> fetch_once(const FetchRequest& request, const Url& url,
 
   if (!url.tls) {
     // Through the proxy, plain HTTP goes in absolute form.
-    const std::string target = policy.proxy_port != 0
+    const std::string target = proxy.port != 0
                                    ? "http://" + authority(url) + url.target
                                    : url.target;
     return exchange(socket, request, url, target);
   }
-  if (policy.proxy_port != 0) {
+  if (proxy.port != 0) {
     http::request<http::empty_body> connect{http::verb::connect, authority(url), 11};
     connect.set(http::field::host, authority(url));
     http::write(socket, connect, ec);
@@ -212,28 +211,24 @@ Result<Url> parse_url(std::string_view text) {
   return url;
 }
 
-Result<FetchResponse> fetch(const FetchRequest& request, const NetworkPolicy& policy) {
+Result<FetchResponse> fetch(const FetchRequest& request, const egress::NetworkPolicy& policy,
+                            const EgressProxy& proxy) {
+  using Mode = egress::NetworkPolicy::Mode;
   FetchRequest current = request;
-  std::optional<egress::AllowList> allow;
-  if (policy.mode == NetworkPolicy::Mode::kAllowList) {
-    auto parsed = egress::AllowList::parse(policy.allow);
-    if (!parsed.ok()) return Error::make(ErrorCode::kPermissionDenied, parsed.error().message);
-    allow = std::move(parsed).value();
-  }
   for (int hop = 0;; ++hop) {
     auto url = parse_url(current.url);
     if (!url.ok()) return std::move(url).error();
-    if (policy.mode == NetworkPolicy::Mode::kNone) {
+    if (policy.mode() == Mode::kNone) {
       return Error::make(ErrorCode::kPermissionDenied,
                          "network access to " + url.value().host +
                              " is not allowed: the endpoint has no networkAccess permission");
     }
-    if (allow && !allow->allows(url.value().host, url.value().port)) {
+    if (policy.mode() == Mode::kList && !policy.list().allows(url.value().host, url.value().port)) {
       return Error::make(ErrorCode::kPermissionDenied,
                          "network access to " + authority(url.value()) +
                              " is not allowed by the endpoint's networkAccess");
     }
-    auto response = fetch_once(current, url.value(), policy);
+    auto response = fetch_once(current, url.value(), proxy);
     if (!response.ok()) return response;
     const int status = response.value().status;
     const bool redirect = status == 301 || status == 302 || status == 303 || status == 307 ||

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "egress/network_policy.hpp"
 
 namespace hearth::js {
 
@@ -32,19 +33,17 @@ struct FetchResponse {
   std::string body;
 };
 
-struct NetworkPolicy {
-  enum class Mode { kNone, kAny, kAllowList };
-  Mode mode = Mode::kNone;
-  std::vector<std::string> allow;  ///< kAllowList: the networkAccess entries, checked here
-  /// The jail's egress proxy (which checks the list again); 0: connect directly (a daemon run
-  /// with --insecure-no-sandbox, or networkAccess: true).
-  std::string proxy_host = "127.0.0.1";
-  std::uint16_t proxy_port = 0;
+/// The jail's egress proxy (which checks the host list again); port 0: connect directly (a daemon
+/// run with --insecure-no-sandbox, or networkAccess: true).
+struct EgressProxy {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
 };
 
-/// kPermissionDenied when the policy does not allow the URL's host (nothing is sent), otherwise
-/// kHandlerError for a malformed URL or a network failure.
-Result<FetchResponse> fetch(const FetchRequest& request, const NetworkPolicy& policy);
+/// kPermissionDenied when `policy` (the endpoint's networkAccess) does not allow the URL's host
+/// (nothing is sent), otherwise kHandlerError for a malformed URL or a network failure.
+Result<FetchResponse> fetch(const FetchRequest& request, const egress::NetworkPolicy& policy,
+                            const EgressProxy& proxy);
 
 /// A URL split into what fetch needs. Exposed for tests.
 struct Url {

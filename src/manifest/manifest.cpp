@@ -240,10 +240,16 @@ class Checker {
     if (const auto* na = obj.if_contains("networkAccess")) {
       const std::string na_path = join_path(path, "networkAccess");
       if (na->is_bool()) {
-        out.network_access = na->get_bool();
+        out.network_access = egress::NetworkPolicy(na->get_bool());
       } else if (na->is_array()) {
         if (auto hosts = string_array(*na, na_path, "host names")) {
-          out.network_access = std::move(*hosts);
+          // Parsed here once: every user of the permissions gets the parsed list.
+          auto policy = egress::NetworkPolicy::parse(*hosts);
+          if (policy.ok()) {
+            out.network_access = std::move(policy).value();
+          } else {
+            add(na_path, policy.error().message);
+          }
         }
       } else {
         add(na_path, "must be a boolean or an array of host names");
@@ -419,7 +425,7 @@ class Checker {
                      string_member(handler->get_object(), "type", handler_path, true)) {
         ep.handler_type = *type;
         ep.handler = handler->get_object();
-        kinds_.check(ep.handler_type, ep.handler, handler_path, problems_);
+        ep.handler_config = kinds_.parse(ep.handler_type, ep.handler, handler_path, problems_);
       }
     } else {
       add(handler_path, "is required");
@@ -685,15 +691,7 @@ json::object Permissions::to_json() const {
     out["fileAccess"] = std::move(list);
   }
   if (network_access) {
-    if (const auto* all = std::get_if<bool>(&*network_access)) {
-      out["networkAccess"] = *all;
-    } else {
-      json::array hosts;
-      for (const auto& host : std::get<std::vector<std::string>>(*network_access)) {
-        hosts.emplace_back(host);
-      }
-      out["networkAccess"] = std::move(hosts);
-    }
+    out["networkAccess"] = network_access->to_json();
   }
   if (max_execution_time) {
     out["maxExecutionTime"] = max_execution_time->count();

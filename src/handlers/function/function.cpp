@@ -27,6 +27,7 @@
 
 #include "common/on_strand.hpp"
 #include "common/utf8.hpp"
+#include "handlers/config.hpp"
 #include "handlers/confine.hpp"
 #include "handlers/create.hpp"
 #include "handlers/shared_helpers.hpp"
@@ -295,17 +296,8 @@ class Pool : public std::enable_shared_from_this<Pool> {
       for (const auto& g : *config_.permissions.file_access) globs.emplace_back(g);
       init["fileAccess"] = std::move(globs);
     }
-    json::value network = false;
-    if (const auto& net = config_.permissions.network_access) {
-      if (const auto* all = std::get_if<bool>(&*net)) {
-        network = *all;
-      } else {
-        json::array hosts;
-        for (const auto& h : std::get<std::vector<std::string>>(*net)) hosts.emplace_back(h);
-        network = std::move(hosts);
-      }
-    }
-    init["network"] = std::move(network);
+    const auto& network = config_.permissions.network_access;
+    init["network"] = network ? network->to_json() : json::value(false);
     if (config_.permissions.max_memory) init["maxHeap"] = *config_.permissions.max_memory;
     json::array subs;
     for (const auto& s : config_.subscriptions) subs.emplace_back(s);
@@ -595,7 +587,8 @@ class Pool : public std::enable_shared_from_this<Pool> {
 // ---------------------------------------------------------------------------------------------
 // Handlers and the kind.
 
-struct Config {
+/// The handler object, parsed (FunctionKind::parse).
+struct Config final : manifest::HandlerConfig {
   std::string module;    ///< relative, normalised
   std::string function;
   std::chrono::milliseconds timeout{0};  ///< the handler's own; 0: none
@@ -696,51 +689,51 @@ class FunctionKind final : public Kind {
     return all;
   }
 
-  void check(const json::object& handler, const std::string& path,
-             Problems& problems) const override {
-    auto add = [&](const std::string& field, std::string message) {
-      problems.push_back({join_path(path, field), std::move(message)});
-    };
-    const auto* module = handler.if_contains("module");
+  std::shared_ptr<const manifest::HandlerConfig> parse(const json::object& handler,
+                                                       const std::string& path,
+                                                       Problems& problems) const override {
+    ConfigReader in(handler, path, problems);
+    auto config = std::make_shared<Config>();
+    const auto* module = in.get("module");
     if (module == nullptr) {
-      add("module", "is required (the JavaScript module file, relative to the service folder)");
+      in.add("module", "is required (the JavaScript module file, relative to the service folder)");
     } else if (!module->is_string() || module->get_string().empty()) {
-      add("module", "must be a non-empty string (a file relative to the service folder)");
+      in.add("module", "must be a non-empty string (a file relative to the service folder)");
     } else if (has_nul(module->get_string())) {
-      add("module", "must not contain NUL characters");
+      in.add("module", "must not contain NUL characters");
     } else {
       const std::string m(module->get_string());
       const fs::path p(m);
       const auto normal = p.lexically_normal();
       if (p.is_absolute() || normal.empty() || *normal.begin() == "..") {
-        add("module", "must be a path inside the service folder");
+        in.add("module", "must be a path inside the service folder");
       } else if (auto ts = js::typescript_refusal(m); !ts.empty()) {
-        add("module", ts);
+        in.add("module", ts);
       } else if (const auto ext = p.extension();
                  ext != ".js" && ext != ".mjs" && ext != ".cjs") {
-        add("module", "must name a JavaScript file (.js, .mjs or .cjs)");
+        in.add("module", "must name a JavaScript file (.js, .mjs or .cjs)");
+      } else {
+        config->module = normal.generic_string();
       }
     }
-    const auto* fn = handler.if_contains("function");
+    const auto* fn = in.get("function");
     if (fn == nullptr) {
-      add("function", "is required (the name of the exported function)");
+      in.add("function", "is required (the name of the exported function)");
     } else if (!fn->is_string() || fn->get_string().empty() || has_nul(fn->get_string())) {
-      add("function", "must be a non-empty string (the exported function's name)");
+      in.add("function", "must be a non-empty string (the exported function's name)");
+    } else {
+      config->function = std::string(fn->get_string());
     }
-    check_handler_timeout(handler, path, problems);
+    config->timeout = in.milliseconds("timeout");
+    return in.result(std::move(config));
   }
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
                                           const manifest::Endpoint& endpoint) const override {
-    HEARTH_RETURN_IF_ERROR(check_before_create(*this, endpoint.handler));
+    HEARTH_ASSIGN_OR_RETURN(auto parsed, config_of<Config>(*this, endpoint));
+    const Config& config = *parsed;
     const fs::path dir = service_folder(service.dir);
     std::error_code ec;
-    Config config;
-    config.module = fs::path(std::string(endpoint.handler.at("module").get_string()))
-                        .lexically_normal()
-                        .generic_string();
-    config.function = std::string(endpoint.handler.at("function").get_string());
-    config.timeout = handler_timeout(endpoint.handler);
     const fs::path file = dir / config.module;
     const fs::path real = fs::weakly_canonical(file, ec);
     if (ec || !fs::is_regular_file(real, ec)) {
@@ -797,7 +790,7 @@ class FunctionKind final : public Kind {
     };
     if (options_.executor && options_.warm_pools) get_pool(options_.executor);
     return std::unique_ptr<Handler>(
-        std::make_unique<FunctionHandler>(std::move(config), endpoint.id, std::move(get_pool)));
+        std::make_unique<FunctionHandler>(config, endpoint.id, std::move(get_pool)));
   }
 
  private:
