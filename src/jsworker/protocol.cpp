@@ -1,6 +1,8 @@
 #include "jsworker/protocol.hpp"
 
 #include <boost/json/serialize.hpp>
+#include <array>
+#include <utility>
 
 #include "js/frame.hpp"
 
@@ -194,53 +196,45 @@ Error unknown(std::string_view type, std::string_view direction) {
                          std::string(direction));
 }
 
-std::optional<LogLevel> level_of(std::string_view s) {
-  if (s == "debug") return LogLevel::kDebug;
-  if (s == "info") return LogLevel::kInfo;
-  if (s == "warn") return LogLevel::kWarn;
-  if (s == "error") return LogLevel::kError;
-  return std::nullopt;
+// Each enum's names on the wire, in one table read both ways.
+template <class Enum, std::size_t N>
+using Names = std::array<std::pair<Enum, std::string_view>, N>;
+
+constexpr Names<LogLevel, 4> kLogLevels{{{LogLevel::kDebug, "debug"},
+                                         {LogLevel::kInfo, "info"},
+                                         {LogLevel::kWarn, "warn"},
+                                         {LogLevel::kError, "error"}}};
+constexpr Names<FailureKind, 5> kFailureKinds{{{FailureKind::kThrown, "thrown"},
+                                               {FailureKind::kPermission, "permission"},
+                                               {FailureKind::kTimeout, "timeout"},
+                                               {FailureKind::kOutOfMemory, "oom"},
+                                               {FailureKind::kConfig, "config"}}};
+
+template <class Enum, std::size_t N>
+std::string_view name_of(const Names<Enum, N>& names, Enum value) {
+  for (const auto& [e, name] : names) {
+    if (e == value) return name;
+  }
+  return names.front().second;
 }
 
-std::optional<FailureKind> failure_of(std::string_view s) {
-  if (s == "thrown") return FailureKind::kThrown;
-  if (s == "permission") return FailureKind::kPermission;
-  if (s == "timeout") return FailureKind::kTimeout;
-  if (s == "oom") return FailureKind::kOutOfMemory;
-  if (s == "config") return FailureKind::kConfig;
+template <class Enum, std::size_t N>
+std::optional<Enum> value_of(const Names<Enum, N>& names, std::string_view name) {
+  for (const auto& [e, n] : names) {
+    if (n == name) return e;
+  }
   return std::nullopt;
 }
 
 }  // namespace
 
-std::string_view to_string(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kError:
-      return "error";
-  }
-  return "info";
+std::string_view to_string(LogLevel level) { return name_of(kLogLevels, level); }
+std::string_view to_string(FailureKind kind) { return name_of(kFailureKinds, kind); }
+std::optional<LogLevel> parse_log_level(std::string_view name) {
+  return value_of(kLogLevels, name);
 }
-
-std::string_view to_string(FailureKind kind) {
-  switch (kind) {
-    case FailureKind::kThrown:
-      return "thrown";
-    case FailureKind::kPermission:
-      return "permission";
-    case FailureKind::kTimeout:
-      return "timeout";
-    case FailureKind::kOutOfMemory:
-      return "oom";
-    case FailureKind::kConfig:
-      return "config";
-  }
-  return "thrown";
+std::optional<FailureKind> parse_failure_kind(std::string_view name) {
+  return value_of(kFailureKinds, name);
 }
 
 std::string encode(const ToWorker& message) {
@@ -324,7 +318,7 @@ Result<FromWorker> decode_from_worker(const json::value& message) {
     Log m;
     m.id = r.unsigned_number("id");
     const std::string level = r.text("level");
-    if (auto l = level_of(level)) {
+    if (auto l = parse_log_level(level)) {
       m.level = *l;
     } else {
       r.fail("level", "must be debug, info, warn or error");
@@ -350,7 +344,7 @@ Result<FromWorker> decode_from_worker(const json::value& message) {
     Failed m;
     m.id = r.unsigned_number("id");
     const std::string kind = r.text("kind");
-    if (auto k = failure_of(kind)) {
+    if (auto k = parse_failure_kind(kind)) {
       m.kind = *k;
     } else {
       r.fail("kind", "must be thrown, permission, timeout, oom or config");

@@ -151,7 +151,10 @@ Result<FromWorker> decode_from_worker(const boost::json::value& message);
 /// The request a worker's message is about (0 for Ready).
 std::uint64_t request_id(const FromWorker& message);
 
+/// The names of levels and kinds on the wire ("warn", "oom"...), and back (nullopt: unknown).
 std::string_view to_string(LogLevel level);
 std::string_view to_string(FailureKind kind);
+std::optional<LogLevel> parse_log_level(std::string_view name);
+std::optional<FailureKind> parse_failure_kind(std::string_view name);
 
 }  // namespace hearth::jsworker

@@ -103,18 +103,11 @@ FailureKind failure_kind(Outcome::Kind kind) {
   return FailureKind::kThrown;
 }
 
-LogLevel log_level(std::string_view level) {
-  if (level == "debug") return LogLevel::kDebug;
-  if (level == "warn") return LogLevel::kWarn;
-  if (level == "error") return LogLevel::kError;
-  return LogLevel::kInfo;
-}
-
 /// A request's side output, as frames about request `id`.
 js::CallSink sink_for(std::uint64_t id) {
   js::CallSink sink;
   sink.log = [id](std::string_view level, std::string_view text) {
-    send(Log{id, log_level(level), std::string(text)});
+    send(Log{id, parse_log_level(level).value_or(LogLevel::kInfo), std::string(text)});
   };
   sink.publish = [id](std::string_view subscription, std::string_view data) {
     boost::system::error_code ec;
