@@ -108,10 +108,10 @@ class Pool : public std::enable_shared_from_this<Pool> {
   /// stopping, workers that cannot start).
   boost::asio::awaitable<Result<Returned>> run(Job job);
 
+ private:
   struct Slot;
   struct Worker;
 
- private:
   boost::asio::awaitable<Result<Returned>> run_on_strand(Job job);
   void complete(Slot& slot, Result<Returned> result);
   void fill();
