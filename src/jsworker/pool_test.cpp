@@ -10,6 +10,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <future>
@@ -93,6 +94,16 @@ class JsWorkerPoolTest : public ::testing::Test {
     made->start();
     pools_.push_back(made);
     return made;
+  }
+
+  /// Waits until a job has logged `line` (so its worker has started it).
+  bool wait_for_line(const std::string& line) {
+    for (int i = 0; i < 1000; ++i) {
+      const auto lines = console_.lines();
+      if (std::find(lines.begin(), lines.end(), line) != lines.end()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
   }
 
   static bool wait_warm(Pool& p) {
@@ -269,14 +280,14 @@ TEST_F(JsWorkerPoolTest, SourceTextOverItsMemoryLimitFailsAloneAndTheWorkerIsRep
 }
 
 TEST_F(JsWorkerPoolTest, AWorkerThatCrashesFailsOnlyItsRequestAndIsReplaced) {
-  write("slow.mjs", "export function slow() { const end = Date.now() + 5000; "
-                    "while (Date.now() < end) {} return 'late'; }\n");
   auto p = pool(1);
   ASSERT_TRUE(run(p, eval("return 0;")).ok());
   const auto before = workers_in(dir_);
   ASSERT_EQ(before.size(), 1u);
-  auto pending = start(p, call("slow.mjs", "slow"));
-  std::this_thread::sleep_for(300ms);  // the worker has started it
+  auto pending =
+      start(p, eval("console.log('busy'); const end = Date.now() + 5000; "
+                    "while (Date.now() < end) {} return 'late';"));
+  ASSERT_TRUE(wait_for_line("info: busy"));  // the worker has started it
   ::kill(before[0], SIGKILL);
   ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);
   auto r = *pending.get();
@@ -320,8 +331,9 @@ TEST_F(JsWorkerPoolTest, AWorkerThatOverrunsItsDeadlineIsKilledAndReplaced) {
 TEST_F(JsWorkerPoolTest, ARequestWaitsForAFreeWorkerOnlyWithinItsTimeLimit) {
   auto p = pool(1);
   ASSERT_TRUE(run(p, eval("return 0;")).ok());
-  auto busy = start(p, eval("const end = Date.now() + 1500; while (Date.now() < end) {} return 1;"));
-  std::this_thread::sleep_for(100ms);
+  auto busy = start(p, eval("console.log('busy'); const end = Date.now() + 1500; "
+                            "while (Date.now() < end) {} return 1;"));
+  ASSERT_TRUE(wait_for_line("info: busy"));
   auto r = run(p, eval("return 2;", {}, 200ms));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
