@@ -277,6 +277,23 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   Outcome call(const CallRequest& request, const CallSink& sink) override {
+    return with_limits(request, sink, [this, &request] { return run(request); });
+  }
+
+  Outcome evaluate(const EvalRequest& request, const CallSink& sink) override {
+    // What the rest of the engine knows of the running request: its name in logs, its time
+    // limit; no function, no module (so no ctx, and no folder locks: it has no file access).
+    CallRequest as_call;
+    as_call.id = request.id;
+    as_call.endpoint = request.filename;
+    as_call.timeout = request.timeout;
+    return with_limits(as_call, sink, [this, &request] { return run_source(request); });
+  }
+
+  /// Runs `body` as the current request: its deadline and memory limit armed, its timers, locks
+  /// and modules dropped after it.
+  template <class Body>
+  Outcome with_limits(const CallRequest& request, const CallSink& sink, Body body) {
     request_ = &request;
     sink_ = &sink;
     deadline_ = Clock::now() + request.timeout;
@@ -284,7 +301,7 @@ class SpiderMonkeyEngine final : public Engine {
     timers_.clear();
     next_timer_ = 1;
     watchdog_.arm(deadline_, config_.max_heap > 0 ? baseline_ + config_.max_heap : 0);
-    Outcome out = run(request);
+    Outcome out = body();
     watchdog_.disarm();
     report_suppressed_logs();
     for (const auto& [path, fd] : locks_) ::close(fd);  // releases the flock
@@ -590,6 +607,87 @@ class SpiderMonkeyEngine final : public Engine {
     return out;
   }
 
+  /// The text an evaluation's source is compiled as: the body of a strict async function. The
+  /// prefix is one line, and the source starts a line, so its lines and columns are reported as
+  /// they are in the source when it is compiled from line 0.
+  static constexpr std::string_view kSourcePrefix = "(async function () {\"use strict\";\n";
+  static constexpr std::string_view kSourceSuffix = "\n})";
+
+  Outcome run_source(const EvalRequest& request) {
+    JS::RootedObject global(cx_, new_global());
+    if (!global) return take_exception();
+    JSAutoRealm realm(cx_, global);
+    if (!define_globals(global)) return take_exception();
+
+    // The caller's globals: plain writable copies of their JSON values.
+    JS::RootedValue given(cx_);
+    if (!parse_json(cx_, request.globals_json, &given)) return take_exception();
+    if (!given.isObject()) return script_error("TypeError", "the globals must be a JSON object");
+    JS::RootedObject given_obj(cx_, &given.toObject());
+    JS::Rooted<JS::IdVector> names(cx_, JS::IdVector(cx_));
+    if (!JS_Enumerate(cx_, given_obj, &names)) return take_exception();
+    JS::RootedValue v(cx_);
+    for (std::size_t i = 0; i < names.length(); ++i) {
+      if (!JS_GetPropertyById(cx_, given_obj, names[i], &v) ||
+          !JS_DefinePropertyById(cx_, global, names[i], v, JSPROP_ENUMERATE)) {
+        return take_exception();
+      }
+    }
+
+    std::string text;
+    text.reserve(kSourcePrefix.size() + request.source.size() + kSourceSuffix.size());
+    text.append(kSourcePrefix).append(request.source).append(kSourceSuffix);
+    JS::CompileOptions options(cx_);
+    options.setFileAndLine(request.filename.c_str(), 0);
+    JS::SourceText<mozilla::Utf8Unit> source;
+    if (!source.init(cx_, text.data(), text.size(), JS::SourceOwnership::Borrowed)) {
+      return take_exception();
+    }
+    JS::RootedValue fn(cx_);
+    if (!JS::Evaluate(cx_, options, source, &fn)) return take_exception();
+    // A source that closes the wrapper (`}); more code; (async function () {`) leaves a function
+    // whose text is not the whole wrapper: refused rather than run in pieces.
+    JS::RootedString fn_text(cx_, fn.isObject() && JS::IsCallable(&fn.toObject())
+                                      ? JS::ToString(cx_, fn)
+                                      : nullptr);
+    if (!fn_text) JS_ClearPendingException(cx_);
+    if (!fn_text || to_utf8(cx_, fn_text) != std::string_view(text).substr(1, text.size() - 2)) {
+      return script_error("SyntaxError",
+                          "the source closes the function it is run in (unbalanced braces)");
+    }
+
+    JS::RootedValue result(cx_);
+    if (!JS_CallFunctionValue(cx_, nullptr, fn, JS::HandleValueArray::empty(), &result)) {
+      return take_exception();
+    }
+    if (auto failed = settle(&result)) return std::move(*failed);
+
+    Outcome out;
+    if (!stringify(cx_, result, out.value_json)) return take_exception();
+    // The globals' final values, by the names given (the source may have replaced them).
+    JS::RootedObject final_values(cx_, JS_NewPlainObject(cx_));
+    if (!final_values) return take_exception();
+    for (std::size_t i = 0; i < names.length(); ++i) {
+      if (!JS_GetPropertyById(cx_, global, names[i], &v) ||
+          !JS_DefinePropertyById(cx_, final_values, names[i], v, JSPROP_ENUMERATE)) {
+        return take_exception();
+      }
+    }
+    JS::RootedValue final_value(cx_, JS::ObjectValue(*final_values));
+    if (!stringify(cx_, final_value, out.globals_json)) return take_exception();
+    return out;
+  }
+
+  /// An error of the evaluated source that no exception carries.
+  Outcome script_error(const char* name, std::string message) {
+    Outcome out;
+    out.kind = Outcome::Kind::kThrown;
+    out.name = name;
+    out.message = std::move(message);
+    out.file = request_->endpoint;
+    return out;
+  }
+
   /// Runs the job queue and due timers until `value` (a promise, or nothing to wait for) is
   /// settled; replaces it by the fulfilment value. An error outcome when it rejects, a timer
   /// callback throws, nothing is left to wait for, or time runs out.
@@ -624,8 +722,10 @@ class SpiderMonkeyEngine final : public Engine {
         Outcome out;
         out.kind = Outcome::Kind::kThrown;
         out.name = "Error";
-        out.message = "the promise returned by '" + request_->function +
-                      "' never settled: nothing was left to wait for (no pending timer)";
+        out.message = (request_->function.empty()
+                           ? std::string("the promise of the evaluated source")
+                           : "the promise returned by '" + request_->function + "'") +
+                      " never settled: nothing was left to wait for (no pending timer)";
         return out;
       }
       if (*due > deadline_) {
