@@ -12,16 +12,28 @@
 
 namespace hearth::ascii {
 
-constexpr bool is_digit(char32_t c) { return c >= '0' && c <= '9'; }
-constexpr bool is_upper(char32_t c) { return c >= 'A' && c <= 'Z'; }
-constexpr bool is_lower(char32_t c) { return c >= 'a' && c <= 'z'; }
-constexpr bool is_alpha(char32_t c) { return is_upper(c) || is_lower(c); }
-constexpr bool is_alnum(char32_t c) { return is_alpha(c) || is_digit(c); }
+constexpr bool is_digit(char32_t c) {
+  return c >= '0' && c <= '9';
+}
+constexpr bool is_upper(char32_t c) {
+  return c >= 'A' && c <= 'Z';
+}
+constexpr bool is_lower(char32_t c) {
+  return c >= 'a' && c <= 'z';
+}
+constexpr bool is_alpha(char32_t c) {
+  return is_upper(c) || is_lower(c);
+}
+constexpr bool is_alnum(char32_t c) {
+  return is_alpha(c) || is_digit(c);
+}
 constexpr bool is_hex_digit(char32_t c) {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 /// What the "C" locale's isspace accepts: space, \t, \n, \v, \f, \r.
-constexpr bool is_space(char32_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+constexpr bool is_space(char32_t c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
 
 /// The value of a hexadecimal digit (either case), or -1.
 constexpr int hex_value(char32_t c) {
@@ -31,8 +43,12 @@ constexpr int hex_value(char32_t c) {
   return -1;
 }
 
-constexpr char lower(char c) { return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
-constexpr char upper(char c) { return is_lower(c) ? static_cast<char>(c - 'a' + 'A') : c; }
+constexpr char lower(char c) {
+  return is_upper(c) ? static_cast<char>(c - 'A' + 'a') : c;
+}
+constexpr char upper(char c) {
+  return is_lower(c) ? static_cast<char>(c - 'a' + 'A') : c;
+}
 
 inline std::string lower(std::string_view s) {
   std::string out(s);

@@ -61,13 +61,13 @@ TEST(AsciiTest, HexValues) {
 
 TEST(AsciiTest, CaseInsensitiveComparison) {
   using Pair = std::pair<std::string_view, std::string_view>;
-  for (const auto& [a, b] : {Pair{"", ""}, Pair{"Transfer-Encoding", "transfer-encoding"},
-                             Pair{"A1-z", "a1-Z"}}) {
+  for (const auto& [a, b] :
+       {Pair{"", ""}, Pair{"Transfer-Encoding", "transfer-encoding"}, Pair{"A1-z", "a1-Z"}}) {
     EXPECT_TRUE(iequals(a, b)) << a << " ~ " << b;
   }
   // Only ASCII letters fold: '@' and '`' are 0x20 apart too, and so are UTF-8's E9 and C9.
-  for (const auto& [a, b] : {Pair{"host", "hosts"}, Pair{"a-b", "a_b"}, Pair{"@", "`"},
-                             Pair{"\xC3\x89", "\xC3\xA9"}}) {
+  for (const auto& [a, b] :
+       {Pair{"host", "hosts"}, Pair{"a-b", "a_b"}, Pair{"@", "`"}, Pair{"\xC3\x89", "\xC3\xA9"}}) {
     EXPECT_FALSE(iequals(a, b)) << a << " ~ " << b;
   }
   EXPECT_TRUE(istarts_with("Proxy-Authorization", "proxy-"));
@@ -77,9 +77,9 @@ TEST(AsciiTest, CaseInsensitiveComparison) {
 
 TEST(AsciiTest, TrimTakesSpacesAndTabsUnlessToldOtherwise) {
   using Case = std::pair<std::string_view, std::string_view>;  // text, trimmed
-  for (const auto& [text, trimmed] : {Case{"", ""}, Case{" \t ", ""}, Case{"a b", "a b"},
-                                      Case{"\tapplication/json ", "application/json"},
-                                      Case{"\r\nx\n", "\r\nx\n"}}) {
+  for (const auto& [text, trimmed] :
+       {Case{"", ""}, Case{" \t ", ""}, Case{"a b", "a b"},
+        Case{"\tapplication/json ", "application/json"}, Case{"\r\nx\n", "\r\nx\n"}}) {
     EXPECT_EQ(trim(text), trimmed) << text;
   }
   EXPECT_EQ(trim("\r\n x \n", " \t\r\n"), "x");

@@ -10,7 +10,8 @@ namespace hearth::rfc9110 {
 
 /// tchar: the characters of a token (a method, a header field's name).
 constexpr bool is_tchar(char c) {
-  return ascii::is_alnum(c) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  return ascii::is_alnum(c) ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
 /// token = 1*tchar
