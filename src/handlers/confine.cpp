@@ -10,10 +10,10 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <cctype>
 #include <cstring>
 #include <mutex>
 
+#include "common/ascii.hpp"
 #include "egress/proxy.hpp"
 #include "jail/control.hpp"
 
@@ -106,9 +106,7 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
 };
 
 bool looks_out_of_memory(std::string_view tail) {
-  std::string lower(tail);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ascii::lower(tail);
   for (const char* needle :
        {"memoryerror", "cannot allocate memory", "out of memory", "bad_alloc",
         "failed to reserve virtual memory", "memory exhausted", "allocation failed"}) {

@@ -24,17 +24,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.hpp"
+
 namespace hearth::httpclient::testing {
 
 using namespace std::chrono_literals;
 
-inline std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+using ascii::lower;
 
 struct SeenRequest {
   int connection = 0;  ///< 1-based number of the connection it came on

@@ -28,6 +28,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/ascii.hpp"
+
 namespace hearth::jail::sandbox {
 
 namespace {
@@ -355,11 +357,6 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
   return ctx;
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -371,8 +368,8 @@ Outcome apply_seccomp(NetMode net, std::string_view precompiled_hex) {
     std::vector<sock_filter> program(precompiled_hex.size() / 16);
     auto* bytes = reinterpret_cast<unsigned char*>(program.data());
     for (std::size_t i = 0; i < precompiled_hex.size(); i += 2) {
-      const int hi = hex_digit(precompiled_hex[i]);
-      const int lo = hex_digit(precompiled_hex[i + 1]);
+      const int hi = ascii::hex_value(precompiled_hex[i]);
+      const int lo = ascii::hex_value(precompiled_hex[i + 1]);
       if (hi < 0 || lo < 0) return Failure{"seccomp", "malformed precompiled filter"};
       bytes[i / 2] = static_cast<unsigned char>(hi * 16 + lo);
     }

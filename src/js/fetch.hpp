@@ -2,7 +2,8 @@
 /// The HTTP client behind ctx.fetch in a JS worker: synchronous (a worker runs one call at a time),
 /// HTTP/1.1 over TCP or TLS (system CA store, host name verified), through the jail's egress proxy
 /// when the endpoint's networkAccess is a host list, redirects followed (at most 5, each hop
-/// checked again).
+/// checked again). URLs are read and responses parsed by the daemon's HTTP client code
+/// (httpclient::parse_url, httpclient::ResponseReader), built into the worker.
 
 #include <chrono>
 #include <cstdint>
@@ -44,14 +45,5 @@ struct EgressProxy {
 /// (nothing is sent), otherwise kHandlerError for a malformed URL or a network failure.
 Result<FetchResponse> fetch(const FetchRequest& request, const egress::NetworkPolicy& policy,
                             const EgressProxy& proxy);
-
-/// A URL split into what fetch needs. Exposed for tests.
-struct Url {
-  bool tls = false;
-  std::string host;  ///< without brackets
-  std::uint16_t port = 0;
-  std::string target;  ///< path and query, at least "/"
-};
-Result<Url> parse_url(std::string_view url);
 
 }  // namespace hearth::js

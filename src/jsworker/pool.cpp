@@ -199,7 +199,14 @@ Init Pool::init_message() const {
   init.service = config_.service;
   init.service_dir = config_.service_dir.string();
   init.file_access = config_.permissions.file_access;
-  if (config_.permissions.network_access) init.network = *config_.permissions.network_access;
+  if (const auto& net = config_.permissions.network_access) {
+    // As written in the manifest: the worker parses the list again (egress::NetworkPolicy).
+    if (net->mode() == egress::NetworkPolicy::Mode::kList) {
+      init.network = net->list().entries();
+    } else {
+      init.network = net->mode() == egress::NetworkPolicy::Mode::kAny;
+    }
+  }
   init.max_heap = config_.permissions.max_memory;
   init.subscriptions = config_.subscriptions;
   return init;

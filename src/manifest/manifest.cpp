@@ -13,6 +13,9 @@
 #include <system_error>
 #include <utility>
 
+#include "common/ascii.hpp"
+#include "common/rfc3986.hpp"
+
 namespace hearth::manifest {
 namespace fs = std::filesystem;
 
@@ -35,22 +38,14 @@ constexpr std::string_view kIdentifierRule =
 // ---------------------------------------------------------------------------------------------
 // Small checks shared by every field.
 
-bool is_ascii_letter(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool is_ascii_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
 /// ^[a-zA-Z][a-zA-Z0-9_-]*$ as the reference schema's ECMAScript regex reads it (ASCII only, and
 /// `$` does not match before a trailing newline).
 bool is_identifier(std::string_view s) {
-  if (s.empty() || !is_ascii_letter(s.front())) {
+  if (s.empty() || !ascii::is_alpha(s.front())) {
     return false;
   }
-  return std::all_of(s.begin() + 1, s.end(), [](char c) {
-    return is_ascii_letter(c) || is_ascii_digit(c) || c == '_' || c == '-';
-  });
+  return std::all_of(s.begin() + 1, s.end(),
+                     [](char c) { return ascii::is_alnum(c) || c == '_' || c == '-'; });
 }
 
 /// ^\d+\.\d+\.\d+ (a prefix: the schema allows any pre-release or build suffix, or none).
@@ -64,7 +59,7 @@ bool has_semver_prefix(std::string_view s) {
       ++pos;
     }
     const std::size_t start = pos;
-    while (pos < s.size() && is_ascii_digit(s[pos])) {
+    while (pos < s.size() && ascii::is_digit(s[pos])) {
       ++pos;
     }
     if (pos == start) {
@@ -77,14 +72,8 @@ bool has_semver_prefix(std::string_view s) {
 /// An absolute URI (draft-07 "format": "uri"): a scheme, then no character RFC 3986 never allows.
 bool is_absolute_uri(std::string_view s) {
   const auto colon = s.find(':');
-  if (colon == std::string_view::npos || colon == 0 || !is_ascii_letter(s.front())) {
+  if (colon == std::string_view::npos || !rfc3986::is_scheme(s.substr(0, colon))) {
     return false;
-  }
-  for (std::size_t i = 1; i < colon; ++i) {
-    const char c = s[i];
-    if (!is_ascii_letter(c) && !is_ascii_digit(c) && c != '+' && c != '-' && c != '.') {
-      return false;
-    }
   }
   return std::none_of(s.begin() + static_cast<std::ptrdiff_t>(colon) + 1, s.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
@@ -96,7 +85,7 @@ bool is_absolute_uri(std::string_view s) {
 /// `base.key`, or `base["key"]` when the key would make the path ambiguous (dots, spaces, ...).
 std::string key_path(std::string_view base, std::string_view key) {
   const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return is_ascii_letter(c) || is_ascii_digit(c) || c == '_' || c == '-' || c == '$';
+    return ascii::is_alnum(c) || c == '_' || c == '-' || c == '$';
   });
   if (plain) {
     return join_path(base, key);
