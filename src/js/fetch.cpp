@@ -1,6 +1,3 @@
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "js/fetch.hpp"
 
 #include <sys/socket.h>
@@ -13,7 +10,6 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <charconv>
-#pragma GCC diagnostic pop
 
 #include "egress/allowlist.hpp"
 

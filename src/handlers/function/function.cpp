@@ -1,6 +1,3 @@
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/function/function.hpp"
 
 #include <spdlog/spdlog.h>
@@ -23,7 +20,6 @@
 #include <list>
 #include <map>
 #include <mutex>
-#pragma GCC diagnostic pop
 
 #include "common/on_strand.hpp"
 #include "common/utf8.hpp"

@@ -1,6 +1,3 @@
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/function/function.hpp"
 
 #include <dirent.h>
@@ -22,7 +19,6 @@
 #include "proc/process.hpp"
 #include "handlers/testing.hpp"
 #include "proc/testing.hpp"
-#pragma GCC diagnostic pop
 
 namespace hearth::handlers::function {
 namespace {

@@ -1,6 +1,3 @@
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/mcp/mcp.hpp"
 
 #include <gtest/gtest.h>
@@ -17,7 +14,6 @@
 #include "handlers/network.hpp"
 #include "handlers/testing.hpp"
 #include "proc/testing.hpp"
-#pragma GCC diagnostic pop
 
 namespace hearth::handlers::mcp {
 namespace {

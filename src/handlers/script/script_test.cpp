@@ -1,7 +1,3 @@
-// GCC 12 at -O2 reports -Wnull-dereference inside Asio (io_context executor comparison) once it is
-// inlined here: false positives in Boost code, silenced for these headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/script/script.hpp"
 
 #include <gtest/gtest.h>
@@ -23,7 +19,6 @@
 #include "proc/process.hpp"
 #include "handlers/testing.hpp"
 #include "proc/testing.hpp"
-#pragma GCC diagnostic pop
 
 namespace hearth::handlers::script {
 namespace {
