@@ -1,10 +1,5 @@
 #include "egress/proxy.hpp"
 
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -22,7 +17,6 @@
 #include <exception>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 
 #include "egress/proxy_request.hpp"

@@ -15,12 +15,13 @@ namespace hearth::host {
 AuditLog::~AuditLog() = default;
 
 Status AuditLog::open(const std::filesystem::path& file) {
-  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
+  Fd opened(::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!opened) {
     return Error::make(ErrorCode::kInternalError,
                        "cannot open audit log " + file.string() + ": " + std::strerror(errno));
   }
-  fd_.reset(fd);
+  fd_ = std::move(opened);
+  const int fd = fd_.get();
   path_ = file;
   // A torn last line (kill -9 during a write, a full disk) must not swallow the next record.
   char last = '\n';
