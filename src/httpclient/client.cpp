@@ -7,11 +7,9 @@
 // with an error and the coroutine reads why from Exchange::stop. Connections in the idle pool have
 // no operation pending and belong to the pool (under its mutex) until a request takes one.
 
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
-#include "common/ascii.hpp"
 #include "httpclient/client.hpp"
+
+#include "common/ascii.hpp"
 #include "httpclient/response_reader.hpp"
 
 #include <openssl/ssl.h>
@@ -34,7 +32,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#pragma GCC diagnostic pop
 
 namespace hearth::httpclient {
 

@@ -1,7 +1,3 @@
-// GCC 12 at -O2 reports -Wnull-dereference inside Asio once it is inlined here: false positives
-// in Boost code, silenced for these headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "httpclient/client.hpp"
 
 #include <gtest/gtest.h>
@@ -18,7 +14,6 @@
 #include <future>
 
 #include "httpclient/testing.hpp"
-#pragma GCC diagnostic pop
 
 namespace hearth::httpclient {
 namespace {

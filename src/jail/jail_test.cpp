@@ -291,11 +291,12 @@ TEST(Seccomp, UnixSocketsAreRefusedButStreamPairsWork) {
       CHILD_EXPECT(::write(sv[0], "x", 1) == 1);
       char c = 0;
       CHILD_EXPECT(::read(sv[1], &c, 1) == 1 && c == 'x');
+      // Raw closes: the socketpair(2) calls themselves are under test, in a forked child.
       ::close(sv[0]);
       ::close(sv[1]);
       CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv) == 0);
-      ::close(sv[0]);
-      ::close(sv[1]);
+      ::close(sv[0]);  // raw, as above
+      ::close(sv[1]);  // raw, as above
       return 0;
     });
     EXPECT_EQ(rc, 0) << "mode " << to_string(mode);

@@ -42,6 +42,7 @@
 #include <thread>
 
 #include "common/atomic_file.hpp"
+#include "common/fd.hpp"
 #include "common/utf8.hpp"
 #include "jail/glob.hpp"
 #include "js/fetch.hpp"
@@ -304,8 +305,7 @@ class SpiderMonkeyEngine final : public Engine {
     Outcome out = body();
     watchdog_.disarm();
     report_suppressed_logs();
-    for (const auto& [path, fd] : locks_) ::close(fd);  // releases the flock
-    locks_.clear();
+    locks_.clear();  // closing the descriptors releases the flocks
     modules_.clear();
     timers_.clear();
     failure_.reset();
@@ -485,17 +485,16 @@ class SpiderMonkeyEngine final : public Engine {
     const fs::path folder = real.parent_path();
     if (locks_.count(folder.string()) != 0 || locks_.count(real.string()) != 0) return true;
     std::string key = folder.string();
-    int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
+    Fd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) {
       key = real.string();
-      fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      fd.reset(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     }
-    if (fd < 0) return true;  // nothing to lock on: the open that follows reports the problem
+    if (!fd) return true;  // nothing to lock on: the open that follows reports the problem
     const int op = (request_->mutation ? LOCK_EX : LOCK_SH) | LOCK_NB;
-    while (::flock(fd, op) != 0) {
+    while (::flock(fd.get(), op) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR) break;  // locking unsupported: go on unlocked
       if (Clock::now() >= deadline_ || interrupted()) {
-        ::close(fd);
         throw_error("Error", std::string(verb) + ": '" +
                                  real.lexically_relative(config_.service_dir).generic_string() +
                                  "' stayed locked by another call until the time limit",
@@ -504,7 +503,7 @@ class SpiderMonkeyEngine final : public Engine {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    locks_.emplace(std::move(key), fd);
+    locks_.emplace(std::move(key), std::move(fd));
     return true;
   }
 
@@ -1165,17 +1164,17 @@ class SpiderMonkeyEngine final : public Engine {
   /// space is reserved first (fallocate), so a full disk fails before a byte changes; the new
   /// content is written over the old and the file cut to its length after. Returns 0 or errno.
   static int write_in_place(const fs::path& path, const std::string& content) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return errno;
+    Fd fd(::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return errno;
     int err = 0;
     if (!content.empty() &&
-        ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(content.size())) != 0 &&
+        ::fallocate(fd.get(), FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(content.size())) != 0 &&
         errno != EOPNOTSUPP && errno != ENOSYS) {
       err = errno;
     }
     std::size_t done = 0;
     while (err == 0 && done < content.size()) {
-      const ssize_t n = ::pwrite(fd, content.data() + done, content.size() - done,
+      const ssize_t n = ::pwrite(fd.get(), content.data() + done, content.size() - done,
                                  static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
@@ -1184,9 +1183,9 @@ class SpiderMonkeyEngine final : public Engine {
       }
       done += static_cast<std::size_t>(n);
     }
-    if (err == 0 && ::ftruncate(fd, static_cast<off_t>(content.size())) != 0) err = errno;
-    if (err == 0 && ::fsync(fd) != 0) err = errno;
-    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err == 0 && ::ftruncate(fd.get(), static_cast<off_t>(content.size())) != 0) err = errno;
+    if (err == 0 && ::fsync(fd.get()) != 0) err = errno;
+    if (const int close_err = fd.close(); close_err != 0 && err == 0) err = close_err;
     return err;
   }
 
@@ -1351,7 +1350,7 @@ class SpiderMonkeyEngine final : public Engine {
   jail::GlobSet globs_;
   std::map<std::string, CachedScript> cache_;
   std::map<std::string, std::unique_ptr<JS::PersistentRootedObject>> modules_;
-  std::map<std::string, int> locks_;  ///< files locked by the current call, by real path
+  std::map<std::string, Fd> locks_;  ///< files locked by the current call, by real path
   std::vector<Timer> timers_;
   std::uint32_t next_timer_ = 1;
   std::optional<Outcome> failure_;

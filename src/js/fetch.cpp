@@ -1,6 +1,3 @@
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "js/fetch.hpp"
 
 #include <sys/socket.h>
@@ -10,7 +7,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
-#pragma GCC diagnostic pop
 
 #include <array>
 

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "common/ascii.hpp"
+#include "common/fd.hpp"
 #include "common/rfc3986.hpp"
 
 namespace hearth::manifest {
@@ -585,21 +586,20 @@ std::string errno_text(int err) {
 /// Reads the whole file, refusing more than kMaxManifestBytes (checked while reading, so a file
 /// growing after a size check cannot slip through).
 std::optional<std::string> read_manifest_text(const fs::path& file, Problems& problems) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     problems.push_back({"", "cannot read " + file.string() + ": " + errno_text(errno)});
     return std::nullopt;
   }
   std::string text;
   char buf[64 * 1024];
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
       const int err = errno;
-      ::close(fd);
       problems.push_back({"", "cannot read " + file.string() + ": " + errno_text(err)});
       return std::nullopt;
     }
@@ -607,7 +607,6 @@ std::optional<std::string> read_manifest_text(const fs::path& file, Problems& pr
       break;
     }
     if (text.size() + static_cast<std::size_t>(n) > kMaxManifestBytes) {
-      ::close(fd);
       problems.push_back({"", file.string() + " is larger than " +
                                   std::to_string(kMaxManifestBytes / (std::size_t{1024} * 1024)) +
                                   " MiB"});
@@ -615,7 +614,6 @@ std::optional<std::string> read_manifest_text(const fs::path& file, Problems& pr
     }
     text.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return text;
 }
 

@@ -1,6 +1,3 @@
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/function/function.hpp"
 
 #include <spdlog/spdlog.h>
@@ -9,7 +6,6 @@
 #include <boost/asio/detached.hpp>
 #include <atomic>
 #include <filesystem>
-#pragma GCC diagnostic pop
 
 #include "handlers/config.hpp"
 #include "handlers/create.hpp"
