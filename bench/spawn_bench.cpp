@@ -74,10 +74,10 @@ double run_once(Variant& v) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  int fds[2] = {-1, -1};
+  hearth::FdPair fds;
   if (v.control) {
-    ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 4);
+    hearth::open_socket_pair(fds, SOCK_SEQPACKET | SOCK_CLOEXEC);
+    posix_spawn_file_actions_adddup2(&actions, fds[1].get(), 4);
   }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -99,11 +99,9 @@ double run_once(Variant& v) {
   posix_spawnattr_destroy(&attr);
   if (v.control) {
     // The listener the jail handed over (proxy mode), and any report.
-    while (auto message = hearth::jail::receive_message(fds[0], /*wait=*/false)) {
-      if (message->fd >= 0) ::close(message->fd);
+    // Each message's descriptor closes with it; the pair closes at the end of this function.
+    while (hearth::jail::receive_message(fds[0].get(), /*wait=*/false)) {
     }
-    ::close(fds[0]);
-    ::close(fds[1]);
   }
   if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::fprintf(stderr, "%s failed (spawn %d, status %d)\n", v.name.c_str(), rc, status);

@@ -1,5 +1,6 @@
 // The manifest loader on any document, with a stand-in for the handler kinds (each kind's own
 // checks have unit tests; here the loader's own walk of the document is fuzzed).
+#include <memory>
 #include <string_view>
 
 #include "json/json.hpp"
@@ -9,10 +10,14 @@
 namespace {
 class AnyKind final : public hearth::manifest::HandlerKinds {
  public:
-  void check(std::string_view type, const hearth::json::object&, const std::string& path,
-             hearth::Problems& problems) const override {
-    if (type != "script" && type != "function")
+  std::shared_ptr<const hearth::manifest::HandlerConfig> parse(
+      std::string_view type, const hearth::json::object&, const std::string& path,
+      hearth::Problems& problems) const override {
+    if (type != "script" && type != "function") {
       problems.push_back({path + ".type", "unknown handler type"});
+      return nullptr;
+    }
+    return std::make_shared<hearth::manifest::HandlerConfig>();
   }
 };
 }  // namespace

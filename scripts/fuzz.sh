@@ -15,7 +15,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-targets=(json jsonrpc schema manifest lafs egress_request js_frame mcp_sse mcp_message http_response)
+targets=(json jsonrpc schema manifest lafs egress_request js_frame jsworker_message mcp_sse mcp_message
+         http_response)
 [ $# -gt 0 ] && targets=("$@")  # or only those named
 cmake --preset fuzz > /dev/null
 cmake --build --preset fuzz -j "$(nproc)" --target "${targets[@]/#/fuzz_}"

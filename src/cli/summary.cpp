@@ -20,11 +20,11 @@ std::string permissions_text(const manifest::Permissions& p) {
   }
   if (p.network_access) {
     const auto& na = *p.network_access;
-    if (std::holds_alternative<bool>(na)) {
-      parts.push_back(std::get<bool>(na) ? "network any" : "network none");
+    if (na.mode() != egress::NetworkPolicy::Mode::kList) {
+      parts.push_back(na.mode() == egress::NetworkPolicy::Mode::kAny ? "network any" : "network none");
     } else {
       std::string hosts;
-      for (const auto& h : std::get<std::vector<std::string>>(na)) hosts += (hosts.empty() ? "" : " ") + h;
+      for (const auto& h : na.list().entries()) hosts += (hosts.empty() ? "" : " ") + h;
       parts.push_back("network " + (hosts.empty() ? std::string("(none)") : hosts));
     }
   }

@@ -46,6 +46,7 @@ Result<AllowList> AllowList::parse(const std::vector<std::string>& entries) {
     }
     list.rules_.push_back(std::move(rule));
   }
+  list.entries_ = entries;
   return list;
 }
 

@@ -40,6 +40,11 @@ class AllowList {
 
   bool empty() const { return rules_.empty(); }
   std::size_t size() const { return rules_.size(); }
+  /// The entries as written (a manifest's `networkAccess` list, the JS worker's init frame).
+  const std::vector<std::string>& entries() const { return entries_; }
+
+  /// Same entries as written.
+  bool operator==(const AllowList& other) const { return entries_ == other.entries_; }
 
  private:
   struct Rule {
@@ -49,6 +54,7 @@ class AllowList {
     std::uint16_t port = 0;  ///< 0: any port
   };
   std::vector<Rule> rules_;
+  std::vector<std::string> entries_;
 };
 
 }  // namespace hearth::egress

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "common/ascii.hpp"
+
 namespace hearth::egress {
 namespace {
 
@@ -13,12 +15,9 @@ constexpr std::size_t kMaxLabelLength = 63;
 
 Error invalid(std::string message) { return Error::make(ErrorCode::kInvalidParams, std::move(message)); }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex_digit(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+using ascii::is_digit;
+using ascii::is_hex_digit;
+using ascii::lower;
 
 /// A label the system resolver would take for a number: decimal, or 0x-prefixed hexadecimal.
 bool numeric_label(std::string_view label) {
@@ -56,7 +55,7 @@ Result<Host> parse_name(std::string_view text) {
       continue;
     }
     char c = lower(text[i]);
-    if (!(is_digit(c) || (c >= 'a' && c <= 'z') || c == '-' || c == '_')) {
+    if (!(is_digit(c) || ascii::is_lower(c) || c == '-' || c == '_')) {
       return invalid("character not allowed in a host name");
     }
     name.push_back(c);

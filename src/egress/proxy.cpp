@@ -1,10 +1,5 @@
 #include "egress/proxy.hpp"
 
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -22,10 +17,10 @@
 #include <exception>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 
 #include "egress/proxy_request.hpp"
+#include "listener/listener.hpp"
 
 namespace hearth::egress {
 namespace {
@@ -50,8 +45,6 @@ constexpr std::size_t kLingerBytes = 64 * 1024;
 /// Once the origin has closed a forwarded exchange, how long the client may take to close its
 /// end before the connection is closed for it (the exchange cannot continue anyway).
 constexpr std::chrono::milliseconds kCloseGrace{5000};
-/// Back-off after an accept error such as EMFILE, so the loop does not spin on a full fd table.
-constexpr std::chrono::milliseconds kAcceptBackoff{100};
 /// Smallest max_header_bytes accepted: a request line and a Host field must fit.
 constexpr std::size_t kMinHeaderBytes = 64;
 
@@ -103,64 +96,48 @@ asio::awaitable<Result<Addresses>> system_resolve(std::string host) {
 class Connection;
 
 // ---------------------------------------------------------------------------------------------
-// ProxyState: the listener, the options and the connection set, shared by the handle, the
-// accept loop and every connection.
+// ProxyState: the options and the event sink, shared by the handle, the accept loop and every
+// connection; the listening socket and the connection set are its Listener's.
 
 class ProxyState : public std::enable_shared_from_this<ProxyState> {
  public:
-  enum class Admission { kAdmitted, kFull, kStopped };
-
   ProxyState(asio::any_io_executor executor, ProxyOptions options)
-      : executor_(std::move(executor)),
-        options_(std::move(options)),
-        acceptor_(asio::make_strand(executor_)) {}
+      : options_(std::move(options)),
+        listener_(listener::Listener::make(std::move(executor),
+                                           listener::Options{options_.max_connections, {}})) {}
 
-  /// Adopts the listening fd; closes it on failure.
-  Status open(int fd);
-  void start() {
-    asio::co_spawn(acceptor_.get_executor(), accept_loop(shared_from_this()), asio::detached);
-  }
+  /// Adopts the listening fd (closed on failure).
+  Status open(Fd fd);
+  void start();
   void stop();
 
   /// Delivers an event unless stopped; serialised, and excluded with stop().
   void report(const ProxyEvent& event);
 
-  Admission admit(std::uint64_t id, const std::shared_ptr<Connection>& connection);
-  void remove(std::uint64_t id) {
-    std::lock_guard lock(mu_);
-    connections_.erase(id);
-  }
-  std::size_t connection_count() const {
-    std::lock_guard lock(mu_);
-    return connections_.size();
-  }
+  /// Registers a connection; its id, or 0 once stopped.
+  std::uint64_t add(const std::shared_ptr<Connection>& connection);
+  void remove(std::uint64_t id) { listener_->remove(id); }
+  std::size_t connection_count() const { return listener_->connection_count(); }
   const ProxyOptions& options() const { return options_; }
 
  private:
-  static asio::awaitable<void> accept_loop(std::shared_ptr<ProxyState> self);
-
-  const asio::any_io_executor executor_;
   const ProxyOptions options_;
-  tcp::acceptor acceptor_;  // used on its strand only, once started
-  std::uint64_t next_id_ = 1;  // accept loop only
+  const std::shared_ptr<listener::Listener> listener_;
 
   std::atomic<bool> stopped_{false};
   /// Held while an event is delivered and while stop() flips stopped_: once stop() returns, no
   /// delivery is running or can start. Recursive so that on_event may call stop().
   std::recursive_mutex events_mu_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
 };
 
 // ---------------------------------------------------------------------------------------------
 // Connection: one client connection, from its request head to the end of its relay. Every
 // member is used on the connection's strand only.
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public listener::Connection, public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<ProxyState> proxy, tcp::socket client, std::uint64_t id)
+  Connection(std::shared_ptr<ProxyState> proxy, tcp::socket client)
       : proxy_(std::move(proxy)),
-        id_(id),
         executor_(client.get_executor()),
         client_(std::move(client)),
         upstream_(executor_),
@@ -168,26 +145,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
         wake_(executor_),
         activity_timeout_(proxy_->options().idle_timeout) {}
 
-  void start() { asio::co_spawn(executor_, run(shared_from_this()), asio::detached); }
-
-  /// From any thread: closes both sockets on the strand, which ends the connection.
-  void request_stop() {
-    asio::post(executor_, [self = shared_from_this()] { self->abort(); });
+  /// Registers with the proxy and runs the connection on its strand; once stopped, the socket
+  /// closes with this object.
+  void start() {
+    auto self = shared_from_this();
+    id_ = proxy_->add(self);
+    if (id_ != 0) asio::co_spawn(executor_, run(std::move(self)), asio::detached);
   }
 
-  /// Over the connection limit, before start() and on the accept strand: a best-effort 503
-  /// written without waiting, then close.
-  void refuse_over_limit() {
-    static const std::string kBusy =
-        http_reply(503, "hearth egress proxy: too many connections\n");
-    error_code ec;
-    client_.non_blocking(true, ec);
-    if (!ec) client_.write_some(asio::buffer(kBusy), ec);
-    client_.shutdown(tcp::socket::shutdown_send, ec);
-    client_.close(ec);
-    proxy_->report(ProxyEvent{
-        {}, 0, false, 503,
-        "connection limit of " + std::to_string(options().max_connections) + " reached"});
+  /// From any thread: closes both sockets on the strand, which ends the connection.
+  void request_stop() override {
+    asio::post(executor_, [self = shared_from_this()] { self->abort(); });
   }
 
  private:
@@ -510,7 +478,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   const std::shared_ptr<ProxyState> proxy_;
-  const std::uint64_t id_;
+  std::uint64_t id_ = 0;  // the listener's, set by start()
   const asio::any_io_executor executor_;  // the connection's strand
   tcp::socket client_;
   tcp::socket upstream_;
@@ -529,40 +497,36 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 // ---------------------------------------------------------------------------------------------
 
-Status ProxyState::open(int fd) {
-  auto fail = [fd](std::string message) {
-    ::close(fd);
-    return Error::make(ErrorCode::kInvalidParams, "egress proxy: " + message);
-  };
-  int type = 0;
-  socklen_t length = sizeof type;
-  if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM) {
-    return fail("listen fd is not a stream socket");
-  }
-  int protocol = 0;
-  length = sizeof protocol;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) != 0 || protocol != IPPROTO_TCP) {
-    return fail("listen fd is not a TCP socket");
-  }
-  int listening = 0;
-  length = sizeof listening;
-  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || listening == 0) {
-    return fail("listen fd is not listening");
-  }
-  sockaddr_storage address{};
-  length = sizeof address;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
-      (address.ss_family != AF_INET && address.ss_family != AF_INET6)) {
-    return fail("listen fd is not an IPv4 or IPv6 socket");
-  }
-  // The daemon spawns children: the jail's listener must not leak into them.
-  if (int flags = ::fcntl(fd, F_GETFD); flags < 0 || ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0) {
-    return fail("cannot set close-on-exec on the listen fd");
-  }
+/// Over the connection limit, on the accept strand: a best-effort 503 written without waiting.
+void refuse_over_limit(tcp::socket& client) {
+  static const std::string kBusy = http_reply(503, "hearth egress proxy: too many connections\n");
   error_code ec;
-  acceptor_.assign(address.ss_family == AF_INET ? tcp::v4() : tcp::v6(), fd, ec);
-  if (ec) return fail("cannot adopt the listen fd: " + ec.message());
+  client.non_blocking(true, ec);
+  if (!ec) client.write_some(asio::buffer(kBusy), ec);
+  client.shutdown(tcp::socket::shutdown_send, ec);
+}
+
+Status ProxyState::open(Fd fd) {
+  auto adopted = listener_->adopt(std::move(fd));
+  if (!adopted.ok()) {
+    return Error::make(ErrorCode::kInvalidParams, "egress proxy: " + adopted.error().message);
+  }
   return {};
+}
+
+void ProxyState::start() {
+  auto self = shared_from_this();
+  listener::Handlers handlers;
+  handlers.serve = [self](tcp::socket socket) {
+    std::make_shared<Connection>(self, std::move(socket))->start();
+  };
+  handlers.refuse = [self](tcp::socket& socket, listener::Limit) {
+    refuse_over_limit(socket);
+    self->report(ProxyEvent{
+        {}, 0, false, 503,
+        "connection limit of " + std::to_string(self->options_.max_connections) + " reached"});
+  };
+  listener_->start(std::move(handlers));
 }
 
 void ProxyState::stop() {
@@ -570,18 +534,7 @@ void ProxyState::stop() {
     std::lock_guard lock(events_mu_);
     if (stopped_.exchange(true)) return;
   }
-  asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
-    error_code ec;
-    self->acceptor_.close(ec);
-  });
-  std::vector<std::shared_ptr<Connection>> live;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& [id, weak] : connections_) {
-      if (auto connection = weak.lock()) live.push_back(std::move(connection));
-    }
-  }
-  for (auto& connection : live) connection->request_stop();
+  listener_->stop();
 }
 
 void ProxyState::report(const ProxyEvent& event) {
@@ -595,46 +548,8 @@ void ProxyState::report(const ProxyEvent& event) {
   }
 }
 
-ProxyState::Admission ProxyState::admit(std::uint64_t id,
-                                        const std::shared_ptr<Connection>& connection) {
-  std::lock_guard lock(mu_);
-  // Checked under the lock stop() takes to snapshot the set, so no connection slips past it.
-  if (stopped_) return Admission::kStopped;
-  if (connections_.size() >= options_.max_connections) return Admission::kFull;
-  connections_.emplace(id, connection);
-  return Admission::kAdmitted;
-}
-
-asio::awaitable<void> ProxyState::accept_loop(std::shared_ptr<ProxyState> self) {
-  asio::steady_timer backoff(self->acceptor_.get_executor());
-  while (!self->stopped_) {
-    bool back_off = false;
-    try {
-      auto [ec, socket] =
-          co_await self->acceptor_.async_accept(asio::make_strand(self->executor_), kUseTuple);
-      if (ec) {
-        if (ec == asio::error::operation_aborted || self->stopped_ || !self->acceptor_.is_open()) break;
-        back_off = true;  // EMFILE, ENOBUFS, ...: retry shortly
-      } else {
-        const std::uint64_t id = self->next_id_++;
-        auto connection = std::make_shared<Connection>(self, tcp::socket(std::move(socket)), id);
-        switch (self->admit(id, connection)) {
-          case Admission::kAdmitted: connection->start(); break;
-          case Admission::kFull: connection->refuse_over_limit(); break;
-          case Admission::kStopped: break;  // the socket closes with the connection object
-        }
-      }
-    } catch (...) {
-      back_off = true;  // allocation failure: drop this connection, keep accepting
-    }
-    if (back_off) {
-      backoff.expires_after(kAcceptBackoff);
-      auto [wait_ec] = co_await backoff.async_wait(kUseTuple);
-      (void)wait_ec;
-    }
-  }
-  error_code ec;
-  self->acceptor_.close(ec);
+std::uint64_t ProxyState::add(const std::shared_ptr<Connection>& connection) {
+  return listener_->add(connection);
 }
 
 class ProxyHandle final : public Proxy {
@@ -652,13 +567,12 @@ class ProxyHandle final : public Proxy {
 
 Proxy::~Proxy() = default;
 
-Result<std::shared_ptr<Proxy>> Proxy::start(asio::any_io_executor executor, int listen_fd,
+Result<std::shared_ptr<Proxy>> Proxy::start(asio::any_io_executor executor, Fd listen_fd,
                                              ProxyOptions options) {
-  auto invalid = [&](std::string message) {
-    if (listen_fd >= 0) ::close(listen_fd);
+  auto invalid = [](std::string message) {
     return Error::make(ErrorCode::kInvalidParams, "egress proxy: " + message);
   };
-  if (listen_fd < 0) return invalid("invalid listen fd");
+  if (!listen_fd) return invalid("invalid listen fd");
   if (!executor) return invalid("no executor");
   if (options.connect_timeout.count() <= 0 || options.idle_timeout.count() <= 0) {
     return invalid("timeouts must be positive");
@@ -667,16 +581,13 @@ Result<std::shared_ptr<Proxy>> Proxy::start(asio::any_io_executor executor, int 
   if (options.max_header_bytes < kMinHeaderBytes) {
     return invalid("max_header_bytes must be at least " + std::to_string(kMinHeaderBytes));
   }
-  bool fd_adopted = false;
   try {
     auto state = std::make_shared<ProxyState>(std::move(executor), std::move(options));
-    fd_adopted = true;  // open() owns the fd from here, on success and failure alike
-    HEARTH_RETURN_IF_ERROR(state->open(listen_fd));
+    HEARTH_RETURN_IF_ERROR(state->open(std::move(listen_fd)));
     auto handle = std::make_shared<ProxyHandle>(state);
     state->start();
     return std::shared_ptr<Proxy>(std::move(handle));
   } catch (const std::exception& e) {
-    if (!fd_adopted) ::close(listen_fd);
     return Error::make(ErrorCode::kInternalError, std::string("egress proxy: ") + e.what());
   }
 }

@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.hpp"
 #include "common/result.hpp"
 #include "egress/allowlist.hpp"
 
@@ -95,12 +96,11 @@ struct ProxyOptions {
 
 class Proxy {
  public:
-  /// Takes ownership of `listen_fd` (a listening TCP socket, IPv4 or IPv6, possibly bound in
-  /// another network namespace; made close-on-exec) and serves it on `executor` until stop().
-  /// The fd is closed on every error path too. Errors (kInvalidParams): not a listening TCP
-  /// socket, invalid options.
-  static Result<std::shared_ptr<Proxy>> start(boost::asio::any_io_executor executor,
-                                              int listen_fd, ProxyOptions options);
+  /// Serves `listen_fd` (a listening TCP socket, IPv4 or IPv6, possibly bound in another network
+  /// namespace; made close-on-exec) on `executor` until stop(). On an error the fd is closed.
+  /// Errors (kInvalidParams): not a listening TCP socket, invalid options.
+  static Result<std::shared_ptr<Proxy>> start(boost::asio::any_io_executor executor, Fd listen_fd,
+                                              ProxyOptions options);
 
   /// Calls stop(). Stop or destroy the proxy before its executor's execution context goes.
   virtual ~Proxy();

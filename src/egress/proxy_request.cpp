@@ -4,6 +4,9 @@
 #include <optional>
 #include <vector>
 
+#include "common/ascii.hpp"
+#include "common/rfc9110.hpp"
+
 namespace hearth::egress {
 namespace {
 
@@ -13,34 +16,9 @@ RequestRejection reject(std::string reason, int status = 400) {
   return RequestRejection{status, std::move(reason)};
 }
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), lower);
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
-}
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-/// RFC 9110 tchar: the characters of a method or a field name.
-bool is_tchar(char c) {
-  if (is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
-
-std::string_view trim_ows(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+using ascii::iequals;
+using ascii::is_digit;
+using rfc9110::is_token;
 
 /// Field value octets: HTAB, SP, visible ASCII and obs-text; never other control characters.
 bool valid_field_value(std::string_view value) {
@@ -55,7 +33,7 @@ template <class F>
 void for_each_element(std::string_view value, F&& f) {
   while (true) {
     auto comma = value.find(',');
-    auto element = trim_ows(value.substr(0, comma));
+    auto element = ascii::trim(value.substr(0, comma));
     if (!element.empty()) f(element);
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
@@ -72,7 +50,7 @@ bool hop_by_hop(std::string_view name) {
   if (std::any_of(std::begin(kNames), std::end(kNames), [&](auto n) { return iequals(name, n); })) {
     return true;
   }
-  return name.size() >= 6 && iequals(name.substr(0, 6), "proxy-");
+  return ascii::istarts_with(name, "proxy-");
 }
 
 std::variant<ProxyRequest, RequestRejection> parse_forward(std::string method,
@@ -85,7 +63,7 @@ std::variant<ProxyRequest, RequestRejection> parse_forward(std::string method,
   }
   auto scheme_end = target.find("://");
   if (scheme_end == std::string_view::npos) return reject("request target is not an absolute URL");
-  auto scheme = ascii_lower(target.substr(0, scheme_end));
+  auto scheme = ascii::lower(target.substr(0, scheme_end));
   if (scheme == "https") return reject("https:// URLs must be tunnelled with CONNECT");
   if (scheme != "http") return reject("only http:// URLs can be forwarded");
 
@@ -109,7 +87,7 @@ std::variant<ProxyRequest, RequestRejection> parse_forward(std::string method,
   for (const auto& field : fields) {
     if (iequals(field.name, "connection")) {
       for_each_element(field.value, [&](std::string_view token) {
-        connection_tokens.push_back(ascii_lower(token));
+        connection_tokens.push_back(ascii::lower(token));
       });
     } else if (iequals(field.name, "content-length")) {
       bool valid = true;
@@ -125,7 +103,7 @@ std::variant<ProxyRequest, RequestRejection> parse_forward(std::string method,
       if (!valid || !any) return reject("invalid Content-Length");
     } else if (iequals(field.name, "transfer-encoding")) {
       has_transfer_encoding = true;
-      for_each_element(field.value, [&](std::string_view coding) { last_coding = ascii_lower(coding); });
+      for_each_element(field.value, [&](std::string_view coding) { last_coding = ascii::lower(coding); });
     }
   }
   if (has_transfer_encoding) {
@@ -152,7 +130,7 @@ std::variant<ProxyRequest, RequestRejection> parse_forward(std::string method,
   out.append("\r\n");
   for (const auto& field : fields) {
     if (hop_by_hop(field.name)) continue;
-    auto name = ascii_lower(field.name);
+    auto name = ascii::lower(field.name);
     bool framing = name == "content-length" || name == "transfer-encoding";
     if (!framing && std::find(connection_tokens.begin(), connection_tokens.end(), name) !=
                         connection_tokens.end()) {
@@ -218,7 +196,7 @@ std::variant<ProxyRequest, RequestRejection> parse_proxy_request(std::string_vie
     if (colon == std::string_view::npos || !is_token(line.substr(0, colon))) {
       return reject("malformed header field");
     }
-    auto value = trim_ows(line.substr(colon + 1));
+    auto value = ascii::trim(line.substr(colon + 1));
     if (!valid_field_value(value)) return reject("control character in a header field");
     fields.push_back(Field{line.substr(0, colon), value});
   }

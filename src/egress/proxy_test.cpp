@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/pipes.hpp"
+
 namespace hearth::egress {
 namespace {
 
@@ -34,23 +36,23 @@ using namespace std::chrono_literals;
 /// Upper bound for anything the tests wait for; only a broken proxy gets near it.
 constexpr auto kGenerous = 10s;
 
-void set_timeouts(int fd) {
+void set_timeouts(const Fd& fd) {
   timeval tv{static_cast<time_t>(std::chrono::seconds(kGenerous).count()), 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
 /// A listening TCP socket on 127.0.0.1 with a port chosen by the kernel.
-int listen_local(std::uint16_t& port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  EXPECT_GE(fd, 0);
+Fd listen_local(std::uint16_t& port) {
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  EXPECT_TRUE(fd.valid());
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(::listen(fd, 64), 0);
+  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  EXPECT_EQ(::listen(fd.get(), 64), 0);
   socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length);
   port = ntohs(address.sin_port);
   return fd;
 }
@@ -58,28 +60,25 @@ int listen_local(std::uint16_t& port) {
 /// A port on 127.0.0.1 where nothing listens.
 std::uint16_t closed_port() {
   std::uint16_t port = 0;
-  ::close(listen_local(port));
+  listen_local(port);  // closed at once
   return port;
 }
 
-/// A blocking client socket (with generous timeouts) connected to 127.0.0.1:port, or -1.
-int connect_local(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+/// A blocking client socket (with generous timeouts) connected to 127.0.0.1:port, or none.
+Fd connect_local(std::uint16_t port) {
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   set_timeouts(fd);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(port);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return Fd();
   return fd;
 }
 
-bool send_all(int fd, std::string_view data) {
+bool send_all(const Fd& fd, std::string_view data) {
   while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    ssize_t n = ::send(fd.get(), data.data(), data.size(), MSG_NOSIGNAL);
     if (n <= 0) return false;
     data.remove_prefix(static_cast<std::size_t>(n));
   }
@@ -87,32 +86,32 @@ bool send_all(int fd, std::string_view data) {
 }
 
 /// Reads until `done(received)` holds, the peer closes, or an error (including the timeout).
-std::string read_while(int fd, const std::function<bool(const std::string&)>& done) {
+std::string read_while(const Fd& fd, const std::function<bool(const std::string&)>& done) {
   std::string out;
   char buffer[4096];
   while (!done(out)) {
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
     if (n <= 0) break;
     out.append(buffer, static_cast<std::size_t>(n));
   }
   return out;
 }
 
-std::string read_until(int fd, std::string_view marker) {
+std::string read_until(const Fd& fd, std::string_view marker) {
   return read_while(fd, [&](const std::string& s) { return s.find(marker) != std::string::npos; });
 }
-std::string read_exact(int fd, std::size_t n) {
+std::string read_exact(const Fd& fd, std::size_t n) {
   return read_while(fd, [&](const std::string& s) { return s.size() >= n; });
 }
-std::string read_to_eof(int fd) {
+std::string read_to_eof(const Fd& fd) {
   return read_while(fd, [](const std::string&) { return false; });
 }
 
 /// True when the peer closed (EOF or reset) rather than the read timing out.
-bool peer_closed(int fd) {
+bool peer_closed(const Fd& fd) {
   char buffer[4096];
   while (true) {
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
     if (n == 0) return true;
     if (n < 0) return errno == ECONNRESET || errno == EPIPE;
   }
@@ -121,7 +120,7 @@ bool peer_closed(int fd) {
 /// A test upstream server: each accepted connection is handed to `handler` on its own thread.
 class Upstream {
  public:
-  using Handler = std::function<void(int fd)>;
+  using Handler = std::function<void(const Fd& fd)>;
 
   explicit Upstream(Handler handler) : handler_(std::move(handler)) {
     fd_ = listen_local(port_);
@@ -131,7 +130,6 @@ class Upstream {
     stopping_ = true;
     acceptor_.join();
     for (auto& t : workers_) t.join();
-    ::close(fd_);
   }
   std::uint16_t port() const { return port_; }
   std::string authority() const { return "127.0.0.1:" + std::to_string(port_); }
@@ -140,21 +138,18 @@ class Upstream {
  private:
   void accept_loop() {
     while (!stopping_) {
-      pollfd p{fd_, POLLIN, 0};
+      pollfd p{fd_.get(), POLLIN, 0};
       if (::poll(&p, 1, 20) <= 0) continue;
-      int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (client < 0) continue;
-      set_timeouts(client);
+      auto client = std::make_shared<Fd>(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!*client) continue;
+      set_timeouts(*client);
       ++accepted_;
-      workers_.emplace_back([this, client] {
-        handler_(client);
-        ::close(client);
-      });
+      workers_.emplace_back([this, client] { handler_(*client); });
     }
   }
 
   Handler handler_;
-  int fd_ = -1;
+  Fd fd_;
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> accepted_{0};
@@ -162,18 +157,18 @@ class Upstream {
   std::vector<std::thread> workers_;
 };
 
-void echo(int fd) {
+void echo(const Fd& fd) {
   char buffer[16 * 1024];
   while (true) {
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
     if (n <= 0) break;
     if (!send_all(fd, std::string_view(buffer, static_cast<std::size_t>(n)))) break;
   }
-  ::shutdown(fd, SHUT_WR);
+  ::shutdown(fd.get(), SHUT_WR);
 }
 
 /// Reads everything up to the client's half-close, then answers "got:<it>".
-void collect_then_answer(int fd) {
+void collect_then_answer(const Fd& fd) {
   std::string all = read_to_eof(fd);
   send_all(fd, "got:" + all);
 }
@@ -182,7 +177,7 @@ void collect_then_answer(int fd) {
 class HttpOrigin {
  public:
   HttpOrigin()
-      : server_([this](int fd) {
+      : server_([this](const Fd& fd) {
           std::string data = read_until(fd, "\r\n\r\n");
           auto head_end = data.find("\r\n\r\n");
           std::size_t body_length = 0;
@@ -197,7 +192,7 @@ class HttpOrigin {
             request_ = data;
           }
           send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
-          ::shutdown(fd, SHUT_WR);
+          ::shutdown(fd.get(), SHUT_WR);
           read_to_eof(fd);
         }) {}
 
@@ -242,8 +237,7 @@ class ProxyTest : public ::testing::Test {
     options.resolve = [this](std::string host) { return fake_resolve(std::move(host)); };
     if (adjust) adjust(options);
     std::uint16_t port = 0;
-    int fd = listen_local(port);
-    auto proxy = Proxy::start(ioc_.get_executor(), fd, std::move(options));
+    auto proxy = Proxy::start(ioc_.get_executor(), listen_local(port), std::move(options));
     EXPECT_TRUE(proxy.ok()) << (proxy.ok() ? "" : proxy.error().message);
     if (proxy.ok()) proxy_ = std::move(proxy).value();
     return port;
@@ -289,7 +283,7 @@ class ProxyTest : public ::testing::Test {
   }
 
   /// Sends a CONNECT and returns the proxy's answer head.
-  std::string connect_through(int fd, const std::string& target) {
+  std::string connect_through(const Fd& fd, const std::string& target) {
     send_all(fd, "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n");
     return read_until(fd, "\r\n\r\n");
   }
@@ -311,14 +305,14 @@ constexpr std::string_view kEstablished = "HTTP/1.1 200 Connection Established\r
 TEST_F(ProxyTest, AllowedConnectTunnelsToUpstream) {
   Upstream upstream(echo);
   auto port = start_proxy({"localhost:" + std::to_string(upstream.port())});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   EXPECT_EQ(connect_through(fd, "localhost:" + std::to_string(upstream.port())), kEstablished);
   ASSERT_TRUE(send_all(fd, "ping"));
   EXPECT_EQ(read_exact(fd, 4), "ping");
-  ::shutdown(fd, SHUT_WR);
+  ::shutdown(fd.get(), SHUT_WR);
   EXPECT_EQ(read_to_eof(fd), "");  // the echo server's end arrives through the proxy
-  ::close(fd);
+  fd.reset();
 
   auto seen = events();
   ASSERT_EQ(seen.size(), 1u);
@@ -334,17 +328,17 @@ TEST_F(ProxyTest, AllowedConnectTunnelsToUpstream) {
 TEST_F(ProxyTest, ConnectRelaysEarlyDataAndHalfClose) {
   Upstream upstream(collect_then_answer);
   auto port = start_proxy({upstream.authority()});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   // Head and first bytes in one write, as a client does when it does not wait for the 200.
   ASSERT_TRUE(send_all(fd, "CONNECT " + upstream.authority() + " HTTP/1.1\r\n\r\nearly+"));
   EXPECT_EQ(read_exact(fd, kEstablished.size()), kEstablished);
   ASSERT_TRUE(send_all(fd, "late"));
-  ::shutdown(fd, SHUT_WR);
+  ::shutdown(fd.get(), SHUT_WR);
   // The upstream answers only after seeing our end of stream: the half-close went through and
   // the other direction stayed open.
   EXPECT_EQ(read_to_eof(fd), "got:early+late");
-  ::close(fd);
+  fd.reset();
   EXPECT_TRUE(resolved().empty());  // an IP literal is never resolved
 }
 
@@ -356,19 +350,19 @@ TEST_F(ProxyTest, ConcurrentTunnels) {
   std::vector<std::thread> clients;
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&, i] {
-      int fd = connect_local(port);
-      if (fd < 0) return;
+      Fd fd = connect_local(port);
+      if (!fd) return;
       if (connect_through(fd, upstream.authority()) == kEstablished) {
         std::string payload(64 * 1024 + i, static_cast<char>('a' + i));
         std::thread writer([&] {
           send_all(fd, payload);
-          ::shutdown(fd, SHUT_WR);
+          ::shutdown(fd.get(), SHUT_WR);
         });
         std::string echoed = read_to_eof(fd);
         writer.join();
         if (echoed == payload) ++ok;
       }
-      ::close(fd);
+      fd.reset();
     });
   }
   for (auto& t : clients) t.join();
@@ -378,20 +372,20 @@ TEST_F(ProxyTest, ConcurrentTunnels) {
 
 TEST_F(ProxyTest, DeniedConnectIsRefusedWithoutResolving) {
   auto port = start_proxy({"example.com", "localhost:1"});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   ASSERT_TRUE(send_all(fd, "CONNECT denied.test:443 HTTP/1.1\r\n\r\n"));
   std::string answer = read_to_eof(fd);
-  ::close(fd);
+  fd.reset();
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 403 Forbidden\r\n")) << answer;
   EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos);
   EXPECT_NE(answer.find("denied.test:443 is not allowed by networkAccess"), std::string::npos)
       << answer;
 
   fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(fd.valid());
   EXPECT_TRUE(connect_through(fd, "localhost:2").starts_with("HTTP/1.1 403"));  // wrong port
-  ::close(fd);
+  fd.reset();
 
   auto seen = events(2);
   ASSERT_EQ(seen.size(), 2u);
@@ -407,10 +401,10 @@ TEST_F(ProxyTest, DeniedConnectIsRefusedWithoutResolving) {
 
 TEST_F(ProxyTest, NameResolvingToLoopbackIsRefused) {
   auto port = start_proxy({"rebind.test"});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   std::string answer = connect_through(fd, "rebind.test:" + std::to_string(closed_port()));
-  ::close(fd);
+  fd.reset();
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 403")) << answer;
   auto seen = events();
   ASSERT_EQ(seen.size(), 1u);
@@ -421,15 +415,15 @@ TEST_F(ProxyTest, NameResolvingToLoopbackIsRefused) {
 TEST_F(ProxyTest, ResolutionAndConnectionFailuresAre502) {
   auto refused = closed_port();
   auto port = start_proxy({"nxdomain.test", "127.0.0.1:" + std::to_string(refused)});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   EXPECT_TRUE(connect_through(fd, "nxdomain.test:443").starts_with("HTTP/1.1 502 Bad Gateway"));
-  ::close(fd);
+  fd.reset();
   fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(fd.valid());
   EXPECT_TRUE(connect_through(fd, "127.0.0.1:" + std::to_string(refused))
                   .starts_with("HTTP/1.1 502 Bad Gateway"));
-  ::close(fd);
+  fd.reset();
   auto seen = events(2);
   ASSERT_GE(seen.size(), 2u);
   EXPECT_TRUE(seen[0].allowed);
@@ -441,10 +435,10 @@ TEST_F(ProxyTest, ResolutionAndConnectionFailuresAre502) {
 
 TEST_F(ProxyTest, ResolutionOverConnectTimeoutIs504) {
   auto port = start_proxy({"hang.test"}, [](ProxyOptions& o) { o.connect_timeout = 100ms; });
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   EXPECT_TRUE(connect_through(fd, "hang.test:443").starts_with("HTTP/1.1 504 Gateway Timeout"));
-  ::close(fd);
+  fd.reset();
   auto seen = events();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].status, 504);
@@ -453,8 +447,8 @@ TEST_F(ProxyTest, ResolutionOverConnectTimeoutIs504) {
 TEST_F(ProxyTest, AbsoluteFormRequestIsForwardedInOriginForm) {
   HttpOrigin origin;
   auto port = start_proxy({"127.0.0.1:" + std::to_string(origin.port())});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   const std::string authority = "127.0.0.1:" + std::to_string(origin.port());
   ASSERT_TRUE(send_all(fd,
                        "GET http://" + authority + "/path?q=1 HTTP/1.1\r\n"
@@ -466,7 +460,7 @@ TEST_F(ProxyTest, AbsoluteFormRequestIsForwardedInOriginForm) {
                        "X-Keep: 2\r\n"
                        "\r\n"));
   std::string answer = read_to_eof(fd);
-  ::close(fd);
+  fd.reset();
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK\r\n")) << answer;
   EXPECT_TRUE(answer.ends_with("\r\n\r\nhello")) << answer;
   EXPECT_EQ(origin.request(), "GET /path?q=1 HTTP/1.1\r\nHost: " + authority +
@@ -481,13 +475,13 @@ TEST_F(ProxyTest, AbsoluteFormRequestIsForwardedInOriginForm) {
 TEST_F(ProxyTest, AbsoluteFormRequestBodyIsRelayed) {
   HttpOrigin origin;
   auto port = start_proxy({"localhost"});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   ASSERT_TRUE(send_all(fd, "POST http://localhost:" + std::to_string(origin.port()) +
                                "/submit HTTP/1.1\r\nContent-Length: 11\r\n\r\nhello"));
   ASSERT_TRUE(send_all(fd, " world"));
   std::string answer = read_to_eof(fd);
-  ::close(fd);
+  fd.reset();
   EXPECT_TRUE(answer.ends_with("hello")) << answer;
   EXPECT_EQ(origin.request(), "POST /submit HTTP/1.1\r\nHost: localhost:" +
                                   std::to_string(origin.port()) +
@@ -497,11 +491,11 @@ TEST_F(ProxyTest, AbsoluteFormRequestBodyIsRelayed) {
 TEST_F(ProxyTest, DeniedAbsoluteFormRequestIs403) {
   HttpOrigin origin;
   auto port = start_proxy({"localhost:1"});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   ASSERT_TRUE(send_all(fd, "GET http://elsewhere.test/ HTTP/1.1\r\nHost: elsewhere.test\r\n\r\n"));
   std::string answer = read_to_eof(fd);
-  ::close(fd);
+  fd.reset();
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 403 Forbidden\r\n")) << answer;
   EXPECT_NE(answer.find("elsewhere.test:80 is not allowed by networkAccess"), std::string::npos);
   EXPECT_TRUE(resolved().empty());
@@ -528,11 +522,11 @@ TEST_F(ProxyTest, MalformedAndNonProxyRequestsAreRefused) {
        "HTTP/1.1 431 Request Header Fields Too Large\r\n"},
   };
   for (const auto& c : cases) {
-    int fd = connect_local(port);
-    ASSERT_GE(fd, 0);
+    Fd fd = connect_local(port);
+    ASSERT_TRUE(fd.valid());
     ASSERT_TRUE(send_all(fd, c.request));
     std::string answer = read_to_eof(fd);
-    ::close(fd);
+    fd.reset();
     EXPECT_TRUE(answer.starts_with(c.status_line)) << c.request.substr(0, 60) << " -> " << answer;
   }
   auto seen = events(cases.size());
@@ -547,8 +541,8 @@ TEST_F(ProxyTest, MalformedAndNonProxyRequestsAreRefused) {
 TEST_F(ProxyTest, StopClosesLiveTunnelsAndTheListener) {
   Upstream upstream(echo);
   auto port = start_proxy({upstream.authority()});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   ASSERT_EQ(connect_through(fd, upstream.authority()), kEstablished);
   ASSERT_TRUE(send_all(fd, "x"));
   ASSERT_EQ(read_exact(fd, 1), "x");
@@ -558,13 +552,10 @@ TEST_F(ProxyTest, StopClosesLiveTunnelsAndTheListener) {
   proxy_->stop();
   proxy_->stop();  // idempotent
   EXPECT_TRUE(peer_closed(fd));
-  ::close(fd);
+  fd.reset();
   EXPECT_TRUE(eventually([&] { return proxy_->connection_count() == 0; }));
   EXPECT_TRUE(eventually([&] {
-    int probe = connect_local(port);
-    if (probe < 0) return true;
-    ::close(probe);
-    return false;
+    return !connect_local(port).valid();
   }));
   std::lock_guard lock(mu_);
   EXPECT_EQ(events_.size(), 1u);  // nothing reported after stop()
@@ -573,106 +564,109 @@ TEST_F(ProxyTest, StopClosesLiveTunnelsAndTheListener) {
 TEST_F(ProxyTest, IdleTunnelIsClosed) {
   Upstream upstream(echo);
   auto port = start_proxy({upstream.authority()}, [](ProxyOptions& o) { o.idle_timeout = 100ms; });
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   ASSERT_EQ(connect_through(fd, upstream.authority()), kEstablished);
   EXPECT_TRUE(peer_closed(fd));
-  ::close(fd);
+  fd.reset();
 }
 
 TEST_F(ProxyTest, ConnectionsOverTheLimitGet503) {
   auto port = start_proxy({"localhost"}, [](ProxyOptions& o) { o.max_connections = 1; });
-  int first = connect_local(port);
-  ASSERT_GE(first, 0);
+  Fd first = connect_local(port);
+  ASSERT_TRUE(first.valid());
   ASSERT_TRUE(eventually([&] { return proxy_->connection_count() == 1; }));
-  int second = connect_local(port);
-  ASSERT_GE(second, 0);
+  Fd second = connect_local(port);
+  ASSERT_TRUE(second.valid());
   std::string answer = read_to_eof(second);
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 503 Service Unavailable\r\n")) << answer;
-  ::close(second);
-  ::close(first);
+  second.reset();
+  first.reset();
   auto seen = events();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].status, 503);
 }
 
 TEST_F(ProxyTest, StartRefusesWhatIsNotAListeningTcpSocket) {
-  int pipe_fds[2];
-  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
-  ::close(pipe_fds[1]);
-  EXPECT_FALSE(Proxy::start(ioc_.get_executor(), pipe_fds[0], {}).ok());
+  auto pipe = make_pipe();
+  ASSERT_TRUE(pipe.ok());
+  const int pipe_read = pipe->at(0).get();
+  auto not_socket = Proxy::start(ioc_.get_executor(), std::move(pipe->at(0)), {});
+  ASSERT_FALSE(not_socket.ok());
+  EXPECT_EQ(not_socket.error().message, "egress proxy: listen fd is not a stream socket");
+  EXPECT_EQ(::fcntl(pipe_read, F_GETFD), -1);  // taken over and closed
 
-  int unbound = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  EXPECT_FALSE(Proxy::start(ioc_.get_executor(), unbound, {}).ok());
+  Fd unbound(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  EXPECT_FALSE(Proxy::start(ioc_.get_executor(), std::move(unbound), {}).ok());
 
-  int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  EXPECT_FALSE(Proxy::start(ioc_.get_executor(), udp, {}).ok());
+  Fd udp(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  EXPECT_FALSE(Proxy::start(ioc_.get_executor(), std::move(udp), {}).ok());
 
-  EXPECT_FALSE(Proxy::start(ioc_.get_executor(), -1, {}).ok());
+  EXPECT_FALSE(Proxy::start(ioc_.get_executor(), Fd(), {}).ok());
 
   std::uint16_t port = 0;
-  int listening = listen_local(port);
+  Fd listening = listen_local(port);
+  const int listening_fd = listening.get();
   ProxyOptions bad;
   bad.max_connections = 0;
-  auto refused = Proxy::start(ioc_.get_executor(), listening, std::move(bad));
+  auto refused = Proxy::start(ioc_.get_executor(), std::move(listening), std::move(bad));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kInvalidParams);
-  EXPECT_EQ(::fcntl(listening, F_GETFD), -1);  // the fd was taken over and closed
+  EXPECT_EQ(::fcntl(listening_fd, F_GETFD), -1);  // the fd was taken over and closed
 }
 
 TEST_F(ProxyTest, SystemResolverByDefault) {
   Upstream upstream(echo);
   auto port = start_proxy({"localhost:" + std::to_string(upstream.port())},
                           [](ProxyOptions& o) { o.resolve = nullptr; });
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   // getaddrinfo may list ::1 first; the proxy then falls back to 127.0.0.1.
   EXPECT_EQ(connect_through(fd, "localhost:" + std::to_string(upstream.port())), kEstablished);
   ASSERT_TRUE(send_all(fd, "sys"));
   EXPECT_EQ(read_exact(fd, 3), "sys");
-  ::close(fd);
+  fd.reset();
   EXPECT_TRUE(resolved().empty());  // the fake resolver was not involved
 }
 
 TEST_F(ProxyTest, ServesAnIPv6ListeningSocket) {
-  int fd6 = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(fd6, 0);
+  Fd fd6(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(fd6.valid());
   sockaddr_in6 address{};
   address.sin6_family = AF_INET6;
   address.sin6_addr = in6addr_loopback;
-  if (::bind(fd6, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd6);
+  if (::bind(fd6.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     GTEST_SKIP() << "no IPv6 loopback here";
   }
-  ASSERT_EQ(::listen(fd6, 16), 0);
+  ASSERT_EQ(::listen(fd6.get(), 16), 0);
   socklen_t length = sizeof address;
-  ::getsockname(fd6, reinterpret_cast<sockaddr*>(&address), &length);
+  ::getsockname(fd6.get(), reinterpret_cast<sockaddr*>(&address), &length);
 
   Upstream upstream(echo);
   ProxyOptions options;
   options.allow = AllowList::parse({upstream.authority()}).value();
-  auto proxy = Proxy::start(ioc_.get_executor(), fd6, std::move(options));
+  auto proxy = Proxy::start(ioc_.get_executor(), std::move(fd6), std::move(options));
   ASSERT_TRUE(proxy.ok()) << proxy.error().message;
 
-  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  Fd fd(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
   set_timeouts(fd);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
   EXPECT_EQ(connect_through(fd, upstream.authority()), kEstablished);
   ASSERT_TRUE(send_all(fd, "six"));
   EXPECT_EQ(read_exact(fd, 3), "six");
-  ::close(fd);
+  fd.reset();
   (*proxy)->stop();
 }
 
 TEST_F(ProxyTest, DestroyingTheHandleStops) {
   Upstream upstream(echo);
   auto port = start_proxy({upstream.authority()});
-  int fd = connect_local(port);
-  ASSERT_GE(fd, 0);
+  Fd fd = connect_local(port);
+  ASSERT_TRUE(fd.valid());
   ASSERT_EQ(connect_through(fd, upstream.authority()), kEstablished);
   proxy_.reset();
   EXPECT_TRUE(peer_closed(fd));
-  ::close(fd);
+  fd.reset();
 }
 
 }  // namespace

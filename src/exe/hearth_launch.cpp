@@ -105,21 +105,18 @@ void trace(const char* step) {
   std::_Exit(kExitCannotRun);
 }
 
-/// One message from L on the sync socket (blocking); empty when L is gone.
-std::string receive(int socket, int* fd = nullptr) {
+/// One message from L on the sync socket (blocking); empty when L is gone. A descriptor it
+/// carries goes to `fd`, or is closed.
+std::string receive(int socket, hearth::Fd* fd = nullptr) {
   auto message = hearth::jail::receive_message(socket, /*wait=*/true);
   if (!message) return {};
-  if (fd != nullptr) {
-    *fd = message->fd;
-  } else if (message->fd >= 0) {
-    ::close(message->fd);
-  }
+  if (fd != nullptr) *fd = std::move(message->fd);
   return std::move(message->text);
 }
 
 /// G: the program's process. Limits, privileges, Landlock, seccomp, execve.
 [[noreturn]] void exec_program(const LaunchOptions& options, const std::string& scratch,
-                               int ruleset, std::optional<std::uint32_t> uid,
+                               hearth::Fd ruleset, std::optional<std::uint32_t> uid,
                                std::optional<std::uint32_t> gid, const char* program,
                                char** argv) {
   // A session of its own, without a controlling terminal (TIOCSTI has no terminal to type into).
@@ -131,7 +128,8 @@ std::string receive(int socket, int* fd = nullptr) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     refuse({"no_new_privs", std::strerror(errno)});
   trace("G caps+nnp");
-  if (auto f = sandbox::landlock_restrict(ruleset, sandbox::landlock_abi(), scratch)) refuse(*f);
+  if (auto f = sandbox::landlock_restrict(std::move(ruleset), sandbox::landlock_abi(), scratch))
+    refuse(*f);
   ::setenv("TMPDIR", scratch.c_str(), 1);
   // Only 0-3 reach the program: the control and sync sockets are close-on-exec; anything else
   // the daemon did not mean to pass goes now.
@@ -157,11 +155,11 @@ std::string receive(int socket, int* fd = nullptr) {
     if (g_control < 0) refuse({"network proxy", "no control socket to hand the listener over"});
     if (auto f = sandbox::loopback_up()) refuse(*f);
     std::string error;
-    const int listener = sandbox::open_listener(options.proxy_port, error);
-    if (listener < 0) refuse({"network proxy", error});
-    if (!hearth::jail::send_message(g_control, "listen", listener))
+    hearth::Fd listener = sandbox::open_listener(options.proxy_port, error);
+    if (!listener) refuse({"network proxy", error});
+    if (!hearth::jail::send_message(g_control, "listen", listener.get()))
       refuse({"network proxy", "cannot hand the listener to the daemon"});
-    ::close(listener);
+    listener.reset();  // the daemon has its own copy now
   }
   if (receive(sync) != "go") std::_Exit(kExitCannotRun);  // L is gone, or failed
   trace("C go");
@@ -170,19 +168,21 @@ std::string receive(int socket, int* fd = nullptr) {
   if (auto f = sandbox::setup_mounts(options, scratch)) refuse(*f);
   trace("C mounts");
   // The Landlock rules L built meanwhile.
-  int ruleset = -1;
+  hearth::Fd ruleset;
   const std::string landlock = receive(sync, &ruleset);
   if (landlock.rfind("landlock-failed\t", 0) == 0) {
     const auto detail = landlock.substr(16);
     refuse({"landlock", detail});
   }
-  if (landlock != "landlock" || ruleset < 0) std::_Exit(kExitCannotRun);
+  if (landlock != "landlock" || !ruleset) std::_Exit(kExitCannotRun);
 
   const pid_t child = ::fork();
   if (child < 0) refuse({"pid namespace", std::string("fork: ") + std::strerror(errno)});
-  if (child == 0) exec_program(options, scratch, ruleset, uid, gid, program, argv);
+  if (child == 0) exec_program(options, scratch, std::move(ruleset), uid, gid, program, argv);
 
-  ::close(ruleset);
+  ruleset.reset();
+  // Raw: g_control is the launcher's inherited control fd, read by refuse() on every path that
+  // ends with _Exit (no destructor runs there); C reports nothing more, so its copy goes now.
   if (g_control >= 0) ::close(g_control);
   int main_status = 0;
   for (;;) {
@@ -214,9 +214,9 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
   }
   trace("L start");
 
-  int sync[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) != 0)
-    refuse({"launcher", std::string("socketpair: ") + std::strerror(errno)});
+  hearth::FdPair sync;
+  if (const int error = hearth::open_socket_pair(sync, SOCK_SEQPACKET | SOCK_CLOEXEC); error != 0)
+    refuse({"launcher", std::string("socketpair: ") + std::strerror(error)});
   unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
   if (options.net != NetMode::kHost) flags |= CLONE_NEWNET;
   const long pid = ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
@@ -227,10 +227,10 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
                               "): " + std::strerror(error)});
   }
   if (pid == 0) {
-    ::close(sync[0]);
-    jail_init(options, sync[1], uid, gid, program, argv);
+    sync[0].reset();
+    jail_init(options, sync[1].get(), uid, gid, program, argv);
   }
-  ::close(sync[1]);
+  sync[1].reset();
   const auto child = static_cast<pid_t>(pid);
   trace("L cloned");
   sandbox::Cgroups cgroups;
@@ -246,15 +246,13 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
   // C is waiting for "go": it joins the cgroups before it can start anything.
   if (auto f = cgroups.create(options, child)) abandon(*f);
   trace("L cgroups");
-  hearth::jail::send_message(sync[0], "go");
+  hearth::jail::send_message(sync[0].get(), "go");
   // The Landlock rules, built here while C sets up its mounts.
   sandbox::Outcome landlock;
-  const int ruleset = sandbox::landlock_ruleset(options, sandbox::landlock_abi(), landlock);
-  if (ruleset >= 0) {
-    hearth::jail::send_message(sync[0], "landlock", ruleset);
-    ::close(ruleset);
+  if (hearth::Fd ruleset = sandbox::landlock_ruleset(options, sandbox::landlock_abi(), landlock)) {
+    hearth::jail::send_message(sync[0].get(), "landlock", ruleset.get());
   } else {
-    hearth::jail::send_message(sync[0], "landlock-failed\t" + landlock->detail);
+    hearth::jail::send_message(sync[0].get(), "landlock-failed\t" + landlock->detail);
   }
   trace("L landlock");
 
@@ -265,7 +263,7 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
   trace("L reaped");
   // C's report of G's status (absent when C itself was killed or failed to set up).
   std::optional<int> program_status;
-  if (auto report = hearth::jail::receive_message(sync[0], /*wait=*/false);
+  if (auto report = hearth::jail::receive_message(sync[0].get(), /*wait=*/false);
       report && report->text.rfind("status\t", 0) == 0) {
     program_status = std::atoi(report->text.c_str() + 7);
   }

@@ -10,10 +10,11 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <cctype>
 #include <cstring>
 #include <mutex>
 
+#include "common/ascii.hpp"
+#include "common/pipes.hpp"
 #include "egress/proxy.hpp"
 #include "jail/control.hpp"
 
@@ -22,12 +23,14 @@ namespace hearth::handlers {
 namespace asio = boost::asio;
 
 struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
-  State(asio::any_io_executor executor, int fd)
-      : strand(asio::make_strand(executor)), descriptor(strand, fd) {}
+  State(asio::any_io_executor executor, Fd fd)
+      : strand(asio::make_strand(executor)), descriptor(strand, fd.get()) {
+    fd.release();  // the descriptor owns it now
+  }
 
   asio::strand<asio::any_io_executor> strand;
   asio::posix::stream_descriptor descriptor;  ///< our end of the control socket
-  int child_end = -1;                          ///< the launcher's end (fd 4 in the child)
+  Fd child_end;                                ///< the launcher's end (fd 4 in the child)
   std::string who;
   std::optional<egress::AllowList> allow;
 
@@ -52,9 +55,9 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
     std::lock_guard lock(mutex);
     if (closed) return;
     while (auto received = jail::receive_message(descriptor.native_handle(), /*wait=*/false)) {
-      int fd = received->fd;
+      Fd& fd = received->fd;  // closed with the message unless the proxy takes it
       const std::string_view message(received->text);
-      if (message == "listen" && fd >= 0) {
+      if (message == "listen" && fd) {
         if (allow && !proxy) {
           egress::ProxyOptions options;
           options.allow = *allow;
@@ -66,8 +69,7 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
                            e.host, e.port, e.detail);
             }
           };
-          auto started = egress::Proxy::start(strand, fd, std::move(options));
-          fd = -1;  // the proxy owns it now, also on failure
+          auto started = egress::Proxy::start(strand, std::move(fd), std::move(options));
           if (started.ok()) {
             proxy = std::move(started).value();
           } else {
@@ -82,7 +84,6 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
         failed.emplace(std::string(rest.substr(0, tab)),
                        tab == std::string_view::npos ? std::string() : std::string(rest.substr(tab + 1)));
       }
-      if (fd >= 0) ::close(fd);
     }
   }
 
@@ -94,8 +95,7 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
       if (closed) return;
       closed = true;
       stopping = std::move(proxy);
-      if (child_end >= 0) ::close(child_end);
-      child_end = -1;
+      child_end.reset();
     }
     if (stopping) stopping->stop();
     asio::post(strand, [self = shared_from_this()] {
@@ -106,9 +106,7 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
 };
 
 bool looks_out_of_memory(std::string_view tail) {
-  std::string lower(tail);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = ascii::lower(tail);
   for (const char* needle :
        {"memoryerror", "cannot allocate memory", "out of memory", "bad_alloc",
         "failed to reserve virtual memory", "memory exhausted", "allocation failed"}) {
@@ -149,33 +147,23 @@ Result<std::shared_ptr<Confinement>> Confinement::start(
   c->confined_ = true;
 
   std::optional<egress::AllowList> allow;
-  if (plan.value().options.net == jail::NetMode::kProxy) {
-    auto parsed = egress::AllowList::parse(plan.value().proxy_hosts);
-    if (!parsed.ok()) {
-      json::object data;
-      data["mechanism"] = "network proxy";
-      return Error::make(ErrorCode::kPermissionDenied,
-                         "networkAccess cannot be enforced: " + parsed.error().message,
-                         std::move(data));
-    }
-    allow = std::move(parsed).value();
-  }
+  if (plan.value().options.net == jail::NetMode::kProxy) allow = std::move(plan.value().proxy_allow);
 
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+  auto fds = make_socket_pair(SOCK_SEQPACKET | SOCK_CLOEXEC);
+  if (!fds.ok()) {
     return Error::make(ErrorCode::kInternalError,
-                       std::string("cannot create the jail's control socket: ") +
-                           std::strerror(errno));
+                       "cannot create the jail's control socket: " + fds.error().message);
   }
-  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  auto state = std::make_shared<State>(executor, fds[0]);
-  state->child_end = fds[1];
+  ::fcntl(fds->at(0).get(), F_SETFL, ::fcntl(fds->at(0).get(), F_GETFL) | O_NONBLOCK);
+  const int child_end = fds->at(1).get();
+  auto state = std::make_shared<State>(executor, std::move(fds->at(0)));
+  state->child_end = std::move(fds->at(1));
   state->who = std::move(who);
   state->allow = std::move(allow);
   c->state_ = state;
 
   plan.value().options.control_fd = 4;
-  cmd.control_fd = fds[1];
+  cmd.control_fd = child_end;
   cmd.launcher_options = plan.value().options.to_args();
   for (auto& entry : plan.value().env) cmd.env.push_back(std::move(entry));
   asio::post(state->strand, [state] { state->arm(); });

@@ -2,18 +2,31 @@
 /// What every Kind::create() starts with, in one place.
 
 #include <filesystem>
+#include <memory>
+#include <string>
 
 #include "handlers/handler.hpp"
 
 namespace hearth::handlers {
 
-/// The handler object must pass the kind's own check(): create() may be reached without the
-/// manifest loader (tests, embeddings). kInternalError naming the first problem otherwise.
-inline Status check_before_create(const Kind& kind, const json::object& handler) {
+/// The parsed handler object of `endpoint`, of the `Config` type `kind` parses into: the one the
+/// manifest loader kept (Endpoint::handler_config), else parsed now, for endpoints built without
+/// the loader (tests, embeddings). kInternalError naming the first problem when it does not parse.
+template <class Config>
+Result<std::shared_ptr<const Config>> config_of(const Kind& kind,
+                                                const manifest::Endpoint& endpoint) {
+  if (auto loaded = std::dynamic_pointer_cast<const Config>(endpoint.handler_config)) {
+    return loaded;
+  }
   Problems problems;
-  kind.check(handler, "handler", problems);
+  auto parsed = kind.parse(endpoint.handler, "handler", problems);
   if (!problems.empty()) return Error::make(ErrorCode::kInternalError, problems.front().to_string());
-  return {};
+  auto typed = std::dynamic_pointer_cast<const Config>(parsed);
+  if (!typed) {
+    return Error::make(ErrorCode::kInternalError,
+                       "handler: not parsed as a '" + std::string(kind.name()) + "' handler");
+  }
+  return typed;
 }
 
 /// The service folder as handlers use it (jail plans, keys of shared processes): canonical when

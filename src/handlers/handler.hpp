@@ -4,9 +4,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -22,24 +20,6 @@
 #include "manifest/manifest.hpp"
 
 namespace hearth::handlers {
-
-/// The optional `timeout` member of a handler object (milliseconds), shared by the kinds that have
-/// one: a non-negative number, rounded up; 0 or absent means "none of its own".
-inline void check_handler_timeout(const json::object& handler, const std::string& path,
-                                  Problems& problems) {
-  if (const auto* timeout = handler.if_contains("timeout")) {
-    if (!timeout->is_number() || timeout->to_number<double>() < 0) {
-      problems.push_back({join_path(path, "timeout"), "must be a non-negative number (milliseconds)"});
-    }
-  }
-}
-/// The value of a `timeout` that passed check_handler_timeout (0 when absent), capped at 1e9 ms.
-inline std::chrono::milliseconds handler_timeout(const json::object& handler) {
-  const auto* timeout = handler.if_contains("timeout");
-  if (timeout == nullptr) return std::chrono::milliseconds(0);
-  const double ms = std::min(std::ceil(timeout->to_number<double>()), 1e9);
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
-}
 
 /// Sends data to the subscribers of one of the service's subscription endpoints.
 class Publisher {
@@ -118,15 +98,20 @@ struct KindOptions {
   std::filesystem::path js_worker;
 };
 
-/// A handler kind: checks its part of a manifest and creates handlers.
+/// A handler kind: parses its part of a manifest and creates handlers.
 class Kind {
  public:
   virtual ~Kind() = default;
   virtual std::string_view name() const = 0;
-  /// Appends every problem of `handler` under `path` ("endpoints[1].handler").
-  virtual void check(const json::object& handler, const std::string& path,
-                     Problems& problems) const = 0;
-  /// Creates the handler of an endpoint whose handler object passed check().
+  /// Parses a handler object of this kind into the kind's typed configuration (a type derived
+  /// from manifest::HandlerConfig), appending every problem under `path`
+  /// ("endpoints[1].handler"); null when there was a problem. The manifest loader keeps the
+  /// result on the endpoint (Endpoint::handler_config).
+  virtual std::shared_ptr<const manifest::HandlerConfig> parse(const json::object& handler,
+                                                               const std::string& path,
+                                                               Problems& problems) const = 0;
+  /// Creates the handler of an endpoint from its parsed configuration (config_of() in
+  /// handlers/create.hpp gives it, also for endpoints built without the loader).
   virtual Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
                                                   const manifest::Endpoint& endpoint) const = 0;
   /// The daemon is stopping: stop long-lived helpers (worker pools) and start no new ones.
@@ -155,8 +140,10 @@ class Registry final : public manifest::HandlerKinds {
   /// True when every kind is ready().
   bool ready() const;
 
-  void check(std::string_view type, const json::object& handler, const std::string& path,
-             Problems& problems) const override;
+  std::shared_ptr<const manifest::HandlerConfig> parse(std::string_view type,
+                                                       const json::object& handler,
+                                                       const std::string& path,
+                                                       Problems& problems) const override;
 
  private:
   std::map<std::string, std::unique_ptr<Kind>, std::less<>> kinds_;

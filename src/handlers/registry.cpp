@@ -20,16 +20,15 @@ const Kind* Registry::find(std::string_view name) const {
   return it == kinds_.end() ? nullptr : it->second.get();
 }
 
-void Registry::check(std::string_view type, const json::object& handler, const std::string& path,
-                     Problems& problems) const {
-  if (const Kind* kind = find(type)) {
-    kind->check(handler, path, problems);
-    return;
-  }
+std::shared_ptr<const manifest::HandlerConfig> Registry::parse(std::string_view type,
+                                                               const json::object& handler,
+                                                               const std::string& path,
+                                                               Problems& problems) const {
+  if (const Kind* kind = find(type)) return kind->parse(handler, path, problems);
   const std::string type_path = join_path(path, "type");
   if (auto it = unsupported_.find(type); it != unsupported_.end()) {
     problems.push_back({type_path, it->second});
-    return;
+    return nullptr;
   }
   // Every name the spec or this build knows, sorted, so the message is stable.
   std::set<std::string_view> known;
@@ -42,6 +41,7 @@ void Registry::check(std::string_view type, const json::object& handler, const s
   }
   problems.push_back(
       {type_path, "unknown handler type '" + std::string(type) + "' (known: " + list + ")"});
+  return nullptr;
 }
 
 bool Registry::ready() const {

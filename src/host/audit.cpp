@@ -12,18 +12,16 @@
 
 namespace hearth::host {
 
-AuditLog::~AuditLog() {
-  if (fd_ >= 0) ::close(fd_);
-}
+AuditLog::~AuditLog() = default;
 
 Status AuditLog::open(const std::filesystem::path& file) {
-  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
+  Fd opened(::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!opened) {
     return Error::make(ErrorCode::kInternalError,
                        "cannot open audit log " + file.string() + ": " + std::strerror(errno));
   }
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
+  fd_ = std::move(opened);
+  const int fd = fd_.get();
   path_ = file;
   // A torn last line (kill -9 during a write, a full disk) must not swallow the next record.
   char last = '\n';
@@ -56,11 +54,11 @@ std::string AuditLog::format(const AuditRecord& record, std::chrono::system_cloc
 }
 
 void AuditLog::record(const AuditRecord& record) {
-  if (fd_ < 0) return;
+  if (!fd_) return;
   std::string line = format(record, std::chrono::system_clock::now());
   if (torn_.exchange(false)) line.insert(line.begin(), '\n');
   // O_APPEND + one write per line: concurrent records never interleave.
-  ssize_t n = ::write(fd_, line.data(), line.size());
+  ssize_t n = ::write(fd_.get(), line.data(), line.size());
   if (n != static_cast<ssize_t>(line.size())) {
     // Part of the line may be in the file: the next record starts on a new line.
     if (n > 0) torn_ = true;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "common/fd.hpp"
 #include "common/result.hpp"
 
 namespace hearth::host {
@@ -41,7 +42,7 @@ class AuditLog {
   static std::string format(const AuditRecord& record, std::chrono::system_clock::time_point now);
 
  private:
-  int fd_ = -1;
+  Fd fd_;
   std::atomic<bool> torn_{false};  ///< the last write was short: start the next on a new line
   std::filesystem::path path_;
 };

@@ -1,7 +1,6 @@
 // Host: finding and loading services, and what the jail will make of their permissions.
 #include <set>
 
-#include "egress/allowlist.hpp"
 #include "host/host.hpp"
 
 namespace hearth::host {
@@ -58,9 +57,9 @@ std::vector<std::string> Host::jail_notes(const manifest::Manifest& m) const {
         notes.push_back(who + ": calls will be refused (-32001): the jail needs " + name +
                         ", which this machine does not offer (see `hearth doctor`)");
     }
-    if (request.network_access) {
-      if (const auto* all = std::get_if<bool>(&*request.network_access); all && *all)
-        notes.push_back(who + ": networkAccess true gives the handler the host's network "
+    if (request.network_access &&
+        request.network_access->mode() == egress::NetworkPolicy::Mode::kAny) {
+      notes.push_back(who + ": networkAccess true gives the handler the host's network "
                               "(discouraged: list the hosts it needs instead)");
     }
     if (ep.effective.max_memory && !memory_cgroup)
@@ -95,17 +94,6 @@ std::unique_ptr<Host::Service> Host::load_service(const std::filesystem::path& d
     service->handlers[ep.id] = std::move(handler).value();
     if (ep.method == manifest::Method::kSubscription) subscription_ids.insert(ep.id);
   }
-  // networkAccess host lists must be enforceable by the egress proxy.
-  auto check_hosts = [&](const manifest::Permissions& p, const std::string& where) {
-    if (!p.network_access) return;
-    const auto* hosts = std::get_if<std::vector<std::string>>(&*p.network_access);
-    if (hosts == nullptr) return;
-    auto parsed = egress::AllowList::parse(*hosts);
-    if (!parsed.ok()) problems.push_back({where + ".networkAccess", parsed.error().message});
-  };
-  check_hosts(m.permissions, "permissions");
-  for (std::size_t i = 0; i < m.endpoints.size(); ++i)
-    check_hosts(m.endpoints[i].permissions, index_path("endpoints", i) + ".permissions");
   if (!problems.empty()) return nullptr;
   service->hub = std::make_shared<SubscriptionHub>(m.name, options_.subscription_limits);
   service->hub->set_endpoints(std::move(subscription_ids));

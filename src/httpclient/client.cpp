@@ -7,10 +7,9 @@
 // with an error and the coroutine reads why from Exchange::stop. Connections in the idle pool have
 // no operation pending and belong to the pool (under its mutex) until a request takes one.
 
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "httpclient/client.hpp"
+
+#include "common/ascii.hpp"
 #include "httpclient/response_reader.hpp"
 
 #include <openssl/ssl.h>
@@ -33,7 +32,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#pragma GCC diagnostic pop
 
 namespace hearth::httpclient {
 
@@ -59,15 +57,7 @@ Error failure(std::string message) {
   return Error::make(ErrorCode::kHandlerError, std::move(message));
 }
 
-char lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = lower(c);
-  return out;
-}
+using ascii::lower;
 
 bool idempotent(std::string_view method) {
   return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" ||
@@ -76,18 +66,6 @@ bool idempotent(std::string_view method) {
 
 bool is_redirect(int status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
-}
-
-std::string host_header(const Url& url) {
-  std::string out = url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
-  if (url.port != (url.tls ? 443 : 80)) out += ":" + std::to_string(url.port);
-  return out;
-}
-
-/// "host:port", for messages.
-std::string authority(const Url& url) {
-  return (url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host) + ":" +
-         std::to_string(url.port);
 }
 
 /// Refuses what the client sets itself or what would corrupt the request.
@@ -439,7 +417,7 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> open(State& state, Exchange
     last = ec;
     conn->close();
   }
-  if (!connected) co_return failure("cannot connect to " + authority(url) + ": " + last.message());
+  if (!connected) co_return failure("cannot connect to " + url.authority() + ": " + last.message());
   state.opened.fetch_add(1, std::memory_order_relaxed);
   error_code ignored;
   conn->socket.set_option(tcp::no_delay(true), ignored);
@@ -461,7 +439,8 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> open(State& state, Exchange
     auto [ec] = co_await conn->tls->async_handshake(ssl::stream_base::client, kUseTuple);
     if (auto e = ex.stopped()) co_return std::move(*e);
     if (ec) {
-      co_return failure("TLS handshake with " + authority(url) + " failed: " + tls_reason(ec, ssl));
+      co_return failure("TLS handshake with " + url.authority() +
+                        " failed: " + tls_reason(ec, ssl));
     }
   }
   co_return conn;
@@ -480,7 +459,7 @@ asio::awaitable<Status> feed(Exchange& ex, Connection& conn, ResponseReader& rea
     return body ? reader.done() || reader.stopped() : reader.head_done();
   };
   const auto cannot_read = [&](const std::string& why) {
-    return failure("cannot read the response from " + authority(url) + ": " + why);
+    return failure("cannot read the response from " + url.authority() + ": " + why);
   };
   bool closed = false;
   while (!finished()) {
@@ -532,7 +511,7 @@ asio::awaitable<Result<Outcome>> exchange(State& state, Exchange& ex,
   req.version(11);
   req.method_string(method);
   req.target(url.target);
-  req.set(http::field::host, host_header(url));
+  req.set(http::field::host, url.host_header());
   for (const auto& [name, value] : headers) req.insert(name, value);
   if (body) {
     req.body() = *body;
@@ -546,7 +525,7 @@ asio::awaitable<Result<Outcome>> exchange(State& state, Exchange& ex,
   sent = written > 0;
   if (auto e = ex.stopped()) co_return std::move(*e);
   if (write_ec) {
-    co_return failure("cannot send the request to " + authority(url) + ": " + write_ec.message());
+    co_return failure("cannot send the request to " + url.authority() + ": " + write_ec.message());
   }
 
   const bool follow = request.max_redirects > 0;
@@ -754,6 +733,13 @@ void Client::shutdown() {
 
 std::uint64_t Client::connections_opened() const {
   return state_->opened.load(std::memory_order_relaxed);
+}
+
+std::optional<std::string_view> Response::header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (ascii::iequals(key, name)) return std::string_view(value);
+  }
+  return std::nullopt;
 }
 
 }  // namespace hearth::httpclient

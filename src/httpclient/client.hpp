@@ -29,28 +29,9 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "httpclient/url.hpp"
 
 namespace hearth::httpclient {
-
-/// An absolute http(s) URL split into what a request needs.
-struct Url {
-  bool tls = false;
-  std::string host;        ///< as written, without brackets for IPv6, lower-cased
-  std::uint16_t port = 0;  ///< the explicit port or the scheme's default
-  std::string target;      ///< path and query ("/" at least); the fragment is dropped
-  /// "https://host:port" (port omitted when it is the default): the key of the connection pool.
-  std::string origin() const;
-};
-/// http:// and https:// only; userinfo ("user:pass@") is refused; kInvalidParams on errors.
-Result<Url> parse_url(std::string_view url);
-/// Resolves a Location header against the URL it came from (absolute, scheme-relative,
-/// absolute-path and relative references).
-Result<Url> resolve_location(const Url& base, std::string_view location);
-/// RFC 9110 token characters, at least one (header names, methods).
-bool is_token(std::string_view text);
-/// Percent-encodes everything but RFC 3986 unreserved characters (for path segments and query
-/// values).
-std::string encode_component(std::string_view text);
 
 struct Request {
   std::string method = "GET";

@@ -5,6 +5,8 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 
+#include "common/ascii.hpp"
+
 namespace hearth::httpclient {
 
 namespace http = boost::beast::http;
@@ -13,14 +15,6 @@ namespace {
 
 /// Size of the pieces a body is delivered in, at most.
 constexpr std::size_t kPiece = 16 * 1024;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -134,7 +128,7 @@ std::string ResponseReader::reason() const { return std::string(impl_->parser->g
 std::vector<std::pair<std::string, std::string>> ResponseReader::headers() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& field : impl_->parser->get()) {
-    out.emplace_back(lower(field.name_string()), std::string(field.value()));
+    out.emplace_back(ascii::lower(field.name_string()), std::string(field.value()));
   }
   return out;
 }

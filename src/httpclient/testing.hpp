@@ -24,17 +24,14 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.hpp"
+#include "common/fd.hpp"
+
 namespace hearth::httpclient::testing {
 
 using namespace std::chrono_literals;
 
-inline std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+using ascii::lower;
 
 struct SeenRequest {
   int connection = 0;  ///< 1-based number of the connection it came on
@@ -102,17 +99,17 @@ class Server {
   /// Listens on 127.0.0.1 (a free port); `tls`: serve https with this context (taken over).
   explicit Server(Handler handler, SSL_CTX* tls = nullptr)
       : handler_(std::move(handler)), tls_(tls) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    listen_fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    ::setsockopt(listen_fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = 0;
-    EXPECT_EQ(::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(listen_fd_, 64), 0);
+    EXPECT_EQ(::bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(listen_fd_.get(), 64), 0);
     socklen_t len = sizeof addr;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
     port_ = ntohs(addr.sin_port);
     accept_thread_ = std::thread([this] { accept_loop(); });
   }
@@ -160,9 +157,9 @@ class Server {
       stopping_ = true;
     }
     wake_.notify_all();
-    ::shutdown(listen_fd_, SHUT_RDWR);
+    ::shutdown(listen_fd_.get(), SHUT_RDWR);
     if (accept_thread_.joinable()) accept_thread_.join();
-    ::close(listen_fd_);
+    listen_fd_.reset();
     std::vector<std::thread> threads;
     {
       std::lock_guard lock(mutex_);
@@ -181,22 +178,20 @@ class Server {
 
   void accept_loop() {
     while (true) {
-      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) {
+      Fd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!fd) {
         std::lock_guard lock(mutex_);
         if (stopping_) return;
         continue;
       }
       int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       const int number = ++connections_;
       std::lock_guard lock(mutex_);
-      if (stopping_) {
-        ::close(fd);
-        return;
-      }
-      open_fds_.push_back(fd);
-      threads_.emplace_back([this, fd, number] { serve(fd, number); });
+      if (stopping_) return;
+      open_fds_.push_back(fd.get());
+      threads_.emplace_back(
+          [this, fd = std::move(fd), number]() mutable { serve(std::move(fd), number); });
     }
   }
 
@@ -281,13 +276,13 @@ class Server {
     return true;
   }
 
-  void serve(int fd, int number) {
+  void serve(Fd fd, int number) {
     Conn c;
-    c.fd = fd;
+    c.fd = fd.get();
     bool ok = true;
     if (tls_ != nullptr) {
       c.ssl = SSL_new(tls_);
-      SSL_set_fd(c.ssl, fd);
+      SSL_set_fd(c.ssl, fd.get());
       if (SSL_accept(c.ssl) != 1) {
         ++tls_failures_;
         ERR_clear_error();
@@ -324,14 +319,14 @@ class Server {
     if (c.ssl != nullptr) SSL_free(c.ssl);
     {
       std::lock_guard lock(mutex_);
-      std::erase(open_fds_, fd);
-      ::close(fd);
+      std::erase(open_fds_, fd.get());
+      fd.reset();  // under the lock: stop() must not shut down a reused number
     }
   }
 
   Handler handler_;
   SSL_CTX* tls_ = nullptr;
-  int listen_fd_ = -1;
+  Fd listen_fd_;
   std::uint16_t port_ = 0;
   std::thread accept_thread_;
   std::atomic<int> connections_{0};
@@ -341,7 +336,7 @@ class Server {
   mutable std::mutex mutex_;  ///< guards everything below
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::vector<int> open_fds_;
+  std::vector<int> open_fds_;  ///< borrowed: each is owned by its serve()
   std::vector<std::thread> threads_;
   std::vector<SeenRequest> seen_;
 };

@@ -1,5 +1,7 @@
 // The URL half of the HTTP client: parsing, Location resolution and percent-encoding. Kept apart
-// from client.cpp so that it compiles without Beast.
+// from client.cpp so that it compiles without Beast (the JS worker builds it too).
+#include "httpclient/url.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -7,56 +9,25 @@
 #include <string>
 #include <vector>
 
-#include "httpclient/client.hpp"
+#include "common/ascii.hpp"
+#include "common/rfc3986.hpp"
 
 namespace hearth::httpclient {
 
 namespace {
 
+using ascii::is_alnum;
+using ascii::is_digit;
+using ascii::lower;
+
 Error invalid(std::string message) {
   return Error::make(ErrorCode::kInvalidParams, std::move(message));
 }
 
-char lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool is_alpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-bool is_unreserved(char c) {
-  return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
-/// Characters RFC 3986 allows in a path or query as they are (unreserved, sub-delims, ':', '@',
-/// '/', '?') plus '%', which is taken to start an escape already made by the writer.
+/// Characters RFC 3986 allows in a path or query as they are (pchar, '/', '?') plus '%', which
+/// is taken to start an escape already made by the writer.
 bool is_target_char(char c) {
-  if (is_unreserved(c)) return true;
-  switch (c) {
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-    case ':':
-    case '@':
-    case '/':
-    case '?':
-    case '%':
-      return true;
-    default:
-      return false;
-  }
+  return rfc3986::is_pchar(c) || c == '/' || c == '?' || c == '%';
 }
 
 void append_escape(std::string& out, unsigned char c) {
@@ -82,11 +53,7 @@ std::string clean_target(std::string_view text) {
 }
 
 bool starts_with_scheme(std::string_view text, std::string_view scheme) {
-  if (text.size() < scheme.size() + 3) return false;
-  for (std::size_t i = 0; i < scheme.size(); ++i) {
-    if (lower(text[i]) != scheme[i]) return false;
-  }
-  return text.substr(scheme.size(), 3) == "://";
+  return ascii::istarts_with(text, scheme) && text.substr(scheme.size(), 3) == "://";
 }
 
 /// RFC 3986 5.2.4: removes "." and ".." segments from an absolute path.
@@ -122,11 +89,19 @@ std::string remove_dot_segments(std::string_view path) {
 
 }  // namespace
 
-std::string Url::origin() const {
-  std::string out = tls ? "https://" : "http://";
-  out += host.find(':') != std::string::npos ? "[" + host + "]" : host;
+std::string Url::host_header() const {
+  std::string out = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   if (port != (tls ? 443 : 80)) out += ":" + std::to_string(port);
   return out;
+}
+
+std::string Url::authority() const {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
+}
+
+std::string Url::origin() const {
+  return (tls ? "https://" : "http://") + host_header();
 }
 
 Result<Url> parse_url(std::string_view text) {
@@ -170,7 +145,7 @@ Result<Url> parse_url(std::string_view text) {
     const auto colon = authority.find(':');
     const auto host = authority.substr(0, colon);
     for (char c : host) {
-      if (!(is_alpha(c) || is_digit(c) || c == '.' || c == '-' || c == '_')) {
+      if (!(is_alnum(c) || c == '.' || c == '-' || c == '_')) {
         return invalid("character not allowed in the URL's host");
       }
       url.host += lower(c);
@@ -200,21 +175,11 @@ Result<Url> parse_url(std::string_view text) {
 
 Result<Url> resolve_location(const Url& base, std::string_view location) {
   // Leading and trailing white space is not part of a reference (servers sometimes add it).
-  while (!location.empty() && (location.front() == ' ' || location.front() == '\t')) {
-    location.remove_prefix(1);
-  }
-  while (!location.empty() && (location.back() == ' ' || location.back() == '\t')) {
-    location.remove_suffix(1);
-  }
+  location = ascii::trim(location);
   // An absolute reference: a scheme, then ':'.
-  const auto colon = location.find(':');
-  if (colon != std::string_view::npos && colon > 0 && is_alpha(location.front())) {
-    const auto scheme = location.substr(0, colon);
-    bool is_scheme = true;
-    for (char c : scheme) {
-      if (!(is_alpha(c) || is_digit(c) || c == '+' || c == '-' || c == '.')) is_scheme = false;
-    }
-    if (is_scheme) return parse_url(location);
+  if (const auto colon = location.find(':');
+      colon != std::string_view::npos && rfc3986::is_scheme(location.substr(0, colon))) {
+    return parse_url(location);
   }
   if (location.substr(0, 2) == "//") {
     return parse_url(std::string(base.tls ? "https:" : "http:") + std::string(location));
@@ -243,37 +208,17 @@ Result<Url> resolve_location(const Url& base, std::string_view location) {
   return parse_url(base.origin() + target);
 }
 
-bool is_token(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    if (!ok) return false;
-  }
-  return true;
-}
-
 std::string encode_component(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    if (is_unreserved(c)) {
+    if (rfc3986::is_unreserved(c)) {
       out += c;
     } else {
       append_escape(out, static_cast<unsigned char>(c));
     }
   }
   return out;
-}
-
-std::optional<std::string_view> Response::header(std::string_view name) const {
-  for (const auto& [key, value] : headers) {
-    if (key.size() != name.size()) continue;
-    bool same = true;
-    for (std::size_t i = 0; i < key.size() && same; ++i) same = lower(key[i]) == lower(name[i]);
-    if (same) return std::string_view(value);
-  }
-  return std::nullopt;
 }
 
 }  // namespace hearth::httpclient

@@ -44,10 +44,13 @@ std::optional<Message> receive_message(int socket, bool wait) {
     n = ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT));
   } while (n < 0 && errno == EINTR);
   if (n <= 0) return std::nullopt;
-  Message out{std::string(buffer, static_cast<std::size_t>(n)), -1};
+  Message out{std::string(buffer, static_cast<std::size_t>(n)), Fd()};
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      std::memcpy(&out.fd, CMSG_DATA(c), sizeof(int));
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+      out.fd.reset(fd);
+    }
   }
   return out;
 }

@@ -10,15 +10,17 @@
 #include <string>
 #include <string_view>
 
+#include "common/fd.hpp"
+
 namespace hearth::jail {
 
 /// Sends `message` (and `fd`, when >= 0) as one datagram. False on failure or when socket < 0.
 bool send_message(int socket, std::string_view message, int fd = -1);
 
-/// One received datagram; `fd` is the descriptor it carried (close-on-exec), or -1.
+/// One received datagram; `fd` is the descriptor it carried (close-on-exec), if any.
 struct Message {
   std::string text;
-  int fd = -1;
+  Fd fd;
 };
 
 /// Receives one datagram (messages longer than 1 KiB are cut). `wait`: block until one comes;

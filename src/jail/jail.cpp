@@ -13,6 +13,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "common/pipes.hpp"
 #include "jail/glob.hpp"
 #include "jail/sandbox.hpp"
 #include "json/json.hpp"
@@ -147,12 +148,10 @@ void remove_daemon_cgroup(const std::string& dir) {
 /// Runs the launcher's --probe and parses its lines.
 Result<Capabilities> run_probe(const JailOptions& options, const std::string& memory,
                                const std::string& pids) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0)
-    return Error::make(ErrorCode::kInternalError, std::string("pipe: ") + std::strerror(errno));
+  HEARTH_ASSIGN_OR_RETURN(FdPair out, make_pipe());
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, out[1].get(), 1);
   std::vector<std::string> args = {options.launcher.string(), "--probe"};
   if (!memory.empty()) args.push_back("--cgroup-memory=" + memory);
   if (!pids.empty()) args.push_back("--cgroup-pids=" + pids);
@@ -162,19 +161,18 @@ Result<Capabilities> run_probe(const JailOptions& options, const std::string& me
   pid_t pid = -1;
   const int rc = ::posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
+  out[1].reset();
   if (rc != 0) {
-    ::close(out[0]);
     return Error::make(ErrorCode::kInternalError,
                        "cannot run " + args[0] + " --probe: " + std::strerror(rc));
   }
   std::string text;
   char buffer[4096];
   ssize_t n = 0;
-  while ((n = ::read(out[0], buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
+  while ((n = ::read(out[0].get(), buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
     if (n > 0) text.append(buffer, static_cast<std::size_t>(n));
   }
-  ::close(out[0]);
+  out[0].reset();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -361,7 +359,7 @@ std::vector<std::string> Jail::required_mechanisms(const Request& request) {
                                      "seccomp"};
   bool host = false;
   if (request.network_access) {
-    if (const auto* b = std::get_if<bool>(&*request.network_access)) host = *b;
+    host = request.network_access->mode() == egress::NetworkPolicy::Mode::kAny;
   }
   if (!host) needed.emplace_back("network namespace");
   return needed;
@@ -465,14 +463,14 @@ Result<Plan> Jail::plan(const Request& request) const {
   // Network.
   o.net = NetMode::kNone;
   if (request.network_access) {
-    if (const auto* b = std::get_if<bool>(&*request.network_access)) {
-      if (*b) o.net = NetMode::kHost;
-    } else {
-      const auto& hosts = std::get<std::vector<std::string>>(*request.network_access);
-      if (!hosts.empty()) {
+    const auto& network = *request.network_access;
+    if (network.mode() == egress::NetworkPolicy::Mode::kAny) {
+      o.net = NetMode::kHost;
+    } else if (network.mode() == egress::NetworkPolicy::Mode::kList) {
+      if (!network.list().empty()) {
         o.net = NetMode::kProxy;
         o.proxy_port = options_.proxy_port;
-        plan.proxy_hosts = hosts;
+        plan.proxy_allow = network.list();
         const std::string url = "http://127.0.0.1:" + std::to_string(options_.proxy_port);
         for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
           plan.env.push_back(std::string(name) + "=" + url);

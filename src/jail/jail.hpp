@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "egress/network_policy.hpp"
 #include "jail/launch_options.hpp"
 
 namespace hearth::jail {
@@ -64,8 +65,8 @@ struct Capabilities {
 struct Request {
   std::filesystem::path service_dir;                ///< absolute, canonical
   std::optional<std::vector<std::string>> file_access;
-  /// absent or false: none; true: host network; a list: through the allowlisting proxy
-  std::optional<std::variant<bool, std::vector<std::string>>> network_access;
+  /// absent or false: none; true: host network; a non-empty list: through the allowlisting proxy
+  std::optional<egress::NetworkPolicy> network_access;
   std::optional<std::uint64_t> max_memory;
   /// Added to max_memory for RLIMIT_AS and for the memory cgroup (an engine's reservations and
   /// baseline, which the handler's own data limit should not count).
@@ -79,7 +80,7 @@ struct Request {
 struct Plan {
   bool confined = false;            ///< false only with --insecure-no-sandbox
   LaunchOptions options;            ///< control_fd is set by the caller
-  std::vector<std::string> proxy_hosts;  ///< the allowlist when options.net == kProxy
+  egress::AllowList proxy_allow;    ///< what the proxy allows when options.net == kProxy
   std::vector<std::string> env;     ///< extra environment ("KEY=VALUE": the proxy variables)
 };
 

@@ -291,11 +291,12 @@ TEST(Seccomp, UnixSocketsAreRefusedButStreamPairsWork) {
       CHILD_EXPECT(::write(sv[0], "x", 1) == 1);
       char c = 0;
       CHILD_EXPECT(::read(sv[1], &c, 1) == 1 && c == 'x');
+      // Raw closes: the socketpair(2) calls themselves are under test, in a forked child.
       ::close(sv[0]);
       ::close(sv[1]);
       CHILD_EXPECT(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv) == 0);
-      ::close(sv[0]);
-      ::close(sv[1]);
+      ::close(sv[0]);  // raw, as above
+      ::close(sv[1]);  // raw, as above
       return 0;
     });
     EXPECT_EQ(rc, 0) << "mode " << to_string(mode);
@@ -323,7 +324,7 @@ TEST_F(TempService, HostNetworkDoesNotNeedANetworkNamespace) {
   request.service_dir = dir_;
   request.program = "/bin/true";
   EXPECT_FALSE(jail.plan(request).ok());
-  request.network_access = true;
+  request.network_access = egress::NetworkPolicy(true);
   auto plan = jail.plan(request);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan.value().options.net, NetMode::kHost);
@@ -358,14 +359,15 @@ TEST_F(TempService, PlanCarriesLimitsNetworkAndCode) {
   ASSERT_TRUE(narrow.ok());
   EXPECT_EQ(narrow.value().options.read_exec, std::vector<std::string>{at("scripts")});
   request.file_access = std::vector<std::string>{"data/*.json"};
-  request.network_access = std::vector<std::string>{"api.example.com"};
+  request.network_access = egress::NetworkPolicy::parse({"api.example.com"}).value();
   request.max_memory = 64 << 20;
   auto plan = jail.plan(request);
   ASSERT_TRUE(plan.ok());
   const auto& o = plan.value().options;
   EXPECT_TRUE(o.jail);
   EXPECT_EQ(o.net, NetMode::kProxy);
-  EXPECT_EQ(plan.value().proxy_hosts, std::vector<std::string>{"api.example.com"});
+  EXPECT_EQ(plan.value().proxy_allow.entries(), std::vector<std::string>{"api.example.com"});
+  EXPECT_TRUE(plan.value().proxy_allow.allows("api.example.com", 443));
   EXPECT_TRUE(contains(plan.value().env, "HTTPS_PROXY=http://127.0.0.1:3128"));
   EXPECT_EQ(o.address_space, 64u << 20);
   EXPECT_TRUE(contains(o.read_exec, at("scripts")));  // a file: its folder

@@ -28,6 +28,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/ascii.hpp"
+
 namespace hearth::jail::sandbox {
 
 namespace {
@@ -99,25 +101,23 @@ Failure failure(std::string mechanism, std::string_view what, int error) {
 }
 
 bool write_file(const std::string& path, std::string_view text, int& error) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) {
     error = errno;
     return false;
   }
-  const ssize_t n = ::write(fd, text.data(), text.size());
+  const ssize_t n = ::write(fd.get(), text.data(), text.size());
   error = n < 0 ? errno : 0;
-  ::close(fd);
   return n == static_cast<ssize_t>(text.size());
 }
 
 std::string read_small_file(const std::string& path) {
   std::string out;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return out;
   char buffer[4096];
   ssize_t n = 0;
-  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
-  ::close(fd);
+  while ((n = ::read(fd.get(), buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
   return out;
 }
 
@@ -162,24 +162,23 @@ Rights rights_for(std::uint64_t handled) {
 /// Adds a path-beneath rule for `path` (file rules keep only file rights); an absent path adds
 /// nothing.
 Outcome add_path_rule(int ruleset, const std::string& path, std::uint64_t access) {
-  const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  const Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+  if (!fd) return std::nullopt;
   struct stat st{};
-  if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) access &= kFileRights;
-  PathBeneathAttr rule{access, fd};
+  if (::fstat(fd.get(), &st) == 0 && !S_ISDIR(st.st_mode)) access &= kFileRights;
+  PathBeneathAttr rule{access, fd.get()};
   Outcome result;
   if (access != 0 && ::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0U) != 0)
     result = failure("landlock", "landlock_add_rule " + path, errno);
-  ::close(fd);
   return result;
 }
 
 }  // namespace
 
-int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
+Fd landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
   if (abi < 1) {
     result = Failure{"landlock", "not supported by this kernel"};
-    return -1;
+    return Fd();
   }
   RulesetAttr attr{};
   attr.handled_access_fs = fs_rights_for_abi(abi);
@@ -199,21 +198,21 @@ int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
   }
   // Pathname unix sockets (a right newer than ABI 7): handled, and so refused outside the jail's
   // own, when this kernel accepts the bit; a kernel that does not know it says EINVAL.
-  int ruleset = -1;
+  Fd ruleset;
   if (abi >= 8) {
     attr.handled_access_fs |= kFsResolveUnix;
-    ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U));
-    if (ruleset < 0) attr.handled_access_fs &= ~kFsResolveUnix;
+    ruleset.reset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U)));
+    if (!ruleset) attr.handled_access_fs &= ~kFsResolveUnix;
   }
-  if (ruleset < 0)
-    ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U));
-  if (ruleset < 0) {
+  if (!ruleset)
+    ruleset.reset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U)));
+  if (!ruleset) {
     result = failure("landlock", "landlock_create_ruleset", errno);
-    return -1;
+    return Fd();
   }
   const Rights r = rights_for(attr.handled_access_fs);
   auto add = [&](const std::string& path, std::uint64_t access) {
-    if (!result) result = add_path_rule(ruleset, path, access);
+    if (!result) result = add_path_rule(ruleset.get(), path, access);
   };
   for (const char* p : kSystemReadExec) add(p, r.read_exec);
   for (const char* p : kSystemReadOnly) add(p, r.read_only);
@@ -226,32 +225,28 @@ int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
   for (const auto& p : options.read_write_keep) add(p, r.read_write_keep);
   if (!result && attr.handled_access_net != 0 && options.net == NetMode::kProxy) {
     NetPortAttr port{kNetConnectTcp, options.proxy_port};
-    if (::syscall(SYS_landlock_add_rule, ruleset, kRuleNetPort, &port, 0U) != 0)
+    if (::syscall(SYS_landlock_add_rule, ruleset.get(), kRuleNetPort, &port, 0U) != 0)
       result = failure("landlock", "landlock_add_rule (proxy port)", errno);
   }
-  if (result) {
-    ::close(ruleset);
-    return -1;
-  }
+  if (result) return Fd();
   return ruleset;
 }
 
-Outcome landlock_restrict(int ruleset, int abi, const std::string& scratch) {
+Outcome landlock_restrict(Fd ruleset, int abi, const std::string& scratch) {
   const Rights r = rights_for(fs_rights_for_abi(abi));
   // The jail's own /proc and scratch folder exist only in its mount namespace.
-  Outcome result = add_path_rule(ruleset, "/proc", r.read_only);
-  if (!result && !scratch.empty()) result = add_path_rule(ruleset, scratch, r.read_write);
-  if (!result && ::syscall(SYS_landlock_restrict_self, ruleset, 0U) != 0)
+  Outcome result = add_path_rule(ruleset.get(), "/proc", r.read_only);
+  if (!result && !scratch.empty()) result = add_path_rule(ruleset.get(), scratch, r.read_write);
+  if (!result && ::syscall(SYS_landlock_restrict_self, ruleset.get(), 0U) != 0)
     result = failure("landlock", "landlock_restrict_self", errno);
-  ::close(ruleset);
   return result;
 }
 
 Outcome apply_landlock(const LaunchOptions& options, int abi, const std::string& scratch) {
   Outcome result;
-  const int ruleset = landlock_ruleset(options, abi, result);
-  if (ruleset < 0) return result;
-  return landlock_restrict(ruleset, abi, scratch);
+  Fd ruleset = landlock_ruleset(options, abi, result);
+  if (!ruleset) return result;
+  return landlock_restrict(std::move(ruleset), abi, scratch);
 }
 
 namespace {
@@ -355,11 +350,6 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
   return ctx;
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -371,8 +361,8 @@ Outcome apply_seccomp(NetMode net, std::string_view precompiled_hex) {
     std::vector<sock_filter> program(precompiled_hex.size() / 16);
     auto* bytes = reinterpret_cast<unsigned char*>(program.data());
     for (std::size_t i = 0; i < precompiled_hex.size(); i += 2) {
-      const int hi = hex_digit(precompiled_hex[i]);
-      const int lo = hex_digit(precompiled_hex[i + 1]);
+      const int hi = ascii::hex_value(precompiled_hex[i]);
+      const int lo = ascii::hex_value(precompiled_hex[i + 1]);
       if (hi < 0 || lo < 0) return Failure{"seccomp", "malformed precompiled filter"};
       bytes[i / 2] = static_cast<unsigned char>(hi * 16 + lo);
     }
@@ -395,11 +385,11 @@ std::string export_seccomp(NetMode net) {
   scmp_filter_ctx ctx = build_filter(net, error);
   if (ctx == nullptr) return {};
   std::string hex;
-  const int fd = ::memfd_create("hearth-seccomp", MFD_CLOEXEC);
-  if (fd >= 0 && seccomp_export_bpf(ctx, fd) == 0) {
-    const off_t size = ::lseek(fd, 0, SEEK_END);
+  const Fd fd(::memfd_create("hearth-seccomp", MFD_CLOEXEC));
+  if (fd && seccomp_export_bpf(ctx, fd.get()) == 0) {
+    const off_t size = ::lseek(fd.get(), 0, SEEK_END);
     std::string bytes(static_cast<std::size_t>(size > 0 ? size : 0), '\0');
-    if (size > 0 && ::pread(fd, bytes.data(), bytes.size(), 0) == size) {
+    if (size > 0 && ::pread(fd.get(), bytes.data(), bytes.size(), 0) == size) {
       static const char* kDigits = "0123456789abcdef";
       for (unsigned char b : bytes) {
         hex += kDigits[b >> 4];
@@ -407,7 +397,6 @@ std::string export_seccomp(NetMode net) {
       }
     }
   }
-  if (fd >= 0) ::close(fd);
   seccomp_release(ctx);
   return hex;
 }
@@ -423,10 +412,7 @@ bool make_mount_point(const std::string& path, bool directory) {
     if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return false;
   }
   if (directory) return ::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
-  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  ::close(fd);
-  return true;
+  return Fd(::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644)).valid();
 }
 
 }  // namespace
@@ -448,7 +434,7 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
   // folder under /tmp, its rules, the working directory) is bound back into it, at the same path.
   struct Keep {
     std::string path;
-    int fd;
+    Fd fd;
     bool directory;
   };
   std::vector<Keep> keep;
@@ -457,11 +443,11 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
     for (const auto& k : keep) {
       if (k.path == path) return;
     }
-    const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) return;
+    Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    if (!fd) return;
     struct stat st{};
-    ::fstat(fd, &st);
-    keep.push_back({path, fd, S_ISDIR(st.st_mode)});
+    ::fstat(fd.get(), &st);
+    keep.push_back({path, std::move(fd), S_ISDIR(st.st_mode)});
   };
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd) != nullptr) remember(cwd);
@@ -478,12 +464,12 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
     result = failure(kWhat, "mounting a private /tmp", errno);
   for (const auto& k : keep) {
     if (result) break;
-    const std::string source = "/proc/self/fd/" + std::to_string(k.fd);
+    const std::string source = "/proc/self/fd/" + std::to_string(k.fd.get());
     if (!make_mount_point(k.path, k.directory) ||
         ::mount(source.c_str(), k.path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
       result = failure(kWhat, "binding " + k.path + " into the private /tmp", errno);
   }
-  for (const auto& k : keep) ::close(k.fd);
+  for (auto& k : keep) k.fd.reset();
   if (result) return result;
   // The writable scratch space: /tmp itself, unless something was bound back into it - then a
   // folder of its own, since a Landlock rule on /tmp would reach into what was bound back.
@@ -502,9 +488,8 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
     // path. Seccomp later refuses umount, so the program cannot lift them.
     const char* kFile = "/tmp/.hearth-cover-file";
     const char* kDir = "/tmp/.hearth-cover-dir";
-    const int fd = ::open(kFile, O_CREAT | O_WRONLY | O_CLOEXEC, 0);
-    if (fd < 0) return failure(kWhat, "creating the cover file", errno);
-    ::close(fd);
+    if (!Fd(::open(kFile, O_CREAT | O_WRONLY | O_CLOEXEC, 0)))
+      return failure(kWhat, "creating the cover file", errno);
     if (::mkdir(kDir, 0) != 0) return failure(kWhat, "creating the cover folder", errno);
     for (const auto& path : options.hide) {
       struct stat st{};
@@ -524,37 +509,37 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
 }
 
 Outcome loopback_up() {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return failure("network namespace", "socket", errno);
+  Fd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd) return failure("network namespace", "socket", errno);
   ifreq request{};
   std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
-  int rc = ::ioctl(fd, SIOCGIFFLAGS, &request);
+  int rc = ::ioctl(fd.get(), SIOCGIFFLAGS, &request);
   if (rc == 0) {
     request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP | IFF_RUNNING);
-    rc = ::ioctl(fd, SIOCSIFFLAGS, &request);
+    rc = ::ioctl(fd.get(), SIOCSIFFLAGS, &request);
   }
   const int error = errno;
-  ::close(fd);
+  fd.reset();
   if (rc != 0) return failure("network namespace", "bringing up the loopback interface", error);
   return std::nullopt;
 }
 
-int open_listener(std::uint16_t port, std::string& error) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+Fd open_listener(std::uint16_t port, std::string& error) {
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) {
     error = std::string("socket: ") + std::strerror(errno);
-    return -1;
+    return Fd();
   }
   const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(fd.get(), 64) != 0) {
     error = "listening on 127.0.0.1:" + std::to_string(port) + ": " + std::strerror(errno);
-    ::close(fd);
-    return -1;
+    return Fd();
   }
   return fd;
 }
@@ -714,32 +699,31 @@ namespace {
 /// message (written to a pipe) or the clone error.
 template <class Body>
 bool try_in_child(unsigned long flags, std::string& detail, Body&& body) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    detail = std::strerror(errno);
+  FdPair pipe;
+  if (const int error = open_pipe(pipe); error != 0) {
+    detail = std::strerror(error);
     return false;
   }
   const long pid = ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
   if (pid < 0) {
     detail = std::string("clone: ") + std::strerror(errno);
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
     return false;
   }
   if (pid == 0) {
-    ::close(pipe_fds[0]);
+    // The child (a copy of this single-threaded launcher) ends with _exit: no destructor runs.
+    pipe[0].reset();
     std::string message;
     const bool ok = body(message);
-    if (::write(pipe_fds[1], message.data(), message.size()) < 0) {
+    if (::write(pipe[1].get(), message.data(), message.size()) < 0) {
     }
     ::_exit(ok ? 0 : 1);
   }
-  ::close(pipe_fds[1]);
+  pipe[1].reset();
   char buffer[512];
   ssize_t n = 0;
   detail.clear();
-  while ((n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0) detail.append(buffer, static_cast<size_t>(n));
-  ::close(pipe_fds[0]);
+  while ((n = ::read(pipe[0].get(), buffer, sizeof buffer)) > 0) detail.append(buffer, static_cast<size_t>(n));
+  pipe[0].reset();
   int status = 0;
   while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
   }

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/fd.hpp"
 #include "jail/launch_options.hpp"
 
 namespace hearth::jail::sandbox {
@@ -44,9 +45,9 @@ Outcome apply_landlock(const LaunchOptions& options, int abi, const std::string&
 /// sets up its mounts: landlock_ruleset() (any process that sees the same files: rules are on
 /// inodes, and the jail's bind mounts share them) makes a ruleset with every rule but the jail's
 /// own /proc and scratch folder; landlock_restrict() (in the program's process) adds those two
-/// and restricts the calling thread. It closes `ruleset`. -1 and `result` set on failure.
-int landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result);
-Outcome landlock_restrict(int ruleset, int abi, const std::string& scratch);
+/// and restricts the calling thread, closing `ruleset`. No ruleset, and `result` set, on failure.
+Fd landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result);
+Outcome landlock_restrict(Fd ruleset, int abi, const std::string& scratch);
 
 /// Loads the seccomp filter: refuses ptrace, mount and the new mount API, namespaces, kexec,
 /// modules, bpf, perf_event_open, keyring calls, io_uring, TIOCSTI/TIOCLINUX, process_vm_*, and
@@ -71,8 +72,8 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch);
 /// Brings up the loopback interface of the (new) network namespace.
 Outcome loopback_up();
 
-/// A listening TCP socket on 127.0.0.1:port of the current network namespace; -1 with `error`.
-int open_listener(std::uint16_t port, std::string& error);
+/// A listening TCP socket on 127.0.0.1:port of the current network namespace; none with `error`.
+Fd open_listener(std::uint16_t port, std::string& error);
 
 /// Writes uid_map/gid_map of `child` (in a new user namespace): inside 0 is `uid` (the launcher's
 /// own ids when it is not root). When `jail_uid` is set (root launcher), 0 stays 0 and `jail_uid`

@@ -42,6 +42,7 @@
 #include <thread>
 
 #include "common/atomic_file.hpp"
+#include "common/fd.hpp"
 #include "common/utf8.hpp"
 #include "jail/glob.hpp"
 #include "js/fetch.hpp"
@@ -244,6 +245,14 @@ struct Timer {
   std::vector<std::unique_ptr<JS::PersistentRootedValue>> args;
 };
 
+/// The endpoint's networkAccess as the daemon sent it (the manifest had it parsed already), parsed
+/// once per worker: a list that does not parse refuses every ctx.fetch.
+Result<egress::NetworkPolicy> network_policy(
+    const std::variant<bool, std::vector<std::string>>& network) {
+  if (const bool* all = std::get_if<bool>(&network)) return egress::NetworkPolicy(*all);
+  return egress::NetworkPolicy::parse(std::get<std::vector<std::string>>(network));
+}
+
 class SpiderMonkeyEngine;
 SpiderMonkeyEngine* engine_of(JSContext* cx) {
   return static_cast<SpiderMonkeyEngine*>(JS_GetContextPrivate(cx));
@@ -252,7 +261,11 @@ SpiderMonkeyEngine* engine_of(JSContext* cx) {
 class SpiderMonkeyEngine final : public Engine {
  public:
   SpiderMonkeyEngine(WorkerConfig config, JSContext* cx)
-      : config_(std::move(config)), cx_(cx), watchdog_(cx), baseline_(resident_bytes()) {
+      : config_(std::move(config)),
+        network_(network_policy(config_.network)),
+        cx_(cx),
+        watchdog_(cx),
+        baseline_(resident_bytes()) {
     if (config_.file_access) globs_ = jail::GlobSet(*config_.file_access);
   }
 
@@ -265,6 +278,23 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   Outcome call(const CallRequest& request, const CallSink& sink) override {
+    return with_limits(request, sink, [this, &request] { return run(request); });
+  }
+
+  Outcome evaluate(const EvalRequest& request, const CallSink& sink) override {
+    // What the rest of the engine knows of the running request: its name in logs, its time
+    // limit; no function, no module (so no ctx, and no folder locks: it has no file access).
+    CallRequest as_call;
+    as_call.id = request.id;
+    as_call.endpoint = request.filename;
+    as_call.timeout = request.timeout;
+    return with_limits(as_call, sink, [this, &request] { return run_source(request); });
+  }
+
+  /// Runs `body` as the current request: its deadline and memory limit armed, its timers, locks
+  /// and modules dropped after it.
+  template <class Body>
+  Outcome with_limits(const CallRequest& request, const CallSink& sink, Body body) {
     request_ = &request;
     sink_ = &sink;
     deadline_ = Clock::now() + request.timeout;
@@ -272,11 +302,10 @@ class SpiderMonkeyEngine final : public Engine {
     timers_.clear();
     next_timer_ = 1;
     watchdog_.arm(deadline_, config_.max_heap > 0 ? baseline_ + config_.max_heap : 0);
-    Outcome out = run(request);
+    Outcome out = body();
     watchdog_.disarm();
     report_suppressed_logs();
-    for (const auto& [path, fd] : locks_) ::close(fd);  // releases the flock
-    locks_.clear();
+    locks_.clear();  // closing the descriptors releases the flocks
     modules_.clear();
     timers_.clear();
     failure_.reset();
@@ -456,17 +485,16 @@ class SpiderMonkeyEngine final : public Engine {
     const fs::path folder = real.parent_path();
     if (locks_.count(folder.string()) != 0 || locks_.count(real.string()) != 0) return true;
     std::string key = folder.string();
-    int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
+    Fd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) {
       key = real.string();
-      fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      fd.reset(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     }
-    if (fd < 0) return true;  // nothing to lock on: the open that follows reports the problem
+    if (!fd) return true;  // nothing to lock on: the open that follows reports the problem
     const int op = (request_->mutation ? LOCK_EX : LOCK_SH) | LOCK_NB;
-    while (::flock(fd, op) != 0) {
+    while (::flock(fd.get(), op) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR) break;  // locking unsupported: go on unlocked
       if (Clock::now() >= deadline_ || interrupted()) {
-        ::close(fd);
         throw_error("Error", std::string(verb) + ": '" +
                                  real.lexically_relative(config_.service_dir).generic_string() +
                                  "' stayed locked by another call until the time limit",
@@ -475,7 +503,7 @@ class SpiderMonkeyEngine final : public Engine {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    locks_.emplace(std::move(key), fd);
+    locks_.emplace(std::move(key), std::move(fd));
     return true;
   }
 
@@ -578,6 +606,87 @@ class SpiderMonkeyEngine final : public Engine {
     return out;
   }
 
+  /// The text an evaluation's source is compiled as: the body of a strict async function. The
+  /// prefix is one line, and the source starts a line, so its lines and columns are reported as
+  /// they are in the source when it is compiled from line 0.
+  static constexpr std::string_view kSourcePrefix = "(async function () {\"use strict\";\n";
+  static constexpr std::string_view kSourceSuffix = "\n})";
+
+  Outcome run_source(const EvalRequest& request) {
+    JS::RootedObject global(cx_, new_global());
+    if (!global) return take_exception();
+    JSAutoRealm realm(cx_, global);
+    if (!define_globals(global)) return take_exception();
+
+    // The caller's globals: plain writable copies of their JSON values.
+    JS::RootedValue given(cx_);
+    if (!parse_json(cx_, request.globals_json, &given)) return take_exception();
+    if (!given.isObject()) return script_error("TypeError", "the globals must be a JSON object");
+    JS::RootedObject given_obj(cx_, &given.toObject());
+    JS::Rooted<JS::IdVector> names(cx_, JS::IdVector(cx_));
+    if (!JS_Enumerate(cx_, given_obj, &names)) return take_exception();
+    JS::RootedValue v(cx_);
+    for (std::size_t i = 0; i < names.length(); ++i) {
+      if (!JS_GetPropertyById(cx_, given_obj, names[i], &v) ||
+          !JS_DefinePropertyById(cx_, global, names[i], v, JSPROP_ENUMERATE)) {
+        return take_exception();
+      }
+    }
+
+    std::string text;
+    text.reserve(kSourcePrefix.size() + request.source.size() + kSourceSuffix.size());
+    text.append(kSourcePrefix).append(request.source).append(kSourceSuffix);
+    JS::CompileOptions options(cx_);
+    options.setFileAndLine(request.filename.c_str(), 0);
+    JS::SourceText<mozilla::Utf8Unit> source;
+    if (!source.init(cx_, text.data(), text.size(), JS::SourceOwnership::Borrowed)) {
+      return take_exception();
+    }
+    JS::RootedValue fn(cx_);
+    if (!JS::Evaluate(cx_, options, source, &fn)) return take_exception();
+    // A source that closes the wrapper (`}); more code; (async function () {`) leaves a function
+    // whose text is not the whole wrapper: refused rather than run in pieces.
+    JS::RootedString fn_text(cx_, fn.isObject() && JS::IsCallable(&fn.toObject())
+                                      ? JS::ToString(cx_, fn)
+                                      : nullptr);
+    if (!fn_text) JS_ClearPendingException(cx_);
+    if (!fn_text || to_utf8(cx_, fn_text) != std::string_view(text).substr(1, text.size() - 2)) {
+      return script_error("SyntaxError",
+                          "the source closes the function it is run in (unbalanced braces)");
+    }
+
+    JS::RootedValue result(cx_);
+    if (!JS_CallFunctionValue(cx_, nullptr, fn, JS::HandleValueArray::empty(), &result)) {
+      return take_exception();
+    }
+    if (auto failed = settle(&result)) return std::move(*failed);
+
+    Outcome out;
+    if (!stringify(cx_, result, out.value_json)) return take_exception();
+    // The globals' final values, by the names given (the source may have replaced them).
+    JS::RootedObject final_values(cx_, JS_NewPlainObject(cx_));
+    if (!final_values) return take_exception();
+    for (std::size_t i = 0; i < names.length(); ++i) {
+      if (!JS_GetPropertyById(cx_, global, names[i], &v) ||
+          !JS_DefinePropertyById(cx_, final_values, names[i], v, JSPROP_ENUMERATE)) {
+        return take_exception();
+      }
+    }
+    JS::RootedValue final_value(cx_, JS::ObjectValue(*final_values));
+    if (!stringify(cx_, final_value, out.globals_json)) return take_exception();
+    return out;
+  }
+
+  /// An error of the evaluated source that no exception carries.
+  Outcome script_error(const char* name, std::string message) {
+    Outcome out;
+    out.kind = Outcome::Kind::kThrown;
+    out.name = name;
+    out.message = std::move(message);
+    out.file = request_->endpoint;
+    return out;
+  }
+
   /// Runs the job queue and due timers until `value` (a promise, or nothing to wait for) is
   /// settled; replaces it by the fulfilment value. An error outcome when it rejects, a timer
   /// callback throws, nothing is left to wait for, or time runs out.
@@ -612,8 +721,10 @@ class SpiderMonkeyEngine final : public Engine {
         Outcome out;
         out.kind = Outcome::Kind::kThrown;
         out.name = "Error";
-        out.message = "the promise returned by '" + request_->function +
-                      "' never settled: nothing was left to wait for (no pending timer)";
+        out.message = (request_->function.empty()
+                           ? std::string("the promise of the evaluated source")
+                           : "the promise returned by '" + request_->function + "'") +
+                      " never settled: nothing was left to wait for (no pending timer)";
         return out;
       }
       if (*due > deadline_) {
@@ -1053,17 +1164,17 @@ class SpiderMonkeyEngine final : public Engine {
   /// space is reserved first (fallocate), so a full disk fails before a byte changes; the new
   /// content is written over the old and the file cut to its length after. Returns 0 or errno.
   static int write_in_place(const fs::path& path, const std::string& content) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return errno;
+    Fd fd(::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return errno;
     int err = 0;
     if (!content.empty() &&
-        ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(content.size())) != 0 &&
+        ::fallocate(fd.get(), FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(content.size())) != 0 &&
         errno != EOPNOTSUPP && errno != ENOSYS) {
       err = errno;
     }
     std::size_t done = 0;
     while (err == 0 && done < content.size()) {
-      const ssize_t n = ::pwrite(fd, content.data() + done, content.size() - done,
+      const ssize_t n = ::pwrite(fd.get(), content.data() + done, content.size() - done,
                                  static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
@@ -1072,9 +1183,9 @@ class SpiderMonkeyEngine final : public Engine {
       }
       done += static_cast<std::size_t>(n);
     }
-    if (err == 0 && ::ftruncate(fd, static_cast<off_t>(content.size())) != 0) err = errno;
-    if (err == 0 && ::fsync(fd) != 0) err = errno;
-    if (::close(fd) != 0 && err == 0) err = errno;
+    if (err == 0 && ::ftruncate(fd.get(), static_cast<off_t>(content.size())) != 0) err = errno;
+    if (err == 0 && ::fsync(fd.get()) != 0) err = errno;
+    if (const int close_err = fd.close(); close_err != 0 && err == 0) err = close_err;
     return err;
   }
 
@@ -1169,17 +1280,15 @@ class SpiderMonkeyEngine final : public Engine {
     request.timeout = std::max(std::chrono::milliseconds(1), remaining);
     request.max_body = e->config_.max_file_bytes;
 
-    NetworkPolicy policy;
-    if (std::holds_alternative<bool>(e->config_.network)) {
-      policy.mode = std::get<bool>(e->config_.network) ? NetworkPolicy::Mode::kAny
-                                                       : NetworkPolicy::Mode::kNone;
-    } else {
-      policy.mode = NetworkPolicy::Mode::kAllowList;
-      policy.allow = std::get<std::vector<std::string>>(e->config_.network);
-      policy.proxy_host = e->config_.proxy_host;
-      policy.proxy_port = e->config_.proxy_port;
+    EgressProxy proxy;
+    if (std::holds_alternative<std::vector<std::string>>(e->config_.network)) {
+      proxy.host = e->config_.proxy_host;
+      proxy.port = e->config_.proxy_port;
     }
-    auto response = fetch(request, policy);
+    auto response = e->network_.ok()
+                        ? fetch(request, e->network_.value(), proxy)
+                        : Result<FetchResponse>(Error::make(ErrorCode::kPermissionDenied,
+                                                            e->network_.error().message));
     if (!response.ok()) {
       const auto& err = response.error();
       if (err.code == ErrorCode::kPermissionDenied) {
@@ -1234,13 +1343,14 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   WorkerConfig config_;
+  Result<egress::NetworkPolicy> network_;  ///< config_.network, parsed
   JSContext* cx_;
   Watchdog watchdog_;
   std::uint64_t baseline_;  ///< resident bytes once the engine is up
   jail::GlobSet globs_;
   std::map<std::string, CachedScript> cache_;
   std::map<std::string, std::unique_ptr<JS::PersistentRootedObject>> modules_;
-  std::map<std::string, int> locks_;  ///< files locked by the current call, by real path
+  std::map<std::string, Fd> locks_;  ///< files locked by the current call, by real path
   std::vector<Timer> timers_;
   std::uint32_t next_timer_ = 1;
   std::optional<Outcome> failure_;

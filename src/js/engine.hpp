@@ -1,6 +1,7 @@
 #pragma once
-/// The JavaScript engine of a hearth JS worker: one SpiderMonkey 102 context running one call at a
-/// time, each call in a fresh global (its own realm), so calls cannot see each other's state.
+/// The JavaScript engine of a hearth JS worker: one SpiderMonkey 102 context running one call (or
+/// one evaluation of source text) at a time, each in a fresh global (its own realm), so calls
+/// cannot see each other's state.
 ///
 /// What a call sees (docs/protocol.md, "function handlers", is the user-facing description):
 /// - the ES standard library, `console.log/info/warn/error/debug`, `setTimeout`/`clearTimeout`;
@@ -53,6 +54,17 @@ struct CallRequest {
   std::chrono::milliseconds timeout{30000};
 };
 
+/// Source text to run as the body of a strict async function (`return` gives the value, `await`
+/// works) in a fresh global that also holds one writable property per member of `globals_json`.
+/// No `ctx`: the code reaches nothing but its globals, console and timers.
+struct EvalRequest {
+  std::uint64_t id = 0;
+  std::string source;
+  std::string filename = "script";  ///< names the source in errors and stacks (line 1: its first)
+  std::string globals_json = "{}";  ///< a JSON object: global name -> value
+  std::chrono::milliseconds timeout{30000};
+};
+
 struct Outcome {
   enum class Kind {
     kOk,
@@ -64,6 +76,7 @@ struct Outcome {
   };
   Kind kind = Kind::kOk;
   std::string value_json = "null";  ///< kOk: the result as JSON text
+  std::string globals_json = "{}";  ///< kOk of evaluate(): the globals' final values, JSON text
   std::string message;
   std::string name;   ///< the error's name (Error, TypeError...)
   std::string stack;  ///< "fn@file:line:column" lines
@@ -85,6 +98,9 @@ class Engine {
   static std::unique_ptr<Engine> create(WorkerConfig config, std::string& error);
   virtual ~Engine() = default;
   virtual Outcome call(const CallRequest& request, const CallSink& sink) = 0;
+  /// Runs source text under the same limits as a call. A source that closes the function it is
+  /// run in (`}); ...`) is refused as a SyntaxError.
+  virtual Outcome evaluate(const EvalRequest& request, const CallSink& sink) = 0;
   /// Microseconds to create and drop one fresh global as calls get it (benchmark); with
   /// `eager_classes`, also initialising every standard class up front (what hearth avoids).
   virtual double measure_fresh_global(int iterations, bool eager_classes = false) = 0;

@@ -2,7 +2,8 @@
 /// The HTTP client behind ctx.fetch in a JS worker: synchronous (a worker runs one call at a time),
 /// HTTP/1.1 over TCP or TLS (system CA store, host name verified), through the jail's egress proxy
 /// when the endpoint's networkAccess is a host list, redirects followed (at most 5, each hop
-/// checked again).
+/// checked again). URLs are read and responses parsed by the daemon's HTTP client code
+/// (httpclient::parse_url, httpclient::ResponseReader), built into the worker.
 
 #include <chrono>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "egress/network_policy.hpp"
 
 namespace hearth::js {
 
@@ -32,27 +34,16 @@ struct FetchResponse {
   std::string body;
 };
 
-struct NetworkPolicy {
-  enum class Mode { kNone, kAny, kAllowList };
-  Mode mode = Mode::kNone;
-  std::vector<std::string> allow;  ///< kAllowList: the networkAccess entries, checked here
-  /// The jail's egress proxy (which checks the list again); 0: connect directly (a daemon run
-  /// with --insecure-no-sandbox, or networkAccess: true).
-  std::string proxy_host = "127.0.0.1";
-  std::uint16_t proxy_port = 0;
-};
-
-/// kPermissionDenied when the policy does not allow the URL's host (nothing is sent), otherwise
-/// kHandlerError for a malformed URL or a network failure.
-Result<FetchResponse> fetch(const FetchRequest& request, const NetworkPolicy& policy);
-
-/// A URL split into what fetch needs. Exposed for tests.
-struct Url {
-  bool tls = false;
-  std::string host;  ///< without brackets
+/// The jail's egress proxy (which checks the host list again); port 0: connect directly (a daemon
+/// run with --insecure-no-sandbox, or networkAccess: true).
+struct EgressProxy {
+  std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  std::string target;  ///< path and query, at least "/"
 };
-Result<Url> parse_url(std::string_view url);
+
+/// kPermissionDenied when `policy` (the endpoint's networkAccess) does not allow the URL's host
+/// (nothing is sent), otherwise kHandlerError for a malformed URL or a network failure.
+Result<FetchResponse> fetch(const FetchRequest& request, const egress::NetworkPolicy& policy,
+                            const EgressProxy& proxy);
 
 }  // namespace hearth::js

@@ -1,9 +1,10 @@
 #include "js/modules.hpp"
 
-#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "common/ascii.hpp"
 
 namespace hearth::js {
 
@@ -111,7 +112,7 @@ namespace {
 
 bool word_at(std::string_view s, std::size_t i, std::string_view word) {
   auto ident = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$';
+    return ascii::is_alnum(c) || c == '_' || c == '$';
   };
   if (s.substr(i, word.size()) != word) return false;
   if (i > 0 && (ident(s[i - 1]) || s[i - 1] == '.')) return false;
@@ -131,8 +132,7 @@ std::vector<std::string> specifiers(std::string_view source) {
       continue;
     }
     std::size_t j = i + len;
-    while (j < source.size() && (std::isspace(static_cast<unsigned char>(source[j])) != 0 ||
-                                 source[j] == '(')) {
+    while (j < source.size() && (ascii::is_space(source[j]) || source[j] == '(')) {
       ++j;
     }
     if (j >= source.size() || (source[j] != '\'' && source[j] != '"')) continue;
@@ -175,7 +175,7 @@ std::vector<std::string> static_specifiers(std::string_view source) {
   std::vector<std::string> out;
   auto skip_space_and_comments = [&source](std::size_t j) {
     while (j < source.size()) {
-      if (std::isspace(static_cast<unsigned char>(source[j])) != 0) {
+      if (ascii::is_space(source[j])) {
         ++j;
       } else if (source.substr(j, 2) == "//") {
         const auto nl = source.find('\n', j);

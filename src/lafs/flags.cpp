@@ -1,5 +1,6 @@
 #include "lafs/flags.hpp"
 
+#include "common/ascii.hpp"
 #include "lafs/envelope.hpp"
 
 namespace hearth::lafs {
@@ -9,13 +10,6 @@ namespace {
 Error bad_flag(std::string_view field, std::string why) {
   return make_error(kValidationSchema, std::string(field) + ": " + why,
                     json::object{{"field", field}});
-}
-
-std::string trim(std::string_view s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
 }
 
 }  // namespace
@@ -117,8 +111,8 @@ Result<FieldSelection> resolve_field_flags(const std::optional<std::string>& fie
     std::size_t start = 0;
     while (start <= fields->size()) {
       const std::size_t comma = fields->find(',', start);
-      std::string part = trim(std::string_view(*fields).substr(
-          start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string part(ascii::trim(std::string_view(*fields).substr(
+          start, comma == std::string::npos ? std::string::npos : comma - start)));
       if (!part.empty()) sel.fields.push_back(std::move(part));
       if (comma == std::string::npos) break;
       start = comma + 1;

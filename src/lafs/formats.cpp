@@ -3,19 +3,16 @@
 #include <array>
 #include <string>
 
+#include "common/ascii.hpp"
+#include "common/rfc3986.hpp"
+
 namespace hearth::lafs {
 
 namespace {
 
-bool digit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool hex(char c) {
-  return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-bool alpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
+using ascii::is_digit;
+using ascii::is_hex_digit;
+
 int two_digits(std::string_view s, std::size_t at) {
   return (s[at] - '0') * 10 + (s[at + 1] - '0');
 }
@@ -51,7 +48,7 @@ bool leap_year(int y) {
 bool is_date(std::string_view s) {
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
   for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
-    if (!digit(s[i])) return false;
+    if (!is_digit(s[i])) return false;
   }
   const int year = two_digits(s, 0) * 100 + two_digits(s, 2);
   const int month = two_digits(s, 5);
@@ -63,8 +60,8 @@ bool is_date(std::string_view s) {
 
 // hh:mm:ss[.frac] then z, or +hh, +hhmm, +hh:mm (required: the strict time-zone variant).
 bool is_time(std::string_view s) {
-  if (s.size() < 8 || !digit(s[0]) || !digit(s[1]) || s[2] != ':' || !digit(s[3]) || !digit(s[4]) ||
-      s[5] != ':' || !digit(s[6]) || !digit(s[7])) {
+  if (s.size() < 8 || !is_digit(s[0]) || !is_digit(s[1]) || s[2] != ':' || !is_digit(s[3]) ||
+      !is_digit(s[4]) || s[5] != ':' || !is_digit(s[6]) || !is_digit(s[7])) {
     return false;
   }
   const int hr = two_digits(s, 0);
@@ -73,7 +70,7 @@ bool is_time(std::string_view s) {
   std::size_t i = 8;
   if (i < s.size() && s[i] == '.') {
     std::size_t start = ++i;
-    while (i < s.size() && digit(s[i])) ++i;
+    while (i < s.size() && is_digit(s[i])) ++i;
     if (i == start) return false;
     // Only "< 60" and "< 61" are asked of the seconds: any fraction keeps 59.x below 60.
     sec += 0.5;
@@ -85,12 +82,12 @@ bool is_time(std::string_view s) {
   } else if (s[i] == '+' || s[i] == '-') {
     tz_sign = s[i] == '-' ? -1 : 1;
     ++i;
-    if (i + 2 > s.size() || !digit(s[i]) || !digit(s[i + 1])) return false;
+    if (i + 2 > s.size() || !is_digit(s[i]) || !is_digit(s[i + 1])) return false;
     tz_h = two_digits(s, i);
     i += 2;
     if (i < s.size()) {
       if (s[i] == ':') ++i;
-      if (i + 2 > s.size() || !digit(s[i]) || !digit(s[i + 1])) return false;
+      if (i + 2 > s.size() || !is_digit(s[i]) || !is_digit(s[i + 1])) return false;
       tz_m = two_digits(s, i);
       i += 2;
     }
@@ -109,27 +106,7 @@ bool is_time(std::string_view s) {
 // --- URI (RFC 3986) ---
 
 bool unreserved_or_sub_delim(char c) {
-  if (alpha(c) || digit(c)) return true;
-  switch (c) {
-    case '-':
-    case '.':
-    case '_':
-    case '~':
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-      return true;
-    default:
-      return false;
-  }
+  return rfc3986::is_unreserved(c) || rfc3986::is_sub_delim(c);
 }
 
 // Every character of `s` is in the class (plus the extra characters), or a %XX escape.
@@ -137,7 +114,7 @@ bool all_of_class(std::string_view s, std::string_view extra) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (c == '%') {
-      if (i + 2 >= s.size() || !hex(s[i + 1]) || !hex(s[i + 2])) return false;
+      if (i + 2 >= s.size() || !is_hex_digit(s[i + 1]) || !is_hex_digit(s[i + 2])) return false;
       i += 2;
       continue;
     }
@@ -153,7 +130,7 @@ bool is_pchars_and_slashes(std::string_view s) {
 bool is_dec_octet(std::string_view s) {
   if (s.empty() || s.size() > 3) return false;
   for (char c : s) {
-    if (!digit(c)) return false;
+    if (!is_digit(c)) return false;
   }
   if (s.size() < 3) return true;
   if (s[0] == '0' || s[0] == '1') return true;
@@ -179,7 +156,7 @@ bool is_ipv4(std::string_view s) {
 bool is_h16(std::string_view s) {
   if (s.empty() || s.size() > 4) return false;
   for (char c : s) {
-    if (!hex(c)) return false;
+    if (!is_hex_digit(c)) return false;
   }
   return true;
 }
@@ -226,7 +203,7 @@ bool is_ipv6(std::string_view s) {
 bool is_ipvfuture(std::string_view s) {
   if (s.size() < 4 || (s[0] != 'v' && s[0] != 'V')) return false;
   std::size_t i = 1;
-  while (i < s.size() && hex(s[i])) ++i;
+  while (i < s.size() && is_hex_digit(s[i])) ++i;
   if (i == 1 || i >= s.size() || s[i] != '.') return false;
   ++i;
   if (i == s.size()) return false;
@@ -259,7 +236,7 @@ bool is_authority(std::string_view s) {
     if (colon != std::string_view::npos) port = s.substr(colon + 1);
   }
   for (char c : port) {
-    if (!digit(c)) return false;
+    if (!is_digit(c)) return false;
   }
   return true;
 }
@@ -304,13 +281,9 @@ bool is_date_time(std::string_view s) {
 }
 
 bool is_uri(std::string_view s) {
-  // scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
+  // scheme ":"
   const std::size_t colon = s.find(':');
-  if (colon == std::string_view::npos || colon == 0 || !alpha(s[0])) return false;
-  for (std::size_t i = 1; i < colon; ++i) {
-    const char c = s[i];
-    if (!alpha(c) && !digit(c) && c != '+' && c != '-' && c != '.') return false;
-  }
+  if (colon == std::string_view::npos || !rfc3986::is_scheme(s.substr(0, colon))) return false;
   std::string_view rest = s.substr(colon + 1);
   std::string_view fragment, query;
   bool has_fragment = false, has_query = false;
@@ -334,7 +307,7 @@ bool is_semver_triplet(std::string_view s) {
   std::size_t i = 0;
   while (true) {
     const std::size_t start = i;
-    while (i < s.size() && digit(s[i])) ++i;
+    while (i < s.size() && is_digit(s[i])) ++i;
     if (i == start) return false;
     ++groups;
     if (i == s.size()) return groups == 3;

@@ -4,6 +4,8 @@
 #include <array>
 #include <string>
 
+#include "common/ascii.hpp"
+
 namespace hearth::lafs {
 
 namespace {
@@ -78,7 +80,7 @@ constexpr std::array<RegisteredCode, 13> kCodes = {{
 }};
 
 bool upper_or_digit(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  return ascii::is_upper(c) || ascii::is_digit(c);
 }
 
 }  // namespace

@@ -13,6 +13,10 @@
 #include <system_error>
 #include <utility>
 
+#include "common/ascii.hpp"
+#include "common/fd.hpp"
+#include "common/rfc3986.hpp"
+
 namespace hearth::manifest {
 namespace fs = std::filesystem;
 
@@ -35,22 +39,14 @@ constexpr std::string_view kIdentifierRule =
 // ---------------------------------------------------------------------------------------------
 // Small checks shared by every field.
 
-bool is_ascii_letter(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool is_ascii_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
 /// ^[a-zA-Z][a-zA-Z0-9_-]*$ as the reference schema's ECMAScript regex reads it (ASCII only, and
 /// `$` does not match before a trailing newline).
 bool is_identifier(std::string_view s) {
-  if (s.empty() || !is_ascii_letter(s.front())) {
+  if (s.empty() || !ascii::is_alpha(s.front())) {
     return false;
   }
-  return std::all_of(s.begin() + 1, s.end(), [](char c) {
-    return is_ascii_letter(c) || is_ascii_digit(c) || c == '_' || c == '-';
-  });
+  return std::all_of(s.begin() + 1, s.end(),
+                     [](char c) { return ascii::is_alnum(c) || c == '_' || c == '-'; });
 }
 
 /// ^\d+\.\d+\.\d+ (a prefix: the schema allows any pre-release or build suffix, or none).
@@ -64,7 +60,7 @@ bool has_semver_prefix(std::string_view s) {
       ++pos;
     }
     const std::size_t start = pos;
-    while (pos < s.size() && is_ascii_digit(s[pos])) {
+    while (pos < s.size() && ascii::is_digit(s[pos])) {
       ++pos;
     }
     if (pos == start) {
@@ -77,14 +73,8 @@ bool has_semver_prefix(std::string_view s) {
 /// An absolute URI (draft-07 "format": "uri"): a scheme, then no character RFC 3986 never allows.
 bool is_absolute_uri(std::string_view s) {
   const auto colon = s.find(':');
-  if (colon == std::string_view::npos || colon == 0 || !is_ascii_letter(s.front())) {
+  if (colon == std::string_view::npos || !rfc3986::is_scheme(s.substr(0, colon))) {
     return false;
-  }
-  for (std::size_t i = 1; i < colon; ++i) {
-    const char c = s[i];
-    if (!is_ascii_letter(c) && !is_ascii_digit(c) && c != '+' && c != '-' && c != '.') {
-      return false;
-    }
   }
   return std::none_of(s.begin() + static_cast<std::ptrdiff_t>(colon) + 1, s.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
@@ -96,7 +86,7 @@ bool is_absolute_uri(std::string_view s) {
 /// `base.key`, or `base["key"]` when the key would make the path ambiguous (dots, spaces, ...).
 std::string key_path(std::string_view base, std::string_view key) {
   const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return is_ascii_letter(c) || is_ascii_digit(c) || c == '_' || c == '-' || c == '$';
+    return ascii::is_alnum(c) || c == '_' || c == '-' || c == '$';
   });
   if (plain) {
     return join_path(base, key);
@@ -240,10 +230,16 @@ class Checker {
     if (const auto* na = obj.if_contains("networkAccess")) {
       const std::string na_path = join_path(path, "networkAccess");
       if (na->is_bool()) {
-        out.network_access = na->get_bool();
+        out.network_access = egress::NetworkPolicy(na->get_bool());
       } else if (na->is_array()) {
         if (auto hosts = string_array(*na, na_path, "host names")) {
-          out.network_access = std::move(*hosts);
+          // Parsed here once: every user of the permissions gets the parsed list.
+          auto policy = egress::NetworkPolicy::parse(*hosts);
+          if (policy.ok()) {
+            out.network_access = std::move(policy).value();
+          } else {
+            add(na_path, policy.error().message);
+          }
         }
       } else {
         add(na_path, "must be a boolean or an array of host names");
@@ -419,7 +415,7 @@ class Checker {
                      string_member(handler->get_object(), "type", handler_path, true)) {
         ep.handler_type = *type;
         ep.handler = handler->get_object();
-        kinds_.check(ep.handler_type, ep.handler, handler_path, problems_);
+        ep.handler_config = kinds_.parse(ep.handler_type, ep.handler, handler_path, problems_);
       }
     } else {
       add(handler_path, "is required");
@@ -590,21 +586,20 @@ std::string errno_text(int err) {
 /// Reads the whole file, refusing more than kMaxManifestBytes (checked while reading, so a file
 /// growing after a size check cannot slip through).
 std::optional<std::string> read_manifest_text(const fs::path& file, Problems& problems) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     problems.push_back({"", "cannot read " + file.string() + ": " + errno_text(errno)});
     return std::nullopt;
   }
   std::string text;
   char buf[64 * 1024];
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) {
         continue;
       }
       const int err = errno;
-      ::close(fd);
       problems.push_back({"", "cannot read " + file.string() + ": " + errno_text(err)});
       return std::nullopt;
     }
@@ -612,7 +607,6 @@ std::optional<std::string> read_manifest_text(const fs::path& file, Problems& pr
       break;
     }
     if (text.size() + static_cast<std::size_t>(n) > kMaxManifestBytes) {
-      ::close(fd);
       problems.push_back({"", file.string() + " is larger than " +
                                   std::to_string(kMaxManifestBytes / (std::size_t{1024} * 1024)) +
                                   " MiB"});
@@ -620,7 +614,6 @@ std::optional<std::string> read_manifest_text(const fs::path& file, Problems& pr
     }
     text.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return text;
 }
 
@@ -685,15 +678,7 @@ json::object Permissions::to_json() const {
     out["fileAccess"] = std::move(list);
   }
   if (network_access) {
-    if (const auto* all = std::get_if<bool>(&*network_access)) {
-      out["networkAccess"] = *all;
-    } else {
-      json::array hosts;
-      for (const auto& host : std::get<std::vector<std::string>>(*network_access)) {
-        hosts.emplace_back(host);
-      }
-      out["networkAccess"] = std::move(hosts);
-    }
+    out["networkAccess"] = network_access->to_json();
   }
   if (max_execution_time) {
     out["maxExecutionTime"] = max_execution_time->count();

@@ -7,10 +7,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "common/problem.hpp"
+#include "egress/network_policy.hpp"
 #include "json/json.hpp"
 #include "schema/schema.hpp"
 
@@ -25,8 +25,9 @@ std::string_view to_string(Method m);
 /// field by field (see effective()).
 struct Permissions {
   std::optional<std::vector<std::string>> file_access;  ///< glob patterns, "!" negates
-  /// false: none; true: all; list: allowed host names.
-  std::optional<std::variant<bool, std::vector<std::string>>> network_access;
+  /// false: none; true: all; list: allowed hosts (parsed when the manifest loads: a list that
+  /// does not parse is a load problem, so every holder of a Permissions has a valid one).
+  std::optional<egress::NetworkPolicy> network_access;
   /// Fractions rounded up; 0 in the document means "no limit of its own" and is left absent;
   /// clamped to about 100 years so that adding it to a clock's time point cannot overflow.
   std::optional<std::chrono::milliseconds> max_execution_time;
@@ -37,13 +38,25 @@ struct Permissions {
   json::object to_json() const;
 };
 
+/// A handler object as its kind parsed it when the manifest loaded. Each handler kind derives
+/// its own typed configuration from it; the manifest knows none of them (see HandlerKinds).
+struct HandlerConfig {
+  HandlerConfig() = default;
+  HandlerConfig(const HandlerConfig&) = default;
+  HandlerConfig& operator=(const HandlerConfig&) = default;
+  virtual ~HandlerConfig() = default;
+};
+
 /// One entry of `endpoints`, checked and with its schemas compiled.
 struct Endpoint {
   std::string id;
   Method method = Method::kQuery;
   std::string description;
   std::string handler_type;     ///< handler.type, e.g. "script"
-  json::object handler;         ///< the handler object as written (already checked by its kind)
+  json::object handler;         ///< the handler object as written
+  /// `handler` as its kind parsed it (HandlerKinds::parse); null for endpoints built without the
+  /// loader, whose kinds parse `handler` when they create the handler.
+  std::shared_ptr<const HandlerConfig> handler_config;
   std::shared_ptr<const schema::Schema> input_schema;   ///< null: any input
   std::shared_ptr<const schema::Schema> output_schema;  ///< null: any output
   Permissions permissions;      ///< as declared on the endpoint
@@ -73,10 +86,13 @@ struct Manifest {
 class HandlerKinds {
  public:
   virtual ~HandlerKinds() = default;
-  /// Checks a handler object of kind `type`, appending problems under `path` (e.g.
-  /// "endpoints[1].handler"). Unknown kinds and kinds hearth does not run are problems too.
-  virtual void check(std::string_view type, const json::object& handler, const std::string& path,
-                     Problems& problems) const = 0;
+  /// Parses a handler object of kind `type`: appends every problem under `path` (e.g.
+  /// "endpoints[1].handler") and returns the kind's typed configuration, null when there was a
+  /// problem. Unknown kinds and kinds hearth does not run are problems too.
+  virtual std::shared_ptr<const HandlerConfig> parse(std::string_view type,
+                                                     const json::object& handler,
+                                                     const std::string& path,
+                                                     Problems& problems) const = 0;
 };
 
 /// Loads `path` (a lavs.json file, or a folder holding one). Returns the manifest, or nullopt with

@@ -112,12 +112,20 @@ class ThrowingCompiler final : public schema::Compiler {
   }
 };
 
+/// What FakeKinds parses a handler into: the kind and its `command` or `server`.
+struct FakeConfig final : HandlerConfig {
+  std::string type;
+  std::string target;
+};
+
 /// Knows "script" (needs a string `command`) and "mcp" (needs `server` and `tool`).
 class FakeKinds final : public HandlerKinds {
  public:
-  void check(std::string_view type, const json::object& handler, const std::string& path,
-             Problems& problems) const override {
+  std::shared_ptr<const HandlerConfig> parse(std::string_view type, const json::object& handler,
+                                             const std::string& path,
+                                             Problems& problems) const override {
     checked.push_back(path + "=" + std::string(type));
+    const std::size_t before = problems.size();
     auto need_string = [&](std::string_view key) {
       const auto* v = handler.if_contains(key);
       if (v == nullptr) {
@@ -135,6 +143,11 @@ class FakeKinds final : public HandlerKinds {
       problems.push_back(
           {join_path(path, "type"), "unknown handler type '" + std::string(type) + "'"});
     }
+    if (problems.size() != before) return nullptr;
+    auto config = std::make_shared<FakeConfig>();
+    config->type = std::string(type);
+    config->target = handler.at(type == "script" ? "command" : "server").as_string();
+    return config;
   }
 
   mutable std::vector<std::string> checked;
@@ -414,7 +427,7 @@ TEST_F(ManifestTest, SpecCompleteExampleLoads) {
   ASSERT_TRUE(p.file_access.has_value());
   EXPECT_THAT(*p.file_access, ElementsAre("./data/**/*.json"));
   ASSERT_TRUE(p.network_access.has_value());
-  EXPECT_EQ(std::get<bool>(*p.network_access), false);
+  EXPECT_EQ(p.network_access->mode(), egress::NetworkPolicy::Mode::kNone);
   EXPECT_EQ(p.max_execution_time, std::chrono::milliseconds(30000));
   EXPECT_EQ(p.max_memory, 104857600u);
   for (const auto& ep : m->endpoints) {
@@ -735,6 +748,23 @@ TEST_F(ManifestTest, HandlerKindProblemsUseTheEndpointPath) {
               ElementsAre("endpoints[0].handler=mcp", "endpoints[1].handler=function"));
 }
 
+TEST_F(ManifestTest, EndpointsKeepTheConfigTheirKindParsed) {
+  auto m = load_text(R"({"lavs":"1.0","name":"s","version":"0.0.1","endpoints":[
+      {"id":"a","method":"query","handler":{"type":"script","command":"./run.sh"}},
+      {"id":"b","method":"query","handler":{"type":"mcp","server":"gh","tool":"t"}}]})");
+  ASSERT_TRUE(m.has_value()) << ::testing::PrintToString(problem_strings());
+  const auto* a = dynamic_cast<const FakeConfig*>(m->endpoints[0].handler_config.get());
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->type, "script");
+  EXPECT_EQ(a->target, "./run.sh");
+  const auto* b = dynamic_cast<const FakeConfig*>(m->endpoints[1].handler_config.get());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->type, "mcp");
+  EXPECT_EQ(b->target, "gh");
+  // The handler object as written stays beside it.
+  EXPECT_EQ(m->endpoints[1].handler.at("tool"), "t");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Types and schemas.
 
@@ -849,12 +879,49 @@ TEST_F(ManifestTest, EndpointPermissionsOverrideFieldByField) {
             parse(R"({"fileAccess":[],"networkAccess":false})"));
 }
 
+TEST_F(ManifestTest, NetworkAccessHostListsAreParsedWhenTheManifestLoads) {
+  auto m = load_text(R"({"lavs":"1.0","name":"s","version":"1.0.0",
+    "permissions": {"networkAccess": ["api.example.com:443", "*.example.org"]},
+    "endpoints":[{"id":"a","method":"query","handler":{"type":"script","command":"x"}},
+      {"id":"b","method":"query","handler":{"type":"script","command":"x"},
+       "permissions": {"networkAccess": []}}]})");
+  ASSERT_TRUE(m.has_value()) << ::testing::PrintToString(problem_strings());
+  const auto& a = m->endpoints[0].effective.network_access;
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->mode(), egress::NetworkPolicy::Mode::kList);
+  EXPECT_TRUE(a->list().allows("api.example.com", 443));
+  EXPECT_FALSE(a->list().allows("api.example.com", 80));
+  EXPECT_TRUE(a->list().allows("x.example.org", 80));
+  const auto& b = m->endpoints[1].effective.network_access;
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->mode(), egress::NetworkPolicy::Mode::kList);
+  EXPECT_TRUE(b->list().empty());
+}
+
+TEST_F(ManifestTest, MalformedHostListsAreLoadProblems) {
+  // What the egress proxy could not enforce never loads, wherever it is declared.
+  auto m = load_text(R"({"lavs":"1.0","name":"s","version":"1.0.0",
+    "permissions": {"networkAccess": ["*.com"]},
+    "endpoints":[{"id":"a","method":"query","handler":{"type":"script","command":"x"},
+       "permissions": {"networkAccess": ["ok.example.com", "bad host name!"]}}]})");
+  EXPECT_FALSE(m.has_value());
+  ASSERT_EQ(problems_.size(), 2u) << ::testing::PrintToString(problem_strings());
+  EXPECT_EQ(problems_[0].path, "permissions.networkAccess");
+  EXPECT_EQ(problems_[0].message,
+            egress::AllowList::parse({"*.com"}).error().message);
+  EXPECT_TRUE(problems_[0].message.starts_with("network access entry 0 '*.com': "))
+      << problems_[0].message;
+  EXPECT_EQ(problems_[1].path, "endpoints[0].permissions.networkAccess");
+  EXPECT_TRUE(problems_[1].message.starts_with("network access entry 1 'bad host name!': "))
+      << problems_[1].message;
+}
+
 TEST(Permissions, EffectiveKeepsServiceFieldsTheEndpointLeavesOut) {
   Permissions service;
   service.file_access = std::vector<std::string>{"a"};
   service.max_memory = 10;
   Permissions endpoint;
-  endpoint.network_access = std::vector<std::string>{"h"};
+  endpoint.network_access = egress::NetworkPolicy::parse({"h"}).value();
   endpoint.max_memory = 20;
   const Permissions e = Permissions::effective(service, endpoint);
   EXPECT_EQ(e.file_access, service.file_access);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/ascii.hpp"
 #include "httpclient/client.hpp"
 
 namespace hearth::mcp {
@@ -12,10 +13,9 @@ namespace fs = std::filesystem;
 namespace {
 
 bool env_name_ok(std::string_view name) {
-  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
+  if (name.empty() || ascii::is_digit(name.front())) return false;
   for (const char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
-      return false;
+    if (!(ascii::is_alnum(c) || c == '_')) return false;
   }
   return true;
 }

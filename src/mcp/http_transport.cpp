@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 
+#include "common/ascii.hpp"
 #include "mcp/sse.hpp"
 
 namespace hearth::mcp {
@@ -21,12 +22,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+using ascii::lower;
 
 std::string excerpt(std::string_view body) {
   std::string out(body.substr(0, 300));

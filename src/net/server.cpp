@@ -24,9 +24,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 
+#include "listener/listener.hpp"
 #include "rpc/dispatcher.hpp"
 #include "rpc/session.hpp"
 
@@ -55,8 +55,6 @@ constexpr std::chrono::seconds kCloseGrace{3};
 /// WebSocket requests one connection may have in flight; beyond it the connection stops reading
 /// until one finishes, so a single peer cannot start unbounded work.
 constexpr std::size_t kMaxInFlight = 256;
-/// Back-off after an accept error such as EMFILE, so the loop does not spin on a full fd table.
-constexpr std::chrono::milliseconds kAcceptBackoff{100};
 /// Host and Origin values are attacker-controlled: log at most this much of them.
 constexpr std::size_t kLogValueMax = 80;
 
@@ -165,7 +163,8 @@ class Connection;
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// Server::Impl: the listening socket, the policy derived from the options, the connection set.
+// Server::Impl: the policy derived from the options, the connections without the token; the
+// listening socket and the connection set are its Listener's.
 
 class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
  public:
@@ -175,7 +174,10 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
         options_(std::move(options)),
         dispatcher_(dispatcher),
         routes_(std::move(routes)),
-        acceptor_(asio::make_strand(ioc)) {}
+        listener_(listener::Listener::make(
+            ioc.get_executor(),
+            listener::Options{options_.max_connections,
+                              [this](std::string_view line) { log("{}", line); }})) {}
 
   Result<std::uint16_t> listen();
   void start();
@@ -189,9 +191,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
     return constant_time_equal(candidate, options_.token);
   }
 
-  /// Adds a connection to the set closed by stop(), as not yet authenticated; false when the
-  /// server is already stopping.
-  bool add(std::uint64_t id, const std::shared_ptr<Connection>& connection);
+  /// Adds a connection to the set closed by stop(), as not yet authenticated; returns its id, or 0
+  /// when the server is already stopping.
+  std::uint64_t add(const std::shared_ptr<Connection>& connection);
   void remove(std::uint64_t id);
   /// The connection sent a request with the token: it is no longer among the pending ones.
   void authenticated(std::uint64_t id);
@@ -252,30 +254,28 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   const Routes& routes() const { return routes_; }
   asio::io_context& ioc() { return ioc_; }
   std::uint16_t port() const { return port_.load(); }
-  std::size_t open_connections() const { return open_.load(); }
-  void connection_closed() { open_.fetch_sub(1); }
+  std::size_t open_connections() const { return listener_->connection_count(); }
 
  private:
-  static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self);
+  /// At a limit (total, or connections without the token): room is made at the expense of a
+  /// peer that has long not shown the token, never of a client.
+  bool make_room(listener::Limit limit);
+  std::string limit_text(listener::Limit limit) const;
 
   asio::io_context& ioc_;
   ServerOptions options_;
   const rpc::Dispatcher& dispatcher_;
   const Routes routes_;
-  tcp::acceptor acceptor_;  // used on its strand once started
+  const std::shared_ptr<listener::Listener> listener_;
   std::atomic<std::uint16_t> port_{0};
   bool listening_ = false;
   // Fixed by listen(), read-only afterwards.
   std::vector<std::string> host_names_;    // lower case, IPv6 in brackets
   std::vector<std::string> same_origins_;  // "http://name:port"
 
-  std::atomic<bool> stopped_{false};
-  std::atomic<std::size_t> open_{0};
   std::atomic<std::size_t> websockets_{0};
   std::size_t websocket_cap_ = 0;  // fixed by listen()
-  std::atomic<std::uint64_t> next_id_{1};
   std::mutex mu_;
-  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;
   // Not yet authenticated, by id: the smallest id is the oldest.
   struct Pending {
     std::weak_ptr<Connection> connection;
@@ -292,11 +292,10 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Connection: HTTP/1.1 keep-alive first; after an accepted upgrade, a WebSocket.
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public listener::Connection, public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::uint64_t id)
+  Connection(std::shared_ptr<Server::Impl> server, tcp::socket socket)
       : server_(std::move(server)),
-        id_(id),
         strand_(socket.get_executor()),
         stream_(std::move(socket)),
         close_timer_(strand_),
@@ -310,17 +309,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// Registers with the server and runs the connection on its strand.
   void start() {
     auto self = shared_from_this();
-    if (!server_->add(id_, self)) {
+    id_ = server_->add(self);
+    if (id_ == 0) {
       beast::error_code ec;
       stream_.socket().close(ec);
-      server_->connection_closed();
       return;
     }
     asio::co_spawn(strand_, run(std::move(self)), asio::detached);
   }
 
   /// Server shutdown, from any thread: closes this connection on its strand.
-  void request_stop() {
+  void request_stop() override {
     asio::post(strand_, [self = shared_from_this()] { self->stop_on_strand(); });
   }
 
@@ -351,7 +350,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (websocket_slot_) server_->release_websocket();
     websocket_slot_ = false;
     server_->remove(id_);
-    server_->connection_closed();
   }
 
   tcp::socket& socket() { return ws_ ? beast::get_lowest_layer(*ws_).socket() : stream_.socket(); }
@@ -934,7 +932,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   std::shared_ptr<Server::Impl> server_;
-  std::uint64_t id_;
+  std::uint64_t id_ = 0;  // the listener's, set by start()
   asio::any_io_executor strand_;
   beast::tcp_stream stream_;  // moved into ws_ on upgrade
   std::optional<websocket::stream<beast::tcp_stream>> ws_;
@@ -974,23 +972,9 @@ Result<std::uint16_t> Server::Impl::listen() {
   auto address = asio::ip::make_address(address_text, ec);
   if (ec) return fail(fmt::format("invalid bind address '{}'", options_.address));
   tcp::endpoint endpoint{address, options_.port};
-  auto where = fmt::format("{}:{}", options_.address, options_.port);
-  if (acceptor_.open(endpoint.protocol(), ec); ec)
-    return fail(fmt::format("cannot open {}: {}", where, ec.message()));
-  if (acceptor_.set_option(asio::socket_base::reuse_address(true), ec); ec) {
-    return fail(fmt::format("cannot set SO_REUSEADDR on {}: {}", where, ec.message()));
-  }
-  if (acceptor_.bind(endpoint, ec); ec) {
-    acceptor_.close(ec);
-    return fail(fmt::format("cannot bind {}: {}", where, ec.message()));
-  }
-  if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec) {
-    acceptor_.close(ec);
-    return fail(fmt::format("cannot listen on {}: {}", where, ec.message()));
-  }
-  auto bound = acceptor_.local_endpoint(ec);
-  if (ec) return fail(fmt::format("cannot read the bound port of {}: {}", where, ec.message()));
-  port_ = bound.port();
+  auto bound = listener_->bind(endpoint, fmt::format("{}:{}", options_.address, options_.port));
+  if (!bound.ok()) return std::move(bound).error();
+  port_ = *bound;
   listening_ = true;
   pending_cap_ = options_.max_unauthenticated != 0
                      ? options_.max_unauthenticated
@@ -1017,85 +1001,46 @@ void Server::Impl::start() {
     log("start() without a successful listen(): not accepting");
     return;
   }
-  asio::co_spawn(acceptor_.get_executor(), accept_loop(shared_from_this()), asio::detached);
+  auto self = shared_from_this();
+  listener::Handlers handlers;
+  handlers.serve = [self](tcp::socket socket) {
+    std::make_shared<Connection>(self, std::move(socket))->start();
+  };
+  handlers.owner_limit = [self] { return self->pending_connections() >= self->pending_cap_; };
+  handlers.make_room = [self](listener::Limit limit) { return self->make_room(limit); };
+  handlers.refuse = [self](tcp::socket&, listener::Limit limit) {
+    self->log("{} reached: closing a new connection", self->limit_text(limit));
+  };
+  listener_->start(std::move(handlers));
 }
 
-asio::awaitable<void> Server::Impl::accept_loop(std::shared_ptr<Impl> self) {
-  asio::steady_timer backoff{self->acceptor_.get_executor()};
-  while (!self->stopped_) {
-    auto [ec, socket] =
-        co_await self->acceptor_.async_accept(asio::make_strand(self->ioc_), kUseTuple);
-    if (ec) {
-      if (ec == asio::error::operation_aborted || !self->acceptor_.is_open()) break;
-      self->log("accept failed: {}", ec.message());
-      backoff.expires_after(kAcceptBackoff);
-      auto [wait_ec] = co_await backoff.async_wait(kUseTuple);
-      (void)wait_ec;
-      continue;
-    }
-    beast::error_code close_ec;
-    if (self->stopped_) {
-      socket.close(close_ec);
-      break;
-    }
-    if (self->open_.load() >= self->options_.max_connections ||
-        self->pending_connections() >= self->pending_cap_) {
-      // Room is made at the expense of a peer that has long not shown the token, never of a
-      // client; when there is none such, the new connection is the one refused.
-      const bool at_total = self->open_.load() >= self->options_.max_connections;
-      if (!self->evict_oldest_pending()) {
-        self->log("{} reached: closing a new connection",
-                  at_total ? fmt::format("connection limit {}", self->options_.max_connections)
-                           : fmt::format("{} connections without a token", self->pending_cap_));
-        socket.close(close_ec);
-        continue;
-      }
-      self->log("{} reached: closed the oldest connection without a token",
-                at_total ? fmt::format("connection limit {}", self->options_.max_connections)
-                         : fmt::format("{} connections without a token", self->pending_cap_));
-    }
-    self->open_.fetch_add(1);
-    try {
-      auto connection =
-          std::make_shared<Connection>(self, tcp::socket(std::move(socket)), self->next_id_++);
-      connection->start();
-    } catch (const std::exception& e) {
-      self->open_.fetch_sub(1);
-      self->log("cannot set up a connection: {}", e.what());
-    }
-
-  }
-  self->log("accept loop ended");
+std::string Server::Impl::limit_text(listener::Limit limit) const {
+  return limit == listener::Limit::kConnections
+             ? fmt::format("connection limit {}", options_.max_connections)
+             : fmt::format("{} connections without a token", pending_cap_);
 }
 
-void Server::Impl::stop() {
-  if (stopped_.exchange(true)) return;
-  asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
-    beast::error_code ec;
-    self->acceptor_.close(ec);
-  });
-  std::vector<std::shared_ptr<Connection>> live;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& [id, weak] : connections_) {
-      if (auto connection = weak.lock()) live.push_back(std::move(connection));
-    }
-  }
-  for (auto& connection : live) connection->request_stop();
-}
-
-bool Server::Impl::add(std::uint64_t id, const std::shared_ptr<Connection>& connection) {
-  std::lock_guard lock(mu_);
-  // Checked under the lock that stop() takes to snapshot the set, so no connection slips past.
-  if (stopped_) return false;
-  connections_.emplace(id, connection);
-  pending_.emplace(id, Pending{connection, std::chrono::steady_clock::now()});
+bool Server::Impl::make_room(listener::Limit limit) {
+  if (!evict_oldest_pending()) return false;  // the new connection is the one refused
+  log("{} reached: closed the oldest connection without a token", limit_text(limit));
   return true;
 }
 
-void Server::Impl::remove(std::uint64_t id) {
+void Server::Impl::stop() {
+  listener_->stop();
+}
+
+std::uint64_t Server::Impl::add(const std::shared_ptr<Connection>& connection) {
+  const std::uint64_t id = listener_->add(connection);
+  if (id == 0) return 0;
   std::lock_guard lock(mu_);
-  connections_.erase(id);
+  pending_.emplace(id, Pending{connection, std::chrono::steady_clock::now()});
+  return id;
+}
+
+void Server::Impl::remove(std::uint64_t id) {
+  listener_->remove(id);
+  std::lock_guard lock(mu_);
   pending_.erase(id);
 }
 

@@ -1,7 +1,3 @@
-// GCC 12 at -O2 reports -Wnull-dereference inside Asio's epoll reactor and strand comparison once
-// they are inlined into this file: false positives in Boost code, silenced for these headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "proc/process.hpp"
 
 #include "common/fd.hpp"
@@ -37,7 +33,6 @@
 #include <system_error>
 #include <unordered_set>
 #include <utility>
-#pragma GCC diagnostic pop
 
 namespace hearth::proc {
 

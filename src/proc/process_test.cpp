@@ -1,9 +1,7 @@
-// GCC 12 at -O2 reports -Wnull-dereference inside Asio (io_context executor comparison) once it is
-// inlined here: false positives in Boost code, silenced for these headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "proc/process.hpp"
 #include "proc/testing.hpp"
+
+#include "common/pipes.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -28,7 +26,6 @@
 #include <random>
 #include <sstream>
 #include <thread>
-#pragma GCC diagnostic pop
 
 namespace hearth::proc {
 namespace {
@@ -308,9 +305,10 @@ TEST(ProcRun, OverlongEventLinesAreDropped) {
 
 TEST(ProcRun, NoDescriptorLeaksIntoTheChild) {
   // Descriptors the daemon holds without close-on-exec (as Asio sockets are) must not reach it.
-  const int plain = ::open("/dev/null", O_RDONLY);
-  int sockets[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sockets), 0);
+  const Fd plain(::open("/dev/null", O_RDONLY));
+  ASSERT_TRUE(plain.valid());
+  auto sockets = make_socket_pair(SOCK_STREAM);
+  ASSERT_TRUE(sockets.ok());
   const std::string list_fds =
       "import os\n"
       "fds = []\n"
@@ -330,9 +328,6 @@ TEST(ProcRun, NoDescriptorLeaksIntoTheChild) {
   auto r2 = run_sync(with_events);
   ASSERT_EQ(r2.status, Status::kExited) << r2.err_tail;
   EXPECT_EQ(r2.out, "[0, 1, 2, 3]\n");
-  ::close(plain);
-  ::close(sockets[0]);
-  ::close(sockets[1]);
 }
 
 std::size_t open_descriptor_count() {

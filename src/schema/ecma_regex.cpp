@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.hpp"
+
 namespace hearth::schema::detail {
 namespace {
 
@@ -61,7 +63,7 @@ std::string code_point(char32_t c) {
 
 /// A literal character in RE2 syntax: letters and digits as they are, everything else escaped.
 std::string literal(char32_t c) {
-  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+  if (ascii::is_alnum(c)) {
     return std::string(1, static_cast<char>(c));
   }
   return code_point(c);
@@ -84,12 +86,7 @@ std::string class_text(const Ranges& ranges, const std::string& extra = "", bool
   return out;
 }
 
-int hex_value(char32_t c) {
-  if (c >= '0' && c <= '9') return static_cast<int>(c - '0');
-  if (c >= 'a' && c <= 'f') return static_cast<int>(c - 'a' + 10);
-  if (c >= 'A' && c <= 'F') return static_cast<int>(c - 'A' + 10);
-  return -1;
-}
+using ascii::hex_value;
 
 /// Decodes UTF-8; invalid sequences become U+FFFD (JSON text is valid UTF-8 already).
 std::u32string decode(std::string_view text) {
@@ -210,8 +207,7 @@ class Translator {
       std::string name;
       while (end < in_.size() && in_[end] != '>') {
         const char32_t n = in_[end];
-        const bool word = (n >= '0' && n <= '9') || (n >= 'a' && n <= 'z') ||
-                          (n >= 'A' && n <= 'Z') || n == '_';
+        const bool word = ascii::is_alnum(n) || n == '_';
         if (!word) return fail("group names may use ASCII letters, digits and '_' only");
         name += static_cast<char>(n);
         ++end;

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 
+#include "common/ascii.hpp"
 #include "common/problem.hpp"
 
 namespace hearth::schema::detail {
@@ -22,13 +23,6 @@ constexpr std::array kSchemaMapKeywords = {"properties", "patternProperties", "d
 
 bool is_schema_shape(const json::value& v) {
   return v.is_object() || v.is_bool();
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 // Decodes one reference token: ~1 -> '/', ~0 -> '~' (in that order, per RFC 6901), and the
@@ -53,8 +47,8 @@ std::optional<std::string> decode_token(std::string_view raw) {
       continue;
     }
     if (i + 2 >= unescaped.size()) return std::nullopt;
-    const int hi = hex_digit(unescaped[i + 1]);
-    const int lo = hex_digit(unescaped[i + 2]);
+    const int hi = ascii::hex_value(unescaped[i + 1]);
+    const int lo = ascii::hex_value(unescaped[i + 2]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out += static_cast<char>(hi * 16 + lo);
     i += 2;

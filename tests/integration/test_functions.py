@@ -152,6 +152,13 @@ def test_fetch_reaches_an_allowed_host_through_the_jail(tmp_path):
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            if self.path.startswith("/old/"):
+                # A relative reference, resolved against the URL it came from.
+                self.send_response(302)
+                self.send_header("Location", "../hello?from=old")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             body = json.dumps({"path": self.path}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -194,6 +201,8 @@ def test_fetch_reaches_an_allowed_host_through_the_jail(tmp_path):
     try:
         r = result(d.call("get", {"url": f"http://127.0.0.1:{port}/hello?x=1"}))
         assert r == {"status": 200, "ok": True, "body": {"path": "/hello?x=1"}, "type": "application/json"}
+        r = result(d.call("get", {"url": f"http://127.0.0.1:{port}/old/page"}))
+        assert r["body"] == {"path": "/hello?from=old"}, r
         e = error(d.call("get", {"url": f"http://127.0.0.1:{port + 1}/"}))
         assert e["code"] == -32001
         # https goes through a CONNECT tunnel, and the certificate is verified.

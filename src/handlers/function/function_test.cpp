@@ -1,65 +1,33 @@
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/function/function.hpp"
 
-#include <dirent.h>
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_future.hpp>
-#include <csignal>
-#include <fstream>
-#include <future>
-#include <mutex>
 #include <set>
-#include <thread>
 
-#include "proc/process.hpp"
 #include "handlers/testing.hpp"
+#include "proc/process.hpp"
 #include "proc/testing.hpp"
-#pragma GCC diagnostic pop
 
 namespace hearth::handlers::function {
 namespace {
 
-namespace asio = boost::asio;
-namespace fs = std::filesystem;
-using namespace std::chrono_literals;
+using namespace handlers::testing;
 
-const bool kSigpipeIgnored = testing::ignore_sigpipe();
-
-using testing::parse;
-
-using testing::FakePublisher;
+const bool kSigpipeIgnored = ignore_sigpipe();
 
 /// Pids of the JS workers whose working directory is `dir`.
 std::vector<pid_t> workers_in(const fs::path& dir) {
-  std::vector<pid_t> out;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+  return processes_in(dir, [](const fs::path& proc) {
     std::error_code ec;
-    const auto exe = fs::read_symlink(entry.path() / "exe", ec);
-    if (ec || exe.filename() != "hearth-js-worker") continue;
-    const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
-    if (!ec && cwd == dir) out.push_back(std::stoi(name));
-  }
-  return out;
+    const auto exe = fs::read_symlink(proc / "exe", ec);
+    return !ec && exe.filename() == "hearth-js-worker";
+  });
 }
 
-class FunctionTest : public ::testing::Test {
+class FunctionTest : public KindTest {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "hearth-function-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    service_.dir = fs::canonical(pattern);
-    service_.name = "svc";
-    service_.file = service_.dir / "lavs.json";
+    make_service("function");
     manifest::Endpoint updates;
     updates.id = "updates";
     updates.method = manifest::Method::kSubscription;
@@ -74,11 +42,7 @@ class FunctionTest : public ::testing::Test {
     kind_.reset();  // stops the pools
     for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
     EXPECT_TRUE(workers_in(service_.dir).empty());
-    std::error_code ec;
-    fs::remove_all(service_.dir, ec);
-  }
-  void write(const std::string& name, const std::string& content) {
-    std::ofstream(service_.dir / name) << content;
+    remove_service();
   }
   /// An endpoint `id` whose function handler runs `fn` of `module`.
   static manifest::Endpoint function_endpoint(const std::string& id, const std::string& module,
@@ -89,20 +53,10 @@ class FunctionTest : public ::testing::Test {
     ep.handler = json::object{{"type", "function"}, {"module", module}, {"function", fn}};
     return ep;
   }
-  Problems check(std::string_view handler_json) {
-    Problems problems;
-    kind_->check(parse(handler_json).as_object(), "endpoints[0].handler", problems);
-    return problems;
-  }
   /// A handler for module/function, with the given effective permissions.
   std::unique_ptr<Handler> handler(const std::string& module, const std::string& fn,
                                    manifest::Permissions permissions = {}) {
-    endpoints_.push_back(std::make_unique<manifest::Endpoint>());
-    auto& ep = *endpoints_.back();
-    ep.id = fn;
-    ep.handler_type = "function";
-    ep.handler = json::object{{"type", "function"}, {"module", module}, {"function", fn}};
-    ep.effective = std::move(permissions);
+    auto& ep = add_endpoint(fn, function_endpoint(fn, module, fn).handler, std::move(permissions));
     auto created = kind_->create(service_, ep);
     EXPECT_TRUE(created.ok()) << (created.ok() ? "" : created.error().message);
     return created.ok() ? std::move(created).value() : nullptr;
@@ -110,21 +64,8 @@ class FunctionTest : public ::testing::Test {
   std::future<std::optional<Result<json::value>>> start(Handler& h, json::value input,
                                          std::chrono::milliseconds timeout = 10s,
                                          const manifest::Endpoint* endpoint = nullptr) {
-    Call call;
-    call.service = &service_;
-    call.endpoint = endpoint;
-    call.input = std::move(input);
-    call.timeout = timeout;
-    call.publisher = &publisher_;
-    call.executor = io_.executor();
-    // Through an optional: a future needs a default-constructible value.
-    return asio::co_spawn(
-        io_.executor(),
-        [&h, call = std::move(call)]() mutable
-        -> asio::awaitable<std::optional<Result<json::value>>> {
-          co_return co_await h.call(std::move(call));
-        },
-        asio::use_future);
+    return start_call(io_.executor(), h,
+                      make_call(std::move(input), timeout, io_.executor(), endpoint));
   }
   Result<json::value> run(Handler& h, json::value input = nullptr,
                           std::chrono::milliseconds timeout = 10s) {
@@ -132,18 +73,7 @@ class FunctionTest : public ::testing::Test {
   }
 
   proc::testing::IoThread io_;
-  KindOptions options_;
-  std::unique_ptr<Kind> kind_;
-  manifest::Manifest service_;
-  std::vector<std::unique_ptr<manifest::Endpoint>> endpoints_;
-  FakePublisher publisher_;
 };
-
-std::string problem_list(const Problems& problems) {
-  std::string out;
-  for (const auto& p : problems) out += p.to_string() + "\n";
-  return out;
-}
 
 TEST_F(FunctionTest, CheckNamesEveryProblem) {
   EXPECT_EQ(problem_list(check(R"({"type":"function","module":"a.mjs","function":"f"})")), "");
@@ -497,7 +427,7 @@ export async function get(input, ctx) { const r = await ctx.fetch(input.url); re
   EXPECT_EQ(r.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(r.error().message.find("no networkAccess"), std::string::npos) << r.error().message;
   manifest::Permissions listed;
-  listed.network_access = std::vector<std::string>{"api.example.com"};
+  listed.network_access = egress::NetworkPolicy::parse({"api.example.com"}).value();
   auto list = handler("net.mjs", "get", listed);
   r = run(*list, parse(R"({"url": "https://evil.example.net/x"})"));
   ASSERT_FALSE(r.ok());

@@ -9,8 +9,9 @@
 #include <variant>
 
 #include "common/utf8.hpp"
+#include "egress/network_policy.hpp"
+#include "handlers/config.hpp"
 #include "handlers/create.hpp"
-#include "handlers/network.hpp"
 #include "httpclient/client.hpp"
 #include "json/text.hpp"
 
@@ -201,7 +202,8 @@ std::string body_excerpt(std::string_view body, std::size_t max) {
 // ---------------------------------------------------------------------------------------------
 // The handler
 
-struct Config {
+/// The handler object, parsed (HttpKind::parse).
+struct Config final : manifest::HandlerConfig {
   std::string method;  ///< upper case
   UrlTemplate url;
   std::vector<std::pair<std::string, std::string>> headers;
@@ -215,9 +217,10 @@ using ClientSource =
 
 class HttpHandler final : public Handler {
  public:
-  HttpHandler(Config config, NetworkPolicy policy, std::size_t max_response, ClientSource client)
+  HttpHandler(Config config, egress::NetworkPolicy policy, std::size_t max_response,
+              ClientSource client)
       : config_(std::move(config)),
-        policy_(std::make_shared<const NetworkPolicy>(std::move(policy))),
+        policy_(std::make_shared<const egress::NetworkPolicy>(std::move(policy))),
         max_response_(max_response),
         client_(std::move(client)) {}
 
@@ -382,7 +385,8 @@ class HttpHandler final : public Handler {
   }
 
   Config config_;
-  std::shared_ptr<const NetworkPolicy> policy_;  ///< shared with the requests' allow callbacks
+  std::shared_ptr<const egress::NetworkPolicy> policy_;  ///< shared with the requests' allow
+                                                        ///< callbacks
   std::size_t max_response_;
   ClientSource client_;
 };
@@ -409,81 +413,78 @@ class HttpKind final : public Kind {
     if (client) client->shutdown();
   }
 
-  void check(const json::object& handler, const std::string& path,
-             Problems& problems) const override {
-    auto add = [&](const std::string& field, std::string message) {
-      problems.push_back({join_path(path, field), std::move(message)});
-    };
-    if (const auto* url = handler.if_contains("url")) {
+  std::shared_ptr<const manifest::HandlerConfig> parse(const json::object& handler,
+                                                       const std::string& path,
+                                                       Problems& problems) const override {
+    ConfigReader in(handler, path, problems);
+    auto config = std::make_shared<Config>();
+    if (const auto* url = in.get("url")) {
       if (!url->is_string() || url->get_string().empty()) {
-        add("url", "must be a non-empty string (an absolute http:// or https:// URL)");
+        in.add("url", "must be a non-empty string (an absolute http:// or https:// URL)");
       } else {
         auto parsed = parse_template(url->get_string());
-        if (auto* why = std::get_if<std::string>(&parsed)) add("url", *why);
+        if (auto* why = std::get_if<std::string>(&parsed)) {
+          in.add("url", *why);
+        } else {
+          config->url = std::get<UrlTemplate>(std::move(parsed));
+        }
       }
     } else {
-      add("url", "is required (an absolute http:// or https:// URL)");
+      in.add("url", "is required (an absolute http:// or https:// URL)");
     }
 
-    if (const auto* method = handler.if_contains("method")) {
+    if (const auto* method = in.get("method")) {
       if (!method->is_string() || !known_method(method->get_string())) {
-        add("method", "must be one of GET, POST, PUT, PATCH, DELETE, HEAD");
+        in.add("method", "must be one of GET, POST, PUT, PATCH, DELETE, HEAD");
+      } else {
+        config->method = upper(method->get_string());
       }
     } else {
-      add("method", "is required (GET, POST, PUT, PATCH, DELETE or HEAD)");
+      in.add("method", "is required (GET, POST, PUT, PATCH, DELETE or HEAD)");
     }
 
-    if (const auto* headers = handler.if_contains("headers")) {
+    if (const auto* headers = in.get("headers")) {
       if (!headers->is_object()) {
-        add("headers", "must be an object of strings");
+        in.add("headers", "must be an object of strings");
       } else {
         for (const auto& member : headers->get_object()) {
           const std::string key(member.key());
           const std::string field = join_path("headers", key);
           const auto name = lower(key);
           if (!httpclient::is_token(key)) {
-            add(field, "is not a valid header name");
+            in.add(field, "is not a valid header name");
           } else if (name == "host" || name == "content-length" || name == "connection" ||
                      name == "transfer-encoding") {
-            add(field, "is set by hearth and may not be given");
+            in.add(field, "is set by hearth and may not be given");
           } else if (!member.value().is_string()) {
-            add(field, "must be a string");
+            in.add(field, "must be a string");
           } else if (member.value().get_string().find_first_of(std::string_view("\r\n\0", 3)) !=
                      json::string::npos) {
-            add(field, "must not contain CR, LF or NUL characters");
+            in.add(field, "must not contain CR, LF or NUL characters");
+          } else {
+            config->headers.emplace_back(key, std::string(member.value().get_string()));
           }
         }
       }
     }
-    check_handler_timeout(handler, path, problems);
+    config->timeout = in.milliseconds("timeout");
+    return in.result(std::move(config));
   }
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest&,
                                           const manifest::Endpoint& endpoint) const override {
-    HEARTH_RETURN_IF_ERROR(check_before_create(*this, endpoint.handler));
+    HEARTH_ASSIGN_OR_RETURN(auto config, config_of<Config>(*this, endpoint));
     if (endpoint.method == manifest::Method::kSubscription) {
       return Error::make(ErrorCode::kInternalError, "http handlers cannot serve subscriptions");
     }
-    const auto& h = endpoint.handler;
-    Config config;
-    config.method = upper(h.at("method").get_string());
-    config.url = std::get<UrlTemplate>(parse_template(h.at("url").get_string()));
-    if (const auto* headers = h.if_contains("headers")) {
-      for (const auto& member : headers->get_object()) {
-        config.headers.emplace_back(std::string(member.key()),
-                                    std::string(member.value().get_string()));
-      }
-    }
-    config.timeout = handler_timeout(h);
-    auto policy = NetworkPolicy::make(endpoint.effective);
-    if (!policy.ok()) return std::move(policy).error();
+    auto policy = endpoint.effective.network_access.value_or(egress::NetworkPolicy());
     // The daemon makes the client when the manifest loads, so a broken TLS setup shows at once.
     if (options_.executor) {
       auto client = client_for(options_.executor);
       if (!client.ok()) return std::move(client).error();
     }
     return std::unique_ptr<Handler>(std::make_unique<HttpHandler>(
-        std::move(config), std::move(policy).value(), options_.max_output_bytes,
+        *config, std::move(policy), options_.max_output_bytes,
         [this](const asio::any_io_executor& executor) { return client_for(executor); }));
   }
 

@@ -14,7 +14,7 @@
 ///                                maxExecutionTime permission caps it
 /// Other members are ignored, as for the other kinds. Subscription endpoints cannot have an http
 /// handler: the manifest is refused at load ("http handlers cannot serve subscriptions"; the
-/// loader does not give Kind::check the method, so create() refuses it, which the host reports
+/// loader does not give Kind::parse the method, so create() refuses it, which the host reports
 /// as a load problem of the endpoint's handler).
 ///
 /// --- The request (copied into docs/protocol.md) -----------------------------------------------

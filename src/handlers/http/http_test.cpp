@@ -1,36 +1,26 @@
-// GCC 12 at -O2 reports -Wnull-dereference inside Asio once it is inlined here: false positives
-// in Boost code, silenced for these headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/http/http.hpp"
 
-#include <gtest/gtest.h>
 #include <netdb.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
-#include <future>
+#include <variant>
 
 #include "egress/host.hpp"
 #include "handlers/testing.hpp"
 #include "httpclient/testing.hpp"
-#pragma GCC diagnostic pop
 
 namespace hearth::handlers::http {
 namespace {
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using handlers::testing::parse;
+using namespace handlers::testing;
 using httpclient::testing::Reply;
 using httpclient::testing::reply;
 using httpclient::testing::SeenRequest;
 using httpclient::testing::Server;
 
-const bool kSigpipeIgnored = handlers::testing::ignore_sigpipe();
+const bool kSigpipeIgnored = ignore_sigpipe();
 
 /// What the test server does: a few fixed paths, and for anything else an echo of the request as
 /// JSON ({method, target, body, headers}).
@@ -74,7 +64,12 @@ Reply serve(const SeenRequest& r) {
 
 manifest::Permissions network(std::optional<std::variant<bool, std::vector<std::string>>> access) {
   manifest::Permissions p;
-  p.network_access = std::move(access);
+  if (!access) return p;
+  if (const bool* all = std::get_if<bool>(&*access)) {
+    p.network_access = egress::NetworkPolicy(*all);
+  } else {
+    p.network_access = egress::NetworkPolicy::parse(std::get<std::vector<std::string>>(*access)).value();
+  }
   return p;
 }
 
@@ -82,12 +77,13 @@ manifest::Permissions allow_all() {
   return network(true);
 }
 
-class HttpTest : public ::testing::Test {
+class HttpTest : public KindTest {
  protected:
   HttpTest() : work_(asio::make_work_guard(io_)) {
     thread_ = std::thread([this] { io_.run(); });
     service_.name = "svc";
     service_.dir = "/";
+    handler_path_ = "endpoints[1].handler";
     options_.executor = io_.get_executor();
     kind_ = make_kind(options_);
   }
@@ -100,25 +96,16 @@ class HttpTest : public ::testing::Test {
     thread_.join();
   }
 
-  Problems check(std::string_view handler_json) {
-    Problems problems;
-    kind_->check(parse(handler_json).as_object(), "endpoints[1].handler", problems);
-    return problems;
-  }
-
   /// Creates a handler for an endpoint with these effective permissions.
   Result<Handler*> create(std::string_view handler_json,
                           manifest::Permissions effective = allow_all(),
                           manifest::Method method = manifest::Method::kQuery) {
-    auto endpoint = std::make_unique<manifest::Endpoint>();
-    endpoint->id = "ep";
-    endpoint->method = method;
-    endpoint->handler_type = "http";
-    endpoint->handler = parse(handler_json).as_object();
-    endpoint->effective = std::move(effective);
-    auto handler = kind_->create(service_, *endpoint);
-    if (!handler.ok()) return std::move(handler).error();
-    endpoints_.push_back(std::move(endpoint));
+    auto& endpoint = add_endpoint("ep", handler_json, std::move(effective), method);
+    auto handler = kind_->create(service_, endpoint);
+    if (!handler.ok()) {
+      endpoints_.pop_back();  // calls go to the endpoint of the last handler made
+      return std::move(handler).error();
+    }
     handlers_.push_back(std::move(handler).value());
     return handlers_.back().get();
   }
@@ -126,26 +113,14 @@ class HttpTest : public ::testing::Test {
   /// Runs one call on the io_context's thread and waits for it.
   Result<json::value> call(Handler& handler, json::value input = json::object{},
                            std::chrono::milliseconds timeout = 30s) {
-    Call c;
-    c.service = &service_;
-    c.endpoint = endpoints_.back().get();
-    c.input = std::move(input);
-    c.timeout = timeout;
-    c.publisher = &publisher_;
-    c.executor = io_.get_executor();
-    auto done = std::make_shared<std::promise<Result<json::value>>>();
-    auto future = done->get_future();
-    asio::co_spawn(
-        io_,
-        [&handler, c = std::move(c), done]() mutable -> asio::awaitable<void> {
-          done->set_value(co_await handler.call(std::move(c)));
-        },
-        asio::detached);
+    auto future = start_call(io_.get_executor(), handler,
+                             make_call(std::move(input), timeout, io_.get_executor(),
+                                       endpoints_.back().get()));
     if (future.wait_for(30s) != std::future_status::ready) {
       ADD_FAILURE() << "the call did not finish";
       return Error::make(ErrorCode::kInternalError, "test: no answer");
     }
-    return future.get();
+    return *future.get();
   }
 
   /// Creates the handler and runs one call.
@@ -164,19 +139,8 @@ class HttpTest : public ::testing::Test {
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::thread thread_;
-  KindOptions options_;
-  std::unique_ptr<Kind> kind_;
-  manifest::Manifest service_;
-  std::vector<std::unique_ptr<manifest::Endpoint>> endpoints_;
   std::vector<std::unique_ptr<Handler>> handlers_;
-  handlers::testing::FakePublisher publisher_;
 };
-
-std::string problem_list(const Problems& problems) {
-  std::string out;
-  for (const auto& p : problems) out += p.to_string() + "\n";
-  return out;
-}
 
 std::string text(const Result<json::value>& r) {
   return r.ok() ? json::serialize(r.value())

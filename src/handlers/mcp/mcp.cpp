@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "handlers/config.hpp"
 #include "handlers/create.hpp"
 #include "handlers/shared_helpers.hpp"
 #include "handlers/mcp/server.hpp"
@@ -22,7 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Config {
+/// The handler object, parsed (McpKind::parse).
+struct Config final : manifest::HandlerConfig {
   std::string server;
   std::string tool;
   std::chrono::milliseconds timeout{0};    ///< its own; 0: the endpoint's
@@ -104,11 +106,6 @@ bool valid_name(const json::value* v) {
          v->get_string().find('\0') == json::string::npos;
 }
 
-std::chrono::milliseconds millis(const json::value& v) {
-  const double ms = std::min(std::ceil(v.to_number<double>()), 1e9);
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
-}
-
 class McpKind final : public Kind {
  public:
   explicit McpKind(const KindOptions& options) : options_(options) {}
@@ -130,36 +127,31 @@ class McpKind final : public Kind {
     servers_.release(service_folder(service_dir));
   }
 
-  void check(const json::object& handler, const std::string& path,
-             Problems& problems) const override {
-    if (!valid_name(handler.if_contains("server"))) {
-      problems.push_back({join_path(path, "server"),
-                          "is required: the name of a server in the service's mcp-config.json"});
+  std::shared_ptr<const manifest::HandlerConfig> parse(const json::object& handler,
+                                                       const std::string& path,
+                                                       Problems& problems) const override {
+    ConfigReader in(handler, path, problems);
+    auto config = std::make_shared<Config>();
+    if (const auto* server = in.get("server"); valid_name(server)) {
+      config->server = std::string(server->get_string());
+    } else {
+      in.add("server", "is required: the name of a server in the service's mcp-config.json");
     }
-    if (!valid_name(handler.if_contains("tool"))) {
-      problems.push_back({join_path(path, "tool"), "is required: the name of the tool to call"});
+    if (const auto* tool = in.get("tool"); valid_name(tool)) {
+      config->tool = std::string(tool->get_string());
+    } else {
+      in.add("tool", "is required: the name of the tool to call");
     }
-    check_handler_timeout(handler, path, problems);
-    if (const auto* total = handler.if_contains("maxTotalTimeout")) {
-      if (!total->is_number() || total->to_number<double>() < 0) {
-        problems.push_back({join_path(path, "maxTotalTimeout"),
-                            "must be a non-negative number (milliseconds)"});
-      }
-    }
+    config->timeout = in.milliseconds("timeout");
+    config->max_total = in.milliseconds("maxTotalTimeout");
+    return in.result(std::move(config));
   }
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
                                           const manifest::Endpoint& endpoint) const override {
-    HEARTH_RETURN_IF_ERROR(check_before_create(*this, endpoint.handler));
+    HEARTH_ASSIGN_OR_RETURN(auto parsed, config_of<Config>(*this, endpoint));
+    const Config& config = *parsed;
     const fs::path dir = service_folder(service.dir);
-    Config config;
-    config.server = std::string(endpoint.handler.at("server").get_string());
-    config.tool = std::string(endpoint.handler.at("tool").get_string());
-    config.timeout = handler_timeout(endpoint.handler);
-    if (const auto* total = endpoint.handler.if_contains("maxTotalTimeout")) {
-      config.max_total = millis(*total);
-    }
-
     auto servers = hearth::mcp::load_config(dir);
     if (!servers.ok()) return std::move(servers).error();
     const auto* server = servers->find(config.server);
@@ -206,7 +198,7 @@ class McpKind final : public Kind {
     auto source = [this, slot](const asio::any_io_executor& call_executor) {
       return slot->get([&](const ServerSpec& s) { return make_server(s, call_executor); });
     };
-    return std::unique_ptr<Handler>(std::make_unique<McpHandler>(std::move(config), source));
+    return std::unique_ptr<Handler>(std::make_unique<McpHandler>(config, source));
   }
 
  private:

@@ -1,33 +1,17 @@
-// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/mcp/mcp.hpp"
 
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/use_future.hpp>
-#include <fstream>
-#include <future>
 #include <sstream>
-#include <thread>
 
 #include "handlers/mcp/server.hpp"
-#include "handlers/network.hpp"
 #include "handlers/testing.hpp"
 #include "proc/testing.hpp"
-#pragma GCC diagnostic pop
 
 namespace hearth::handlers::mcp {
 namespace {
 
-namespace asio = boost::asio;
-namespace fs = std::filesystem;
-using namespace std::chrono_literals;
+using namespace handlers::testing;
 
-const bool kSigpipeIgnored = testing::ignore_sigpipe();
-using testing::parse;
+const bool kSigpipeIgnored = ignore_sigpipe();
 
 fs::path fake_server() {
   const char* src = std::getenv("HEARTH_SOURCE_DIR");
@@ -36,29 +20,18 @@ fs::path fake_server() {
 
 /// Pids of the fake servers (python3 running fake_server.py) whose working directory is `dir`.
 std::vector<pid_t> servers_in(const fs::path& dir) {
-  std::vector<pid_t> out;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream cmdline(entry.path() / "cmdline");
+  return processes_in(dir, [](const fs::path& proc) {
+    std::ifstream cmdline(proc / "cmdline");
     std::stringstream text;
     text << cmdline.rdbuf();
-    if (text.str().find("fake_server.py") == std::string::npos) continue;
-    std::error_code ec;
-    const auto cwd = fs::read_symlink(entry.path() / "cwd", ec);
-    if (!ec && cwd == dir) out.push_back(std::stoi(name));
-  }
-  return out;
+    return text.str().find("fake_server.py") != std::string::npos;
+  });
 }
 
-class McpHandlerTest : public ::testing::Test {
+class McpHandlerTest : public KindTest {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "hearth-mcp-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    service_.dir = fs::canonical(pattern);
-    service_.name = "svc";
-    service_.file = service_.dir / "lavs.json";
+    make_service("mcp");
     log_ = service_.dir / "received.jsonl";
     write_config(R"({"mcpServers": {
         "fake": {"command": "python3", "args": [")" + fake_server().string() +
@@ -74,25 +47,13 @@ class McpHandlerTest : public ::testing::Test {
     kind_.reset();  // stops the servers
     for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
     EXPECT_TRUE(servers_in(service_.dir).empty());
-    std::error_code ec;
-    fs::remove_all(service_.dir, ec);
+    remove_service();
   }
-  void write_config(const std::string& text) {
-    std::ofstream(service_.dir / "mcp-config.json") << text;
-  }
-  Problems check(std::string_view handler_json) {
-    Problems problems;
-    kind_->check(parse(handler_json).as_object(), "endpoints[0].handler", problems);
-    return problems;
-  }
+  void write_config(const std::string& text) { write("mcp-config.json", text); }
   Result<std::unique_ptr<Handler>> create(const std::string& handler_json,
                                           manifest::Permissions permissions = {}) {
-    endpoints_.push_back(std::make_unique<manifest::Endpoint>());
-    auto& ep = *endpoints_.back();
-    ep.id = "ep" + std::to_string(endpoints_.size());
-    ep.handler_type = "mcp";
-    ep.handler = parse(handler_json).as_object();
-    ep.effective = std::move(permissions);
+    auto& ep = add_endpoint("ep" + std::to_string(endpoints_.size() + 1), handler_json,
+                            std::move(permissions));
     return kind_->create(service_, ep);
   }
   /// A handler kept until the end of the test, as a loaded service keeps its handlers (a
@@ -106,19 +67,7 @@ class McpHandlerTest : public ::testing::Test {
   }
   Result<json::value> run(Handler& h, json::value input = json::object(),
                           std::chrono::milliseconds timeout = 10s) {
-    Call call;
-    call.service = &service_;
-    call.input = std::move(input);
-    call.timeout = timeout;
-    call.publisher = &publisher_;
-    call.executor = io_.executor();
-    return *asio::co_spawn(
-                io_.executor(),
-                [&h, call = std::move(call)]() mutable
-                -> asio::awaitable<std::optional<Result<json::value>>> {
-                  co_return co_await h.call(std::move(call));
-                },
-                asio::use_future)
+    return *start_call(io_.executor(), h, make_call(std::move(input), timeout, io_.executor()))
                 .get();
   }
   /// Methods the fake server received, in order.
@@ -134,20 +83,9 @@ class McpHandlerTest : public ::testing::Test {
   }
 
   proc::testing::IoThread io_;
-  KindOptions options_;
-  std::unique_ptr<Kind> kind_;
   std::vector<std::unique_ptr<Handler>> handlers_;
-  manifest::Manifest service_;
-  std::vector<std::unique_ptr<manifest::Endpoint>> endpoints_;
-  testing::FakePublisher publisher_;
   fs::path log_;
 };
-
-std::string problem_list(const Problems& problems) {
-  std::string out;
-  for (const auto& p : problems) out += p.to_string() + "\n";
-  return out;
-}
 
 TEST_F(McpHandlerTest, CheckNamesEveryProblem) {
   EXPECT_EQ(problem_list(check(R"({"type":"mcp","server":"fake","tool":"echo"})")), "");
@@ -339,44 +277,12 @@ TEST_F(McpHandlerTest, ConcurrentFirstCallsShareOneStart) {
   auto h = handler("echo");
   std::vector<std::future<std::optional<Result<json::value>>>> calls;
   for (int i = 0; i < 8; ++i) {
-    Call call;
-    call.service = &service_;
-    call.input = parse(R"({"text":"x"})");
-    call.publisher = &publisher_;
-    call.executor = io_.executor();
-    calls.push_back(asio::co_spawn(
-        io_.executor(),
-        [&h, call = std::move(call)]() mutable
-        -> asio::awaitable<std::optional<Result<json::value>>> {
-          co_return co_await h->call(std::move(call));
-        },
-        asio::use_future));
+    calls.push_back(start_call(io_.executor(), *h,
+                               make_call(parse(R"({"text":"x"})"), 30s, io_.executor())));
   }
   for (auto& f : calls) EXPECT_TRUE(f.get()->ok());
   const auto methods = received();
   EXPECT_EQ(std::count(methods.begin(), methods.end(), "initialize"), 1);
-}
-
-TEST(McpNetwork, NetworkAccessDecidesWhatTheDaemonMayReach) {
-  // What an MCP server over HTTP is held to (handlers/network.hpp, shared with http handlers).
-  auto check = [](const manifest::Permissions& p, std::string_view host,
-                  const std::vector<std::string>& addresses) {
-    return NetworkPolicy::make(p).value().check(host, 443, addresses);
-  };
-  manifest::Permissions p;
-  auto refused = check(p, "mcp.example.com", {"203.0.113.5"});
-  ASSERT_TRUE(refused.has_value());
-  EXPECT_EQ(refused->code, ErrorCode::kPermissionDenied);
-  p.network_access = std::vector<std::string>{"mcp.example.com"};
-  EXPECT_FALSE(check(p, "mcp.example.com", {"203.0.113.5"}).has_value());
-  // A listed name that resolves to this host is not a way in.
-  EXPECT_TRUE(check(p, "mcp.example.com", {"127.0.0.1"}).has_value());
-  p.network_access = std::vector<std::string>{"other.example.com"};
-  EXPECT_TRUE(check(p, "mcp.example.com", {"203.0.113.5"}).has_value());
-  p.network_access = std::vector<std::string>{"localhost"};
-  EXPECT_FALSE(check(p, "localhost", {"127.0.0.1"}).has_value());
-  p.network_access = true;
-  EXPECT_FALSE(check(p, "anything.example", {"127.0.0.1"}).has_value());
 }
 
 }  // namespace

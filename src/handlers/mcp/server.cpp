@@ -6,9 +6,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "handlers/network.hpp"
-#include "handlers/confine.hpp"
 #include "common/on_strand.hpp"
+#include "egress/network_policy.hpp"
+#include "handlers/confine.hpp"
 #include "handlers/script/program.hpp"
 #include "mcp/http_transport.hpp"
 #include "mcp/stdio_transport.hpp"
@@ -142,10 +142,9 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
     if (!target.ok()) {
       return Error::make(ErrorCode::kHandlerError, who + ": " + target.error().message);
     }
-    auto made = NetworkPolicy::make(spec_.permissions);
-    if (!made.ok()) return std::move(made).error();
-    // Made once per session, shared by every request's check.
-    auto policy = std::make_shared<const NetworkPolicy>(std::move(made).value());
+    // Shared by every request's check of this session.
+    auto policy = std::make_shared<const egress::NetworkPolicy>(
+        spec_.permissions.network_access.value_or(egress::NetworkPolicy()));
     auto check = [policy, who](const httpclient::Url& url,
                                const std::vector<std::string>& addresses) {
       auto refused = policy->check(url.host, url.port, addresses);

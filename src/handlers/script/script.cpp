@@ -12,6 +12,7 @@
 #include <map>
 
 #include "common/utf8.hpp"
+#include "handlers/config.hpp"
 #include "handlers/confine.hpp"
 #include "handlers/create.hpp"
 #include "handlers/script/program.hpp"
@@ -202,15 +203,16 @@ std::string signal_text(int signal) {
 
 // ---------------------------------------------------------------------------------------------
 
-/// The handler object, parsed.
-struct Config {
+/// The handler object, parsed (ScriptKind::parse); create() completes a copy for its endpoint.
+struct Config final : manifest::HandlerConfig {
   std::string command;
   std::vector<std::string> args;
   InputMode input = InputMode::kStdin;
-  fs::path cwd;                          ///< absolute, inside the service folder
+  fs::path cwd;                          ///< parsed: as written; created: absolute, inside the
+                                         ///< service folder
   std::chrono::milliseconds timeout{0};  ///< 0: none of its own
   std::vector<std::pair<std::string, std::string>> env;
-  EnvFields env_fields;  ///< env mode: the input fields the input schema declares
+  EnvFields env_fields;  ///< created, env mode: the input fields the input schema declares
 };
 
 /// Who is running: for the environment and the log.
@@ -477,92 +479,96 @@ class ScriptKind final : public Kind {
 
   std::string_view name() const override { return "script"; }
 
-  void check(const json::object& handler, const std::string& path,
-             Problems& problems) const override {
-    auto add = [&](const std::string& field, std::string message) {
-      problems.push_back({join_path(path, field), std::move(message)});
-    };
+  std::shared_ptr<const manifest::HandlerConfig> parse(const json::object& handler,
+                                                       const std::string& path,
+                                                       Problems& problems) const override {
+    ConfigReader in(handler, path, problems);
+    auto config = std::make_shared<Config>();
     const std::string kNul = "must not contain NUL characters";
 
-    if (const auto* command = handler.if_contains("command")) {
+    if (const auto* command = in.get("command")) {
       if (!command->is_string() || command->get_string().empty()) {
-        add("command", "must be a non-empty string");
+        in.add("command", "must be a non-empty string");
       } else if (has_nul(command->get_string())) {
-        add("command", kNul);
+        in.add("command", kNul);
+      } else {
+        config->command = std::string(command->get_string());
       }
     } else {
-      add("command", "is required");
+      in.add("command", "is required");
     }
 
-    if (const auto* args = handler.if_contains("args")) {
+    if (const auto* args = in.get("args")) {
       if (!args->is_array()) {
-        add("args", "must be an array of strings");
+        in.add("args", "must be an array of strings");
       } else {
         const auto& array = args->get_array();
         for (std::size_t i = 0; i < array.size(); ++i) {
           const std::string item = index_path("args", i);
           if (!array[i].is_string()) {
-            add(item, "must be a string");
+            in.add(item, "must be a string");
           } else if (has_nul(array[i].get_string())) {
-            add(item, kNul);
+            in.add(item, kNul);
+          } else {
+            config->args.emplace_back(array[i].get_string());
           }
         }
       }
     }
 
-    if (const auto* input = handler.if_contains("input")) {
-      if (!input->is_string() || !parse_mode(input->get_string())) {
-        add("input", "must be one of \"stdin\", \"args\", \"env\"");
+    if (const auto* input = in.get("input")) {
+      const auto mode = input->is_string() ? parse_mode(input->get_string()) : std::nullopt;
+      if (!mode) {
+        in.add("input", "must be one of \"stdin\", \"args\", \"env\"");
+      } else {
+        config->input = *mode;
       }
     }
 
-    if (const auto* cwd = handler.if_contains("cwd")) {
+    if (const auto* cwd = in.get("cwd")) {
       if (!cwd->is_string()) {
-        add("cwd", "must be a string (a folder relative to the service folder)");
+        in.add("cwd", "must be a string (a folder relative to the service folder)");
       } else if (has_nul(cwd->get_string())) {
-        add("cwd", kNul);
+        in.add("cwd", kNul);
       } else {
         // Absolute paths are checked against the folder when the handler is created.
         const fs::path folder(std::string(cwd->get_string()));
+        config->cwd = folder;
         const auto normal = folder.lexically_normal();
         if (folder.is_relative() && !normal.empty() && *normal.begin() == "..") {
-          add("cwd", "must stay inside the service folder");
+          in.add("cwd", "must stay inside the service folder");
         }
       }
     }
 
-    check_handler_timeout(handler, path, problems);
+    config->timeout = in.milliseconds("timeout");
 
-    if (const auto* env = handler.if_contains("env")) {
+    if (const auto* env = in.get("env")) {
       if (!env->is_object()) {
-        add("env", "must be an object of strings");
+        in.add("env", "must be an object of strings");
       } else {
         for (const auto& member : env->get_object()) {
           const std::string key(member.key());
           const std::string field = join_path("env", key);
           if (!is_valid_env_name(key)) {
-            add(field, "is not a valid environment variable name");
+            in.add(field, "is not a valid environment variable name");
           } else if (!member.value().is_string()) {
-            add(field, "must be a string");
+            in.add(field, "must be a string");
           } else if (has_nul(member.value().get_string())) {
-            add(field, kNul);
+            in.add(field, kNul);
+          } else {
+            config->env.emplace_back(key, std::string(member.value().get_string()));
           }
         }
       }
     }
+    return in.result(std::move(config));
   }
 
   Result<std::unique_ptr<Handler>> create(const manifest::Manifest& service,
                                           const manifest::Endpoint& endpoint) const override {
-    HEARTH_RETURN_IF_ERROR(check_before_create(*this, endpoint.handler));
-    const auto& h = endpoint.handler;
-    Config config;
-    config.command = std::string(h.at("command").get_string());
-    if (const auto* args = h.if_contains("args")) {
-      for (const auto& a : args->get_array()) config.args.emplace_back(a.get_string());
-    }
-    if (const auto* input = h.if_contains("input")) config.input = *parse_mode(input->get_string());
-    config.timeout = handler_timeout(h);
+    HEARTH_ASSIGN_OR_RETURN(auto parsed, config_of<Config>(*this, endpoint));
+    Config config = *parsed;
     if (config.input == InputMode::kEnv) {
       config.env_fields = env_fields_of(service, endpoint.id);
       std::vector<std::string> problems;
@@ -575,19 +581,13 @@ class ScriptKind final : public Kind {
         return Error::make(ErrorCode::kInternalError, std::move(message));
       }
     }
-    if (const auto* env = h.if_contains("env")) {
-      for (const auto& member : env->get_object()) {
-        config.env.emplace_back(std::string(member.key()),
-                                std::string(member.value().get_string()));
-      }
-    }
 
     std::error_code ec;
     fs::path base = fs::weakly_canonical(service.dir, ec);
     if (ec) base = service.dir.lexically_normal();
     config.cwd = base;
-    if (const auto* cwd = h.if_contains("cwd"); cwd != nullptr && !cwd->get_string().empty()) {
-      const std::string written(cwd->get_string());
+    if (!parsed->cwd.empty()) {
+      const std::string written = parsed->cwd.string();
       // weakly_canonical resolves symbolic links too: a link inside the folder pointing out of it
       // is refused like `..`.
       fs::path resolved = fs::weakly_canonical(base / written, ec);

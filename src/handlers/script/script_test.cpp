@@ -1,71 +1,34 @@
-// GCC 12 at -O2 reports -Wnull-dereference inside Asio (io_context executor comparison) once it is
-// inlined here: false positives in Boost code, silenced for these headers only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "handlers/script/script.hpp"
 
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <condition_variable>
-#include <csignal>
-#include <fstream>
-#include <mutex>
 #include <set>
 #include <sstream>
-#include <thread>
 
-#include "proc/process.hpp"
 #include "handlers/testing.hpp"
+#include "proc/process.hpp"
 #include "proc/testing.hpp"
-#pragma GCC diagnostic pop
 
 namespace hearth::handlers::script {
 namespace {
 
-namespace asio = boost::asio;
-namespace fs = std::filesystem;
-using namespace std::chrono_literals;
+using namespace handlers::testing;
 
-const bool kSigpipeIgnored = testing::ignore_sigpipe();
+const bool kSigpipeIgnored = ignore_sigpipe();
 
-using testing::parse;
-
-using testing::FakePublisher;
-
-/// A service folder with a manifest model built in code (no loader involved).
-class ScriptTest : public ::testing::Test {
+class ScriptTest : public KindTest {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "hearth-script-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    service_.dir = fs::canonical(pattern);
-    service_.name = "svc";
-    service_.file = service_.dir / "lavs.json";
+    make_service("script");
     fs::create_directories(service_.dir / "sub");
+    handler_path_ = "endpoints[1].handler";
     kind_ = make_kind(options_);
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(service_.dir, ec);
-  }
+  void TearDown() override { remove_service(); }
 
-  void write(const std::string& name, const std::string& content, bool executable = false) {
-    std::ofstream(service_.dir / name) << content;
-    if (executable) fs::permissions(service_.dir / name, fs::perms::owner_all);
-  }
-
-  Problems check(std::string_view handler_json) {
-    Problems problems;
-    kind_->check(parse(handler_json).as_object(), "endpoints[1].handler", problems);
-    return problems;
-  }
-
+  /// The handler of endpoint "ep" (made again at each call: one endpoint at a time).
   Result<std::unique_ptr<Handler>> create(std::string_view handler_json,
                                           manifest::Method method = manifest::Method::kQuery) {
     endpoint_ = manifest::Endpoint{};
@@ -84,14 +47,7 @@ class ScriptTest : public ::testing::Test {
   }
 
   Call make_call(json::value input, asio::any_io_executor executor) {
-    Call call;
-    call.service = &service_;
-    call.endpoint = &endpoint_;
-    call.input = std::move(input);
-    call.timeout = 30s;
-    call.publisher = &publisher_;
-    call.executor = std::move(executor);
-    return call;
+    return KindTest::make_call(std::move(input), 30s, std::move(executor), &endpoint_);
   }
 
   /// Creates the handler and runs one call to completion.
@@ -110,18 +66,8 @@ class ScriptTest : public ::testing::Test {
     return std::move(result).value();
   }
 
-  KindOptions options_;
-  std::unique_ptr<Kind> kind_;
-  manifest::Manifest service_;
   manifest::Endpoint endpoint_;
-  FakePublisher publisher_;
 };
-
-std::string problem_list(const Problems& problems) {
-  std::string out;
-  for (const auto& p : problems) out += p.to_string() + "\n";
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // check / create

@@ -1,10 +1,12 @@
-#include "handlers/network.hpp"
+#include "egress/network_policy.hpp"
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 
 #include "egress/host.hpp"
 
-namespace hearth::handlers {
+namespace hearth::egress {
 
 namespace {
 
@@ -14,7 +16,7 @@ std::string where(std::string_view host, std::uint16_t port) {
 }
 
 Error denied(std::string message, std::string_view host, std::uint16_t port) {
-  json::object data;
+  boost::json::object data;
   data["host"] = host;
   data["port"] = port;
   return Error::make(ErrorCode::kPermissionDenied, std::move(message), std::move(data));
@@ -22,21 +24,17 @@ Error denied(std::string message, std::string_view host, std::uint16_t port) {
 
 }  // namespace
 
-Result<NetworkPolicy> NetworkPolicy::make(const manifest::Permissions& permissions) {
-  NetworkPolicy policy;
-  if (!permissions.network_access) return policy;
-  if (const bool* all = std::get_if<bool>(&*permissions.network_access)) {
-    policy.mode_ = *all ? Mode::kAny : Mode::kNone;
-    return policy;
-  }
-  auto list =
-      egress::AllowList::parse(std::get<std::vector<std::string>>(*permissions.network_access));
-  if (!list.ok()) {
-    return Error::make(ErrorCode::kInternalError, "networkAccess: " + list.error().message);
-  }
-  policy.mode_ = Mode::kList;
-  policy.list_ = std::move(list).value();
-  return policy;
+Result<NetworkPolicy> NetworkPolicy::parse(const std::vector<std::string>& entries) {
+  auto list = AllowList::parse(entries);
+  if (!list.ok()) return std::move(list).error();
+  return NetworkPolicy(std::move(list).value());
+}
+
+boost::json::value NetworkPolicy::to_json() const {
+  if (mode_ != Mode::kList) return mode_ == Mode::kAny;
+  boost::json::array hosts;
+  for (const auto& entry : list_.entries()) hosts.emplace_back(entry);
+  return hosts;
 }
 
 std::optional<Error> NetworkPolicy::check(std::string_view host, std::uint16_t port,
@@ -51,16 +49,16 @@ std::optional<Error> NetworkPolicy::check(std::string_view host, std::uint16_t p
     case Mode::kList:
       break;
   }
-  auto parsed = egress::parse_host(host);
+  auto parsed = parse_host(host);
   if (!parsed.ok() || !list_.allows(parsed.value(), port)) {
     return denied("networkAccess does not allow " + where(host, port), host, port);
   }
   // An address the list names is what was asked for; so is `localhost` by name.
-  if (parsed->is_address() || egress::is_localhost_name(parsed.value())) return std::nullopt;
+  if (parsed->is_address() || is_localhost_name(parsed.value())) return std::nullopt;
   for (const auto& text : addresses) {
     boost::system::error_code ec;
     const auto address = boost::asio::ip::make_address(text, ec);
-    if (ec || egress::is_local_address(address)) {
+    if (ec || is_local_address(address)) {
       return denied(std::string(host) + " resolves to a local address (" + text +
                         "); networkAccess must name the address itself to allow it",
                     host, port);
@@ -69,4 +67,4 @@ std::optional<Error> NetworkPolicy::check(std::string_view host, std::uint16_t p
   return std::nullopt;
 }
 
-}  // namespace hearth::handlers
+}  // namespace hearth::egress

@@ -1,0 +1,515 @@
+// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "jsworker/pool.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <cassert>
+#include <csignal>
+#include <optional>
+#pragma GCC diagnostic pop
+
+#include "common/on_strand.hpp"
+#include "common/utf8.hpp"
+#include "handlers/confine.hpp"
+#include "js/frame.hpp"
+#include "json/json.hpp"
+#include "proc/process.hpp"
+
+namespace hearth::jsworker {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using handlers::Confinement;
+
+namespace {
+
+/// SpiderMonkey reserves address space it never touches (its JIT code area alone is 2 GiB on
+/// x86-64), so RLIMIT_AS for a worker is maxMemory plus this; the memory cgroup and the JS heap
+/// limit (JSGC_MAX_BYTES = maxMemory) bound what it really uses. Measured in docs/benchmarks.md.
+constexpr std::uint64_t kWorkerAddressSpace = std::uint64_t{4} << 30;
+/// What a warm worker uses before any call (resident), added to the memory cgroup's limit.
+constexpr std::uint64_t kWorkerBaseline = std::uint64_t{64} << 20;
+
+std::uint64_t& id_of(std::variant<CallFunction, EvaluateSource>& request) {
+  return std::visit([](auto& r) -> std::uint64_t& { return r.id; }, request);
+}
+
+std::chrono::milliseconds& timeout_of(std::variant<CallFunction, EvaluateSource>& request) {
+  return std::visit([](auto& r) -> std::chrono::milliseconds& { return r.timeout; }, request);
+}
+
+}  // namespace
+
+fs::path default_worker_program() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path("hearth-js-worker") : self.parent_path() / "hearth-js-worker";
+}
+
+Error timeout_error(std::chrono::milliseconds timeout, const std::string& why) {
+  json::object data;
+  data["timeoutMs"] = timeout.count();
+  std::string message = "Handler timed out after " + std::to_string(timeout.count()) + " ms";
+  if (!why.empty()) message += " (" + why + ")";
+  return Error::make(ErrorCode::kTimeout, std::move(message), std::move(data));
+}
+
+/// One request waiting for, or running on, a worker. Touched only on the pool's strand.
+struct Pool::Slot {
+  explicit Slot(asio::strand<asio::any_io_executor>& strand) : timer(strand) {}
+  std::uint64_t id = 0;
+  Job job;
+  asio::steady_timer timer;
+  Clock::time_point deadline;
+  std::optional<Result<Returned>> result;
+  bool running = false;  ///< sent to a worker
+  bool started = false;  ///< the worker said it began (before that, a dead worker ran none of it)
+};
+
+struct Pool::Worker {
+  std::uint64_t serial = 0;
+  std::shared_ptr<proc::Duplex> child;
+  std::shared_ptr<Confinement> confinement;
+  js::FrameReader reader;
+  enum class State { kStarting, kIdle, kBusy, kGone } state = State::kStarting;
+  std::shared_ptr<Slot> current;
+  bool killed_for_time = false;
+  std::string stderr_tail;
+};
+
+Pool::Pool(asio::any_io_executor executor, PoolConfig config)
+    : executor_(executor), strand_(asio::make_strand(executor)), config_(std::move(config)) {}
+
+Pool::~Pool() = default;
+
+void Pool::start() {
+  asio::dispatch(strand_, [self = shared_from_this()] { self->fill(); });
+}
+
+void Pool::stop() {
+  // Set at once: workers killed right after (daemon shutdown) must not be replaced.
+  stopping_ = true;
+  asio::dispatch(strand_, [self = shared_from_this()] {
+    for (auto& w : self->workers_) self->retire(*w, /*kill=*/true);
+    self->workers_.clear();
+    for (auto& slot : self->queue_) {
+      self->complete(*slot, Error::make(ErrorCode::kHandlerError, "the daemon is stopping"));
+    }
+    self->queue_.clear();
+  });
+}
+
+void Pool::add_code_files(const std::vector<std::string>& files) {
+  std::lock_guard lock(code_mutex_);
+  for (const auto& f : files) {
+    if (std::find(config_.code_files.begin(), config_.code_files.end(), f) ==
+        config_.code_files.end()) {
+      config_.code_files.push_back(f);
+    }
+  }
+}
+
+asio::awaitable<Result<Returned>> Pool::run(Job job) {
+  // An awaitable resumes on its own coroutine's executor, so `co_await dispatch(strand_)`
+  // would not keep the code after it on the strand: the request runs as a coroutine of its own,
+  // spawned on the strand, and every resumption inside it stays there.
+  auto self = shared_from_this();
+  auto work = self->run_on_strand(std::move(job));
+  co_return co_await hearth::on(strand_, std::move(work));
+}
+
+asio::awaitable<Result<Returned>> Pool::run_on_strand(Job job) {
+  assert(strand_.running_in_this_thread());
+  auto slot = std::make_shared<Slot>(strand_);
+  slot->id = ++next_id_;
+  slot->deadline = Clock::now() + job.timeout;
+  slot->job = std::move(job);
+  id_of(slot->job.request) = slot->id;
+  const auto timeout = slot->job.timeout;
+  if (stopping_) co_return Error::make(ErrorCode::kHandlerError, "the daemon is stopping");
+  if (broken_ && workers_.empty()) {
+    // Every start failed: try again for this request.
+    broken_ = false;
+    start_failures_ = 0;
+  }
+  // Armed before dispatching: a worker that takes the request moves it to the kill deadline.
+  slot->timer.expires_at(slot->deadline);
+  queue_.push_back(slot);
+  fill();
+  dispatch_queue();
+
+  for (;;) {
+    if (slot->result) break;
+    auto [ec] = co_await slot->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (slot->result) break;
+    if (ec == asio::error::operation_aborted) continue;  // re-armed
+    if (!slot->running) {
+      queue_.erase(std::remove(queue_.begin(), queue_.end(), slot), queue_.end());
+      complete(*slot, timeout_error(timeout, "no JavaScript worker became free"));
+      break;
+    }
+    // The worker's own interrupt did not answer in time: kill it.
+    for (auto& w : workers_) {
+      if (w->current == slot) {
+        spdlog::warn("{}.{}: JS worker {} ignored its time limit; killing it", config_.service,
+                     slot->job.label, w->serial);
+        w->killed_for_time = true;
+        complete(*slot, timeout_error(timeout));
+        w->current.reset();
+        retire(*w, /*kill=*/true);
+      }
+    }
+    if (!slot->result) complete(*slot, timeout_error(timeout));
+    remove_gone();
+    fill();
+    break;
+  }
+  assert(strand_.running_in_this_thread());
+  co_return std::move(*slot->result);
+}
+
+void Pool::complete(Slot& slot, Result<Returned> result) {
+  assert(strand_.running_in_this_thread());
+  if (slot.result) return;
+  slot.result = std::move(result);
+  slot.timer.cancel();
+}
+
+/// Starts workers until the pool has its size. On the strand.
+void Pool::fill() {
+  assert(strand_.running_in_this_thread());
+  if (stopping_ || broken_) return;
+  while (workers_.size() < config_.size) {
+    if (!spawn()) break;
+  }
+}
+
+Init Pool::init_message() const {
+  Init init;
+  init.service = config_.service;
+  init.service_dir = config_.service_dir.string();
+  init.file_access = config_.permissions.file_access;
+  if (const auto& net = config_.permissions.network_access) {
+    // As written in the manifest: the worker parses the list again (egress::NetworkPolicy).
+    if (net->mode() == egress::NetworkPolicy::Mode::kList) {
+      init.network = net->list().entries();
+    } else {
+      init.network = net->mode() == egress::NetworkPolicy::Mode::kAny;
+    }
+  }
+  init.max_heap = config_.permissions.max_memory;
+  init.subscriptions = config_.subscriptions;
+  return init;
+}
+
+bool Pool::spawn() {
+  auto worker = std::make_shared<Worker>();
+  worker->serial = ++next_serial_;
+  proc::Command cmd;
+  cmd.program = config_.worker_program;
+  cmd.argv = {"hearth-js-worker"};
+  cmd.cwd = config_.service_dir;
+  cmd.env = handlers::environment_entries(
+      handlers::base_environment(config_.service, config_.service_dir));
+  if (config_.jail) {
+    std::vector<std::string> code;
+    {
+      std::lock_guard lock(code_mutex_);
+      code = config_.code_files;
+    }
+    handlers::ConfineExtras extras;
+    extras.address_space = kWorkerAddressSpace;
+    extras.memory = kWorkerBaseline;
+    auto confinement =
+        Confinement::start(*config_.jail, config_.permissions, config_.service_dir, code, cmd,
+                           executor_, config_.service + " (JS worker)", extras);
+    if (!confinement.ok()) {
+      fail_everything(confinement.error());
+      return false;
+    }
+    worker->confinement = std::move(confinement).value();
+  }
+  std::weak_ptr<Pool> weak = weak_from_this();
+  std::weak_ptr<Worker> weak_worker = worker;
+  proc::Duplex::Callbacks callbacks;
+  callbacks.on_stdout = [weak, weak_worker](std::string_view data) {
+    auto pool = weak.lock();
+    if (!pool) return;
+    asio::post(pool->strand_, [pool, weak_worker, bytes = std::string(data)] {
+      if (auto w = weak_worker.lock()) pool->on_bytes(*w, bytes);
+    });
+  };
+  callbacks.on_stderr = [weak, weak_worker](std::string_view data) {
+    auto pool = weak.lock();
+    if (!pool) return;
+    asio::post(pool->strand_, [weak_worker, bytes = std::string(data)] {
+      if (auto w = weak_worker.lock()) {
+        w->stderr_tail += bytes;
+        if (w->stderr_tail.size() > 8192) w->stderr_tail.erase(0, w->stderr_tail.size() - 4096);
+      }
+    });
+  };
+  callbacks.on_exit = [weak, weak_worker](const proc::RunResult& result) {
+    auto pool = weak.lock();
+    if (!pool) return;
+    asio::post(pool->strand_, [pool, weak_worker, result] {
+      if (auto w = weak_worker.lock()) pool->on_exit(w, result);
+    });
+  };
+  auto child = proc::start_duplex(executor_, cmd, std::move(callbacks));
+  if (!child.ok()) {
+    fail_everything(child.error());
+    return false;
+  }
+  worker->child = std::move(child).value();
+  worker->child->write(frame(encode(ToWorker(init_message()))));
+  workers_.push_back(std::move(worker));
+  return true;
+}
+
+/// No worker can start: fail what waits, stop retrying until the next request.
+void Pool::fail_everything(const Error& error) {
+  spdlog::error("{}: cannot start a JavaScript worker: {}", config_.service, error.message);
+  broken_ = true;
+  warm_ = true;  // nothing more to wait for
+  for (auto& slot : queue_) complete(*slot, error);
+  queue_.clear();
+}
+
+void Pool::on_bytes(Worker& w, const std::string& bytes) {
+  if (w.state == Worker::State::kGone) return;
+  w.reader.feed(bytes);
+  while (auto payload = w.reader.next()) {
+    auto parsed = json::parse_text(*payload);
+    auto message = parsed.ok() ? decode_from_worker(parsed.value())
+                               : Result<FromWorker>(std::move(parsed).error());
+    if (!message.ok()) {
+      spdlog::error("{}: JS worker {} sent a malformed frame ({}); replacing it", config_.service,
+                    w.serial, message.error().message);
+      retire(w, /*kill=*/true);
+      return;
+    }
+    on_message(w, std::move(message).value());
+    if (w.state == Worker::State::kGone) return;
+  }
+  if (w.reader.failed()) {
+    spdlog::error("{}: JS worker {} sent an oversized frame; replacing it", config_.service,
+                  w.serial);
+    retire(w, /*kill=*/true);
+  }
+}
+
+void Pool::on_message(Worker& w, FromWorker message) {
+  if (std::holds_alternative<Ready>(message)) {
+    warm_ = true;
+    w.state = Worker::State::kIdle;
+    start_failures_ = 0;
+    dispatch_queue();
+    return;
+  }
+  if (!w.current || request_id(message) != w.current->id) {
+    return;  // about a request that already ended (timed out)
+  }
+  Slot& slot = *w.current;
+  if (std::holds_alternative<Started>(message)) {
+    slot.started = true;
+  } else if (auto* log = std::get_if<Log>(&message)) {
+    if (slot.job.on_log) slot.job.on_log(*log);
+  } else if (auto* publish = std::get_if<Publish>(&message)) {
+    if (slot.job.on_publish) slot.job.on_publish(*publish);
+  } else if (auto* returned = std::get_if<Returned>(&message)) {
+    complete(slot, std::move(*returned));
+    finish_request(w);
+  } else if (auto* failed = std::get_if<Failed>(&message)) {
+    complete(slot, to_error(slot, *failed));
+    if (failed->kind == FailureKind::kOutOfMemory) {
+      // The worker exits after its heap limit: no further request may be sent to it.
+      w.current.reset();
+      retire(w, /*kill=*/false);
+      return;
+    }
+    finish_request(w);
+  }
+}
+
+Error Pool::to_error(const Slot& slot, const Failed& failed) const {
+  if (failed.kind == FailureKind::kTimeout) return timeout_error(slot.job.timeout);
+  json::object data;
+  if (failed.kind == FailureKind::kOutOfMemory) {
+    if (config_.permissions.max_memory) data["maxMemory"] = *config_.permissions.max_memory;
+    return Error::make(ErrorCode::kHandlerError, "memory limit exceeded", std::move(data));
+  }
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"name", &failed.name},
+                                   {"stack", &failed.stack},
+                                   {"file", &failed.file}}) {
+    if (!value->empty()) data[key] = valid_utf8(*value);
+  }
+  for (const auto& [key, value] : {std::pair<const char*, std::uint64_t>{"line", failed.line},
+                                   {"column", failed.column}}) {
+    if (value > 0) data[key] = static_cast<std::int64_t>(value);
+  }
+  if (failed.kind == FailureKind::kConfig) {
+    if (const auto* call = std::get_if<CallFunction>(&slot.job.request)) {
+      data["module"] = call->module;
+      data["function"] = call->function;
+    }
+  }
+  std::string message = valid_utf8(failed.message);
+  if (message.empty()) message = "the JavaScript function failed";
+  return Error::make(failed.kind == FailureKind::kPermission ? ErrorCode::kPermissionDenied
+                                                            : ErrorCode::kHandlerError,
+                     std::move(message), std::move(data));
+}
+
+void Pool::finish_request(Worker& w) {
+  w.current.reset();
+  if (w.state == Worker::State::kBusy) w.state = Worker::State::kIdle;
+  dispatch_queue();
+}
+
+/// Hands queued requests to idle workers. On the strand.
+void Pool::dispatch_queue() {
+  assert(strand_.running_in_this_thread());
+  for (auto& w : workers_) {
+    if (queue_.empty()) return;
+    if (w->state != Worker::State::kIdle) continue;
+    auto slot = queue_.front();
+    queue_.pop_front();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(slot->deadline - Clock::now());
+    if (left <= 0ms) {
+      complete(*slot, timeout_error(slot->job.timeout, "no JavaScript worker became free"));
+      continue;
+    }
+    timeout_of(slot->job.request) = left;
+    const ToWorker request =
+        std::visit([](const auto& r) { return ToWorker(r); }, slot->job.request);
+    if (!w->child->write(frame(encode(request)))) {
+      queue_.push_front(slot);
+      retire(*w, /*kill=*/true);
+      continue;
+    }
+    w->state = Worker::State::kBusy;
+    w->current = slot;
+    slot->running = true;
+    // The worker interrupts itself at the deadline; the daemon kills it a grace period later.
+    slot->timer.expires_at(slot->deadline + kKillGrace);
+  }
+}
+
+/// Takes a worker out of service (its request, if any, is failed by on_exit or by the caller).
+void Pool::retire(Worker& w, bool kill) {
+  if (w.state == Worker::State::kGone) return;
+  w.state = Worker::State::kGone;
+  if (kill && w.child) {
+    const int pid = w.child->pid();
+    w.child->stop();
+    if (w.confinement) w.confinement->abandon(pid);
+  }
+  if (w.current) {
+    complete(*w.current, Error::make(ErrorCode::kHandlerError,
+                                     "the JavaScript worker running this call was stopped"));
+    w.current.reset();
+  }
+}
+
+void Pool::remove_gone() {
+  workers_.erase(std::remove_if(workers_.begin(), workers_.end(),
+                                [](const auto& w) { return w->state == Worker::State::kGone; }),
+                 workers_.end());
+}
+
+void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& result) {
+  const bool was_starting = w->state == Worker::State::kStarting;
+  std::optional<Error> verdict;
+  if (w->confinement) verdict = w->confinement->finish(result);
+  if (w->current && !w->current->started && !w->current->result && !stopping_) {
+    // Died before it began the request: nothing of it ran, another worker takes it.
+    auto slot = w->current;
+    w->current.reset();
+    slot->running = false;
+    slot->timer.expires_at(slot->deadline);
+    queue_.push_front(std::move(slot));
+  }
+  if (w->current) {
+    Slot& slot = *w->current;
+    if (verdict) {
+      complete(slot, *verdict);
+    } else {
+      json::object data;
+      std::string how;
+      if (result.status == proc::RunResult::Status::kSignaled) {
+        how = "was killed by signal " + std::to_string(result.signal);
+        data["signal"] = result.signal;
+      } else {
+        how = "exited with code " + std::to_string(result.exit_code);
+        data["exitCode"] = result.exit_code;
+      }
+      data["stderr"] = valid_utf8(w->stderr_tail.size() > 4096
+                                      ? w->stderr_tail.substr(w->stderr_tail.size() - 4096)
+                                      : w->stderr_tail);
+      // Memory only on evidence: the jail's OOM verdict (above), an out-of-memory message,
+      // or the engine's own crash on a failed allocation. A SIGKILL or SIGTERM without a
+      // verdict came from outside hearth and is reported as such.
+      const bool signaled = result.status == proc::RunResult::Status::kSignaled;
+      const bool from_outside = signaled && (result.signal == SIGKILL || result.signal == SIGTERM);
+      const bool engine_oom =
+          signaled && !from_outside && w->stderr_tail.find("MOZ_CRASH") != std::string::npos;
+      if (from_outside) how += " from outside hearth";
+      if (config_.permissions.max_memory &&
+          (handlers::looks_out_of_memory(w->stderr_tail) || engine_oom)) {
+        data["maxMemory"] = *config_.permissions.max_memory;
+        complete(slot, Error::make(ErrorCode::kHandlerError,
+                                   "memory limit exceeded (the JavaScript worker " + how + ")",
+                                   std::move(data)));
+      } else {
+        complete(slot, Error::make(ErrorCode::kHandlerError,
+                                   "the JavaScript worker crashed during the call (it " + how + ")",
+                                   std::move(data)));
+      }
+    }
+    w->current.reset();
+  }
+  if (w->state != Worker::State::kGone && !stopping_) {
+    if (was_starting) {
+      ++start_failures_;
+      spdlog::error("{}: a JavaScript worker failed to start: {}{}", config_.service,
+                    verdict ? verdict->message : std::string(),
+                    w->stderr_tail.empty() ? "" : " - " + valid_utf8(w->stderr_tail));
+      if (start_failures_ >= kMaxStartFailures) {
+        std::string why = verdict ? verdict->message : valid_utf8(w->stderr_tail);
+        json::object data;
+        data["stderr"] = valid_utf8(w->stderr_tail);
+        fail_everything(Error::make(ErrorCode::kHandlerError,
+                                    "JavaScript workers for service '" + config_.service +
+                                        "' cannot start" +
+                                        (why.empty() ? std::string() : ": " + why),
+                                    std::move(data)));
+      }
+    } else if (!w->killed_for_time) {
+      spdlog::warn("{}: JavaScript worker {} ended ({}); starting another", config_.service,
+                   w->serial,
+                   result.status == proc::RunResult::Status::kSignaled
+                       ? "signal " + std::to_string(result.signal)
+                       : "exit code " + std::to_string(result.exit_code));
+    }
+  }
+  w->state = Worker::State::kGone;
+  remove_gone();
+  if (!stopping_) {
+    fill();
+    dispatch_queue();
+  }
+}
+
+}  // namespace hearth::jsworker

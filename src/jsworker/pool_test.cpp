@@ -1,0 +1,388 @@
+// GCC 12 reports -Wnull-dereference inside inlined Asio code (false positives in Boost headers).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "jsworker/pool.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json/parse.hpp>
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "proc/testing.hpp"
+#pragma GCC diagnostic pop
+
+namespace hearth::jsworker {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// hearth ignores SIGPIPE process-wide (proc/process.hpp); so must a binary running children.
+const bool kSigpipeIgnored = (std::signal(SIGPIPE, SIG_IGN), true);
+
+/// Pids of the JS workers whose working directory is `dir`.
+std::vector<pid_t> workers_in(const fs::path& dir) {
+  std::vector<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    if (fs::read_symlink(entry.path() / "exe", ec).filename() != "hearth-js-worker" || ec) continue;
+    if (fs::read_symlink(entry.path() / "cwd", ec) == dir && !ec) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+/// Log lines a job received, in order.
+class Console {
+ public:
+  void add(const Log& log) {
+    std::lock_guard lock(mutex_);
+    lines_.push_back(std::string(to_string(log.level)) + ": " + log.message);
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+class JsWorkerPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "hearth-jsworker-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = fs::canonical(pattern);
+    fs::create_directories(dir_ / "data");
+  }
+  void TearDown() override {
+    for (auto& pool : pools_) pool->stop();
+    pools_.clear();
+    for (int i = 0; i < 100 && !workers_in(dir_).empty(); ++i) std::this_thread::sleep_for(20ms);
+    EXPECT_TRUE(workers_in(dir_).empty());
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  void write(const std::string& name, const std::string& content) {
+    std::ofstream(dir_ / name) << content;
+  }
+
+  std::shared_ptr<Pool> pool(std::size_t size, manifest::Permissions permissions = {},
+                             fs::path program = default_worker_program()) {
+    PoolConfig config;
+    config.service = "svc";
+    config.service_dir = dir_;
+    config.permissions = std::move(permissions);
+    config.size = size;
+    config.worker_program = std::move(program);
+    auto made = std::make_shared<Pool>(io_.executor(), std::move(config));
+    made->start();
+    pools_.push_back(made);
+    return made;
+  }
+
+  /// Waits until a job has logged `line` (so its worker has started it).
+  bool wait_for_line(const std::string& line) {
+    for (int i = 0; i < 1000; ++i) {
+      const auto lines = console_.lines();
+      if (std::find(lines.begin(), lines.end(), line) != lines.end()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+  static bool wait_warm(Pool& p) {
+    for (int i = 0; i < 1000 && !p.warm(); ++i) std::this_thread::sleep_for(10ms);
+    return p.warm();
+  }
+
+  std::future<std::optional<Result<Returned>>> start(std::shared_ptr<Pool> p, Job job) {
+    // Through an optional: a future needs a default-constructible value.
+    return asio::co_spawn(
+        io_.executor(),
+        [p, job = std::move(job)]() mutable -> asio::awaitable<std::optional<Result<Returned>>> {
+          co_return co_await p->run(std::move(job));
+        },
+        asio::use_future);
+  }
+
+  Result<Returned> run(std::shared_ptr<Pool> p, Job job) {
+    return *start(std::move(p), std::move(job)).get();
+  }
+
+  static Job call(const std::string& module, const std::string& function,
+                  json::value input = nullptr, std::chrono::milliseconds timeout = 10s) {
+    CallFunction request;
+    request.module = module;
+    request.function = function;
+    request.endpoint = function;
+    request.input = std::move(input);
+    Job job;
+    job.request = std::move(request);
+    job.timeout = timeout;
+    job.label = function;
+    return job;
+  }
+
+  Job eval(const std::string& source, json::object globals = {},
+           std::chrono::milliseconds timeout = 10s) {
+    EvaluateSource request;
+    request.source = source;
+    request.filename = "turn.js";
+    request.globals = std::move(globals);
+    Job job;
+    job.request = std::move(request);
+    job.timeout = timeout;
+    job.label = "eval";
+    job.on_log = [this](const Log& log) { console_.add(log); };
+    return job;
+  }
+
+  proc::testing::IoThread io_;
+  fs::path dir_;
+  std::vector<std::shared_ptr<Pool>> pools_;
+  Console console_;
+};
+
+TEST_F(JsWorkerPoolTest, StartsWarmAndRunsAFunctionOfAModule) {
+  write("add.mjs", "export function add(input, ctx) { return { sum: input.a + input.b, "
+                   "service: ctx.service, endpoint: ctx.endpoint }; }\n");
+  auto p = pool(2);
+  EXPECT_FALSE(p->warm());  // the workers are starting
+  ASSERT_TRUE(wait_warm(*p));
+  auto r = run(p, call("add.mjs", "add", json::parse(R"({"a":2,"b":3})")));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(json::serialize(r.value().value), R"({"sum":5,"service":"svc","endpoint":"add"})");
+  EXPECT_FALSE(r.value().globals);
+  for (int i = 0; i < 100 && workers_in(dir_).size() != 2; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(workers_in(dir_).size(), 2u);
+}
+
+TEST_F(JsWorkerPoolTest, RunsSourceTextWithGlobalsAndGivesBackResultStateAndConsole) {
+  auto p = pool(1);
+  auto r = run(p, eval("console.log('before', state.n, { deep: [1] });\n"
+                       "state.n += limit;\n"
+                       "state.items.push('c');\n"
+                       "console.warn('after', state.n);\n"
+                       "await new Promise((resolve) => setTimeout(resolve, 5));\n"
+                       "return { doubled: state.n * 2 };",
+                       json::parse(R"({"state":{"n":1,"items":["a","b"]},"limit":10})")
+                           .as_object()));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(json::serialize(r.value().value), R"({"doubled":22})");
+  ASSERT_TRUE(r.value().globals);
+  EXPECT_EQ(json::serialize(*r.value().globals),
+            R"({"state":{"n":11,"items":["a","b","c"]},"limit":10})");
+  EXPECT_EQ(console_.lines(),
+            (std::vector<std::string>{R"(info: before 1 {"deep":[1]})", "warn: after 11"}));
+}
+
+TEST_F(JsWorkerPoolTest, SourceTextGlobalsCanBeReplacedAndNothingElseLeaks) {
+  auto p = pool(1);
+  auto r = run(p, eval("state = { replaced: true }; let local = 1; return typeof ctx;",
+                       json::parse(R"({"state":{"n":1}})").as_object()));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().value, "undefined");
+  EXPECT_EQ(json::serialize(*r.value().globals), R"({"state":{"replaced":true}})");
+  // Each evaluation gets a fresh global: what the last one set is gone.
+  r = run(p, eval("return typeof state;"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().value, "undefined");
+  EXPECT_EQ(json::serialize(*r.value().globals), "{}");
+}
+
+TEST_F(JsWorkerPoolTest, AThrownErrorOfSourceTextComesBackWithItsLineAndTheConsole) {
+  // The same statement in a module gives the column to expect: the source's lines and columns
+  // are its own, whatever it is wrapped in.
+  write("err.mjs", "export function f() {\n  throw new TypeError('bad ' + 1);\n}\n");
+  auto p = pool(1);
+  auto in_module = run(p, call("err.mjs", "f"));
+  ASSERT_FALSE(in_module.ok());
+  const auto column = in_module.error().data.as_object().at("column");
+  EXPECT_EQ(in_module.error().data.as_object().at("line"), 2);
+
+  auto r = run(p, eval("console.log('started');\nconst a = 1;\n  throw new TypeError('bad ' + a);"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(r.error().message.find("bad 1"), std::string::npos) << r.error().message;
+  const auto& data = r.error().data.as_object();
+  EXPECT_EQ(data.at("name"), "TypeError");
+  EXPECT_EQ(data.at("file"), "turn.js");
+  EXPECT_EQ(data.at("line"), 3);
+  EXPECT_EQ(data.at("column"), column);
+  EXPECT_NE(data.at("stack").as_string().find("turn.js:3"), json::string::npos)
+      << data.at("stack");
+  EXPECT_EQ(console_.lines(), std::vector<std::string>{"info: started"});
+
+  // Strict mode: an undeclared name is an error, not a new global.
+  r = run(p, eval("undeclared = 1;"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().data.as_object().at("name"), "ReferenceError");
+
+  r = run(p, eval("return (;"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().data.as_object().at("name"), "SyntaxError");
+  EXPECT_EQ(r.error().data.as_object().at("line"), 1);
+
+  // Closing the function the source runs in is refused, not run in pieces.
+  r = run(p, eval("}); (async function () {"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().data.as_object().at("name"), "SyntaxError");
+  EXPECT_NE(r.error().message.find("closes the function"), std::string::npos) << r.error().message;
+
+  // A result JSON cannot hold.
+  r = run(p, eval("const o = {}; o.self = o; return o;"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().data.as_object().at("name"), "TypeError");
+}
+
+TEST_F(JsWorkerPoolTest, SourceTextThatLoopsIsStoppedAndTheWorkerStays) {
+  auto p = pool(1);
+  ASSERT_TRUE(run(p, eval("return 1;")).ok());
+  const auto before = workers_in(dir_);
+  ASSERT_EQ(before.size(), 1u);
+  auto r = run(p, eval("for (;;) {}", {}, 300ms));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(r.error().data.as_object().at("timeoutMs"), 300);
+  r = run(p, eval("return 2;"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().value, 2);
+  EXPECT_EQ(workers_in(dir_), before);  // interrupted, not killed
+}
+
+TEST_F(JsWorkerPoolTest, SourceTextOverItsMemoryLimitFailsAloneAndTheWorkerIsReplaced) {
+  manifest::Permissions limited;
+  limited.max_memory = 64ull << 20;
+  auto p = pool(1, limited);
+  auto r = run(p, eval("const a = []; for (;;) a.push({ x: new Array(1000).fill('y') });", {}, 20s));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(r.error().message.find("memory limit exceeded"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().data.as_object().at("maxMemory"), 64ull << 20);
+  r = run(p, eval("return 'ok';"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+}
+
+TEST_F(JsWorkerPoolTest, AWorkerThatCrashesFailsOnlyItsRequestAndIsReplaced) {
+  auto p = pool(1);
+  ASSERT_TRUE(run(p, eval("return 0;")).ok());
+  const auto before = workers_in(dir_);
+  ASSERT_EQ(before.size(), 1u);
+  auto pending =
+      start(p, eval("console.log('busy'); const end = Date.now() + 5000; "
+                    "while (Date.now() < end) {} return 'late';"));
+  ASSERT_TRUE(wait_for_line("info: busy"));  // the worker has started it
+  ::kill(before[0], SIGKILL);
+  ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);
+  auto r = *pending.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(r.error().message.find("crashed"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("from outside hearth"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().data.as_object().at("signal"), SIGKILL);
+  r = run(p, eval("return 'again';"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto after = workers_in(dir_);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_NE(after, before);
+}
+
+// A worker stuck where the engine's interrupt cannot reach it (a blocking read of a FIFO nobody
+// writes) is killed a grace period after the deadline and replaced.
+TEST_F(JsWorkerPoolTest, AWorkerThatOverrunsItsDeadlineIsKilledAndReplaced) {
+  ASSERT_EQ(::mkfifo((dir_ / "data" / "stuck").c_str(), 0600), 0);
+  write("stuck.mjs", "export function stuck(input, ctx) { return ctx.readFile('data/stuck'); }\n");
+  manifest::Permissions files;
+  files.file_access = std::vector<std::string>{"data/**"};
+  auto p = pool(1, files);
+  ASSERT_TRUE(run(p, eval("return 0;")).ok());
+  const auto before = workers_in(dir_);
+  ASSERT_EQ(before.size(), 1u);
+  const auto started = std::chrono::steady_clock::now();
+  auto r = run(p, call("stuck.mjs", "stuck", nullptr, 300ms));
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(r.error().data.as_object().at("timeoutMs"), 300);
+  EXPECT_GE(took, 300ms + Pool::kKillGrace);
+  r = run(p, eval("return 'fresh';"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const auto after = workers_in(dir_);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_NE(after, before);
+}
+
+TEST_F(JsWorkerPoolTest, ARequestWaitsForAFreeWorkerOnlyWithinItsTimeLimit) {
+  auto p = pool(1);
+  ASSERT_TRUE(run(p, eval("return 0;")).ok());
+  auto busy = start(p, eval("console.log('busy'); const end = Date.now() + 1500; "
+                            "while (Date.now() < end) {} return 1;"));
+  ASSERT_TRUE(wait_for_line("info: busy"));
+  auto r = run(p, eval("return 2;", {}, 200ms));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(r.error().message.find("no JavaScript worker became free"), std::string::npos)
+      << r.error().message;
+  auto first = *busy.get();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first.value().value, 1);
+}
+
+TEST_F(JsWorkerPoolTest, ManyRequestsShareThePoolAndEachGetsItsOwnAnswer) {
+  write("echo.mjs", "export const echo = (input) => input.n;\n");
+  auto p = pool(2);
+  std::vector<std::future<std::optional<Result<Returned>>>> pending;
+  for (int i = 0; i < 40; ++i) {
+    pending.push_back(i % 2 == 0 ? start(p, call("echo.mjs", "echo", json::object{{"n", i}}))
+                                 : start(p, eval("return n;", json::object{{"n", i}})));
+  }
+  for (int i = 0; i < 40; ++i) {
+    auto r = *pending[static_cast<std::size_t>(i)].get();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value().value, i);
+  }
+}
+
+TEST_F(JsWorkerPoolTest, AStoppedPoolFailsRequestsAndStartsNothing) {
+  auto p = pool(1);
+  ASSERT_TRUE(run(p, eval("return 0;")).ok());
+  p->stop();
+  for (int i = 0; i < 100 && !workers_in(dir_).empty(); ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_TRUE(workers_in(dir_).empty());
+  auto r = run(p, eval("return 1;"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("stopping"), std::string::npos) << r.error().message;
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(workers_in(dir_).empty());
+}
+
+TEST_F(JsWorkerPoolTest, WorkersThatCannotStartFailTheRequestAndTheWaitEnds) {
+  write("not-a-worker", "#!/bin/sh\necho 'no engine here' >&2\nexit 3\n");
+  fs::permissions(dir_ / "not-a-worker", fs::perms::owner_all);
+  auto p = pool(1, {}, dir_ / "not-a-worker");
+  ASSERT_TRUE(wait_warm(*p));  // gave up: nothing to wait for
+  auto r = run(p, eval("return 1;"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(r.error().message.find("cannot start"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("no engine here"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace hearth::jsworker

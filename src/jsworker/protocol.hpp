@@ -1,0 +1,160 @@
+#pragma once
+/// The messages between the daemon and a JS worker (hearth-js-worker), defined once for both
+/// sides. Each message is one frame (js/frame.hpp) holding one compact JSON object whose "t"
+/// member names it; docs/protocol.md ("JS worker protocol") lists them.
+///
+///   daemon -> worker   Init (first frame), CallFunction, EvaluateSource
+///   worker -> daemon   Ready (after Init), then for each request: Started, any Log and Publish,
+///                      and one Returned or Failed
+///
+/// encode() writes a message's payload (without the length prefix; frame() adds it); decode_*()
+/// reads one from a parsed JSON value. Each side parses the payload text itself with its own
+/// limits (the daemon's bounded parser, the worker's Boost.JSON defaults), so decoding starts from
+/// a value. A member that is missing or of the wrong type, or an unknown "t", is an error: a peer
+/// that sends one is broken.
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace hearth::jsworker {
+
+// --- daemon -> worker -----------------------------------------------------------------------
+
+/// The first frame: what the worker's engine may do, from the pool's permission set.
+struct Init {
+  std::string service;
+  std::string service_dir;  ///< canonical; modules and data paths are relative to it
+  std::optional<std::vector<std::string>> file_access;  ///< fileAccess globs; absent: none
+  /// false: no network; true: direct; a list: those hosts, through the jail's egress proxy
+  std::variant<bool, std::vector<std::string>> network = false;
+  std::optional<std::uint64_t> max_heap;  ///< bytes (maxMemory); absent: the engine's default
+  std::vector<std::string> subscriptions;  ///< what ctx.publish may name
+  bool operator==(const Init&) const = default;
+};
+
+/// Calls `function(input, ctx)` exported by `module`, a file relative to the service folder.
+struct CallFunction {
+  std::uint64_t id = 0;
+  std::string module;
+  std::string function;
+  std::string endpoint;  ///< ctx.endpoint
+  boost::json::value input;
+  std::chrono::milliseconds timeout{0};  ///< the time left when the worker gets it
+  bool mutation = false;  ///< the files it touches are locked exclusively (else shared)
+  bool operator==(const CallFunction&) const = default;
+};
+
+/// Runs `source` as the body of a strict async function (so `return` gives the value and `await`
+/// works) in a fresh global that holds, besides the standard library, `console` and
+/// `setTimeout`, one writable property per member of `globals` (a copy of its JSON value). The
+/// answer carries the value returned and those globals' final values.
+struct EvaluateSource {
+  std::uint64_t id = 0;
+  std::string source;
+  std::string filename = "script";  ///< names the source in errors and stacks
+  boost::json::object globals;
+  std::chrono::milliseconds timeout{0};
+  bool operator==(const EvaluateSource&) const = default;
+};
+
+using ToWorker = std::variant<Init, CallFunction, EvaluateSource>;
+
+// --- worker -> daemon -----------------------------------------------------------------------
+
+/// The engine is up: requests may come.
+struct Ready {
+  std::int64_t pid = 0;
+  bool operator==(const Ready&) const = default;
+};
+
+/// The worker began request `id`: one that dies before this ran nothing of it.
+struct Started {
+  std::uint64_t id = 0;
+  bool operator==(const Started&) const = default;
+};
+
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+
+/// A console.* or ctx.log line of request `id`.
+struct Log {
+  std::uint64_t id = 0;
+  LogLevel level = LogLevel::kInfo;
+  std::string message;
+  bool operator==(const Log&) const = default;
+};
+
+/// ctx.publish(subscription, data) during request `id`.
+struct Publish {
+  std::uint64_t id = 0;
+  std::string subscription;
+  boost::json::value data;
+  bool operator==(const Publish&) const = default;
+};
+
+/// Request `id` succeeded.
+struct Returned {
+  std::uint64_t id = 0;
+  boost::json::value value;  ///< what the function returned (or its promise gave), as JSON
+  /// EvaluateSource: the final values of its globals; absent for a function call.
+  std::optional<boost::json::object> globals;
+  bool operator==(const Returned&) const = default;
+};
+
+enum class FailureKind {
+  kThrown,       ///< the code threw or its promise rejected
+  kPermission,   ///< an uncaught refusal of ctx.readFile/writeFile/fetch
+  kTimeout,      ///< stopped at its deadline; the worker serves the next request
+  kOutOfMemory,  ///< the heap or memory limit was reached; the worker exits after sending it
+  kConfig,       ///< the module or function cannot be loaded
+};
+
+/// Request `id` failed. `file`, `line` and `column` locate the error when known (0: unknown).
+struct Failed {
+  std::uint64_t id = 0;
+  FailureKind kind = FailureKind::kThrown;
+  std::string message;
+  std::string name;   ///< the error's name (Error, TypeError...)
+  std::string stack;  ///< "fn@file:line:column" lines
+  std::string file;
+  std::uint64_t line = 0;
+  std::uint64_t column = 0;
+  bool operator==(const Failed&) const = default;
+};
+
+using FromWorker = std::variant<Ready, Started, Log, Publish, Returned, Failed>;
+
+// --- encoding -------------------------------------------------------------------------------
+
+std::string encode(const ToWorker& message);
+std::string encode(const FromWorker& message);
+
+/// The payload of a Returned whose value (and globals) are already JSON text, as the engine
+/// produces them: spliced in, not parsed again. Decodes to the same Returned as encode() of it.
+std::string encode_returned(std::uint64_t id, std::string_view value_json,
+                            std::optional<std::string_view> globals_json = std::nullopt);
+
+/// `payload` with its frame's length prefix (js::encode_frame).
+std::string frame(std::string_view payload);
+
+Result<ToWorker> decode_to_worker(const boost::json::value& message);
+Result<FromWorker> decode_from_worker(const boost::json::value& message);
+
+/// The request a worker's message is about (0 for Ready).
+std::uint64_t request_id(const FromWorker& message);
+
+/// The names of levels and kinds on the wire ("warn", "oom"...), and back (nullopt: unknown).
+std::string_view to_string(LogLevel level);
+std::string_view to_string(FailureKind kind);
+std::optional<LogLevel> parse_log_level(std::string_view name);
+std::optional<FailureKind> parse_failure_kind(std::string_view name);
+
+}  // namespace hearth::jsworker

@@ -1,0 +1,256 @@
+#include "jsworker/serve.hpp"
+
+#include <unistd.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
+
+#include "js/engine.hpp"
+#include "js/frame.hpp"
+#include "jsworker/protocol.hpp"
+
+namespace hearth::jsworker {
+
+namespace {
+
+namespace json = boost::json;
+using js::Outcome;
+
+int g_out = -1;  ///< the frame channel (the original stdout)
+
+void write_all(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(g_out, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::_Exit(0);  // the daemon is gone: nothing left to serve
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void send(const FromWorker& message) { write_all(frame(encode(message))); }
+
+/// The next frame on stdin, nullopt at EOF. A malformed stream ends the worker.
+std::optional<std::string> read_frame(js::FrameReader& reader) {
+  for (;;) {
+    if (auto next = reader.next()) return next;
+    if (reader.failed()) {
+      std::fputs("hearth-js-worker: oversized frame from the daemon\n", stderr);
+      std::_Exit(2);
+    }
+    char buf[65536];
+    const ssize_t n = ::read(0, buf, sizeof buf);
+    if (n == 0) return std::nullopt;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    reader.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+  }
+}
+
+/// The daemon's next request, or the reason it cannot be read.
+Result<ToWorker> decode_frame(const std::string& payload) {
+  boost::system::error_code ec;
+  json::value v = json::parse(payload, ec);
+  if (ec) return Error::make(ErrorCode::kParseError, "not JSON: " + ec.message());
+  return decode_to_worker(v);
+}
+
+js::WorkerConfig engine_config(const Init& init) {
+  js::WorkerConfig config;
+  config.service_dir = init.service_dir;
+  config.service = init.service;
+  config.file_access = init.file_access;
+  config.network = init.network;
+  if (std::holds_alternative<std::vector<std::string>>(init.network)) {
+    // The jail's egress proxy, when there is one (not under --insecure-no-sandbox).
+    if (const char* proxy = std::getenv("HTTP_PROXY"); proxy != nullptr) {
+      const std::string p(proxy);
+      const auto colon = p.rfind(':');
+      if (colon != std::string::npos) {
+        config.proxy_port = static_cast<std::uint16_t>(std::atoi(p.c_str() + colon + 1));
+      }
+    }
+  }
+  config.max_heap = init.max_heap.value_or(0);
+  config.subscriptions = init.subscriptions;
+  return config;
+}
+
+FailureKind failure_kind(Outcome::Kind kind) {
+  switch (kind) {
+    case Outcome::Kind::kOk:
+    case Outcome::Kind::kThrown:
+      return FailureKind::kThrown;
+    case Outcome::Kind::kPermission:
+      return FailureKind::kPermission;
+    case Outcome::Kind::kTimeout:
+      return FailureKind::kTimeout;
+    case Outcome::Kind::kOutOfMemory:
+      return FailureKind::kOutOfMemory;
+    case Outcome::Kind::kConfig:
+      return FailureKind::kConfig;
+  }
+  return FailureKind::kThrown;
+}
+
+/// A request's side output, as frames about request `id`.
+js::CallSink sink_for(std::uint64_t id) {
+  js::CallSink sink;
+  sink.log = [id](std::string_view level, std::string_view text) {
+    send(Log{id, parse_log_level(level).value_or(LogLevel::kInfo), std::string(text)});
+  };
+  sink.publish = [id](std::string_view subscription, std::string_view data) {
+    boost::system::error_code ec;
+    json::value parsed = json::parse(data, ec);
+    send(Publish{id, std::string(subscription), std::move(parsed)});
+  };
+  return sink;
+}
+
+/// Sends the answer of request `id`; ends the worker after the heap limit, whose engine state is
+/// not trusted (the daemon starts another).
+void answer(std::uint64_t id, const Outcome& out, bool evaluation) {
+  if (out.kind == Outcome::Kind::kOk) {
+    // The engine's JSON.stringify output: spliced in as it is, not parsed again.
+    write_all(frame(encode_returned(
+        id, out.value_json,
+        evaluation ? std::optional<std::string_view>(out.globals_json) : std::nullopt)));
+    return;
+  }
+  send(Failed{id, failure_kind(out.kind), out.message, out.name, out.stack, out.file, out.line,
+              out.column});
+  if (out.kind == Outcome::Kind::kOutOfMemory) std::_Exit(0);
+}
+
+// Each run() first tells the daemon the request began: a worker that dies before that is known
+// not to have run any of it, and the request is given to another worker.
+
+void run(js::Engine& engine, const CallFunction& call) {
+  send(Started{call.id});
+  js::CallRequest request;
+  request.id = call.id;
+  request.module = call.module;
+  request.function = call.function;
+  request.endpoint = call.endpoint;
+  request.input_json = json::serialize(call.input);
+  request.mutation = call.mutation;
+  request.timeout = call.timeout;
+  const js::CallSink sink = sink_for(call.id);
+  answer(call.id, engine.call(request, sink), /*evaluation=*/false);
+}
+
+void run(js::Engine& engine, const EvaluateSource& eval) {
+  send(Started{eval.id});
+  js::EvalRequest request;
+  request.id = eval.id;
+  request.source = eval.source;
+  request.filename = eval.filename;
+  request.globals_json = json::serialize(eval.globals);
+  request.timeout = eval.timeout;
+  const js::CallSink sink = sink_for(eval.id);
+  answer(eval.id, engine.evaluate(request, sink), /*evaluation=*/true);
+}
+
+}  // namespace
+
+int serve() {
+  // Frames only on the original stdout: anything else writing to fd 1 lands on stderr.
+  g_out = ::dup(1);
+  if (g_out < 0 || ::dup2(2, 1) < 0) return 2;
+
+  js::FrameReader reader;
+  auto first = read_frame(reader);
+  if (!first) return 0;
+  auto init = decode_frame(*first);
+  if (!init.ok() || !std::holds_alternative<Init>(init.value())) {
+    std::fputs("hearth-js-worker: the first frame must be init\n", stderr);
+    return 2;
+  }
+  std::string error;
+  auto engine = js::Engine::create(engine_config(std::get<Init>(init.value())), error);
+  if (!engine) {
+    std::fprintf(stderr, "hearth-js-worker: %s\n", error.c_str());
+    return 3;
+  }
+  send(Ready{::getpid()});
+
+  while (auto payload = read_frame(reader)) {
+    auto request = decode_frame(*payload);
+    if (!request.ok()) {
+      std::fprintf(stderr, "hearth-js-worker: malformed frame: %s\n",
+                   request.error().message.c_str());
+      return 2;
+    }
+    if (const auto* call = std::get_if<CallFunction>(&request.value())) {
+      run(*engine, *call);
+    } else if (const auto* eval = std::get_if<EvaluateSource>(&request.value())) {
+      run(*engine, *eval);
+    } else {
+      std::fputs("hearth-js-worker: malformed frame: a second init\n", stderr);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+int bench_fresh_global(int iterations, bool eager_classes) {
+  std::string error;
+  auto engine = js::Engine::create({}, error);
+  if (!engine) {
+    std::fprintf(stderr, "hearth-js-worker: %s\n", error.c_str());
+    return 3;
+  }
+  const int n = std::max(1, iterations);
+  engine->measure_fresh_global(std::min(n, 50), eager_classes);  // warm-up
+  std::printf("%.1f\n", engine->measure_fresh_global(n, eager_classes));
+  return 0;
+}
+
+int bench_call(const std::filesystem::path& service_dir, const std::string& module,
+               const std::string& function, int iterations, const std::string& input_json) {
+  js::WorkerConfig config;
+  std::error_code ec;
+  config.service_dir = std::filesystem::canonical(service_dir, ec);
+  std::string error;
+  auto engine = ec ? nullptr : js::Engine::create(config, error);
+  if (!engine) {
+    std::fprintf(stderr, "hearth-js-worker: %s\n", ec ? ec.message().c_str() : error.c_str());
+    return 3;
+  }
+  js::CallRequest request;
+  request.module = module;
+  request.function = function;
+  request.endpoint = function;
+  request.input_json = input_json;
+  const int n = std::max(1, iterations);
+  const js::CallSink sink;
+  auto run_calls = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      auto out = engine->call(request, sink);
+      if (out.kind != Outcome::Kind::kOk) {
+        std::fprintf(stderr, "hearth-js-worker: %s\n", out.message.c_str());
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!run_calls(std::min(n, 100))) return 1;  // warm-up
+  const auto start = std::chrono::steady_clock::now();
+  if (!run_calls(n)) return 1;
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%.1f\n", us / n);
+  return 0;
+}
+
+}  // namespace hearth::jsworker
