@@ -18,18 +18,18 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -124,21 +124,21 @@ void namespace_costs() {
     const char* name;
     unsigned long flags;
   };
-  const Step steps[] = {
-      {"plain", 0},
-      {"user", CLONE_NEWUSER},
-      {"user+pid", CLONE_NEWUSER | CLONE_NEWPID},
-      {"user+mount", CLONE_NEWUSER | CLONE_NEWNS},
-      {"user+ipc", CLONE_NEWUSER | CLONE_NEWIPC},
-      {"user+uts", CLONE_NEWUSER | CLONE_NEWUTS},
-      {"user+network", CLONE_NEWUSER | CLONE_NEWNET},
-      {"all six", CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
-                      CLONE_NEWNET}};
+  const Step steps[] = {{"plain", 0},
+                        {"user", CLONE_NEWUSER},
+                        {"user+pid", CLONE_NEWUSER | CLONE_NEWPID},
+                        {"user+mount", CLONE_NEWUSER | CLONE_NEWNS},
+                        {"user+ipc", CLONE_NEWUSER | CLONE_NEWIPC},
+                        {"user+uts", CLONE_NEWUSER | CLONE_NEWUTS},
+                        {"user+network", CLONE_NEWUSER | CLONE_NEWNET},
+                        {"all six", CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
+                                        CLONE_NEWUTS | CLONE_NEWNET}};
   for (const auto& step : steps) {
     std::vector<double> samples;
     for (int i = 0; i < 200; ++i) {
       const auto start = std::chrono::steady_clock::now();
-      const long pid = ::syscall(SYS_clone, step.flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+      const long pid =
+          ::syscall(SYS_clone, step.flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
       if (pid == 0) ::_exit(0);
       if (pid < 0) {
         std::printf("{\"clone\":\"%s\",\"error\":\"%s\"}\n", step.name, std::strerror(errno));
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
     std::printf("%s\n", export_seccomp(mode == "host"    ? NetMode::kHost
                                        : mode == "proxy" ? NetMode::kProxy
                                                          : NetMode::kNone)
-                           .c_str());
+                            .c_str());
     return 0;
   }
   if (argc == 2 && std::string(argv[1]) == "--namespaces") {
@@ -188,9 +188,14 @@ int main(int argc, char** argv) {
   const std::string memory = writable_cgroup("memory");
   const std::string pids = writable_cgroup("pids");
 
-  std::vector<std::string> jail = {launcher, "--jail", "--rw=" + dir + "/data",
-                                   "--hide=" + dir + "/data/secret.json", "--as=1073741824",
-                                   "--nproc=256", "--tmp=67108864", "--control-fd=4"};
+  std::vector<std::string> jail = {launcher,
+                                   "--jail",
+                                   "--rw=" + dir + "/data",
+                                   "--hide=" + dir + "/data/secret.json",
+                                   "--as=1073741824",
+                                   "--nproc=256",
+                                   "--tmp=67108864",
+                                   "--control-fd=4"};
   if (!memory.empty()) {
     jail.push_back("--memory=1073741824");
     jail.push_back("--cgroup-memory=" + memory);
@@ -205,17 +210,17 @@ int main(int argc, char** argv) {
   variants.emplace_back(Variant{"bare", {"/bin/true", "true"}});
   variants.emplace_back(Variant{"launcher", {launcher, "--", "/bin/true", "true"}});
   // The filter precompiled, as the daemon passes it.
-  variants.emplace_back(Variant{"jail",
-                      with(jail, {"--net=none", "--seccomp-bpf=" + export_seccomp(NetMode::kNone),
+  variants.emplace_back(
+      Variant{"jail",
+              with(jail, {"--net=none", "--seccomp-bpf=" + export_seccomp(NetMode::kNone), "--",
+                          "/bin/true", "true"}),
+              true});
+  variants.push_back({"jail-proxy",
+                      with(jail, {"--net=proxy", "--seccomp-bpf=" + export_seccomp(NetMode::kProxy),
                                   "--", "/bin/true", "true"}),
                       true});
-  variants.push_back(
-      {"jail-proxy",
-       with(jail, {"--net=proxy", "--seccomp-bpf=" + export_seccomp(NetMode::kProxy), "--",
-                   "/bin/true", "true"}),
-       true});
   if (::access(bwrap.c_str(), X_OK) == 0) {
-    std::vector<std::string> b = {bwrap, "--unshare-all", "--die-with-parent", "--proc", "/proc",
+    std::vector<std::string> b = {bwrap,   "--unshare-all", "--die-with-parent", "--proc", "/proc",
                                   "--dev", "/dev"};
     for (const char* p : {"/usr", "/bin", "/lib", "/lib64"}) {
       if (::access(p, F_OK) == 0) {

@@ -14,7 +14,9 @@ namespace asio = boost::asio;
 using hearth::json::value;
 
 namespace {
-asio::awaitable<hearth::Result<value>> echo(const hearth::rpc::Request& r) { co_return r.params; }
+asio::awaitable<hearth::Result<value>> echo(const hearth::rpc::Request& r) {
+  co_return r.params;
+}
 asio::awaitable<hearth::Result<value>> fail(const hearth::rpc::Request&) {
   co_return hearth::Error::make(hearth::ErrorCode::kHandlerError, "failed");
 }

@@ -22,8 +22,8 @@ void check_round_trip(const hearth::Result<Message>& decoded,
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto parsed = hearth::json::parse_text(
-      std::string_view(reinterpret_cast<const char*>(data), size));
+  auto parsed =
+      hearth::json::parse_text(std::string_view(reinterpret_cast<const char*>(data), size));
   if (!parsed.ok()) return 0;
   check_round_trip(hearth::jsworker::decode_from_worker(parsed.value()),
                    &hearth::jsworker::decode_from_worker);

@@ -144,8 +144,10 @@ int call(const fs::path& path, const std::string& service, const std::string& en
   asio::co_spawn(
       ioc,
       [&]() -> asio::awaitable<void> {
-        response = co_await dispatcher.handle_value(request, std::make_shared<rpc::Session>("inproc", nullptr));
-        // Long-lived helpers (JS workers) would keep the loop running: the call is what we came for.
+        response = co_await dispatcher.handle_value(
+            request, std::make_shared<rpc::Session>("inproc", nullptr));
+        // Long-lived helpers (JS workers) would keep the loop running: the call is what we came
+        // for.
         ioc.stop();
       },
       asio::detached);
@@ -176,66 +178,81 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();  // global options (--log-level) may follow the command
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
+  app.add_option("--log-level", log_level,
+                 "trace, debug, info, warn, error or off (logs go to stderr)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 
   // serve
   ServeOptions serve_options;
-  auto* serve_cmd = app.add_subcommand("serve", "Serve LAVS services over HTTP (POST /rpc) and WebSocket (/ws)");
-  serve_cmd->add_option("paths", serve_options.paths, "Service folders (holding lavs.json), or folders of them")
+  auto* serve_cmd =
+      app.add_subcommand("serve", "Serve LAVS services over HTTP (POST /rpc) and WebSocket (/ws)");
+  serve_cmd
+      ->add_option("paths", serve_options.paths,
+                   "Service folders (holding lavs.json), or folders of them")
       ->required()
       ->check(CLI::ExistingPath);
   serve_cmd->add_option("--host", serve_options.address, "Address to bind")->capture_default_str();
   serve_cmd->add_option("--port", serve_options.port, "TCP port; 0 picks a free one")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  serve_cmd->add_option("--token-file", serve_options.token_file,
-                        "Where to write the per-launch token (mode 0600) [default: STATE_DIR/token]");
+  serve_cmd->add_option(
+      "--token-file", serve_options.token_file,
+      "Where to write the per-launch token (mode 0600) [default: STATE_DIR/token]");
   serve_cmd->add_option("--ready-file", serve_options.ready_file,
                         "Written once serving: JSON with url, port, tokenFile, pid");
-  serve_cmd->add_option("--state-dir", serve_options.state_dir,
-                        "Audit log and state [default: $XDG_STATE_HOME/hearth or ~/.local/state/hearth]");
+  serve_cmd->add_option(
+      "--state-dir", serve_options.state_dir,
+      "Audit log and state [default: $XDG_STATE_HOME/hearth or ~/.local/state/hearth]");
   serve_cmd->add_option("--threads", serve_options.threads, "I/O threads; 0: one per core")
       ->capture_default_str()
       ->check(CLI::Range(0, 256));
-  serve_cmd->add_option("--max-request-bytes", serve_options.max_request_bytes,
-                        "Largest HTTP body or WebSocket message accepted")
+  serve_cmd
+      ->add_option("--max-request-bytes", serve_options.max_request_bytes,
+                   "Largest HTTP body or WebSocket message accepted")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
-  serve_cmd->add_option("--idle-timeout", serve_options.idle_timeout_s,
-                        "Seconds an idle connection is kept")
+  serve_cmd
+      ->add_option("--idle-timeout", serve_options.idle_timeout_s,
+                   "Seconds an idle connection is kept")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
-  serve_cmd->add_option("--max-connections", serve_options.max_connections,
-                        "Open connections at most, HTTP and WebSocket (default: from the file "
-                        "limit, which hearth raises to its hard limit at start)")
+  serve_cmd
+      ->add_option("--max-connections", serve_options.max_connections,
+                   "Open connections at most, HTTP and WebSocket (default: from the file "
+                   "limit, which hearth raises to its hard limit at start)")
       ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 20));
-  serve_cmd->add_option("--max-websockets", serve_options.max_websockets,
-                        "WebSocket connections at most (default: max-connections less an eighth, "
-                        "kept for HTTP calls)")
+  serve_cmd
+      ->add_option("--max-websockets", serve_options.max_websockets,
+                   "WebSocket connections at most (default: max-connections less an eighth, "
+                   "kept for HTTP calls)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
-  serve_cmd->add_option("--header-timeout", serve_options.header_timeout_ms,
-                        "Milliseconds a new connection has to send a request with the token")
+  serve_cmd
+      ->add_option("--header-timeout", serve_options.header_timeout_ms,
+                   "Milliseconds a new connection has to send a request with the token")
       ->capture_default_str()
       ->check(CLI::Range(100, 600000));
-  serve_cmd->add_option("--default-timeout", serve_options.default_timeout_ms,
-                        "Handler time limit (ms) when neither the handler nor maxExecutionTime sets one")
+  serve_cmd
+      ->add_option("--default-timeout", serve_options.default_timeout_ms,
+                   "Handler time limit (ms) when neither the handler nor maxExecutionTime sets one")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400000));
-  serve_cmd->add_option("--js-workers", serve_options.js_workers,
-                        "JavaScript worker processes per pool (function handlers: one pool per "
-                        "service and permission set), started at load")
+  serve_cmd
+      ->add_option("--js-workers", serve_options.js_workers,
+                   "JavaScript worker processes per pool (function handlers: one pool per "
+                   "service and permission set), started at load")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   serve_cmd->add_option("--allow-origin", serve_options.allowed_origins,
                         "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
-  serve_cmd->add_flag("--json", serve_options.json, "Print the start-up information as JSON on stdout");
+  serve_cmd->add_flag("--json", serve_options.json,
+                      "Print the start-up information as JSON on stdout");
   serve_cmd->add_flag("--watch", serve_options.watch,
                       "Reload services whose lavs.json is added, edited or removed while serving "
                       "(calls in flight finish on the old definition; clients get "
                       "lavs/servicesChanged)");
-  serve_cmd->add_option("--watch-interval", serve_options.watch_interval_ms,
-                        "How often --watch looks at the manifests, in milliseconds")
+  serve_cmd
+      ->add_option("--watch-interval", serve_options.watch_interval_ms,
+                   "How often --watch looks at the manifests, in milliseconds")
       ->capture_default_str()
       ->check(CLI::Range(20, 60000));
   serve_cmd->add_flag("--insecure-no-sandbox", serve_options.insecure_no_sandbox,
@@ -250,13 +267,17 @@ int run(int argc, char** argv) {
   bool call_pretty = false;
   bool call_insecure = false;
   bool call_lafs = false;
-  auto* call_cmd = app.add_subcommand("call", "Call an endpoint in-process (no daemon) and print the result");
-  call_cmd->add_option("path", call_path, "Service folder (or folder of services)")->required()->check(CLI::ExistingPath);
+  auto* call_cmd =
+      app.add_subcommand("call", "Call an endpoint in-process (no daemon) and print the result");
+  call_cmd->add_option("path", call_path, "Service folder (or folder of services)")
+      ->required()
+      ->check(CLI::ExistingPath);
   call_cmd->add_option("endpoint", call_endpoint, "Endpoint id")->required();
   call_cmd->add_option("input", call_input, "Input as JSON (e.g. '{\"text\":\"milk\"}')");
   call_cmd->add_option("--service", call_service, "Service name, when PATH holds several");
   call_cmd->add_option("--state-dir", call_state_dir, "Where the audit log goes");
-  call_cmd->add_option("--default-timeout", call_timeout, "Handler time limit (ms) when none is set")
+  call_cmd
+      ->add_option("--default-timeout", call_timeout, "Handler time limit (ms) when none is set")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400000));
   call_cmd->add_flag("--pretty", call_pretty, "Indent the JSON output");
@@ -264,14 +285,17 @@ int run(int argc, char** argv) {
                      "Run the handler WITHOUT the jail (permissions not enforced by the OS)");
   call_cmd->add_flag("--lafs", call_lafs,
                      "Print the outcome as a LAFS envelope; exit with the error code's cliExit");
-  call_cmd->footer("Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
-                   "object and exits 1 (2 when the input or the manifest is invalid).");
+  call_cmd->footer(
+      "Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
+      "object and exits 1 (2 when the input or the manifest is invalid).");
 
   // check
   std::vector<fs::path> check_paths;
   bool check_json = false;
-  auto* check_cmd = app.add_subcommand("check", "Check manifests: list every problem, or summarise the services");
-  check_cmd->add_option("paths", check_paths, "Service folders, lavs.json files, or folders of services")
+  auto* check_cmd =
+      app.add_subcommand("check", "Check manifests: list every problem, or summarise the services");
+  check_cmd
+      ->add_option("paths", check_paths, "Service folders, lavs.json files, or folders of services")
       ->required()
       ->check(CLI::ExistingPath);
   check_cmd->add_flag("--json", check_json, "Print the report as JSON");
@@ -280,7 +304,8 @@ int run(int argc, char** argv) {
   // doctor
   bool doctor_json = false;
   auto* doctor_cmd = app.add_subcommand(
-      "doctor", "Show which jail mechanisms work on this machine, and what that means for manifests");
+      "doctor",
+      "Show which jail mechanisms work on this machine, and what that means for manifests");
   doctor_cmd->add_flag("--json", doctor_json, "Print the report as JSON");
   doctor_cmd->footer("Exit status: 0 when confined endpoints can run here, 1 otherwise.");
 

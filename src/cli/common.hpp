@@ -28,7 +28,7 @@ struct ServeOptions {
   std::filesystem::path token_file;
   std::filesystem::path ready_file;
   std::filesystem::path state_dir;
-  int threads = 0;  ///< 0: one per core
+  int threads = 0;     ///< 0: one per core
   int js_workers = 2;  ///< JS worker processes per pool (function handlers)
   std::size_t max_request_bytes = 1 << 20;
   int idle_timeout_s = 60;
@@ -39,8 +39,8 @@ struct ServeOptions {
   std::vector<std::string> allowed_origins;
   bool json = false;
   bool insecure_no_sandbox = false;
-  bool watch = false;            ///< reload services whose lavs.json is added, edited or removed
-  int watch_interval_ms = 500;   ///< how often --watch looks
+  bool watch = false;           ///< reload services whose lavs.json is added, edited or removed
+  int watch_interval_ms = 500;  ///< how often --watch looks
 };
 
 int serve(const ServeOptions& options);

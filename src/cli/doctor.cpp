@@ -13,22 +13,22 @@ namespace {
 std::string_view consequence(std::string_view mechanism) {
   if (mechanism == "landlock") {
     return "needed by every confined endpoint: file access limited to fileAccess and the system";
-}
+  }
   if (mechanism == "landlock-network") {
     return "optional: TCP bind/connect rules on top of the network namespace";
-}
+  }
   if (mechanism == "seccomp") {
     return "needed by every confined endpoint: ptrace, mount, bpf, keyctl... refused";
-}
+  }
   if (mechanism == "network namespace") {
     return "needed unless networkAccess is true: no network, or only the allowlisting proxy";
-}
+  }
   if (mechanism == "memory cgroup") {
     return "optional: maxMemory covers the whole process tree (else RLIMIT_AS per process)";
-}
+  }
   if (mechanism == "pids cgroup") {
     return "optional: fork bombs capped by the cgroup (RLIMIT_NPROC applies in any case)";
-}
+  }
   return "needed by every confined endpoint";
 }
 
@@ -83,7 +83,7 @@ int doctor(bool as_json) {
     std::cout << "Endpoints will be REFUSED (-32001) because these mechanisms are missing:";
     for (const auto& name : required) {
       if (!caps.has(name)) std::cout << " " << name;
-}
+    }
     std::cout << ".\n`hearth serve --insecure-no-sandbox` runs them without the jail (not "
                  "recommended).\n";
   }

@@ -1,4 +1,6 @@
 // `hearth mcp tools PATH`: what each MCP server of a service's mcp-config.json offers.
+#include "handlers/mcp/mcp.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -10,7 +12,6 @@
 
 #include "cli/common.hpp"
 #include "handlers/handler.hpp"
-#include "handlers/mcp/mcp.hpp"
 #include "jail/jail.hpp"
 #include "manifest/manifest.hpp"
 #include "proc/process.hpp"
@@ -94,9 +95,9 @@ int list_tools(const ToolsOptions& options) {
   // Made outside the coroutine: GCC 12 destroys a `?:` temporary inside a co_await expression
   // wrongly.
   const std::string name = service ? service->name : dir.filename().string();
-  auto work = handlers::mcp::list_tools(ioc.get_executor(), kinds, name, dir, config.value(),
-                                        permissions_of,
-                                        std::chrono::milliseconds(options.timeout_ms));
+  auto work =
+      handlers::mcp::list_tools(ioc.get_executor(), kinds, name, dir, config.value(),
+                                permissions_of, std::chrono::milliseconds(options.timeout_ms));
   asio::co_spawn(
       ioc,
       [&]() -> asio::awaitable<void> {
@@ -144,7 +145,7 @@ int list_tools(const ToolsOptions& options) {
       std::cout << ", " << std::string_view(info_name->get_string());
       if (info_version != nullptr && info_version->is_string()) {
         std::cout << " " << std::string_view(info_version->get_string());
-}
+      }
     }
     std::cout << "): " << s.tools.value().size()
               << (s.tools.value().size() == 1 ? " tool\n" : " tools\n");
@@ -169,14 +170,17 @@ CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run) {
   mcp_cmd->require_subcommand(1);
   auto options = std::make_shared<ToolsOptions>();
   auto* tools_cmd = mcp_cmd->add_subcommand(
-      "tools", "Start each configured MCP server and list the tools it offers, with their input "
-               "schemas");
-  tools_cmd->add_option("path", options->path, "Service folder, its lavs.json or its mcp-config.json")
+      "tools",
+      "Start each configured MCP server and list the tools it offers, with their input "
+      "schemas");
+  tools_cmd
+      ->add_option("path", options->path, "Service folder, its lavs.json or its mcp-config.json")
       ->required()
       ->check(CLI::ExistingPath);
   tools_cmd->add_flag("--json", options->json, "Print the servers and their tools as JSON");
-  tools_cmd->add_option("--timeout", options->timeout_ms,
-                        "Time (ms) each server gets to start and list its tools")
+  tools_cmd
+      ->add_option("--timeout", options->timeout_ms,
+                   "Time (ms) each server gets to start and list its tools")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
   tools_cmd->add_flag("--insecure-no-sandbox", options->insecure_no_sandbox,

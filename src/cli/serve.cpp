@@ -4,15 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <algorithm>
+#include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -56,7 +56,8 @@ std::size_t raise_file_limit() {
     raised.rlim_cur = limit.rlim_max;
     if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
   }
-  return limit.rlim_cur == RLIM_INFINITY ? std::size_t{1} << 20 : static_cast<std::size_t>(limit.rlim_cur);
+  return limit.rlim_cur == RLIM_INFINITY ? std::size_t{1} << 20
+                                         : static_cast<std::size_t>(limit.rlim_cur);
 }
 
 /// Connections get three quarters of the descriptors; the rest is for handler processes' pipes,
@@ -145,8 +146,9 @@ int serve(const ServeOptions& options) {
     return 1;
   }
   if (options.insecure_no_sandbox) {
-    spdlog::warn("*** --insecure-no-sandbox: handler processes run WITHOUT the jail. fileAccess, "
-                 "networkAccess and maxMemory are NOT enforced by the operating system. ***");
+    spdlog::warn(
+        "*** --insecure-no-sandbox: handler processes run WITHOUT the jail. fileAccess, "
+        "networkAccess and maxMemory are NOT enforced by the operating system. ***");
   } else {
     for (const auto& m : jail.value().capabilities().mechanisms) {
       if (!m.ok) spdlog::warn("jail: {} is not available: {}", m.name, m.detail);
@@ -181,9 +183,8 @@ int serve(const ServeOptions& options) {
   server_options.max_request_bytes = options.max_request_bytes;
   server_options.idle_timeout = std::chrono::seconds(options.idle_timeout_s);
   const std::size_t file_limit = raise_file_limit();
-  server_options.max_connections = options.max_connections > 0
-                                       ? options.max_connections
-                                       : default_max_connections(file_limit);
+  server_options.max_connections =
+      options.max_connections > 0 ? options.max_connections : default_max_connections(file_limit);
   if (server_options.max_connections > file_limit) {
     spdlog::warn("--max-connections {} is above the file limit {}: connections beyond it will fail",
                  server_options.max_connections, file_limit);
@@ -193,10 +194,12 @@ int serve(const ServeOptions& options) {
   net::Server server(ioc, server_options, dispatcher);
   auto port = server.listen();
   if (!port.ok()) {
-    spdlog::error("cannot listen on {}:{}: {}", options.address, options.port, port.error().message);
+    spdlog::error("cannot listen on {}:{}: {}", options.address, options.port,
+                  port.error().message);
     return 1;
   }
-  if (options.address != "127.0.0.1" && options.address != "::1" && options.address != "localhost") {
+  if (options.address != "127.0.0.1" && options.address != "::1" &&
+      options.address != "localhost") {
     spdlog::warn("listening on {}: reachable from other machines (the token is still required)",
                  options.address);
   }
@@ -205,8 +208,9 @@ int serve(const ServeOptions& options) {
     spdlog::error("token file: {}", error);
     return 1;
   }
-  std::string host_part = options.address.find(':') != std::string::npos ? "[" + options.address + "]"
-                                                                          : options.address;
+  std::string host_part = options.address.find(':') != std::string::npos
+                              ? "[" + options.address + "]"
+                              : options.address;
   std::string url = "http://" + host_part + ":" + std::to_string(*port);
   json::object ready;
   ready["url"] = url;
@@ -280,8 +284,8 @@ int serve(const ServeOptions& options) {
     } else {
       std::cout << "hearth " << HEARTH_VERSION << " serving " << host->services()->size()
                 << " service(s) on " << url << "\n"
-                << "  JSON-RPC: POST " << url << "/rpc   WebSocket: "
-                << ready["wsUrl"].as_string().c_str()
+                << "  JSON-RPC: POST " << url
+                << "/rpc   WebSocket: " << ready["wsUrl"].as_string().c_str()
                 << "\n  token file: " << fs::absolute(token_file).string() << "\n  services:";
       for (const auto& s : *host->services()) std::cout << " " << s->manifest.name;
       std::cout << std::endl;
@@ -289,10 +293,11 @@ int serve(const ServeOptions& options) {
   };
   asio::post(ioc, announce);
   if (options.watch) {
-    asio::co_spawn(ioc,
-                   watch_services(*host, server, options.paths,
-                                  std::chrono::milliseconds(options.watch_interval_ms), watch_timer),
-                   asio::detached);
+    asio::co_spawn(
+        ioc,
+        watch_services(*host, server, options.paths,
+                       std::chrono::milliseconds(options.watch_interval_ms), watch_timer),
+        asio::detached);
   }
 
   std::vector<std::thread> pool;

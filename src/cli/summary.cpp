@@ -21,14 +21,16 @@ std::string permissions_text(const manifest::Permissions& p) {
   if (p.network_access) {
     const auto& na = *p.network_access;
     if (na.mode() != egress::NetworkPolicy::Mode::kList) {
-      parts.push_back(na.mode() == egress::NetworkPolicy::Mode::kAny ? "network any" : "network none");
+      parts.push_back(na.mode() == egress::NetworkPolicy::Mode::kAny ? "network any"
+                                                                     : "network none");
     } else {
       std::string hosts;
       for (const auto& h : na.list().entries()) hosts += (hosts.empty() ? "" : " ") + h;
       parts.push_back("network " + (hosts.empty() ? std::string("(none)") : hosts));
     }
   }
-  if (p.max_execution_time) parts.push_back("time " + std::to_string(p.max_execution_time->count()) + " ms");
+  if (p.max_execution_time)
+    parts.push_back("time " + std::to_string(p.max_execution_time->count()) + " ms");
   if (p.max_memory) parts.push_back("memory " + bytes_text(*p.max_memory));
   std::string out;
   for (const auto& part : parts) out += (out.empty() ? "" : "; ") + part;
@@ -39,14 +41,17 @@ std::string handler_text(const manifest::Endpoint& ep) {
   const auto& h = ep.handler;
   std::string out = ep.handler_type;
   if (ep.handler_type == "script") {
-    if (auto* c = h.if_contains("command"); c && c->is_string()) out += ": " + std::string(c->get_string());
+    if (auto* c = h.if_contains("command"); c && c->is_string())
+      out += ": " + std::string(c->get_string());
     if (auto* a = h.if_contains("args"); a && a->is_array()) {
       for (const auto& arg : a->get_array()) {
         if (arg.is_string()) out += " " + std::string(arg.get_string());
       }
     }
-    if (auto* in = h.if_contains("input"); in && in->is_string()) out += "  [input " + std::string(in->get_string()) + "]";
-    else out += "  [input stdin]";
+    if (auto* in = h.if_contains("input"); in && in->is_string())
+      out += "  [input " + std::string(in->get_string()) + "]";
+    else
+      out += "  [input stdin]";
   }
   return out;
 }
@@ -81,10 +86,12 @@ std::string summary_text(const manifest::Manifest& m) {
       std::string t = type && type->is_string() ? std::string(type->get_string()) : "?";
       out << t;
       for (const char* key : {"url", "package", "path"}) {
-        if (auto* v = json::member(*comp, key); v && v->is_string()) out << " " << v->get_string().c_str();
+        if (auto* v = json::member(*comp, key); v && v->is_string())
+          out << " " << v->get_string().c_str();
       }
     }
-    if (auto* fb = json::member(m.view, "fallback"); fb && fb->is_string()) out << " (fallback " << fb->get_string().c_str() << ")";
+    if (auto* fb = json::member(m.view, "fallback"); fb && fb->is_string())
+      out << " (fallback " << fb->get_string().c_str() << ")";
     out << "\n";
   }
   out << "  permissions: " << permissions_text(m.permissions) << "\n";
@@ -122,7 +129,8 @@ json::value report_json(const host::Host* host, const host::LoadReport& report) 
   json::array problems;
   for (const auto& f : report.failures) {
     for (const auto& p : f.problems) {
-      problems.push_back(json::object{{"file", f.file.string()}, {"path", p.path}, {"message", p.message}});
+      problems.push_back(
+          json::object{{"file", f.file.string()}, {"path", p.path}, {"message", p.message}});
     }
   }
   out["problems"] = std::move(problems);

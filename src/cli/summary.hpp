@@ -11,7 +11,8 @@ namespace hearth::cli {
 /// A one-screen summary of a loaded service.
 std::string summary_text(const manifest::Manifest& manifest);
 
-/// `hearth check --json`: {"ok", "services": [...], "problems": [{file, path, message}], "warnings"}.
+/// `hearth check --json`: {"ok", "services": [...], "problems": [{file, path, message}],
+/// "warnings"}.
 json::value report_json(const host::Host* host, const host::LoadReport& report);
 
 /// JSON indented by two spaces.

@@ -1,7 +1,5 @@
 #include "common/atomic_file.hpp"
 
-#include "common/fd.hpp"
-
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -13,6 +11,8 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+
+#include "common/fd.hpp"
 
 namespace hearth {
 

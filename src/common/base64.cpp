@@ -5,7 +5,9 @@ namespace hearth {
 std::string base64_encode(std::string_view in) {
   static constexpr char kTable[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const auto byte = [&in](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(in[k])); };
+  const auto byte = [&in](std::size_t k) {
+    return static_cast<unsigned>(static_cast<unsigned char>(in[k]));
+  };
   std::string out;
   out.reserve((in.size() + 2) / 3 * 4);
   std::size_t i = 0;

@@ -13,7 +13,9 @@ namespace hearth {
 
 namespace {
 
-bool is_link_error(int error) { return error == ELOOP || error == EXDEV || error == EMLINK; }
+bool is_link_error(int error) {
+  return error == ELOOP || error == EXDEV || error == EMLINK;
+}
 
 /// The component-by-component walk for kernels without openat2 (before 5.6).
 Fd walk(int dir_fd, const std::filesystem::path& rel, int flags, BeneathFailure& failure) {
@@ -34,8 +36,8 @@ Fd walk(int dir_fd, const std::filesystem::path& rel, int flags, BeneathFailure&
   Fd current(::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0));
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const bool last = i + 1 == parts.size();
-    const int f = last ? (flags | O_CLOEXEC | O_NOFOLLOW)
-                       : (O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    const int f =
+        last ? (flags | O_CLOEXEC | O_NOFOLLOW) : (O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
     Fd next(::openat(current.get(), parts[i].c_str(), f));
     if (!next) {
       const int error = errno;

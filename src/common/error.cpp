@@ -4,14 +4,22 @@ namespace hearth {
 
 std::string_view default_message(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kParseError: return "Parse error";
-    case ErrorCode::kInvalidRequest: return "Invalid Request";
-    case ErrorCode::kMethodNotFound: return "Method not found";
-    case ErrorCode::kInvalidParams: return "Invalid params";
-    case ErrorCode::kInternalError: return "Internal error";
-    case ErrorCode::kPermissionDenied: return "Permission denied";
-    case ErrorCode::kTimeout: return "Timeout";
-    case ErrorCode::kHandlerError: return "Handler error";
+    case ErrorCode::kParseError:
+      return "Parse error";
+    case ErrorCode::kInvalidRequest:
+      return "Invalid Request";
+    case ErrorCode::kMethodNotFound:
+      return "Method not found";
+    case ErrorCode::kInvalidParams:
+      return "Invalid params";
+    case ErrorCode::kInternalError:
+      return "Internal error";
+    case ErrorCode::kPermissionDenied:
+      return "Permission denied";
+    case ErrorCode::kTimeout:
+      return "Timeout";
+    case ErrorCode::kHandlerError:
+      return "Handler error";
   }
   return "Error";
 }

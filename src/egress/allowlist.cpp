@@ -8,8 +8,8 @@ namespace hearth::egress {
 namespace {
 
 Error entry_error(std::size_t index, std::string_view entry, std::string_view reason) {
-  std::string message = "network access entry " + std::to_string(index) + " '" +
-                        printable(entry) + "': " + std::string(reason);
+  std::string message = "network access entry " + std::to_string(index) + " '" + printable(entry) +
+                        "': " + std::string(reason);
   boost::json::object data;
   data["index"] = index;
   data["entry"] = entry;
@@ -30,7 +30,8 @@ Result<AllowList> AllowList::parse(const std::vector<std::string>& entries) {
       authority_text.remove_prefix(2);
     }
     if (authority_text.find('*') != std::string_view::npos) {
-      return entry_error(i, entry, "'*' is only allowed as a whole first label, as in *.example.com");
+      return entry_error(i, entry,
+                         "'*' is only allowed as a whole first label, as in *.example.com");
     }
     auto authority = parse_authority(authority_text);
     if (!authority) return entry_error(i, entry, authority.error().message);

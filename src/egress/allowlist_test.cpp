@@ -42,9 +42,9 @@ TEST(HostTest, CanonicalForms) {
 }
 
 TEST(HostTest, RejectsWhatAResolverWouldReadDifferently) {
-  for (const char* bad : {"", ".", "a..b", ".a", "a b", "a/b", "exa%mple.com", "127.1", "2130706433",
-                          "0x7f.1", "0x7f000001", "01.2.3.4", "1.2.3.4.5", "[::1", "[fe80::1%eth0]",
-                          "[1.2.3.4]", "caf\xc3\xa9.example"}) {
+  for (const char* bad : {"", ".", "a..b", ".a", "a b", "a/b", "exa%mple.com", "127.1",
+                          "2130706433", "0x7f.1", "0x7f000001", "01.2.3.4", "1.2.3.4.5", "[::1",
+                          "[fe80::1%eth0]", "[1.2.3.4]", "caf\xc3\xa9.example"}) {
     EXPECT_FALSE(parse_host(bad).ok()) << bad;
   }
   EXPECT_FALSE(parse_host(std::string(64, 'a') + ".com").ok());
@@ -81,8 +81,8 @@ TEST(HostTest, LocalAddressesAndLocalhostNames) {
                               "::ffff:127.0.0.1", "::ffff:169.254.1.1"}) {
     EXPECT_TRUE(local(address)) << address;
   }
-  for (const char* address : {"203.0.113.7", "10.0.0.1", "192.168.1.1", "2001:db8::1",
-                              "::ffff:203.0.113.7"}) {
+  for (const char* address :
+       {"203.0.113.7", "10.0.0.1", "192.168.1.1", "2001:db8::1", "::ffff:203.0.113.7"}) {
     EXPECT_FALSE(local(address)) << address;
   }
   EXPECT_TRUE(is_localhost_name(parse_host("localhost").value()));

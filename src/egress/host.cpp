@@ -13,7 +13,9 @@ namespace {
 constexpr std::size_t kMaxNameLength = 253;
 constexpr std::size_t kMaxLabelLength = 63;
 
-Error invalid(std::string message) { return Error::make(ErrorCode::kInvalidParams, std::move(message)); }
+Error invalid(std::string message) {
+  return Error::make(ErrorCode::kInvalidParams, std::move(message));
+}
 
 using ascii::is_digit;
 using ascii::is_hex_digit;
@@ -61,7 +63,8 @@ Result<Host> parse_name(std::string_view text) {
     name.push_back(c);
   }
   auto last_dot = name.rfind('.');
-  std::string_view last_label = std::string_view(name).substr(last_dot == std::string::npos ? 0 : last_dot + 1);
+  std::string_view last_label =
+      std::string_view(name).substr(last_dot == std::string::npos ? 0 : last_dot + 1);
   if (numeric_label(last_label)) {
     return invalid("numeric host that is not a dotted-quad IPv4 address");
   }
@@ -70,7 +73,9 @@ Result<Host> parse_name(std::string_view text) {
 
 }  // namespace
 
-std::string Host::authority_text() const { return kind == Kind::kIPv6 ? "[" + text + "]" : text; }
+std::string Host::authority_text() const {
+  return kind == Kind::kIPv6 ? "[" + text + "]" : text;
+}
 
 Result<Host> parse_host(std::string_view text) {
   if (text.empty()) return invalid("empty host");
@@ -129,17 +134,16 @@ bool is_local_address(const boost::asio::ip::address& address) {
   if (address.is_v6()) {
     const auto v6 = address.to_v6();
     if (v6.is_v4_mapped()) {
-      return is_local_address(
-          boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, v6));
+      return is_local_address(boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, v6));
     }
     return v6.is_loopback() || v6.is_unspecified() || v6.is_link_local() || v6.is_multicast();
   }
   const std::uint32_t v4 = address.to_v4().to_uint();
   const std::uint32_t first = v4 >> 24;
-  return first == 0                  // 0.0.0.0/8: "this host"; connect() reaches loopback
-         || first == 127             // loopback
-         || (v4 >> 16) == 0xA9FE     // 169.254.0.0/16: link-local, cloud metadata services
-         || (v4 >> 28) >= 0xE;       // 224.0.0.0/4 multicast, 240.0.0.0/4 reserved, broadcast
+  return first == 0               // 0.0.0.0/8: "this host"; connect() reaches loopback
+         || first == 127          // loopback
+         || (v4 >> 16) == 0xA9FE  // 169.254.0.0/16: link-local, cloud metadata services
+         || (v4 >> 28) >= 0xE;    // 224.0.0.0/4 multicast, 240.0.0.0/4 reserved, broadcast
 }
 
 bool is_localhost_name(const Host& host) {

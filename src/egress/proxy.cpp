@@ -52,23 +52,31 @@ constexpr std::string_view kEstablished = "HTTP/1.1 200 Connection Established\r
 
 std::string_view reason_phrase(int status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 431: return "Request Header Fields Too Large";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Error";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Error";
   }
 }
 
 /// A complete answer from the proxy itself: short text body, connection closed afterwards.
 std::string http_reply(int status, std::string_view body) {
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason_phrase(status)) +
-                    "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
-                    std::to_string(body.size()) +
-                    "\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n";
+  std::string out =
+      "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason_phrase(status)) +
+      "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n";
   out += body;
   return out;
 }
@@ -248,7 +256,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     forward_ = request.kind == ProxyRequest::Kind::kForward;
     const std::string target = request.host.authority_text() + ":" + std::to_string(request.port);
     auto event = [&](bool allowed, int status, std::string detail) {
-      proxy_->report(ProxyEvent{request.host.text, request.port, allowed, status, std::move(detail)});
+      proxy_->report(
+          ProxyEvent{request.host.text, request.port, allowed, status, std::move(detail)});
     };
 
     if (!options().allow.allows(request.host, request.port)) {
@@ -277,7 +286,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
         co_return;
       }
       if (!resolved) {
-        std::string detail = "cannot resolve " + request.host.text + ": " + resolved.error().message;
+        std::string detail =
+            "cannot resolve " + request.host.text + ": " + resolved.error().message;
         event(true, 502, detail);
         co_await reply(502, detail);
         co_return;
@@ -294,7 +304,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       }
       if (addresses.empty()) {
         std::string detail = request.host.text + " resolves only to local addresses (" +
-                             resolved->front().to_string() + "); list the address itself to allow it";
+                             resolved->front().to_string() +
+                             "); list the address itself to allow it";
         event(false, 403, detail);
         co_await reply(403, detail);
         co_return;
@@ -387,8 +398,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       const std::size_t old_size = buffer_.size();
       const std::size_t want = std::min(kHeadChunk, max - old_size);
       buffer_.resize(old_size + want);
-      auto [ec, n] =
-          co_await client_.async_read_some(asio::buffer(buffer_.data() + old_size, want), kUseTuple);
+      auto [ec, n] = co_await client_.async_read_some(asio::buffer(buffer_.data() + old_size, want),
+                                                      kUseTuple);
       buffer_.resize(old_size + n);
       if (ec) co_return HeadStatus::kClosed;  // gone, or no complete head within idle_timeout
     }
@@ -398,7 +409,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   asio::awaitable<Result<Addresses>> resolve(std::string host) {
     auto slot = std::make_shared<std::optional<Result<Addresses>>>();
     Resolver resolver = options().resolve ? options().resolve : Resolver(system_resolve);
-    asio::co_spawn(executor_, run_resolver(std::move(resolver), std::move(host), slot, weak_from_this()),
+    asio::co_spawn(executor_,
+                   run_resolver(std::move(resolver), std::move(host), slot, weak_from_this()),
                    asio::detached);
     while (!slot->has_value() && !timed_out_ && !aborted_) {
       wake_.expires_at(Clock::time_point::max());
@@ -429,10 +441,12 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   asio::awaitable<void> pump(tcp::socket& from, tcp::socket& to, bool from_upstream) {
     auto chunk = std::make_unique<char[]>(kRelayChunk);
     while (true) {
-      auto [read_ec, n] = co_await from.async_read_some(asio::buffer(chunk.get(), kRelayChunk), kUseTuple);
+      auto [read_ec, n] =
+          co_await from.async_read_some(asio::buffer(chunk.get(), kRelayChunk), kUseTuple);
       if (n > 0) {
         touch();
-        auto [write_ec, written] = co_await asio::async_write(to, asio::buffer(chunk.get(), n), kUseTuple);
+        auto [write_ec, written] =
+            co_await asio::async_write(to, asio::buffer(chunk.get(), n), kUseTuple);
         (void)written;
         if (write_ec) {
           abort();
@@ -461,7 +475,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     if (aborted_) co_return;
     phase_ = Phase::kReply;
     set_deadline(Clock::now() + kReplyTime);
-    const std::string response = http_reply(status, "hearth egress proxy: " + std::string(message) + "\n");
+    const std::string response =
+        http_reply(status, "hearth egress proxy: " + std::string(message) + "\n");
     auto [ec, n] = co_await asio::async_write(client_, asio::buffer(response), kUseTuple);
     if (ec) co_return;
     error_code shutdown_ec;
@@ -478,7 +493,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   }
 
   const std::shared_ptr<ProxyState> proxy_;
-  std::uint64_t id_ = 0;  // the listener's, set by start()
+  std::uint64_t id_ = 0;                  // the listener's, set by start()
   const asio::any_io_executor executor_;  // the connection's strand
   tcp::socket client_;
   tcp::socket upstream_;
@@ -523,7 +538,10 @@ void ProxyState::start() {
   handlers.refuse = [self](tcp::socket& socket, listener::Limit) {
     refuse_over_limit(socket);
     self->report(ProxyEvent{
-        {}, 0, false, 503,
+        {},
+        0,
+        false,
+        503,
         "connection limit of " + std::to_string(self->options_.max_connections) + " reached"});
   };
   listener_->start(std::move(handlers));
@@ -568,7 +586,7 @@ class ProxyHandle final : public Proxy {
 Proxy::~Proxy() = default;
 
 Result<std::shared_ptr<Proxy>> Proxy::start(asio::any_io_executor executor, Fd listen_fd,
-                                             ProxyOptions options) {
+                                            ProxyOptions options) {
   auto invalid = [](std::string message) {
     return Error::make(ErrorCode::kInvalidParams, "egress proxy: " + message);
   };

@@ -72,8 +72,9 @@ struct ProxyEvent {
 /// Resolves a host name to addresses. Called only for names the AllowList permits (never for
 /// IP literals), on the connection's strand; the result is awaited at most until the
 /// connection's connect_timeout. An error's message goes into the 502 answer and the event.
-using Resolver = std::function<
-    boost::asio::awaitable<Result<std::vector<boost::asio::ip::address>>>(std::string host)>;
+using Resolver =
+    std::function<boost::asio::awaitable<Result<std::vector<boost::asio::ip::address>>>(
+        std::string host)>;
 
 struct ProxyOptions {
   AllowList allow;

@@ -70,8 +70,9 @@ std::variant<ProxyRequest, RequestRejection> parse_forward(std::string method,
   auto after_scheme = target.substr(scheme_end + 3);
   auto authority_end = after_scheme.find_first_of("/?#");
   auto authority_text = after_scheme.substr(0, authority_end);
-  std::string_view path =
-      authority_end == std::string_view::npos ? std::string_view{} : after_scheme.substr(authority_end);
+  std::string_view path = authority_end == std::string_view::npos
+                              ? std::string_view{}
+                              : after_scheme.substr(authority_end);
   if (authority_text.find('@') != std::string_view::npos) {
     return reject("user information in the URL is not supported");
   }
@@ -103,7 +104,8 @@ std::variant<ProxyRequest, RequestRejection> parse_forward(std::string method,
       if (!valid || !any) return reject("invalid Content-Length");
     } else if (iequals(field.name, "transfer-encoding")) {
       has_transfer_encoding = true;
-      for_each_element(field.value, [&](std::string_view coding) { last_coding = ascii::lower(coding); });
+      for_each_element(field.value,
+                       [&](std::string_view coding) { last_coding = ascii::lower(coding); });
     }
   }
   if (has_transfer_encoding) {

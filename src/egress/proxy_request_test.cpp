@@ -8,7 +8,8 @@ namespace {
 ProxyRequest accepted(std::string_view head) {
   auto parsed = parse_proxy_request(head);
   if (const auto* rejection = std::get_if<RequestRejection>(&parsed)) {
-    ADD_FAILURE() << "rejected (" << rejection->status << "): " << rejection->reason << "\n" << head;
+    ADD_FAILURE() << "rejected (" << rejection->status << "): " << rejection->reason << "\n"
+                  << head;
     return {};
   }
   return std::get<ProxyRequest>(std::move(parsed));
@@ -22,7 +23,8 @@ RequestRejection rejected(std::string_view head) {
 }
 
 TEST(ProxyRequestTest, Connect) {
-  auto request = accepted("CONNECT API.Example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n");
+  auto request =
+      accepted("CONNECT API.Example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n");
   EXPECT_EQ(request.kind, ProxyRequest::Kind::kConnect);
   EXPECT_EQ(request.host.text, "api.example.com");
   EXPECT_EQ(request.port, 443);
@@ -76,12 +78,14 @@ TEST(ProxyRequestTest, ForwardDefaultsAndBodies) {
   EXPECT_EQ(query.upstream_head, "GET /?x=1 HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n");
 
   auto post = accepted(
-      "POST http://example.com/submit HTTP/1.1\r\nContent-Length: 3\r\nConnection: content-length\r\n\r\n");
+      "POST http://example.com/submit HTTP/1.1\r\nContent-Length: 3\r\nConnection: "
+      "content-length\r\n\r\n");
   EXPECT_EQ(post.upstream_head,
-            "POST /submit HTTP/1.1\r\nHost: example.com\r\nContent-Length: 3\r\nConnection: close\r\n\r\n");
+            "POST /submit HTTP/1.1\r\nHost: example.com\r\nContent-Length: 3\r\nConnection: "
+            "close\r\n\r\n");
 
-  auto chunked = accepted(
-      "PUT http://example.com/x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
+  auto chunked =
+      accepted("PUT http://example.com/x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
   EXPECT_NE(chunked.upstream_head.find("Transfer-Encoding: gzip, chunked\r\n"), std::string::npos);
   EXPECT_EQ(accepted("PATCH HTTP://example.com/ HTTP/1.1\r\n\r\n").method, "PATCH");
 }
@@ -142,8 +146,9 @@ TEST(ProxyRequestTest, AmbiguousFramingIsRefused) {
        }) {
     EXPECT_EQ(rejected(prefix + fields + "\r\n").status, 400) << fields;
   }
-  EXPECT_EQ(rejected("POST http://example.com/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n").status,
-            400);
+  EXPECT_EQ(
+      rejected("POST http://example.com/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n").status,
+      400);
   // Repeated identical lengths are one length.
   accepted(prefix + "Content-Length: 3\r\nContent-Length: 3\r\n\r\n");
 }

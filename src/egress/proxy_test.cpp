@@ -450,15 +450,15 @@ TEST_F(ProxyTest, AbsoluteFormRequestIsForwardedInOriginForm) {
   Fd fd = connect_local(port);
   ASSERT_TRUE(fd.valid());
   const std::string authority = "127.0.0.1:" + std::to_string(origin.port());
-  ASSERT_TRUE(send_all(fd,
-                       "GET http://" + authority + "/path?q=1 HTTP/1.1\r\n"
-                       "Host: fronted.example\r\n"
-                       "Proxy-Authorization: Basic eDp5\r\n"
-                       "Proxy-Connection: keep-alive\r\n"
-                       "Connection: keep-alive, X-Hop\r\n"
-                       "X-Hop: 1\r\n"
-                       "X-Keep: 2\r\n"
-                       "\r\n"));
+  ASSERT_TRUE(send_all(fd, "GET http://" + authority +
+                               "/path?q=1 HTTP/1.1\r\n"
+                               "Host: fronted.example\r\n"
+                               "Proxy-Authorization: Basic eDp5\r\n"
+                               "Proxy-Connection: keep-alive\r\n"
+                               "Connection: keep-alive, X-Hop\r\n"
+                               "X-Hop: 1\r\n"
+                               "X-Keep: 2\r\n"
+                               "\r\n"));
   std::string answer = read_to_eof(fd);
   fd.reset();
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK\r\n")) << answer;
@@ -483,9 +483,9 @@ TEST_F(ProxyTest, AbsoluteFormRequestBodyIsRelayed) {
   std::string answer = read_to_eof(fd);
   fd.reset();
   EXPECT_TRUE(answer.ends_with("hello")) << answer;
-  EXPECT_EQ(origin.request(), "POST /submit HTTP/1.1\r\nHost: localhost:" +
-                                  std::to_string(origin.port()) +
-                                  "\r\nContent-Length: 11\r\nConnection: close\r\n\r\nhello world");
+  EXPECT_EQ(origin.request(),
+            "POST /submit HTTP/1.1\r\nHost: localhost:" + std::to_string(origin.port()) +
+                "\r\nContent-Length: 11\r\nConnection: close\r\n\r\nhello world");
 }
 
 TEST_F(ProxyTest, DeniedAbsoluteFormRequestIs403) {
@@ -554,9 +554,7 @@ TEST_F(ProxyTest, StopClosesLiveTunnelsAndTheListener) {
   EXPECT_TRUE(peer_closed(fd));
   fd.reset();
   EXPECT_TRUE(eventually([&] { return proxy_->connection_count() == 0; }));
-  EXPECT_TRUE(eventually([&] {
-    return !connect_local(port).valid();
-  }));
+  EXPECT_TRUE(eventually([&] { return !connect_local(port).valid(); }));
   std::lock_guard lock(mu_);
   EXPECT_EQ(events_.size(), 1u);  // nothing reported after stop()
 }

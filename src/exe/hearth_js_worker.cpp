@@ -28,10 +28,11 @@ int main(int argc, char** argv) {
   } else if (argc == 1) {
     rc = hearth::jsworker::serve();
   } else {
-    std::fputs("usage: hearth-js-worker [--bench-global N [--eager-classes]]\n"
-               "       hearth-js-worker --bench-call DIR MODULE FUNCTION N [INPUT]\n"
-               "  Serves the hearth daemon's JavaScript calls over stdin/stdout.\n",
-               stderr);
+    std::fputs(
+        "usage: hearth-js-worker [--bench-global N [--eager-classes]]\n"
+        "       hearth-js-worker --bench-call DIR MODULE FUNCTION N [INPUT]\n"
+        "  Serves the hearth daemon's JavaScript calls over stdin/stdout.\n",
+        stderr);
   }
   // SpiderMonkey is never shut down (JS_ShutDown): exit without static destructors.
   std::fflush(stdout);

@@ -40,11 +40,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,16 +117,14 @@ std::string receive(int socket, hearth::Fd* fd = nullptr) {
 /// G: the program's process. Limits, privileges, Landlock, seccomp, execve.
 [[noreturn]] void exec_program(const LaunchOptions& options, const std::string& scratch,
                                hearth::Fd ruleset, std::optional<std::uint32_t> uid,
-                               std::optional<std::uint32_t> gid, const char* program,
-                               char** argv) {
+                               std::optional<std::uint32_t> gid, const char* program, char** argv) {
   // A session of its own, without a controlling terminal (TIOCSTI has no terminal to type into).
   ::setsid();
   trace("G start");
   if (auto f = sandbox::apply_rlimits(options)) refuse(*f);
   trace("G rlimits");
   if (auto f = sandbox::drop_privileges(uid, gid)) refuse(*f);
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-    refuse({"no_new_privs", std::strerror(errno)});
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) refuse({"no_new_privs", std::strerror(errno)});
   trace("G caps+nnp");
   if (auto f = sandbox::landlock_restrict(std::move(ruleset), sandbox::landlock_abi(), scratch))
     refuse(*f);
@@ -145,8 +143,9 @@ std::string receive(int socket, hearth::Fd* fd = nullptr) {
 
 /// C: pid 1 of the jail. Sets up the namespaces' contents, starts G, reaps every orphan, and sends
 /// G's wait status to L before exiting (which kills whatever G left behind).
-[[noreturn]] void jail_init(const LaunchOptions& options, int sync, std::optional<std::uint32_t> uid,
-                            std::optional<std::uint32_t> gid, const char* program, char** argv) {
+[[noreturn]] void jail_init(const LaunchOptions& options, int sync,
+                            std::optional<std::uint32_t> uid, std::optional<std::uint32_t> gid,
+                            const char* program, char** argv) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) std::_Exit(kExitCannotRun);
   // What needs only this namespace's capabilities runs while L writes the id maps.
   if (auto f = sandbox::setup_proc(options)) refuse(*f);
@@ -331,6 +330,7 @@ int main(int argc, char** argv) {
 
   execve(program, argv + i + 1, environ);
   const int exec_error = errno;
-  std::fprintf(stderr, "hearth-launch: cannot execute %s: %s\n", program, std::strerror(exec_error));
+  std::fprintf(stderr, "hearth-launch: cannot execute %s: %s\n", program,
+               std::strerror(exec_error));
   return kExitCannotRun;
 }

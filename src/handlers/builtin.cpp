@@ -1,5 +1,5 @@
-#include "handlers/handler.hpp"
 #include "handlers/function/function.hpp"
+#include "handlers/handler.hpp"
 #include "handlers/http/http.hpp"
 #include "handlers/mcp/mcp.hpp"
 #include "handlers/script/script.hpp"

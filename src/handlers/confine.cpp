@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <cstring>
@@ -30,7 +30,7 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
 
   asio::strand<asio::any_io_executor> strand;
   asio::posix::stream_descriptor descriptor;  ///< our end of the control socket
-  Fd child_end;                                ///< the launcher's end (fd 4 in the child)
+  Fd child_end;                               ///< the launcher's end (fd 4 in the child)
   std::string who;
   std::optional<egress::AllowList> allow;
 
@@ -81,8 +81,9 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
       } else if (message.substr(0, 6) == "error\t") {
         const auto rest = message.substr(6);
         const auto tab = rest.find('\t');
-        failed.emplace(std::string(rest.substr(0, tab)),
-                       tab == std::string_view::npos ? std::string() : std::string(rest.substr(tab + 1)));
+        failed.emplace(std::string(rest.substr(0, tab)), tab == std::string_view::npos
+                                                             ? std::string()
+                                                             : std::string(rest.substr(tab + 1)));
       }
     }
   }
@@ -139,15 +140,17 @@ Result<std::shared_ptr<Confinement>> Confinement::start(
   c->jail_ = &jail;
   c->max_memory_ = permissions.max_memory;
   if (!plan.value().confined) {
-    spdlog::warn("{}: running WITHOUT the jail (--insecure-no-sandbox): its permissions are not "
-                 "enforced",
-                 who);
+    spdlog::warn(
+        "{}: running WITHOUT the jail (--insecure-no-sandbox): its permissions are not "
+        "enforced",
+        who);
     return c;
   }
   c->confined_ = true;
 
   std::optional<egress::AllowList> allow;
-  if (plan.value().options.net == jail::NetMode::kProxy) allow = std::move(plan.value().proxy_allow);
+  if (plan.value().options.net == jail::NetMode::kProxy)
+    allow = std::move(plan.value().proxy_allow);
 
   auto fds = make_socket_pair(SOCK_SEQPACKET | SOCK_CLOEXEC);
   if (!fds.ok()) {

@@ -32,8 +32,10 @@ bool has_option(const proc::Command& cmd, std::string_view option) {
 
 TEST(LooksOutOfMemory, RecognisesRuntimes) {
   EXPECT_TRUE(looks_out_of_memory("Traceback...\nMemoryError\n"));
-  EXPECT_TRUE(looks_out_of_memory("FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"));
-  EXPECT_TRUE(looks_out_of_memory("terminate called after throwing an instance of 'std::bad_alloc'"));
+  EXPECT_TRUE(looks_out_of_memory(
+      "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory"));
+  EXPECT_TRUE(
+      looks_out_of_memory("terminate called after throwing an instance of 'std::bad_alloc'"));
   EXPECT_TRUE(looks_out_of_memory("sort: Cannot allocate memory"));
   EXPECT_FALSE(looks_out_of_memory("Traceback...\nKeyError: 'x'\n"));
 }

@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "common/problem.hpp"
-#include "jail/jail.hpp"
 #include "common/result.hpp"
+#include "jail/jail.hpp"
 #include "json/json.hpp"
 #include "manifest/manifest.hpp"
 
@@ -33,11 +33,11 @@ class Publisher {
 struct Call {
   const manifest::Manifest* service = nullptr;
   const manifest::Endpoint* endpoint = nullptr;
-  json::value input;                       ///< validated, defaults applied
+  json::value input;                         ///< validated, defaults applied
   std::chrono::milliseconds timeout{30000};  ///< endpoint/manifest maxExecutionTime or the default;
                                              ///< a kind may narrow it with its own setting
-  Publisher* publisher = nullptr;          ///< never null when called by the host
-  boost::asio::any_io_executor executor;   ///< where the handler's I/O runs
+  Publisher* publisher = nullptr;            ///< never null when called by the host
+  boost::asio::any_io_executor executor;     ///< where the handler's I/O runs
 
   /// The time limit of a handler whose own `timeout` is `own` (0: none): its own, else the
   /// endpoint's; a declared maxExecutionTime caps both.

@@ -60,8 +60,7 @@ TEST(HandlerRegistry, DelegatesToTheKind) {
 class FakeKind final : public Kind {
  public:
   std::string_view name() const override { return "function"; }
-  std::shared_ptr<const manifest::HandlerConfig> parse(const json::object&,
-                                                       const std::string& path,
+  std::shared_ptr<const manifest::HandlerConfig> parse(const json::object&, const std::string& path,
                                                        Problems& problems) const override {
     problems.push_back({path, "checked by the fake"});
     return nullptr;
@@ -101,9 +100,9 @@ TEST(HandlerConfigs, CreateUsesTheParsedConfigAndParsesOnlyWithoutOne) {
 
   // As loaded: the handler object is not read again (here it would not even parse).
   Problems problems;
-  endpoint.handler_config = registry->parse(
-      "script", json::object{{"type", "script"}, {"command", "sh"}}, "endpoints[0].handler",
-      problems);
+  endpoint.handler_config =
+      registry->parse("script", json::object{{"type", "script"}, {"command", "sh"}},
+                      "endpoints[0].handler", problems);
   ASSERT_TRUE(problems.empty());
   ASSERT_NE(endpoint.handler_config, nullptr);
   endpoint.handler = json::object{{"type", "script"}};

@@ -95,8 +95,8 @@ inline std::future<std::optional<Result<json::value>>> start_call(asio::any_io_e
                                                                   Handler& handler, Call call) {
   return asio::co_spawn(
       executor,
-      [&handler, call = std::move(call)]() mutable
-      -> asio::awaitable<std::optional<Result<json::value>>> {
+      [&handler,
+       call = std::move(call)]() mutable -> asio::awaitable<std::optional<Result<json::value>>> {
         co_return co_await handler.call(std::move(call));
       },
       asio::use_future);

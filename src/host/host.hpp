@@ -109,19 +109,16 @@ class Host {
   /// Subscribes `session` to a subscription endpoint and returns the subscription id. Items
   /// flow once the id has reached the client: from `after_reply` when given, else at once. The
   /// producer keeps `service` alive while it runs.
-  boost::asio::awaitable<Result<std::string>> subscribe(const std::shared_ptr<rpc::Session>& session,
-                                                        std::shared_ptr<const Service> service,
-                                                        std::string_view endpoint,
-                                                        json::value input,
-                                                        rpc::AfterReply* after_reply);
+  boost::asio::awaitable<Result<std::string>> subscribe(
+      const std::shared_ptr<rpc::Session>& session, std::shared_ptr<const Service> service,
+      std::string_view endpoint, json::value input, rpc::AfterReply* after_reply);
 
   /// Ends a subscription of the session `session_id`; false when it has none with that id.
   bool unsubscribe(std::uint64_t session_id, const std::string& subscription_id);
 
   /// A file of `service` covered by its fileAccess, read on a blocking thread: {path, size,
   /// encoding: "utf-8" | "base64", content}.
-  boost::asio::awaitable<Result<json::value>> read_file(const Service& service,
-                                                        std::string path);
+  boost::asio::awaitable<Result<json::value>> read_file(const Service& service, std::string path);
 
   /// Records a call in the audit log (when there is one) before the caller answers.
   boost::asio::awaitable<void> audit(AuditRecord record);

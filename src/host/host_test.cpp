@@ -30,8 +30,10 @@ TEST(HostLoad, ReportsEveryProblemAndServesNothing) {
 }
 
 TEST(HostLoad, DuplicateServiceNamesAreRefused) {
-  TempService a(R"({"lavs":"1.0","name":"same","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"script","command":"cat"}}]})");
-  TempService b(R"({"lavs":"1.0","name":"same","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"script","command":"cat"}}]})");
+  TempService a(
+      R"({"lavs":"1.0","name":"same","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"script","command":"cat"}}]})");
+  TempService b(
+      R"({"lavs":"1.0","name":"same","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"script","command":"cat"}}]})");
   asio::io_context ioc;
   LoadReport report;
   EXPECT_FALSE(Host::load({a.dir(), b.dir()}, {}, ioc.get_executor(), report));
@@ -42,7 +44,8 @@ TEST(HostLoad, DuplicateServiceNamesAreRefused) {
 // Every kind the spec defines runs (registry_test covers kinds marked unsupported); a type no
 // kind has is refused at load, naming it.
 TEST(HostLoad, UnknownKindIsRefusedAtLoad) {
-  TempService s(R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"made-up"}}]})");
+  TempService s(
+      R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"query","handler":{"type":"made-up"}}]})");
   asio::io_context ioc;
   LoadReport report;
   EXPECT_FALSE(Host::load({s.dir()}, {}, ioc.get_executor(), report));
@@ -53,7 +56,8 @@ TEST(HostLoad, UnknownKindIsRefusedAtLoad) {
 }
 
 TEST(HostLoad, HttpHandlerOnASubscriptionIsRefusedAtLoad) {
-  TempService s(R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"subscription","handler":{"type":"http","url":"https://example.com/","method":"GET"}}]})");
+  TempService s(
+      R"({"lavs":"1.0","name":"f","version":"1.0.0","endpoints":[{"id":"e","method":"subscription","handler":{"type":"http","url":"https://example.com/","method":"GET"}}]})");
   asio::io_context ioc;
   LoadReport report;
   EXPECT_FALSE(Host::load({s.dir()}, {}, ioc.get_executor(), report));
@@ -63,8 +67,10 @@ TEST(HostLoad, HttpHandlerOnASubscriptionIsRefusedAtLoad) {
 }
 
 TEST(AuditLogTest, FormatsOneJsonLine) {
-  AuditRecord r{"svc", "echo", "lavs/call", "ws", std::chrono::microseconds(1500), ErrorCode::kTimeout};
-  auto line = AuditLog::format(r, std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123)));
+  AuditRecord r{
+      "svc", "echo", "lavs/call", "ws", std::chrono::microseconds(1500), ErrorCode::kTimeout};
+  auto line = AuditLog::format(
+      r, std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123)));
   ASSERT_EQ(line.back(), '\n');
   auto v = json::parse(line);
   EXPECT_EQ(v.at("time"), "2023-11-14T22:13:20.123Z");

@@ -19,7 +19,8 @@ Host::Host(HostOptions options, asio::any_io_executor executor)
       registry_(handlers::make_builtin_registry(with_executor(options.kinds, executor_))),
       compiler_(schema::make_draft7_compiler()),
       services_(std::make_shared<const ServiceList>()),
-      blocking_(std::make_unique<BlockingExecutor>(std::max<std::size_t>(1, options.blocking_threads))) {}
+      blocking_(
+          std::make_unique<BlockingExecutor>(std::max<std::size_t>(1, options.blocking_threads))) {}
 
 Host::~Host() {
   shutdown();
@@ -43,8 +44,9 @@ std::vector<std::string> Host::jail_notes(const manifest::Manifest& m) const {
   const auto& jail = options_.kinds.jail;
   if (!jail) return notes;
   if (jail->insecure()) {
-    notes.push_back(m.name + ": --insecure-no-sandbox: handler processes run WITHOUT the jail; "
-                             "fileAccess, networkAccess and maxMemory are not enforced");
+    notes.push_back(m.name +
+                    ": --insecure-no-sandbox: handler processes run WITHOUT the jail; "
+                    "fileAccess, networkAccess and maxMemory are not enforced");
     return notes;
   }
   const bool memory_cgroup = jail->capabilities().has("memory cgroup");
@@ -59,12 +61,14 @@ std::vector<std::string> Host::jail_notes(const manifest::Manifest& m) const {
     }
     if (request.network_access &&
         request.network_access->mode() == egress::NetworkPolicy::Mode::kAny) {
-      notes.push_back(who + ": networkAccess true gives the handler the host's network "
-                              "(discouraged: list the hosts it needs instead)");
+      notes.push_back(who +
+                      ": networkAccess true gives the handler the host's network "
+                      "(discouraged: list the hosts it needs instead)");
     }
     if (ep.effective.max_memory && !memory_cgroup)
-      notes.push_back(who + ": maxMemory is enforced per process (RLIMIT_AS) only: no writable "
-                            "memory cgroup on this machine");
+      notes.push_back(who +
+                      ": maxMemory is enforced per process (RLIMIT_AS) only: no writable "
+                      "memory cgroup on this machine");
   }
   return notes;
 }
@@ -128,9 +132,9 @@ std::unique_ptr<Host> Host::load(const std::vector<std::filesystem::path>& paths
       }
       const auto& name = service->manifest.name;
       if (auto it = names.find(name); it != names.end()) {
-        report.failures.push_back(
-            {file, {{"name", "service name '" + name + "' is already served from " +
-                                 it->second.string()}}});
+        report.failures.push_back({file,
+                                   {{"name", "service name '" + name + "' is already served from " +
+                                                 it->second.string()}}});
         continue;
       }
       names[name] = dir;
@@ -225,9 +229,9 @@ ReloadReport Host::reload(const std::vector<std::filesystem::path>& paths) {
       auto taken = names.find(name);
       if (taken != names.end() && taken->second != e.dir) {
         report.problems.failures.push_back(
-            {e.dir / "lavs.json", {{"name", "service name '" + name +
-                                                "' is already served from " +
-                                                taken->second.string()}}});
+            {e.dir / "lavs.json",
+             {{"name",
+               "service name '" + name + "' is already served from " + taken->second.string()}}});
         failed_sources_[e.dir] = e.next->source;
         e.next = e.old;
         if (!e.next) continue;
@@ -275,7 +279,8 @@ ReloadReport Host::reload(const std::vector<std::filesystem::path>& paths) {
   }
   // New calls now reach the new definitions; the subscribers of the old ones are told.
   for (const auto& [old, next] : ended) {
-    old->hub->end_all([next = next](std::string_view endpoint) { return end_reason(next, endpoint); });
+    old->hub->end_all(
+        [next = next](std::string_view endpoint) { return end_reason(next, endpoint); });
   }
   return report;
 }

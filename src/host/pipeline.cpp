@@ -30,10 +30,10 @@ Error endpoint_not_found(const manifest::Manifest& m, std::string_view endpoint)
   data["service"] = m.name;
   data["endpoint"] = endpoint;
   data["endpoints"] = std::move(ids);
-  return Error::make(ErrorCode::kMethodNotFound,
-                     "Method not found: no endpoint '" + std::string(endpoint) + "' in service '" +
-                         m.name + "'",
-                     std::move(data));
+  return Error::make(
+      ErrorCode::kMethodNotFound,
+      "Method not found: no endpoint '" + std::string(endpoint) + "' in service '" + m.name + "'",
+      std::move(data));
 }
 
 namespace {
@@ -153,7 +153,7 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
   if (!result.ok() || !endpoint->output_schema) co_return result;
   if (!is_large(result.value())) co_return check_output(service, *endpoint, std::move(result));
   std::function<Result<json::value>()> work = [this, &service, endpoint,
-                                                r = std::move(result)]() mutable {
+                                               r = std::move(result)]() mutable {
     return check_output(service, *endpoint, std::move(r));
   };
   co_return co_await blocking_->run(std::move(work));
@@ -202,11 +202,12 @@ asio::awaitable<Result<std::string>> Host::subscribe(const std::shared_ptr<rpc::
   auto open = [handler, owner, call = std::move(call)](
                   handlers::StreamSink sink) mutable -> Result<std::shared_ptr<handlers::Stream>> {
     HEARTH_ASSIGN_OR_RETURN(auto stream, handler->open_stream(std::move(call), std::move(sink)));
-    return std::shared_ptr<handlers::Stream>(std::make_shared<ServiceStream>(owner, std::move(stream)));
+    return std::shared_ptr<handlers::Stream>(
+        std::make_shared<ServiceStream>(owner, std::move(stream)));
   };
-  HEARTH_CO_ASSIGN_OR_RETURN(std::string id, service.hub->subscribe(session, ep->id, prepared,
-                                                                    std::move(open),
-                                                                    handler->shares_streams()));
+  HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
+                             service.hub->subscribe(session, ep->id, prepared, std::move(open),
+                                                    handler->shares_streams()));
   // Items flow once the client has the subscription id: right after this answer is written.
   // The hub is held: a reload may end the subscription meanwhile, and the client must still be
   // told (activate hands over what was held, the end included).

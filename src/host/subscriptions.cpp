@@ -10,7 +10,9 @@
 
 namespace hearth::host {
 
-std::string make_subscription_id() { return "sub-" + random_hex(8); }
+std::string make_subscription_id() {
+  return "sub-" + random_hex(8);
+}
 
 namespace {
 
@@ -32,7 +34,9 @@ std::string ended_message(const std::string& subscription_id, std::string_view r
 
 }  // namespace
 
-SubscriptionHub::~SubscriptionHub() { close_all(); }
+SubscriptionHub::~SubscriptionHub() {
+  close_all();
+}
 
 namespace {
 using Pushes = std::vector<std::pair<std::shared_ptr<rpc::Session>, std::string>>;
@@ -46,16 +50,17 @@ Error limit_error(const std::string& what, std::size_t max) {
   data["constraint"] = "limit";
   data["limit"] = what;
   data["max"] = max;
-  return Error::make(ErrorCode::kPermissionDenied,
-                     "Permission denied: a connection may hold at most " + std::to_string(max) +
-                         " " + what,
-                     std::move(data));
+  return Error::make(
+      ErrorCode::kPermissionDenied,
+      "Permission denied: a connection may hold at most " + std::to_string(max) + " " + what,
+      std::move(data));
 }
 }  // namespace
 
 Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Session>& session,
                                                const std::string& endpoint,
-                                               const json::value& input, const OpenFn& open, bool shared) {
+                                               const json::value& input, const OpenFn& open,
+                                               bool shared) {
   std::string id = make_subscription_id();
   std::string key = endpoint + "\n" + json::canonical(input);
   if (!shared) key += "\n" + id;  // a producer of its own
@@ -75,7 +80,7 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
     const std::uint64_t sid = session->id();
     if (subscriptions_by_session_[sid] >= limits_.subscriptions_per_session) {
       return limit_error("subscriptions", limits_.subscriptions_per_session);
-}
+    }
     Subscriber sub;
     sub.session = session;
     sub.session_id = sid;
@@ -85,7 +90,7 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
     if (it == producers_.end()) {
       if (producers_by_session_[sid] >= limits_.producers_per_session) {
         return limit_error("running subscription producers", limits_.producers_per_session);
-}
+      }
       // Callbacks hold a weak reference: a producer outliving the hub must not touch it.
       std::weak_ptr<SubscriptionHub> weak = weak_from_this();
       handlers::StreamSink sink;
@@ -99,7 +104,8 @@ Result<std::string> SubscriptionHub::subscribe(const std::shared_ptr<rpc::Sessio
       // stream's callbacks run asynchronously, never from within open().
       auto stream = open(std::move(sink));
       if (!stream.ok()) return std::move(stream).error();
-      it = producers_.emplace(key, Producer{std::move(stream).value(), {}, sid, std::nullopt}).first;
+      it =
+          producers_.emplace(key, Producer{std::move(stream).value(), {}, sid, std::nullopt}).first;
       ++producers_by_session_[sid];
     } else if (it->second.latest) {
       // Joining a running producer: its current state first.
@@ -144,8 +150,7 @@ void SubscriptionHub::activate(const std::string& subscription_id) {
   }
 }
 
-void SubscriptionHub::deliver_locked(Subscriber& sub, std::string message,
-                                     Pushes& out) {
+void SubscriptionHub::deliver_locked(Subscriber& sub, std::string message, Pushes& out) {
   if (!sub.active) {
     sub.held.push_back(std::move(message));
     return;
@@ -161,7 +166,8 @@ void SubscriptionHub::forget_producer_locked(std::map<std::string, Producer>::it
   producers_.erase(it);
 }
 
-std::shared_ptr<handlers::Stream> SubscriptionHub::remove_locked(const std::string& subscription_id) {
+std::shared_ptr<handlers::Stream> SubscriptionHub::remove_locked(
+    const std::string& subscription_id) {
   auto it = subscribers_.find(subscription_id);
   if (it == subscribers_.end()) return nullptr;
   std::string key = it->second.key;
@@ -223,8 +229,7 @@ void SubscriptionHub::close_all() {
   }
 }
 
-void SubscriptionHub::end_all(
-    const std::function<std::string(std::string_view endpoint)>& reason) {
+void SubscriptionHub::end_all(const std::function<std::string(std::string_view endpoint)>& reason) {
   Pushes pushes;
   std::vector<std::shared_ptr<handlers::Stream>> to_close;
   {

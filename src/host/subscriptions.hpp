@@ -34,7 +34,7 @@ class SubscriptionHub final : public handlers::Publisher,
  public:
   /// What one connection may hold.
   struct Limits {
-    std::size_t producers_per_session = 32;      ///< producers a connection started and that run
+    std::size_t producers_per_session = 32;  ///< producers a connection started and that run
     std::size_t subscriptions_per_session = 1024;
   };
 
@@ -48,8 +48,8 @@ class SubscriptionHub final : public handlers::Publisher,
   /// called at most once per producer.
   using OpenFn = std::function<Result<std::shared_ptr<handlers::Stream>>(handlers::StreamSink)>;
   Result<std::string> subscribe(const std::shared_ptr<rpc::Session>& session,
-                                const std::string& endpoint, const json::value& input, const OpenFn& open,
-                                bool shared = true);
+                                const std::string& endpoint, const json::value& input,
+                                const OpenFn& open, bool shared = true);
 
   /// Lets a subscriber's items flow: what was held for it (the latest item of a shared producer,
   /// items produced or published since it joined, the end) is pushed in order, then it gets
@@ -74,7 +74,9 @@ class SubscriptionHub final : public handlers::Publisher,
   bool publish(std::string_view subscription, json::value data) override;
 
   /// Declares the service's subscription endpoints (publish refuses other names).
-  void set_endpoints(std::set<std::string, std::less<>> endpoints) { endpoints_ = std::move(endpoints); }
+  void set_endpoints(std::set<std::string, std::less<>> endpoints) {
+    endpoints_ = std::move(endpoints);
+  }
 
   std::size_t subscriber_count() const;
   std::size_t producer_count() const;
@@ -86,7 +88,7 @@ class SubscriptionHub final : public handlers::Publisher,
     std::string endpoint;
     std::string key;
     bool active = false;
-    bool ended = false;               ///< its producer ended while it was held
+    bool ended = false;             ///< its producer ended while it was held
     std::vector<std::string> held;  ///< messages waiting for activate()
   };
   struct Producer {
@@ -109,7 +111,7 @@ class SubscriptionHub final : public handlers::Publisher,
   std::string service_;
   std::set<std::string, std::less<>> endpoints_;
   mutable std::mutex mu_;
-  bool ended_ = false;  ///< end_all() was called
+  bool ended_ = false;                             ///< end_all() was called
   std::map<std::string, Subscriber> subscribers_;  // by subscription id
   std::map<std::string, Producer> producers_;      // by endpoint + "\n" + canonical input
   std::set<std::uint64_t> hooked_sessions_;        // sessions whose close hook is registered

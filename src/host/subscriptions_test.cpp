@@ -22,7 +22,8 @@ struct Recorder {
   std::shared_ptr<std::vector<json::value>> messages = std::make_shared<std::vector<json::value>>();
   Recorder() {
     auto out = messages;
-    session = std::make_shared<rpc::Session>("ws", [out](const std::string& m) { out->push_back(json::parse(m)); });
+    session = std::make_shared<rpc::Session>(
+        "ws", [out](const std::string& m) { out->push_back(json::parse(m)); });
   }
   /// "data:<value>" or "ended:<reason>" per message, for subscription `id`.
   std::vector<std::string> seen(const std::string& id) const {
@@ -51,7 +52,8 @@ class HubTest : public ::testing::Test {
       return std::shared_ptr<handlers::Stream>(stream);
     };
   }
-  std::string subscribe(Recorder& r, const json::value& input = json::object{}, bool shared = true) {
+  std::string subscribe(Recorder& r, const json::value& input = json::object{},
+                        bool shared = true) {
     auto id = hub_->subscribe(r.session, "updates", input, opener(), shared);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     return id.ok() ? *id : std::string();
@@ -78,7 +80,8 @@ TEST_F(HubTest, ALateSubscriberGetsTheCurrentStateFirst) {
   EXPECT_EQ(late.seen(b), (std::vector<std::string>{"data:2", "data:3"}));
   hub_->publish("updates", json::value("event"));
   EXPECT_EQ(late.seen(b), (std::vector<std::string>{"data:2", "data:3", "data:\"event\""}));
-  EXPECT_EQ(first.seen(a), (std::vector<std::string>{"data:1", "data:2", "data:3", "data:\"event\""}));
+  EXPECT_EQ(first.seen(a),
+            (std::vector<std::string>{"data:1", "data:2", "data:3", "data:\"event\""}));
 }
 
 TEST_F(HubTest, AnEndWhileHeldIsToldAfterActivation) {
@@ -140,7 +143,7 @@ TEST_F(HubTest, AConnectionHasACapOnProducersAndSubscriptions) {
   Recorder r, other;
   std::vector<std::string> ids;
   ids.reserve(3);
-for (int i = 0; i < 3; ++i) ids.push_back(subscribe(r, json::object{{"n", i}}));
+  for (int i = 0; i < 3; ++i) ids.push_back(subscribe(r, json::object{{"n", i}}));
   auto refused = hub_->subscribe(r.session, "updates", json::object{{"n", 99}}, opener());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);

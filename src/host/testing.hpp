@@ -14,8 +14,8 @@ class TempService {
  public:
   explicit TempService(const std::string& manifest) {
     namespace fs = std::filesystem;
-    dir_ = fs::temp_directory_path() / ("hearth-host-test-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(counter_++));
+    dir_ = fs::temp_directory_path() /
+           ("hearth-host-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
     fs::create_directories(dir_ / "data");
     write("lavs.json", manifest);
   }

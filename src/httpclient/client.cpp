@@ -9,9 +9,6 @@
 
 #include "httpclient/client.hpp"
 
-#include "common/ascii.hpp"
-#include "httpclient/response_reader.hpp"
-
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
@@ -32,6 +29,9 @@
 #include <deque>
 #include <map>
 #include <mutex>
+
+#include "common/ascii.hpp"
+#include "httpclient/response_reader.hpp"
 
 namespace hearth::httpclient {
 
@@ -532,9 +532,9 @@ asio::awaitable<Result<Outcome>> exchange(State& state, Exchange& ex,
   const bool streaming = static_cast<bool>(request.on_body);
   // A streamed body is bounded by its consumer, a collected one here (a redirect's, drained,
   // stops at kMaxDrainBytes either way).
-  ResponseReader reader({.max_body = streaming ? std::nullopt
-                                               : std::optional(request.max_response_bytes),
-                         .head_request = method == "HEAD"});
+  ResponseReader reader(
+      {.max_body = streaming ? std::nullopt : std::optional(request.max_response_bytes),
+       .head_request = method == "HEAD"});
   Sink sink = Sink::kCollect;
   std::string collected;
   bool overflow = false;

@@ -69,9 +69,9 @@ struct Request {
 
 struct Response {
   int status = 0;
-  std::string url;  ///< after redirects
+  std::string url;                                           ///< after redirects
   std::vector<std::pair<std::string, std::string>> headers;  ///< names lower-cased, in order
-  std::string body;                                           ///< empty when streamed
+  std::string body;                                          ///< empty when streamed
   /// The first header of that (lower-case) name, or nullopt.
   std::optional<std::string_view> header(std::string_view name) const;
 };

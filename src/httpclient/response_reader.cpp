@@ -34,8 +34,7 @@ struct ResponseReader::Impl {
   }
 };
 
-ResponseReader::ResponseReader(Limits limits)
-    : limits_(limits), impl_(std::make_unique<Impl>()) {
+ResponseReader::ResponseReader(Limits limits) : limits_(limits), impl_(std::make_unique<Impl>()) {
   impl_->start(limits_);
 }
 
@@ -64,8 +63,7 @@ Result<std::size_t> ResponseReader::put(std::string_view data, const BodySink& s
       used += n;
       if (ec == http::error::need_more) return used;
       if (ec == http::error::header_limit) {
-        return fail("the response head is larger than " + std::to_string(kHeaderLimit) +
-                    " bytes");
+        return fail("the response head is larger than " + std::to_string(kHeaderLimit) + " bytes");
       }
       if (ec == http::error::body_limit) return body_limit();  // by its Content-Length
       if (ec) return fail("malformed response: " + ec.message());
@@ -87,7 +85,8 @@ Result<std::size_t> ResponseReader::put(std::string_view data, const BodySink& s
     auto& body = p.get().body();
     body.data = impl_->piece.data();
     body.size = impl_->piece.size();
-    const std::size_t n = p.put(boost::asio::const_buffer(data.data() + used, data.size() - used), ec);
+    const std::size_t n =
+        p.put(boost::asio::const_buffer(data.data() + used, data.size() - used), ec);
     used += n;
     const std::size_t got = impl_->piece.size() - body.size;
     if (got > 0 && !sink(std::string_view(impl_->piece.data(), got))) stopped_ = true;
@@ -119,11 +118,17 @@ Status ResponseReader::close() {
   return {};
 }
 
-bool ResponseReader::done() const { return head_done_ && impl_->parser->is_done(); }
+bool ResponseReader::done() const {
+  return head_done_ && impl_->parser->is_done();
+}
 
-int ResponseReader::status() const { return static_cast<int>(impl_->parser->get().result_int()); }
+int ResponseReader::status() const {
+  return static_cast<int>(impl_->parser->get().result_int());
+}
 
-std::string ResponseReader::reason() const { return std::string(impl_->parser->get().reason()); }
+std::string ResponseReader::reason() const {
+  return std::string(impl_->parser->get().reason());
+}
 
 std::vector<std::pair<std::string, std::string>> ResponseReader::headers() const {
   std::vector<std::pair<std::string, std::string>> out;
@@ -133,6 +138,8 @@ std::vector<std::pair<std::string, std::string>> ResponseReader::headers() const
   return out;
 }
 
-bool ResponseReader::keep_alive() const { return impl_->parser->keep_alive(); }
+bool ResponseReader::keep_alive() const {
+  return impl_->parser->keep_alive();
+}
 
 }  // namespace hearth::httpclient

@@ -28,7 +28,8 @@ TEST(ResponseReader, ContentLengthBodyInAnyPieces) {
 TEST(ResponseReader, HeadIsReadBeforeAnyBodyAndNamesAreLowerCase) {
   ResponseReader reader({});
   bool body_seen = false;
-  const std::string wire = "HTTP/1.1 404 Not Here\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc";
+  const std::string wire =
+      "HTTP/1.1 404 Not Here\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc";
   auto used = reader.put(wire, [&](std::string_view) {
     body_seen = true;
     return true;
@@ -58,8 +59,9 @@ TEST(ResponseReader, ChunkedBody) {
 }
 
 TEST(ResponseReader, InterimResponsesAreSkippedUpToALimit) {
-  std::string wire = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
-                     "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok";
+  std::string wire =
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+      "HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok";
   auto r = read(wire, 5, {}, false);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.status, 201);
@@ -88,7 +90,8 @@ TEST(ResponseReader, ACloseBeforeTheEndIsAnError) {
   EXPECT_FALSE(nothing.ok);
   EXPECT_EQ(nothing.error, "the connection closed before a response");
   // After an interim response the real one has not begun (found by fuzz/http_response).
-  for (const char* wire : {"HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Le", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc",
+  for (const char* wire : {"HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Le",
+                           "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc",
                            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"}) {
     auto r = read(wire, 3);
     EXPECT_FALSE(r.ok) << wire;
@@ -97,8 +100,8 @@ TEST(ResponseReader, ACloseBeforeTheEndIsAnError) {
 }
 
 TEST(ResponseReader, AHeadResponseHasNoBodyWhateverItsLength) {
-  auto r = read("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", 8, {.max_body = std::nullopt, .head_request = true},
-                false);
+  auto r = read("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", 8,
+                {.max_body = std::nullopt, .head_request = true}, false);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_TRUE(r.done);
   EXPECT_TRUE(r.body.empty());
@@ -137,7 +140,8 @@ TEST(ResponseReader, MalformedHeadsAreErrors) {
 
 TEST(ResponseReader, ASinkThatStopsEndsTheReading) {
   ResponseReader reader({});
-  const std::string wire = "HTTP/1.1 200 OK\r\nContent-Length: 40000\r\n\r\n" + std::string(40000, 'z');
+  const std::string wire =
+      "HTTP/1.1 200 OK\r\nContent-Length: 40000\r\n\r\n" + std::string(40000, 'z');
   std::size_t got = 0;
   const auto sink = [&](std::string_view piece) {
     got += piece.size();

@@ -96,7 +96,8 @@ bool match_segment(std::string_view p, std::string_view s) {
 
 // Whole-path match over segments, by dynamic programming so that patterns with many `**` stay
 // O(pattern segments x path segments) on client-supplied paths.
-bool match_segments(const std::vector<std::string_view>& p, const std::vector<std::string_view>& s) {
+bool match_segments(const std::vector<std::string_view>& p,
+                    const std::vector<std::string_view>& s) {
   const std::size_t np = p.size(), ns = s.size();
   // ok[i][j]: p[i..] matches s[j..]
   std::vector<std::vector<char>> ok(np + 1, std::vector<char>(ns + 1, 0));

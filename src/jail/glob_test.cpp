@@ -69,7 +69,6 @@ TEST(GlobMatch, PathologicalPatternTerminates) {
   EXPECT_FALSE(glob_match("*a*a*a*a*a*a*a*a*b", path));
 }
 
-
 TEST(RequestedPath, RelativeNormalisedAndCovered) {
   const std::filesystem::path dir = "/srv/svc";
   GlobSet globs({"data/**", "!data/secret.json"});

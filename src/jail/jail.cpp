@@ -487,7 +487,8 @@ Result<Plan> Jail::plan(const Request& request) const {
     if (rules.hide.size() == 1 && rules.hide.front().empty()) {
       return Error::make(ErrorCode::kPermissionDenied,
                          "the jail cannot enforce this endpoint's negated fileAccess patterns: "
-                         "more than " + std::to_string(kMaxHideScan) + " files to examine");
+                         "more than " +
+                             std::to_string(kMaxHideScan) + " files to examine");
     }
     o.read_write = std::move(rules.read_write);
     o.read_write_keep = std::move(rules.keep);

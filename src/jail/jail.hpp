@@ -31,8 +31,8 @@
 /// the program when it lies in the service folder, and of each argument naming an existing file
 /// there (a folder argument: that folder) - so a script's sibling modules load; a script at the
 /// service root makes the root readable (not writable). Arguments filled from input
-/// (`{{...}}`) never count. System folders (/usr, /lib..., a short list of /etc files) are read-execute
-/// or read-only; a private /tmp is read-write.
+/// (`{{...}}`) never count. System folders (/usr, /lib..., a short list of /etc files) are
+/// read-execute or read-only; a private /tmp is read-write.
 
 #include <chrono>
 #include <cstdint>
@@ -63,7 +63,7 @@ struct Capabilities {
 
 /// What a handler process is allowed, in LAVS terms.
 struct Request {
-  std::filesystem::path service_dir;                ///< absolute, canonical
+  std::filesystem::path service_dir;  ///< absolute, canonical
   std::optional<std::vector<std::string>> file_access;
   /// absent or false: none; true: host network; a non-empty list: through the allowlisting proxy
   std::optional<egress::NetworkPolicy> network_access;
@@ -72,23 +72,23 @@ struct Request {
   /// baseline, which the handler's own data limit should not count).
   std::uint64_t address_space_extra = 0;
   std::uint64_t memory_extra = 0;
-  std::filesystem::path program;                    ///< absolute
-  std::vector<std::string> args;                    ///< the arguments after argv[0]
+  std::filesystem::path program;  ///< absolute
+  std::vector<std::string> args;  ///< the arguments after argv[0]
 };
 
 /// The launcher options for one process, and what the caller must provide alongside.
 struct Plan {
-  bool confined = false;            ///< false only with --insecure-no-sandbox
-  LaunchOptions options;            ///< control_fd is set by the caller
-  egress::AllowList proxy_allow;    ///< what the proxy allows when options.net == kProxy
-  std::vector<std::string> env;     ///< extra environment ("KEY=VALUE": the proxy variables)
+  bool confined = false;          ///< false only with --insecure-no-sandbox
+  LaunchOptions options;          ///< control_fd is set by the caller
+  egress::AllowList proxy_allow;  ///< what the proxy allows when options.net == kProxy
+  std::vector<std::string> env;   ///< extra environment ("KEY=VALUE": the proxy variables)
 };
 
 struct JailOptions {
   std::filesystem::path launcher;
   bool insecure_no_sandbox = false;
-  std::uint32_t max_tasks = 256;                  ///< processes and threads of one jail
-  std::uint64_t tmp_size = 64ULL * 1024 * 1024;   ///< private /tmp
+  std::uint32_t max_tasks = 256;                 ///< processes and threads of one jail
+  std::uint64_t tmp_size = 64ULL * 1024 * 1024;  ///< private /tmp
   std::uint16_t proxy_port = 3128;
 };
 

@@ -179,7 +179,8 @@ TEST_F(TempService, LinksInAKeptFolderGetNoRule) {
 
 TEST_F(TempService, TooManyEntriesInKeptFoldersRefuse) {
   touch("data/secret.key");
-  for (std::size_t i = 0; i <= kMaxHideScan; ++i) fs::create_directory(dir_ / "data" / std::to_string(i));
+  for (std::size_t i = 0; i <= kMaxHideScan; ++i)
+    fs::create_directory(dir_ / "data" / std::to_string(i));
   const auto rules = file_rules(dir_, {"data/**", "!data/secret.key"});
   ASSERT_EQ(rules.hide.size(), 1u);
   EXPECT_TRUE(rules.hide.front().empty());  // the refusal marker plan() turns into -32001
@@ -217,12 +218,12 @@ int in_child(Body&& body) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-#define CHILD_EXPECT(cond)                                                               \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
+#define CHILD_EXPECT(cond)                                                              \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
       std::fprintf(stderr, "%s:%d: %s (errno %d)\n", __FILE__, __LINE__, #cond, errno); \
-      return 1;                                                                          \
-    }                                                                                    \
+      return 1;                                                                         \
+    }                                                                                   \
   } while (0)
 
 // The rights of a kept folder, enforced by the kernel: files in it are created, written,

@@ -43,7 +43,6 @@
 #include <string_view>
 #include <vector>
 
-
 namespace hearth::jail {
 
 enum class NetMode { kNone, kProxy, kHost };

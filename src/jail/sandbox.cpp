@@ -5,13 +5,13 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <sys/mman.h>
 #include <linux/securebits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -22,10 +22,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <algorithm>
 #include <cstring>
 
 #include "common/ascii.hpp"
@@ -54,8 +54,8 @@ constexpr std::uint64_t kFsIoctlDev = 1ULL << 15;  // ABI 5
 // Connecting or sending to a pathname unix socket (LANDLOCK_ACCESS_FS_RESOLVE_UNIX, newer than
 // ABI 7): handled when the kernel knows it, granted nowhere. Seccomp refuses unix sockets anyway.
 constexpr std::uint64_t kFsResolveUnix = 1ULL << 16;
-constexpr std::uint64_t kNetBindTcp = 1ULL << 0;     // ABI 4
-constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;  // ABI 4
+constexpr std::uint64_t kNetBindTcp = 1ULL << 0;         // ABI 4
+constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;      // ABI 4
 constexpr std::uint64_t kScopeAbstractUnix = 1ULL << 0;  // ABI 6
 constexpr std::uint64_t kScopeSignal = 1ULL << 1;        // ABI 6
 constexpr int kRulePathBeneath = 1;
@@ -79,7 +79,8 @@ struct NetPortAttr {
 };
 
 /// Rights that only make sense on a file (the kernel refuses others on a file rule).
-constexpr std::uint64_t kFileRights = kFsExecute | kFsWriteFile | kFsReadFile | kFsTruncate | kFsIoctlDev;
+constexpr std::uint64_t kFileRights =
+    kFsExecute | kFsWriteFile | kFsReadFile | kFsTruncate | kFsIoctlDev;
 
 std::uint64_t fs_rights_for_abi(int abi) {
   std::uint64_t all = kFsExecute | kFsWriteFile | kFsReadFile | kFsReadDir | kFsRemoveDir |
@@ -117,23 +118,24 @@ std::string read_small_file(const std::string& path) {
   if (!fd) return out;
   char buffer[4096];
   ssize_t n = 0;
-  while ((n = ::read(fd.get(), buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
+  while ((n = ::read(fd.get(), buffer, sizeof buffer)) > 0)
+    out.append(buffer, static_cast<size_t>(n));
   return out;
 }
 
 /// What a confined program may always read: the system's programs and libraries, and the few
 /// files under /etc that the C library, interpreters and TLS need. Not all of /etc: it holds
 /// secrets (shadow, ssh host keys, credentials of other services).
-constexpr const char* kSystemReadExec[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                                            "/libx32"};
+constexpr const char* kSystemReadExec[] = {"/usr",   "/bin",   "/sbin",  "/lib",
+                                           "/lib32", "/lib64", "/libx32"};
 constexpr const char* kSystemReadOnly[] = {
-    "/etc/ld.so.cache",     "/etc/ld.so.conf",    "/etc/ld.so.conf.d", "/etc/localtime",
-    "/etc/timezone",        "/etc/nsswitch.conf", "/etc/passwd",       "/etc/group",
-    "/etc/hosts",           "/etc/host.conf",     "/etc/resolv.conf",  "/etc/gai.conf",
-    "/etc/services",        "/etc/protocols",     "/etc/ssl",          "/etc/ca-certificates",
-    "/etc/alternatives",    "/etc/mime.types",    "/etc/python3",      "/etc/python3.11",
-    "/etc/os-release",      "/etc/debian_version", "/etc/inputrc",     "/etc/magic",
-    "/dev/random",          "/dev/urandom"};
+    "/etc/ld.so.cache",  "/etc/ld.so.conf",     "/etc/ld.so.conf.d", "/etc/localtime",
+    "/etc/timezone",     "/etc/nsswitch.conf",  "/etc/passwd",       "/etc/group",
+    "/etc/hosts",        "/etc/host.conf",      "/etc/resolv.conf",  "/etc/gai.conf",
+    "/etc/services",     "/etc/protocols",      "/etc/ssl",          "/etc/ca-certificates",
+    "/etc/alternatives", "/etc/mime.types",     "/etc/python3",      "/etc/python3.11",
+    "/etc/os-release",   "/etc/debian_version", "/etc/inputrc",      "/etc/magic",
+    "/dev/random",       "/dev/urandom"};
 constexpr const char* kDevicesReadWrite[] = {"/dev/null", "/dev/zero", "/dev/full"};
 
 }  // namespace
@@ -155,8 +157,7 @@ Rights rights_for(std::uint64_t handled) {
   const std::uint64_t rw =
       handled & ~(kFsExecute | kFsMakeChar | kFsMakeBlock | kFsIoctlDev | kFsResolveUnix);
   return {(kFsExecute | kFsReadFile | kFsReadDir) & handled, (kFsReadFile | kFsReadDir) & handled,
-          rw, rw & ~kFsRemoveDir,
-          (kFsReadFile | kFsWriteFile | kFsTruncate) & handled};
+          rw, rw & ~kFsRemoveDir, (kFsReadFile | kFsWriteFile | kFsTruncate) & handled};
 }
 
 /// Adds a path-beneath rule for `path` (file rules keep only file rights); an absent path adds
@@ -164,7 +165,7 @@ Rights rights_for(std::uint64_t handled) {
 Outcome add_path_rule(int ruleset, const std::string& path, std::uint64_t access) {
   const Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
   if (!fd) return std::nullopt;
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) == 0 && !S_ISDIR(st.st_mode)) access &= kFileRights;
   PathBeneathAttr rule{access, fd.get()};
   Outcome result;
@@ -260,7 +261,8 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
   }
   int rc = 0;
   auto deny = [&](int syscall_nr, int error = EPERM) {
-    if (rc == 0 && syscall_nr >= 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(error), syscall_nr, 0);
+    if (rc == 0 && syscall_nr >= 0)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(error), syscall_nr, 0);
   };
   auto deny_if = [&](int syscall_nr, int error, scmp_arg_cmp cmp) {
     if (rc == 0 && syscall_nr >= 0)
@@ -277,13 +279,14 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
                  SCMP_SYS(setns), SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at)})
     deny(nr);
   // The kernel and the machine.
-  for (int nr : {SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load), SCMP_SYS(init_module),
-                 SCMP_SYS(finit_module), SCMP_SYS(delete_module), SCMP_SYS(reboot),
-                 SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(acct), SCMP_SYS(quotactl),
-                 SCMP_SYS(syslog), SCMP_SYS(settimeofday), SCMP_SYS(clock_settime),
-                 SCMP_SYS(clock_adjtime), SCMP_SYS(adjtimex), SCMP_SYS(sethostname),
-                 SCMP_SYS(setdomainname), SCMP_SYS(iopl), SCMP_SYS(ioperm), SCMP_SYS(vhangup),
-                 SCMP_SYS(uselib), SCMP_SYS(lookup_dcookie)})
+  for (int nr : {SCMP_SYS(kexec_load),    SCMP_SYS(kexec_file_load), SCMP_SYS(init_module),
+                 SCMP_SYS(finit_module),  SCMP_SYS(delete_module),   SCMP_SYS(reboot),
+                 SCMP_SYS(swapon),        SCMP_SYS(swapoff),         SCMP_SYS(acct),
+                 SCMP_SYS(quotactl),      SCMP_SYS(syslog),          SCMP_SYS(settimeofday),
+                 SCMP_SYS(clock_settime), SCMP_SYS(clock_adjtime),   SCMP_SYS(adjtimex),
+                 SCMP_SYS(sethostname),   SCMP_SYS(setdomainname),   SCMP_SYS(iopl),
+                 SCMP_SYS(ioperm),        SCMP_SYS(vhangup),         SCMP_SYS(uselib),
+                 SCMP_SYS(lookup_dcookie)})
     deny(nr);
   // Kernel attack surface that handlers do not need; io_uring performs socket and file
   // operations that this filter would not see.
@@ -350,7 +353,6 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
   return ctx;
 }
 
-
 }  // namespace
 
 Outcome apply_seccomp(NetMode net, std::string_view precompiled_hex) {
@@ -403,7 +405,9 @@ std::string export_seccomp(NetMode net) {
 
 namespace {
 
-bool under_tmp(const std::string& path) { return path.rfind("/tmp/", 0) == 0; }
+bool under_tmp(const std::string& path) {
+  return path.rfind("/tmp/", 0) == 0;
+}
 
 /// mkdir -p of `path`'s parents on the private /tmp, then an empty mount point of the right kind.
 bool make_mount_point(const std::string& path, bool directory) {
@@ -445,7 +449,7 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
     }
     Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
     if (!fd) return;
-    struct stat st{};
+    struct stat st {};
     ::fstat(fd.get(), &st);
     keep.push_back({path, std::move(fd), S_ISDIR(st.st_mode)});
   };
@@ -492,7 +496,7 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
       return failure(kWhat, "creating the cover file", errno);
     if (::mkdir(kDir, 0) != 0) return failure(kWhat, "creating the cover folder", errno);
     for (const auto& path : options.hide) {
-      struct stat st{};
+      struct stat st {};
       if (::lstat(path.c_str(), &st) != 0) continue;  // nothing to hide
       const char* cover = S_ISDIR(st.st_mode) ? kDir : kFile;
       if (::mount(cover, path.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
@@ -553,7 +557,8 @@ Outcome write_id_maps(pid_t child, std::optional<std::uint32_t> jail_uid,
     // id maps to itself.
     const std::uint32_t gid = jail_gid.value_or(*jail_uid);
     uid_map = "0 0 1\n";
-    if (*jail_uid != 0) uid_map += std::to_string(*jail_uid) + " " + std::to_string(*jail_uid) + " 1\n";
+    if (*jail_uid != 0)
+      uid_map += std::to_string(*jail_uid) + " " + std::to_string(*jail_uid) + " 1\n";
     gid_map = "0 0 1\n";
     if (gid != 0) gid_map += std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
   } else {
@@ -600,7 +605,8 @@ Outcome drop_privileges(std::optional<std::uint32_t> jail_uid,
       return failure("user namespace", "setresuid", errno);
   }
   // Everything still permitted becomes effective for the steps below (which need CAP_SETPCAP).
-  if (!set_caps(kAll, kAll, keep) && !set_caps(kAll & 0xffffffffffULL, kAll & 0xffffffffffULL, keep))
+  if (!set_caps(kAll, kAll, keep) &&
+      !set_caps(kAll & 0xffffffffffULL, kAll & 0xffffffffffULL, keep))
     return failure(kWhat, "capset", errno);
   for (int cap = 0; cap < 64; ++cap) {
     if (keep & (1ULL << cap)) {
@@ -722,7 +728,8 @@ bool try_in_child(unsigned long flags, std::string& detail, Body&& body) {
   char buffer[512];
   ssize_t n = 0;
   detail.clear();
-  while ((n = ::read(pipe[0].get(), buffer, sizeof buffer)) > 0) detail.append(buffer, static_cast<size_t>(n));
+  while ((n = ::read(pipe[0].get(), buffer, sizeof buffer)) > 0)
+    detail.append(buffer, static_cast<size_t>(n));
   pipe[0].reset();
   int status = 0;
   while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {

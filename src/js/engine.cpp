@@ -1,5 +1,6 @@
 #include "js/engine.hpp"
 
+#include <fcntl.h>
 #include <js/Array.h>
 #include <js/CallAndConstruct.h>
 #include <js/CharacterEncoding.h>
@@ -26,16 +27,15 @@
 #include <jsapi.h>
 #include <jsfriendapi.h>
 #include <mozilla/RefPtr.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
-#include <limits>
 #include <condition_variable>
+#include <csignal>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -64,8 +64,8 @@ constexpr std::uint64_t kDefaultHeap = std::uint64_t{1} << 30;
 constexpr int kCallsPerGc = 100;
 constexpr std::uint32_t kGcBytes = 64u << 20;
 
-JSClass kGlobalClass = {"global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr,
-                        nullptr};
+JSClass kGlobalClass = {
+    "global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps, nullptr, nullptr, nullptr};
 
 /// Resident memory of this process, in bytes (0 when unknown).
 std::uint64_t resident_bytes() {
@@ -370,7 +370,8 @@ class SpiderMonkeyEngine final : public Engine {
     CachedScript* script = compile(rel, /*as_module=*/std::optional<bool>(true));
     if (script == nullptr) return nullptr;
     if (!script->module) {
-      JS_ReportErrorUTF8(cx_, "'%s' is not an ES module (no import or export): it cannot be imported",
+      JS_ReportErrorUTF8(cx_,
+                         "'%s' is not an ES module (no import or export): it cannot be imported",
                          rel.c_str());
       return nullptr;
     }
@@ -463,9 +464,10 @@ class SpiderMonkeyEngine final : public Engine {
                         ? fs::canonical(target.parent_path(), ec) / target.filename()
                         : fs::canonical(target, ec);
     if (ec) {
-      throw_error("Error", std::string(verb) + ": cannot open '" + rel.generic_string() +
-                               "': " + ec.message(),
-                  ec == std::errc::no_such_file_or_directory ? "ENOENT" : "EIO");
+      throw_error(
+          "Error",
+          std::string(verb) + ": cannot open '" + rel.generic_string() + "': " + ec.message(),
+          ec == std::errc::no_such_file_or_directory ? "ENOENT" : "EIO");
       return std::nullopt;
     }
     if (!jail::real_path_allowed(config_.service_dir, globs_, real)) {
@@ -495,9 +497,10 @@ class SpiderMonkeyEngine final : public Engine {
     while (::flock(fd.get(), op) != 0) {
       if (errno != EWOULDBLOCK && errno != EINTR) break;  // locking unsupported: go on unlocked
       if (Clock::now() >= deadline_ || interrupted()) {
-        throw_error("Error", std::string(verb) + ": '" +
-                                 real.lexically_relative(config_.service_dir).generic_string() +
-                                 "' stayed locked by another call until the time limit",
+        throw_error("Error",
+                    std::string(verb) + ": '" +
+                        real.lexically_relative(config_.service_dir).generic_string() +
+                        "' stayed locked by another call until the time limit",
                     "EBUSY");
         return false;
       }
@@ -584,8 +587,8 @@ class SpiderMonkeyEngine final : public Engine {
       Outcome out;
       out.kind = Outcome::Kind::kConfig;
       out.name = "Error";
-      out.message = "'" + request.module + "' does not export a function named '" +
-                    request.function + "'";
+      out.message =
+          "'" + request.module + "' does not export a function named '" + request.function + "'";
       out.file = request.module;
       return out;
     }
@@ -646,9 +649,8 @@ class SpiderMonkeyEngine final : public Engine {
     if (!JS::Evaluate(cx_, options, source, &fn)) return take_exception();
     // A source that closes the wrapper (`}); more code; (async function () {`) leaves a function
     // whose text is not the whole wrapper: refused rather than run in pieces.
-    JS::RootedString fn_text(cx_, fn.isObject() && JS::IsCallable(&fn.toObject())
-                                      ? JS::ToString(cx_, fn)
-                                      : nullptr);
+    JS::RootedString fn_text(
+        cx_, fn.isObject() && JS::IsCallable(&fn.toObject()) ? JS::ToString(cx_, fn) : nullptr);
     if (!fn_text) JS_ClearPendingException(cx_);
     if (!fn_text || to_utf8(cx_, fn_text) != std::string_view(text).substr(1, text.size() - 2)) {
       return script_error("SyntaxError",
@@ -721,10 +723,10 @@ class SpiderMonkeyEngine final : public Engine {
         Outcome out;
         out.kind = Outcome::Kind::kThrown;
         out.name = "Error";
-        out.message = (request_->function.empty()
-                           ? std::string("the promise of the evaluated source")
-                           : "the promise returned by '" + request_->function + "'") +
-                      " never settled: nothing was left to wait for (no pending timer)";
+        out.message =
+            (request_->function.empty() ? std::string("the promise of the evaluated source")
+                                        : "the promise returned by '" + request_->function + "'") +
+            " never settled: nothing was left to wait for (no pending timer)";
         return out;
       }
       if (*due > deadline_) {
@@ -811,7 +813,8 @@ class SpiderMonkeyEngine final : public Engine {
   Outcome error_outcome(JS::HandleValue value, JS::HandleObject saved_stack) {
     Outcome out;
     out.kind = Outcome::Kind::kThrown;
-    if (value.isString() && to_utf8(cx_, JS::RootedString(cx_, value.toString())) == "out of memory") {
+    if (value.isString() &&
+        to_utf8(cx_, JS::RootedString(cx_, value.toString())) == "out of memory") {
       out.kind = Outcome::Kind::kOutOfMemory;
       out.message = "memory limit exceeded";
       return out;
@@ -897,17 +900,15 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   bool define_globals(JS::HandleObject global) {
-    static const JSFunctionSpec kConsole[] = {
-        JS_FN("log", console_log, 0, JSPROP_ENUMERATE),
-        JS_FN("info", console_info, 0, JSPROP_ENUMERATE),
-        JS_FN("warn", console_warn, 0, JSPROP_ENUMERATE),
-        JS_FN("error", console_error, 0, JSPROP_ENUMERATE),
-        JS_FN("debug", console_debug, 0, JSPROP_ENUMERATE),
-        JS_FS_END};
+    static const JSFunctionSpec kConsole[] = {JS_FN("log", console_log, 0, JSPROP_ENUMERATE),
+                                              JS_FN("info", console_info, 0, JSPROP_ENUMERATE),
+                                              JS_FN("warn", console_warn, 0, JSPROP_ENUMERATE),
+                                              JS_FN("error", console_error, 0, JSPROP_ENUMERATE),
+                                              JS_FN("debug", console_debug, 0, JSPROP_ENUMERATE),
+                                              JS_FS_END};
     static const JSFunctionSpec kGlobals[] = {
         JS_FN("setTimeout", set_timeout, 2, JSPROP_ENUMERATE),
-        JS_FN("clearTimeout", clear_timeout, 1, JSPROP_ENUMERATE),
-        JS_FS_END};
+        JS_FN("clearTimeout", clear_timeout, 1, JSPROP_ENUMERATE), JS_FS_END};
     JS::RootedObject console(cx_, JS_NewPlainObject(cx_));
     if (!console || !JS_DefineFunctions(cx_, console, kConsole)) return false;
     JS::RootedValue v(cx_, JS::ObjectValue(*console));
@@ -916,19 +917,19 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   JSObject* make_ctx(JS::HandleValue input) {
-    static const JSFunctionSpec kCtx[] = {
-        JS_FN("log", ctx_log, 0, JSPROP_ENUMERATE),
-        JS_FN("readFile", ctx_read_file, 1, JSPROP_ENUMERATE),
-        JS_FN("writeFile", ctx_write_file, 2, JSPROP_ENUMERATE),
-        JS_FN("publish", ctx_publish, 2, JSPROP_ENUMERATE),
-        JS_FN("fetch", ctx_fetch, 2, JSPROP_ENUMERATE),
-        JS_FS_END};
+    static const JSFunctionSpec kCtx[] = {JS_FN("log", ctx_log, 0, JSPROP_ENUMERATE),
+                                          JS_FN("readFile", ctx_read_file, 1, JSPROP_ENUMERATE),
+                                          JS_FN("writeFile", ctx_write_file, 2, JSPROP_ENUMERATE),
+                                          JS_FN("publish", ctx_publish, 2, JSPROP_ENUMERATE),
+                                          JS_FN("fetch", ctx_fetch, 2, JSPROP_ENUMERATE),
+                                          JS_FS_END};
     JS::RootedObject ctx(cx_, JS_NewPlainObject(cx_));
     if (!ctx || !JS_DefineFunctions(cx_, ctx, kCtx)) return nullptr;
     JS::RootedValue v(cx_, input);
     if (!JS_DefineProperty(cx_, ctx, "input", v, JSPROP_ENUMERATE)) return nullptr;
-    for (auto [name, text] : {std::pair<const char*, const std::string*>{"endpoint", &request_->endpoint},
-                              {"service", &config_.service}}) {
+    for (auto [name, text] :
+         {std::pair<const char*, const std::string*>{"endpoint", &request_->endpoint},
+          {"service", &config_.service}}) {
       JS::RootedString s(cx_, new_string(cx_, *text));
       if (!s) return nullptr;
       v.setString(s);
@@ -1042,7 +1043,8 @@ class SpiderMonkeyEngine final : public Engine {
     if (args.length() > 1 && !JS::ToNumber(cx, args[1], &ms)) return false;
     if (!(ms > 0)) ms = 0;
     ms = std::min(ms, 1e9);
-    const auto id = e->add_timer(args[0], std::chrono::milliseconds(static_cast<long>(ms)), args, 2);
+    const auto id =
+        e->add_timer(args[0], std::chrono::milliseconds(static_cast<long>(ms)), args, 2);
     args.rval().setNumber(id);
     return true;
   }
@@ -1079,7 +1081,9 @@ class SpiderMonkeyEngine final : public Engine {
     if (!in) {
       e->throw_error("Error",
                      "ctx.readFile: cannot open '" + requested + "': " + std::strerror(errno),
-                     errno == ENOENT ? "ENOENT" : errno == EACCES ? "EACCES" : "EIO");
+                     errno == ENOENT   ? "ENOENT"
+                     : errno == EACCES ? "EACCES"
+                                       : "EIO");
       return false;
     }
     std::string content;
@@ -1148,8 +1152,7 @@ class SpiderMonkeyEngine final : public Engine {
     if (request_ == nullptr || !request_->mutation) return;
     const fs::path folder = target.parent_path();
     if (locks_.count(folder.string()) == 0) return;
-    const std::string prefix =
-        "." + target.filename().string() + std::string(kAtomicTempMarker);
+    const std::string prefix = "." + target.filename().string() + std::string(kAtomicTempMarker);
     std::error_code ec;
     for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
       const std::string name = it->path().filename().string();
@@ -1275,8 +1278,8 @@ class SpiderMonkeyEngine final : public Engine {
         }
       }
     }
-    const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
-        e->deadline_ - Clock::now());
+    const auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(e->deadline_ - Clock::now());
     request.timeout = std::max(std::chrono::milliseconds(1), remaining);
     request.max_body = e->config_.max_file_bytes;
 
@@ -1306,10 +1309,9 @@ class SpiderMonkeyEngine final : public Engine {
       return true;
     }
     const FetchResponse& r = response.value();
-    static const JSFunctionSpec kResponse[] = {
-        JS_FN("text", response_text_native, 0, 0),
-        JS_FN("json", response_json_native, 0, 0),
-        JS_FS_END};
+    static const JSFunctionSpec kResponse[] = {JS_FN("text", response_text_native, 0, 0),
+                                               JS_FN("json", response_json_native, 0, 0),
+                                               JS_FS_END};
     JS::RootedObject obj(cx, JS_NewPlainObject(cx));
     JS::RootedObject headers(cx, JS_NewPlainObject(cx));
     if (!obj || !headers || !JS_DefineFunctions(cx, obj, kResponse)) return false;
@@ -1326,9 +1328,10 @@ class SpiderMonkeyEngine final : public Engine {
     if (!JS_DefineProperty(cx, obj, "status", v, JSPROP_ENUMERATE)) return false;
     v.setBoolean(r.status >= 200 && r.status < 300);
     if (!JS_DefineProperty(cx, obj, "ok", v, JSPROP_ENUMERATE)) return false;
-    for (auto [name, text] : {std::pair<const char*, const std::string*>{"statusText", &r.status_text},
-                              {"url", &r.url},
-                              {"_body", &r.body}}) {
+    for (auto [name, text] :
+         {std::pair<const char*, const std::string*>{"statusText", &r.status_text},
+          {"url", &r.url},
+          {"_body", &r.body}}) {
       JS::RootedString s(cx, new_string(cx, *text));
       if (!s) return false;
       v.setString(s);
@@ -1404,7 +1407,8 @@ std::unique_ptr<Engine> Engine::create(WorkerConfig config, std::string& error) 
   // The heap limit: the endpoint's maxMemory, else a generous default (the engine's own default of
   // 32 MiB is too small for real data).
   const std::uint64_t heap = config.max_heap > 0 ? config.max_heap : kDefaultHeap;
-  JSContext* cx = JS_NewContext(static_cast<std::uint32_t>(std::min<std::uint64_t>(heap, 0xFFFFFFFFu)));
+  JSContext* cx =
+      JS_NewContext(static_cast<std::uint32_t>(std::min<std::uint64_t>(heap, 0xFFFFFFFFu)));
   if (cx == nullptr) {
     error = "cannot create a JavaScript context (JS_NewContext)";
     return nullptr;

@@ -36,14 +36,14 @@ struct WorkerConfig {
   /// The egress proxy of the jail ("127.0.0.1", port), when network is a list.
   std::string proxy_host = "127.0.0.1";
   std::uint16_t proxy_port = 0;
-  std::uint64_t max_heap = 0;                ///< JSGC_MAX_BYTES; 0: the engine's default
-  std::vector<std::string> subscriptions;    ///< the service's subscription endpoints
+  std::uint64_t max_heap = 0;                     ///< JSGC_MAX_BYTES; 0: the engine's default
+  std::vector<std::string> subscriptions;         ///< the service's subscription endpoints
   std::size_t max_file_bytes = 16 * 1024 * 1024;  ///< ctx.readFile / ctx.fetch body limit
 };
 
 struct CallRequest {
   std::uint64_t id = 0;
-  std::string module;    ///< relative to the service folder
+  std::string module;  ///< relative to the service folder
   std::string function;
   std::string endpoint;
   std::string input_json = "null";
@@ -68,11 +68,11 @@ struct EvalRequest {
 struct Outcome {
   enum class Kind {
     kOk,
-    kThrown,      ///< the function threw or its promise rejected (-32003)
-    kPermission,  ///< an uncaught refusal of ctx.readFile/writeFile/fetch (-32001)
-    kTimeout,     ///< stopped by the interrupt callback (-32002)
-    kOutOfMemory, ///< the heap limit was reached; the worker must be replaced (-32003)
-    kConfig,      ///< the module or function cannot be loaded (-32003)
+    kThrown,       ///< the function threw or its promise rejected (-32003)
+    kPermission,   ///< an uncaught refusal of ctx.readFile/writeFile/fetch (-32001)
+    kTimeout,      ///< stopped by the interrupt callback (-32002)
+    kOutOfMemory,  ///< the heap limit was reached; the worker must be replaced (-32003)
+    kConfig,       ///< the module or function cannot be loaded (-32003)
   };
   Kind kind = Kind::kOk;
   std::string value_json = "null";  ///< kOk: the result as JSON text

@@ -3,12 +3,11 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
-
-#include <array>
 
 #include "common/ascii.hpp"
 #include "egress/allowlist.hpp"
@@ -87,8 +86,8 @@ Result<FetchResponse> exchange(Stream& stream, const FetchRequest& request, cons
   http::write(stream, req, ec);
   if (ec) return failure("cannot send the request to " + url.host + ": " + ec.message());
 
-  httpclient::ResponseReader reader({.max_body = request.max_body,
-                                     .head_request = request.method == "HEAD"});
+  httpclient::ResponseReader reader(
+      {.max_body = request.max_body, .head_request = request.method == "HEAD"});
   FetchResponse out;
   const httpclient::ResponseReader::BodySink sink = [&out](std::string_view piece) {
     out.body.append(piece);
@@ -136,9 +135,8 @@ Result<FetchResponse> fetch_once(const FetchRequest& request, const Url& url,
 
   if (!url.tls) {
     // Through the proxy, plain HTTP goes in absolute form.
-    const std::string target = proxy.port != 0
-                                   ? "http://" + url.authority() + url.target
-                                   : url.target;
+    const std::string target =
+        proxy.port != 0 ? "http://" + url.authority() + url.target : url.target;
     return exchange(socket, request, url, target);
   }
   if (proxy.port != 0) {
@@ -198,8 +196,8 @@ Result<FetchResponse> fetch(const FetchRequest& request, const egress::NetworkPo
     auto response = fetch_once(current, url.value(), proxy);
     if (!response.ok()) return response;
     const int status = response.value().status;
-    const bool redirect = status == 301 || status == 302 || status == 303 || status == 307 ||
-                          status == 308;
+    const bool redirect =
+        status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
     std::string location;
     for (const auto& [name, value] : response.value().headers) {
       if (name == "location") location = value;

@@ -29,7 +29,7 @@ struct FetchRequest {
 struct FetchResponse {
   int status = 0;
   std::string status_text;
-  std::string url;  ///< after redirects
+  std::string url;                                           ///< after redirects
   std::vector<std::pair<std::string, std::string>> headers;  ///< names in lower case
   std::string body;
 };

@@ -72,15 +72,17 @@ Resolved resolve_import(const fs::path& service_dir, std::string_view referrer,
                         std::string_view specifier) {
   const std::string spec(specifier);
   if (!(spec.rfind("./", 0) == 0 || spec.rfind("../", 0) == 0)) {
-    return {{}, "cannot import '" + spec +
-                    "': only relative imports ('./lib.js', '../shared/util.mjs') of modules inside "
-                    "the service folder are supported"};
+    return {{},
+            "cannot import '" + spec +
+                "': only relative imports ('./lib.js', '../shared/util.mjs') of modules inside "
+                "the service folder are supported"};
   }
   const fs::path base = fs::path(std::string(referrer)).parent_path();
   const fs::path joined = (service_dir / base / spec).lexically_normal();
   if (!is_inside(service_dir, joined) || joined == service_dir) {
-    return {{}, "cannot import '" + spec + "' from '" + std::string(referrer) +
-                    "': it is outside the service folder"};
+    return {{},
+            "cannot import '" + spec + "' from '" + std::string(referrer) +
+                "': it is outside the service folder"};
   }
   fs::path found;
   for (const char* ext : {"", ".js", ".mjs"}) {
@@ -95,8 +97,9 @@ Resolved resolve_import(const fs::path& service_dir, std::string_view referrer,
     }
   }
   if (found.empty()) {
-    return {{}, "cannot import '" + spec + "' from '" + std::string(referrer) + "': " +
-                    joined.lexically_relative(service_dir).generic_string() + " does not exist"};
+    return {{},
+            "cannot import '" + spec + "' from '" + std::string(referrer) + "': " +
+                joined.lexically_relative(service_dir).generic_string() + " does not exist"};
   }
   std::error_code ec;
   const fs::path real = fs::canonical(found, ec);
@@ -111,9 +114,7 @@ Resolved resolve_import(const fs::path& service_dir, std::string_view referrer,
 namespace {
 
 bool word_at(std::string_view s, std::size_t i, std::string_view word) {
-  auto ident = [](char c) {
-    return ascii::is_alnum(c) || c == '_' || c == '$';
-  };
+  auto ident = [](char c) { return ascii::is_alnum(c) || c == '_' || c == '$'; };
   if (s.substr(i, word.size()) != word) return false;
   if (i > 0 && (ident(s[i - 1]) || s[i - 1] == '.')) return false;
   return i + word.size() >= s.size() || !ident(s[i + word.size()]);
@@ -224,8 +225,7 @@ std::vector<std::string> static_specifiers(std::string_view source) {
       continue;
     }
     const std::size_t j = skip_space_and_comments(i + len);
-    if (j < source.size() && (source[j] == '\'' || source[j] == '"') &&
-        (is_import || len == 4)) {
+    if (j < source.size() && (source[j] == '\'' || source[j] == '"') && (is_import || len == 4)) {
       const std::size_t end = skip_string(j);
       if (end <= source.size() && end - j >= 2 && source[end - 1] == source[j]) {
         out.emplace_back(source.substr(j + 1, end - j - 2));

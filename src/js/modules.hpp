@@ -18,7 +18,7 @@
 namespace hearth::js {
 
 /// Resolves an import specifier of the module `referrer` (relative to `service_dir`) to a module
-/// path relative to `service_dir`, or an error message. 
+/// path relative to `service_dir`, or an error message.
 struct Resolved {
   std::string path;   ///< relative, '/'-separated
   std::string error;  ///< non-empty on failure
@@ -27,7 +27,7 @@ Resolved resolve_import(const std::filesystem::path& service_dir, std::string_vi
                         std::string_view specifier);
 
 /// True when `source` looks like an ES module (a line starting with `import` or `export`);
-/// `.mjs` is always a module and `.cjs` always a script. 
+/// `.mjs` is always a module and `.cjs` always a script.
 bool is_es_module(std::string_view path, std::string_view source);
 
 /// A message refusing TypeScript sources, or empty when `path` is not one.

@@ -20,9 +20,7 @@ class JsModules : public ::testing::Test {
     fs::create_directories(dir_ / "handlers");
   }
   void TearDown() override { fs::remove_all(dir_); }
-  void write(const std::string& rel, const std::string& text) {
-    std::ofstream(dir_ / rel) << text;
-  }
+  void write(const std::string& rel, const std::string& text) { std::ofstream(dir_ / rel) << text; }
   fs::path dir_;
 };
 
@@ -77,9 +75,9 @@ TEST_F(JsModules, ScansTheImportGraph) {
   write("lib/lazy.mjs", "");
   auto found = scan_imports(dir_, "handlers/todos.mjs");
   std::sort(found.begin() + 1, found.end());
-  EXPECT_EQ(found, (std::vector<std::string>{"handlers/todos.mjs", "handlers/re.mjs",
-                                             "handlers/side.js", "lib/db.js", "lib/lazy.mjs",
-                                             "lib/util.mjs"}));
+  EXPECT_EQ(found,
+            (std::vector<std::string>{"handlers/todos.mjs", "handlers/re.mjs", "handlers/side.js",
+                                      "lib/db.js", "lib/lazy.mjs", "lib/util.mjs"}));
 }
 
 TEST_F(JsModules, ImportProblemsNameEveryStaticImportThatCannotLoad) {

@@ -1,7 +1,7 @@
 #include "json/json.hpp"
 
-#include <boost/json/basic_parser_impl.hpp>
 #include <algorithm>
+#include <boost/json/basic_parser_impl.hpp>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -229,10 +229,13 @@ Result<value> parse_text(std::string_view text, ParseLimits limits) {
   return parse_with(text, limits, nullptr);
 }
 
-Result<value> parse_message(std::string_view text, ParseLimits limits, std::vector<RawNumber>& raw) {
+Result<value> parse_message(std::string_view text, ParseLimits limits,
+                            std::vector<RawNumber>& raw) {
   return parse_with(text, limits, &raw);
 }
-std::string dump(const value& v) { return serialize(v); }
+std::string dump(const value& v) {
+  return serialize(v);
+}
 
 namespace {
 void canonical_into(const value& v, std::string& out) {
@@ -281,14 +284,21 @@ std::string canonical(const value& v) {
 
 std::string_view kind_name(const value& v) {
   switch (v.kind()) {
-    case kind::null: return "null";
-    case kind::bool_: return "boolean";
+    case kind::null:
+      return "null";
+    case kind::bool_:
+      return "boolean";
     case kind::int64:
-    case kind::uint64: return "integer";
-    case kind::double_: return "number";
-    case kind::string: return "string";
-    case kind::array: return "array";
-    case kind::object: return "object";
+    case kind::uint64:
+      return "integer";
+    case kind::double_:
+      return "number";
+    case kind::string:
+      return "string";
+    case kind::array:
+      return "array";
+    case kind::object:
+      return "object";
   }
   return "unknown";
 }

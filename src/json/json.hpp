@@ -10,7 +10,8 @@
 
 namespace hearth::json {
 
-using namespace boost::json;  // NOLINT(google-build-using-namespace): json::value, json::object, ...
+using namespace boost::json;  // NOLINT(google-build-using-namespace): json::value, json::object,
+                              // ...
 
 /// Limits applied while parsing untrusted text.
 struct ParseLimits {

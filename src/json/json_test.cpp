@@ -1,7 +1,8 @@
 #include "json/json.hpp"
-#include "json/text.hpp"
 
 #include <gtest/gtest.h>
+
+#include "json/text.hpp"
 
 namespace hearth::json {
 namespace {
@@ -26,8 +27,8 @@ TEST(JsonParse, RejectsTruncatedInput) {
 
 TEST(JsonParse, RefusesNumbersNoDoubleOrIntegerHolds) {
   // These used to come back as Infinity (not JSON) or silently changed.
-  for (const char* text : {"1e400", "[-1e400]", "{\"a\":123456789012345678901234567890}",
-                           "-99999999999999999999"}) {
+  for (const char* text :
+       {"1e400", "[-1e400]", "{\"a\":123456789012345678901234567890}", "-99999999999999999999"}) {
     auto r = parse_text(text);
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(r.error().code, ErrorCode::kParseError);
@@ -60,8 +61,8 @@ TEST(JsonParseMessage, ListsIdTextsAndOutOfRangeNumbersWithTheirPlace) {
 TEST(JsonParseMessage, PlacesNumbersInTheirBatchElement) {
   std::vector<RawNumber> raw;
   auto r = parse_message(
-      R"([{"id":1,"params":{"id":1.5}},{"id":2.50,"x":{}},{"id":"s","params":[9e999]},[1e999]])", {},
-      raw);
+      R"([{"id":1,"params":{"id":1.5}},{"id":2.50,"x":{}},{"id":"s","params":[9e999]},[1e999]])",
+      {}, raw);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(raw.size(), 3u);
   // The nested "id" inside params is not an id; integers are not listed.

@@ -5,12 +5,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <cassert>
 #include <csignal>
 #include <optional>
@@ -354,8 +354,8 @@ Error Pool::to_error(const Slot& slot, const Failed& failed) const {
                                    {"file", &failed.file}}) {
     if (!value->empty()) data[key] = valid_utf8(*value);
   }
-  for (const auto& [key, value] : {std::pair<const char*, std::uint64_t>{"line", failed.line},
-                                   {"column", failed.column}}) {
+  for (const auto& [key, value] :
+       {std::pair<const char*, std::uint64_t>{"line", failed.line}, {"column", failed.column}}) {
     if (value > 0) data[key] = static_cast<std::int64_t>(value);
   }
   if (failed.kind == FailureKind::kConfig) {
@@ -367,7 +367,7 @@ Error Pool::to_error(const Slot& slot, const Failed& failed) const {
   std::string message = valid_utf8(failed.message);
   if (message.empty()) message = "the JavaScript function failed";
   return Error::make(failed.kind == FailureKind::kPermission ? ErrorCode::kPermissionDenied
-                                                            : ErrorCode::kHandlerError,
+                                                             : ErrorCode::kHandlerError,
                      std::move(message), std::move(data));
 }
 

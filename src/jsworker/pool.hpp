@@ -19,10 +19,10 @@
 /// The queue and the workers are touched only on the pool's strand: run() may be awaited from any
 /// executor, and Job callbacks are called on the strand.
 
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/strand.hpp>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -57,7 +57,7 @@ struct PoolConfig {
   /// them read these even outside fileAccess.
   std::vector<std::string> code_files;
   std::size_t size = 2;
-  std::filesystem::path worker_program;  ///< the hearth-js-worker executable
+  std::filesystem::path worker_program;    ///< the hearth-js-worker executable
   std::shared_ptr<const jail::Jail> jail;  ///< null: unconfined (tests, embeddings)
 };
 

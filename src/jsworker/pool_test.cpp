@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
-#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <future>
@@ -160,8 +160,9 @@ class JsWorkerPoolTest : public ::testing::Test {
 };
 
 TEST_F(JsWorkerPoolTest, StartsWarmAndRunsAFunctionOfAModule) {
-  write("add.mjs", "export function add(input, ctx) { return { sum: input.a + input.b, "
-                   "service: ctx.service, endpoint: ctx.endpoint }; }\n");
+  write("add.mjs",
+        "export function add(input, ctx) { return { sum: input.a + input.b, "
+        "service: ctx.service, endpoint: ctx.endpoint }; }\n");
   auto p = pool(2);
   EXPECT_FALSE(p->warm());  // the workers are starting
   ASSERT_TRUE(wait_warm(*p));
@@ -175,14 +176,14 @@ TEST_F(JsWorkerPoolTest, StartsWarmAndRunsAFunctionOfAModule) {
 
 TEST_F(JsWorkerPoolTest, RunsSourceTextWithGlobalsAndGivesBackResultStateAndConsole) {
   auto p = pool(1);
-  auto r = run(p, eval("console.log('before', state.n, { deep: [1] });\n"
-                       "state.n += limit;\n"
-                       "state.items.push('c');\n"
-                       "console.warn('after', state.n);\n"
-                       "await new Promise((resolve) => setTimeout(resolve, 5));\n"
-                       "return { doubled: state.n * 2 };",
-                       json::parse(R"({"state":{"n":1,"items":["a","b"]},"limit":10})")
-                           .as_object()));
+  auto r =
+      run(p, eval("console.log('before', state.n, { deep: [1] });\n"
+                  "state.n += limit;\n"
+                  "state.items.push('c');\n"
+                  "console.warn('after', state.n);\n"
+                  "await new Promise((resolve) => setTimeout(resolve, 5));\n"
+                  "return { doubled: state.n * 2 };",
+                  json::parse(R"({"state":{"n":1,"items":["a","b"]},"limit":10})").as_object()));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(json::serialize(r.value().value), R"({"doubled":22})");
   ASSERT_TRUE(r.value().globals);
@@ -216,7 +217,8 @@ TEST_F(JsWorkerPoolTest, AThrownErrorOfSourceTextComesBackWithItsLineAndTheConso
   const auto column = in_module.error().data.as_object().at("column");
   EXPECT_EQ(in_module.error().data.as_object().at("line"), 2);
 
-  auto r = run(p, eval("console.log('started');\nconst a = 1;\n  throw new TypeError('bad ' + a);"));
+  auto r =
+      run(p, eval("console.log('started');\nconst a = 1;\n  throw new TypeError('bad ' + a);"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
   EXPECT_NE(r.error().message.find("bad 1"), std::string::npos) << r.error().message;
@@ -225,8 +227,7 @@ TEST_F(JsWorkerPoolTest, AThrownErrorOfSourceTextComesBackWithItsLineAndTheConso
   EXPECT_EQ(data.at("file"), "turn.js");
   EXPECT_EQ(data.at("line"), 3);
   EXPECT_EQ(data.at("column"), column);
-  EXPECT_NE(data.at("stack").as_string().find("turn.js:3"), json::string::npos)
-      << data.at("stack");
+  EXPECT_NE(data.at("stack").as_string().find("turn.js:3"), json::string::npos) << data.at("stack");
   EXPECT_EQ(console_.lines(), std::vector<std::string>{"info: started"});
 
   // Strict mode: an undeclared name is an error, not a new global.
@@ -270,10 +271,12 @@ TEST_F(JsWorkerPoolTest, SourceTextOverItsMemoryLimitFailsAloneAndTheWorkerIsRep
   manifest::Permissions limited;
   limited.max_memory = 64ull << 20;
   auto p = pool(1, limited);
-  auto r = run(p, eval("const a = []; for (;;) a.push({ x: new Array(1000).fill('y') });", {}, 20s));
+  auto r =
+      run(p, eval("const a = []; for (;;) a.push({ x: new Array(1000).fill('y') });", {}, 20s));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
-  EXPECT_NE(r.error().message.find("memory limit exceeded"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("memory limit exceeded"), std::string::npos)
+      << r.error().message;
   EXPECT_EQ(r.error().data.as_object().at("maxMemory"), 64ull << 20);
   r = run(p, eval("return 'ok';"));
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -284,9 +287,8 @@ TEST_F(JsWorkerPoolTest, AWorkerThatCrashesFailsOnlyItsRequestAndIsReplaced) {
   ASSERT_TRUE(run(p, eval("return 0;")).ok());
   const auto before = workers_in(dir_);
   ASSERT_EQ(before.size(), 1u);
-  auto pending =
-      start(p, eval("console.log('busy'); const end = Date.now() + 5000; "
-                    "while (Date.now() < end) {} return 'late';"));
+  auto pending = start(p, eval("console.log('busy'); const end = Date.now() + 5000; "
+                               "while (Date.now() < end) {} return 'late';"));
   ASSERT_TRUE(wait_for_line("info: busy"));  // the worker has started it
   ::kill(before[0], SIGKILL);
   ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);

@@ -1,7 +1,7 @@
 #include "jsworker/protocol.hpp"
 
-#include <boost/json/serialize.hpp>
 #include <array>
+#include <boost/json/serialize.hpp>
 #include <utility>
 
 #include "js/frame.hpp"
@@ -60,9 +60,13 @@ json::object to_object(const EvaluateSource& m) {
   return o;
 }
 
-json::object to_object(const Ready& m) { return {{"t", "ready"}, {"pid", m.pid}}; }
+json::object to_object(const Ready& m) {
+  return {{"t", "ready"}, {"pid", m.pid}};
+}
 
-json::object to_object(const Started& m) { return {{"t", "start"}, {"id", m.id}}; }
+json::object to_object(const Started& m) {
+  return {{"t", "start"}, {"id", m.id}};
+}
 
 json::object to_object(const Log& m) {
   return {{"t", "log"}, {"id", m.id}, {"level", to_string(m.level)}, {"message", m.message}};
@@ -79,9 +83,9 @@ json::object to_object(const Returned& m) {
 }
 
 json::object to_object(const Failed& m) {
-  return {{"t", "error"},       {"id", m.id},         {"kind", to_string(m.kind)},
-          {"message", m.message}, {"name", m.name},    {"stack", m.stack},
-          {"file", m.file},       {"line", m.line},     {"column", m.column}};
+  return {{"t", "error"},         {"id", m.id},     {"kind", to_string(m.kind)},
+          {"message", m.message}, {"name", m.name}, {"stack", m.stack},
+          {"file", m.file},       {"line", m.line}, {"column", m.column}};
 }
 
 // --- decoding -------------------------------------------------------------------------------
@@ -159,8 +163,8 @@ class Reader {
 
   void fail(std::string_view key, std::string_view what) {
     if (problem_.empty()) {
-      problem_ = "'" + std::string(type_) + "' message: '" + std::string(key) + "' " +
-                 std::string(what);
+      problem_ =
+          "'" + std::string(type_) + "' message: '" + std::string(key) + "' " + std::string(what);
     }
   }
 
@@ -191,9 +195,8 @@ Result<std::string_view> type_of(const json::value& message) {
 }
 
 Error unknown(std::string_view type, std::string_view direction) {
-  return Error::make(ErrorCode::kInternalError,
-                     "unknown JS worker message '" + std::string(type) + "' " +
-                         std::string(direction));
+  return Error::make(ErrorCode::kInternalError, "unknown JS worker message '" + std::string(type) +
+                                                    "' " + std::string(direction));
 }
 
 // Each enum's names on the wire, in one table read both ways.
@@ -228,8 +231,12 @@ std::optional<Enum> value_of(const Names<Enum, N>& names, std::string_view name)
 
 }  // namespace
 
-std::string_view to_string(LogLevel level) { return name_of(kLogLevels, level); }
-std::string_view to_string(FailureKind kind) { return name_of(kFailureKinds, kind); }
+std::string_view to_string(LogLevel level) {
+  return name_of(kLogLevels, level);
+}
+std::string_view to_string(FailureKind kind) {
+  return name_of(kFailureKinds, kind);
+}
 std::optional<LogLevel> parse_log_level(std::string_view name) {
   return value_of(kLogLevels, name);
 }
@@ -257,7 +264,9 @@ std::string encode_returned(std::uint64_t id, std::string_view value_json,
   return out;
 }
 
-std::string frame(std::string_view payload) { return js::encode_frame(payload); }
+std::string frame(std::string_view payload) {
+  return js::encode_frame(payload);
+}
 
 Result<ToWorker> decode_to_worker(const json::value& message) {
   HEARTH_ASSIGN_OR_RETURN(const std::string_view type, type_of(message));

@@ -36,7 +36,7 @@ struct Init {
   std::optional<std::vector<std::string>> file_access;  ///< fileAccess globs; absent: none
   /// false: no network; true: direct; a list: those hosts, through the jail's egress proxy
   std::variant<bool, std::vector<std::string>> network = false;
-  std::optional<std::uint64_t> max_heap;  ///< bytes (maxMemory); absent: the engine's default
+  std::optional<std::uint64_t> max_heap;   ///< bytes (maxMemory); absent: the engine's default
   std::vector<std::string> subscriptions;  ///< what ctx.publish may name
   bool operator==(const Init&) const = default;
 };

@@ -12,7 +12,9 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-json::value parse(std::string_view text) { return json::parse(text); }
+json::value parse(std::string_view text) {
+  return json::parse(text);
+}
 
 template <class Message>
 Message to_worker_round_trip(const Message& m) {
@@ -156,9 +158,10 @@ TEST(JsWorkerProtocol, MalformedMessagesAreErrors) {
   EXPECT_NE(to_worker_error(R"({"t":7})").find("'t'"), std::string::npos);
   EXPECT_NE(to_worker_error(R"({"t":"dance"})").find("unknown"), std::string::npos);
   EXPECT_NE(to_worker_error(R"({"t":"ready","pid":1})").find("unknown"), std::string::npos);
-  EXPECT_EQ(to_worker_error(
-                R"({"t":"call","module":"m","function":"f","endpoint":"e","input":1,"timeoutMs":5})"),
-            "'call' message: 'id' is missing");
+  EXPECT_EQ(
+      to_worker_error(
+          R"({"t":"call","module":"m","function":"f","endpoint":"e","input":1,"timeoutMs":5})"),
+      "'call' message: 'id' is missing");
   EXPECT_EQ(to_worker_error(R"({"t":"call","id":-1,"module":"m","function":"f","endpoint":"e",)"
                             R"("input":1,"timeoutMs":5})"),
             "'call' message: 'id' must be a non-negative integer");

@@ -2,9 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -36,7 +36,9 @@ void write_all(std::string_view bytes) {
   }
 }
 
-void send(const FromWorker& message) { write_all(frame(encode(message))); }
+void send(const FromWorker& message) {
+  write_all(frame(encode(message)));
+}
 
 /// The next frame on stdin, nullopt at EOF. A malformed stream ends the worker.
 std::optional<std::string> read_frame(js::FrameReader& reader) {

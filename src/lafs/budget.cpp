@@ -20,10 +20,10 @@ std::size_t number_length(const json::value& v) {
   char buf[64];
   if (v.is_int64()) {
     return static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v.get_int64()).ptr - buf);
-}
+  }
   if (v.is_uint64()) {
     return static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v.get_uint64()).ptr - buf);
-}
+  }
   const double d = v.get_double();
   if (std::trunc(d) == d && std::fabs(d) < 1e21) {
     // Integral values print without a fraction or exponent, as in JavaScript.
@@ -76,7 +76,7 @@ std::uint64_t largest_list(const json::value& result) {
     for (const auto& kv : result.get_object()) {
       if (kv.value().is_array()) {
         best = std::max<std::uint64_t>(best, kv.value().get_array().size());
-}
+      }
     }
   }
   return best;
@@ -113,7 +113,7 @@ struct Measure {
   std::string_view failing() const {
     if (budget.max_items && largest_list(envelope.at("result")) > *budget.max_items) {
       return "maxItems";
-}
+    }
     if (budget.max_tokens && tokens() > *budget.max_tokens) return "maxTokens";
     return "maxBytes";
   }
@@ -175,7 +175,7 @@ Result<Budget> parse_budget(const json::value& v) {
   }
   if (!b.max_tokens && !b.max_bytes && !b.max_items) {
     return bad("_budget", "must hold at least one of maxTokens, maxBytes, maxItems");
-}
+  }
   return b;
 }
 
@@ -223,7 +223,7 @@ Result<BudgetOutcome> enforce_budget(json::object& envelope, const Budget& budge
   };
   if (!options.allow_truncation || !std::isfinite(estimate_tokens(envelope.at("result")))) {
     return exceeded();
-}
+  }
 
   // Work on a copy: a budget that cannot be met leaves the envelope as it was.
   json::object saved = envelope;

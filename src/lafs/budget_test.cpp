@@ -60,7 +60,7 @@ json::object list_envelope(int n) {
   json::array items;
   for (int i = 0; i < n; ++i) {
     items.push_back(json::object{{"id", i}, {"title", "Item number " + std::to_string(i)}});
-}
+  }
   return Builder("items.list")
       .request_id("req_1")
       .timestamp("2026-01-01T00:00:00Z")

@@ -72,7 +72,7 @@ std::vector<Check> filter_tier(std::vector<Check> checks, std::optional<Tier> ti
   for (auto& c : checks) {
     if (std::find(allowed.begin(), allowed.end(), c.name) != allowed.end()) {
       out.push_back(std::move(c));
-}
+    }
   }
   return out;
 }
@@ -494,10 +494,10 @@ DocumentKind classify(const json::value& document) {
   const auto& o = document.get_object();
   if (!o.contains("_meta") && (o.contains("jsonFlag") || o.contains("humanFlag"))) {
     return DocumentKind::kFlags;
-}
+  }
   if (const json::value* e = o.if_contains("envelopes"); e != nullptr && e->is_array()) {
     return DocumentKind::kWorkflow;
-}
+  }
   return DocumentKind::kEnvelope;
 }
 

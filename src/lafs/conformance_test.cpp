@@ -95,7 +95,7 @@ TEST(LafsConformance, EveryFixtureGivesTheReferenceConclusion) {
     EXPECT_EQ(failing(report), want.failing) << to_text(report);
     if (report.kind == want.kind && report.ok == want.ok && failing(report) == want.failing) {
       ++agreeing;
-}
+    }
   }
   EXPECT_EQ(total, expectations().size());
   std::cout << "LAFS fixtures giving the reference runner's conclusion: " << agreeing << "/"

@@ -84,7 +84,7 @@ Result<std::uint64_t> ContextLedger::apply(const Mutation& m) {
     for (const auto& active : state_.constraints) {
       if (!contains_value(c->get_array(), active) && !contains_value(removed, active)) {
         dropped.push_back(active);
-}
+      }
     }
     if (!dropped.empty()) {
       return make_error(

@@ -51,7 +51,8 @@ TEST(LafsContext, StaleAndMissing) {
   EXPECT_EQ(lafs_code(missing.error()), "E_CONTEXT_MISSING");
   EXPECT_EQ(missing.error().data.at("lafs").at("details").at("missing"), parse(R"(["objective"])"));
   // The message names them too (it was built from a moved-from list, and said "[]").
-  EXPECT_NE(missing.error().message.find("[\"objective\"]"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("[\"objective\"]"), std::string::npos)
+      << missing.error().message;
   Mutation no_version = step(0, R"({"objective":"x"})");
   no_version.expected_version.reset();
   EXPECT_EQ(lafs_code(ledger.apply(no_version).error()), "E_CONTEXT_MISSING");
@@ -96,7 +97,7 @@ TEST(LafsContext, CompactionKeepsTheState) {
   ContextLedger ledger("ctx_1", 2);
   for (std::uint64_t v = 0; v < 5; ++v) {
     ASSERT_TRUE(ledger.apply(step(v, R"({"references":["r"]})")).ok());
-}
+  }
   EXPECT_EQ(ledger.entries().size(), 2u);
   EXPECT_EQ(ledger.state().references.size(), 5u);
   EXPECT_EQ(ledger.project(LedgerProjection::kSummary).at("entryCount"), 5);

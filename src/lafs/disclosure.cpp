@@ -24,7 +24,7 @@ Result<std::vector<std::string>> string_list(const json::value& v, std::string_v
   for (const auto& item : v.get_array()) {
     if (!item.is_string() || item.get_string().empty()) {
       return bad_param(field, "must be an array of non-empty strings");
-}
+    }
     out.emplace_back(item.get_string());
   }
   return out;
@@ -65,7 +65,7 @@ Status expand_at(json::value& node, std::string_view rest, std::string_view full
   if (node.is_array()) {
     for (auto& item : node.get_array()) {
       HEARTH_RETURN_IF_ERROR(expand_at(item, rest, full, resolver));
-}
+    }
     return {};
   }
   if (!node.is_object()) {
@@ -282,7 +282,7 @@ json::object project_mvi(const json::object& env, Mvi level) {
     if (error != nullptr && error->is_object()) out["error"] = *error;
     if (const json::value* p = env.if_contains("page"); p != nullptr && p->is_object()) {
       out["page"] = *p;
-}
+    }
   } else if (success) {
     copy(out, env, "result");
   } else if (error != nullptr && error->is_object()) {
@@ -292,7 +292,7 @@ json::object project_mvi(const json::object& env, Mvi level) {
     copy(pe, e, "agentAction");
     if (const json::value* r = e.if_contains("retryAfterMs"); r != nullptr && !r->is_null()) {
       pe["retryAfterMs"] = *r;
-}
+    }
     if (const json::value* d = e.if_contains("details");
         d != nullptr && d->is_object() && !d->get_object().empty()) {
       pe["details"] = *d;

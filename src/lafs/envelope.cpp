@@ -194,7 +194,7 @@ Result<Envelope> from_json(const json::value& v) {
   env.meta.context_version = static_cast<std::uint64_t>(opt_int(m, "contextVersion").value_or(0));
   if (const json::value* s = m.if_contains("sessionId")) {
     env.meta.session_id = std::string(s->get_string());
-}
+  }
   if (const json::value* ws = m.if_contains("warnings")) {
     for (const auto& item : ws->get_array()) {
       Warning w;
@@ -223,16 +223,16 @@ Result<Envelope> from_json(const json::value& v) {
     info.details = eo.at("details").get_object();
     if (const json::value* a = eo.if_contains("agentAction")) {
       info.agent_action = parse_agent_action(a->get_string());
-}
+    }
     if (const json::value* x = eo.if_contains("escalationRequired")) {
       info.escalation_required = x->get_bool();
-}
+    }
     if (const json::value* x = eo.if_contains("suggestedAction")) {
       info.suggested_action = std::string(x->get_string());
-}
+    }
     if (const json::value* x = eo.if_contains("docUrl")) {
       info.doc_url = std::string(x->get_string());
-}
+    }
     env.error = std::move(info);
   }
   if (const json::value* p = o.if_contains("page"); p != nullptr && p->is_object()) {

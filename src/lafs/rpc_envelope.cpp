@@ -23,7 +23,7 @@ Builder builder_for(const RpcCall& call) {
   b.transport(parse_transport(lafs_transport(call.transport)).value_or(Transport::kSdk));
   if (call.session != 0 && call.transport == "ws") {
     b.session_id("ws-" + std::to_string(call.session));
-}
+  }
   return b;
 }
 

@@ -80,7 +80,7 @@ void Sink::add(const Path& path, std::string_view keyword, std::string message) 
   failed_ = true;
   if (out_ != nullptr) {
     out_->push_back(SchemaError{path.str(), std::string(keyword), std::move(message)});
-}
+  }
 }
 
 bool number_ge(const json::value& v, double bound) {
@@ -136,10 +136,10 @@ struct Walk {
     const std::size_t n = code_point_count(s);
     if (n < min) {
       error("minLength", "must NOT have fewer than " + std::to_string(min) + " characters");
-}
+    }
     if (n > max) {
       error("maxLength", "must NOT have more than " + std::to_string(max) + " characters");
-}
+    }
   }
   void integer_min(const json::value& v, double min, const char* type_message) {
     if (!is_integer(v)) {
@@ -148,7 +148,7 @@ struct Walk {
     }
     if (!number_ge(v, min)) {
       error("minimum", "must be >= " + std::to_string(static_cast<long long>(min)));
-}
+    }
   }
   template <std::size_t N>
   void enumeration(const json::value& v, const std::array<std::string_view, N>& allowed) {
@@ -161,7 +161,7 @@ struct Walk {
   void required(const json::object& o, std::string_view key) {
     if (!o.contains(key)) {
       error("required", "must have required property '" + std::string(key) + "'");
-}
+    }
   }
 };
 
@@ -186,7 +186,7 @@ void check_version(Walk& w, const json::value& v) {
   if (!w.type_string(v)) return;
   if (!is_semver_triplet(v.get_string())) {
     w.error("pattern", R"(must match pattern "^\d+\.\d+\.\d+$")");
-}
+  }
 }
 
 void check_warning(Walk& w, const json::value& v) {
@@ -210,7 +210,7 @@ int key_index(std::string_view key, const std::array<std::string_view, N>& keys)
   for (std::size_t i = 0; i < N; ++i) {
     if (keys[i].size() == key.size() && keys[i][0] == key[0] && keys[i] == key) {
       return static_cast<int>(i);
-}
+    }
   }
   return -1;
 }
@@ -255,7 +255,7 @@ void check_meta(Walk& w, const json::value& v) {
       case 2:
         if (w.type_string(m) && !is_date_time(m.get_string())) {
           w.error("format", R"(must match format "date-time")");
-}
+        }
         break;
       case 3:
         if (w.type_string(m)) w.length(m.get_string(), 1, 128);
@@ -340,7 +340,7 @@ void check_error_object(Walk& w, const json::object& o) {
       default:
         if (w.type_string(m) && !is_uri(m.get_string())) {
           w.error("format", R"(must match format "uri")");
-}
+        }
     }
   }
   require(w, present, kErrorKeys, 6);
@@ -430,7 +430,7 @@ void walk_envelope(Walk& w, const json::value& v) {
       case 0:
         if (w.type_string(m) && m.get_string() != kEnvelopeSchemaId) {
           w.error("const", "must be equal to constant");
-}
+        }
         break;
       case 1:
         meta = &m;
@@ -443,7 +443,7 @@ void walk_envelope(Walk& w, const json::value& v) {
       case 3:
         if (!m.is_object() && !m.is_array() && !m.is_null()) {
           w.error("type", "must be object,array,null");
-}
+        }
         break;
       case 4:
         error = &m;
@@ -540,7 +540,7 @@ void walk_ledger(Walk& w, const json::value& v) {
     } else if (key == "createdAt" || key == "updatedAt") {
       if (w.type_string(m) && !is_date_time(m.get_string())) {
         w.error("format", R"(must match format "date-time")");
-}
+      }
     } else if (key == "entries") {
       if (!m.is_array()) {
         w.error("type", "must be array");
@@ -553,7 +553,7 @@ void walk_ledger(Walk& w, const json::value& v) {
         const auto& eo = entry.get_object();
         for (std::string_view k : {"entryId", "timestamp", "operation", "contextDelta"}) {
           w.required(eo, k);
-}
+        }
         for (const auto& ekv : eo) {
           Path::Scope sk(w.path, ekv.key());
           const std::string_view ek = ekv.key();

@@ -119,7 +119,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
   std::atomic<bool> stopped_{false};
   mutable std::mutex mu_;
-  std::uint64_t next_id_ = 1;  // guarded by mu_
+  std::uint64_t next_id_ = 1;                                                 // guarded by mu_
   std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> connections_;  // guarded by mu_
 };
 

@@ -52,15 +52,15 @@ struct Endpoint {
   std::string id;
   Method method = Method::kQuery;
   std::string description;
-  std::string handler_type;     ///< handler.type, e.g. "script"
-  json::object handler;         ///< the handler object as written
+  std::string handler_type;  ///< handler.type, e.g. "script"
+  json::object handler;      ///< the handler object as written
   /// `handler` as its kind parsed it (HandlerKinds::parse); null for endpoints built without the
   /// loader, whose kinds parse `handler` when they create the handler.
   std::shared_ptr<const HandlerConfig> handler_config;
   std::shared_ptr<const schema::Schema> input_schema;   ///< null: any input
   std::shared_ptr<const schema::Schema> output_schema;  ///< null: any output
-  Permissions permissions;      ///< as declared on the endpoint
-  Permissions effective;        ///< endpoint over manifest
+  Permissions permissions;                              ///< as declared on the endpoint
+  Permissions effective;                                ///< endpoint over manifest
 };
 
 /// A loaded lavs.json (spec 4.1): every field checked, nothing half loaded.
@@ -70,10 +70,10 @@ struct Manifest {
   std::string version;
   std::string description;
   std::vector<Endpoint> endpoints;
-  json::value view;     ///< null when absent
+  json::value view;  ///< null when absent
   json::object types;
   Permissions permissions;
-  json::value raw;      ///< the document as read, returned by lavs/manifest
+  json::value raw;             ///< the document as read, returned by lavs/manifest
   std::filesystem::path dir;   ///< absolute, canonical service folder
   std::filesystem::path file;  ///< absolute path of lavs.json
 

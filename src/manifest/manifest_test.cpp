@@ -907,8 +907,7 @@ TEST_F(ManifestTest, MalformedHostListsAreLoadProblems) {
   EXPECT_FALSE(m.has_value());
   ASSERT_EQ(problems_.size(), 2u) << ::testing::PrintToString(problem_strings());
   EXPECT_EQ(problems_[0].path, "permissions.networkAccess");
-  EXPECT_EQ(problems_[0].message,
-            egress::AllowList::parse({"*.com"}).error().message);
+  EXPECT_EQ(problems_[0].message, egress::AllowList::parse({"*.com"}).error().message);
   EXPECT_TRUE(problems_[0].message.starts_with("network access entry 0 '*.com': "))
       << problems_[0].message;
   EXPECT_EQ(problems_[1].path, "endpoints[0].permissions.networkAccess");

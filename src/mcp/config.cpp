@@ -49,7 +49,8 @@ bool has_control(std::string_view text) {
 std::optional<ServerConfig> parse_server(std::string_view name, const json::value& v,
                                          const std::string& path, Problems& problems) {
   if (!v.is_object()) {
-    problems.push_back({path, "must be an object with `command` (stdio) or `url` (Streamable HTTP)"});
+    problems.push_back(
+        {path, "must be an object with `command` (stdio) or `url` (Streamable HTTP)"});
     return std::nullopt;
   }
   const auto& o = v.get_object();
@@ -66,8 +67,8 @@ std::optional<ServerConfig> parse_server(std::string_view name, const json::valu
                             "speaks stdio and Streamable HTTP"});
       } else if (type != "stdio" && type != "http" && type != "streamable-http" &&
                  type != "streamableHttp") {
-        problems.push_back({join_path(path, "type"),
-                            "must be \"stdio\", \"http\" or \"streamable-http\""});
+        problems.push_back(
+            {join_path(path, "type"), "must be \"stdio\", \"http\" or \"streamable-http\""});
       }
     }
   }
@@ -110,8 +111,8 @@ std::optional<ServerConfig> parse_server(std::string_view name, const json::valu
       s.env = string_map(*env, join_path(path, "env"), problems);
       for (const auto& [k, value] : s.env) {
         if (!env_name_ok(k)) {
-          problems.push_back({join_path(join_path(path, "env"), k),
-                              "is not a valid environment variable name"});
+          problems.push_back(
+              {join_path(join_path(path, "env"), k), "is not a valid environment variable name"});
         } else if (value.find('\0') != std::string::npos) {
           problems.push_back({join_path(join_path(path, "env"), k), "must not contain NUL"});
         }
@@ -122,8 +123,8 @@ std::optional<ServerConfig> parse_server(std::string_view name, const json::valu
       bool inside = cwd->is_string() && !p.is_absolute();
       for (const auto& part : p) inside = inside && part != "..";
       if (!inside) {
-        problems.push_back({join_path(path, "cwd"),
-                            "must be a folder relative to the service folder, inside it"});
+        problems.push_back(
+            {join_path(path, "cwd"), "must be a folder relative to the service folder, inside it"});
       } else {
         s.cwd = std::string(cwd->get_string());
         if (s.cwd.empty()) s.cwd = ".";
@@ -146,11 +147,11 @@ std::optional<ServerConfig> parse_server(std::string_view name, const json::valu
       h.headers = string_map(*headers, join_path(path, "headers"), problems);
       for (const auto& [k, value] : h.headers) {
         if (!httpclient::is_token(k)) {
-          problems.push_back({join_path(join_path(path, "headers"), k),
-                              "is not a valid header name"});
+          problems.push_back(
+              {join_path(join_path(path, "headers"), k), "is not a valid header name"});
         } else if (has_control(value)) {
-          problems.push_back({join_path(join_path(path, "headers"), k),
-                              "must not contain CR, LF or NUL"});
+          problems.push_back(
+              {join_path(join_path(path, "headers"), k), "must not contain CR, LF or NUL"});
         }
       }
     }

@@ -5,7 +5,8 @@
 ///   {"mcpServers": {
 ///      "files":  {"command": "node", "args": ["node_modules/x/dist/index.js", "data"],
 ///                 "env": {"LOG_LEVEL": "warn"}, "cwd": "."},
-///      "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer …"}}}}
+///      "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer
+///      …"}}}}
 ///
 /// A server with `command` speaks MCP over stdio (newline-delimited JSON-RPC); one with `url`
 /// over Streamable HTTP. A `type` member, when present, must agree ("stdio"; "http" or

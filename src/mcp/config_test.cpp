@@ -79,8 +79,8 @@ TEST(McpConfig, DocumentShape) {
 }
 
 TEST(McpConfig, LoadFromServiceFolder) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("hearth-mcp-config-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hearth-mcp-config-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto none = load_config(dir);
   ASSERT_TRUE(none.ok());

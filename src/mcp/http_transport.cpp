@@ -7,8 +7,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <map>
 #include <mutex>
@@ -228,8 +228,9 @@ struct HttpTransport::State : std::enable_shared_from_this<HttpTransport::State>
       data["status"] = status;
       data["body"] = excerpt(reader->body);
       if (is_request) {
-        fail_request(id, label + " answered HTTP " + std::to_string(status) +
-                             (reader->body.empty() ? "" : ": " + excerpt(reader->body)),
+        fail_request(id,
+                     label + " answered HTTP " + std::to_string(status) +
+                         (reader->body.empty() ? "" : ": " + excerpt(reader->body)),
                      std::move(data));
       } else {
         spdlog::warn("{} answered HTTP {} to a notification", label, status);
@@ -238,12 +239,13 @@ struct HttpTransport::State : std::enable_shared_from_this<HttpTransport::State>
     }
     if (reader->broken) {
       if (is_request) {
-        fail_request(id, label + " sent a message larger than " + std::to_string(max_message) +
-                             " bytes");
+        fail_request(
+            id, label + " sent a message larger than " + std::to_string(max_message) + " bytes");
       }
       co_return;
     }
-    if (!reader->sse && !reader->body.empty() && reader->content_type.starts_with("application/json")) {
+    if (!reader->sse && !reader->body.empty() &&
+        reader->content_type.starts_with("application/json")) {
       auto parsed = json::parse_text(reader->body);
       if (!parsed.ok()) {
         if (is_request) fail_request(id, label + " answered with invalid JSON");
@@ -308,7 +310,9 @@ HttpTransport::HttpTransport(asio::any_io_executor executor,
   state_->max_message = max_message;
 }
 
-HttpTransport::~HttpTransport() { close(); }
+HttpTransport::~HttpTransport() {
+  close();
+}
 
 Status HttpTransport::open(Handlers handlers) {
   std::lock_guard lock(state_->mutex);
@@ -338,8 +342,7 @@ void HttpTransport::send(json::value message) {
       }
     }
   }
-  asio::co_spawn(state_->executor, state_->post(std::move(message), std::move(id)),
-                 asio::detached);
+  asio::co_spawn(state_->executor, state_->post(std::move(message), std::move(id)), asio::detached);
 }
 
 void HttpTransport::initialized(std::string_view protocol_version) {

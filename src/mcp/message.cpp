@@ -117,7 +117,7 @@ Result<json::value> response_result(std::string_view server, std::string_view me
 Result<std::string> negotiated_version(std::string_view server, const json::value& result) {
   const auto* version = json::member(result, "protocolVersion");
   std::string v = version != nullptr && version->is_string() ? std::string(version->get_string())
-                                                              : std::string();
+                                                             : std::string();
   if (std::find(std::begin(kSupportedVersions), std::end(kSupportedVersions), v) !=
       std::end(kSupportedVersions)) {
     return v;
@@ -146,7 +146,7 @@ Result<ToolPage> tool_page(std::string_view server, const json::value& result) {
     tool.name = std::string(name->get_string());
     if (const auto* d = json::member(t, "description"); d && d->is_string()) {
       tool.description = std::string(d->get_string());
-}
+    }
     if (const auto* s = json::member(t, "inputSchema")) tool.input_schema = *s;
     if (const auto* s = json::member(t, "outputSchema")) tool.output_schema = *s;
     tool.raw = t.get_object();

@@ -30,9 +30,9 @@ struct Tool {
 struct Incoming {
   enum class Kind { kResponse, kRequest, kNotification };
   Kind kind = Kind::kNotification;
-  std::int64_t id = 0;     ///< kResponse: the id of hearth's request (hearth's ids are integers)
-  std::string method;      ///< kRequest, kNotification
-  json::object message;    ///< the whole message
+  std::int64_t id = 0;   ///< kResponse: the id of hearth's request (hearth's ids are integers)
+  std::string method;    ///< kRequest, kNotification
+  json::object message;  ///< the whole message
 };
 
 /// The messages in what a server sent, a batch (MCP before 2025-06-18) in order. What is none of

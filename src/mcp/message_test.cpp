@@ -5,7 +5,9 @@
 namespace hearth::mcp {
 namespace {
 
-json::value parse(std::string_view text) { return json::parse_text(text).value(); }
+json::value parse(std::string_view text) {
+  return json::parse_text(text).value();
+}
 
 TEST(McpMessage, ClassifiesResponsesRequestsAndNotificationsAndDropsTheRest) {
   auto in = classify(parse(R"([
@@ -59,7 +61,8 @@ TEST(McpMessage, VersionsAndToolPages) {
             "2025-06-18");
   auto old = negotiated_version("s", parse(R"({"protocolVersion":"2024-11-05"})"));
   ASSERT_FALSE(old.ok());
-  EXPECT_EQ(old.error().message, "MCP server 's' speaks MCP 2024-11-05; hearth speaks 2025-11-25 and 2025-06-18");
+  EXPECT_EQ(old.error().message,
+            "MCP server 's' speaks MCP 2024-11-05; hearth speaks 2025-11-25 and 2025-06-18");
 
   auto page = tool_page("s", parse(R"({"tools":[{"name":"a","description":"d","inputSchema":{}},
                                                 {"description":"nameless"},3],

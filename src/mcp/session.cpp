@@ -33,7 +33,9 @@ json::object rpc(std::string_view method) {
   return message;
 }
 
-std::string ms_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+std::string ms_text(std::chrono::milliseconds ms) {
+  return std::to_string(ms.count()) + " ms";
+}
 
 }  // namespace
 
@@ -190,7 +192,8 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
     Transport::Handlers handlers;
     handlers.on_message = [weak](json::value message) {
       if (auto s = weak.lock()) {
-        asio::post(s->strand, [s, m = std::move(message)]() mutable { s->on_message(std::move(m)); });
+        asio::post(s->strand,
+                   [s, m = std::move(message)]() mutable { s->on_message(std::move(m)); });
       }
     };
     handlers.on_closed = [weak](Error reason) {
@@ -224,9 +227,10 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
     {
       std::lock_guard lock(info_mutex);
       protocol_version = v;
-      if (const auto* info = json::member(result.value(), "serverInfo"); info && info->is_object()) {
+      if (const auto* info = json::member(result.value(), "serverInfo");
+          info && info->is_object()) {
         server_info = info->get_object();
-}
+      }
     }
     transport->initialized(v);
     transport->send(rpc("notifications/initialized"));
@@ -256,9 +260,9 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
       if (!cursor) break;
     }
     if (cursor) {
-      co_return Error::make(ErrorCode::kHandlerError,
-                            label() + " listed more than " + std::to_string(kMaxToolPages) +
-                                " pages of tools");
+      co_return Error::make(
+          ErrorCode::kHandlerError,
+          label() + " listed more than " + std::to_string(kMaxToolPages) + " pages of tools");
     }
     tools_cache = std::make_shared<const std::vector<Tool>>(std::move(out));
     tools_cache_generation = generation;
@@ -291,15 +295,14 @@ struct Session::State : std::enable_shared_from_this<Session::State> {
         data["tool"] = tool;
         data["available"] = std::move(available);
         co_return Error::make(ErrorCode::kHandlerError,
-                              label() + " has no tool '" + tool + "' (it offers: " +
-                                  (names.empty() ? "none" : names) + ")",
+                              label() + " has no tool '" + tool +
+                                  "' (it offers: " + (names.empty() ? "none" : names) + ")",
                               std::move(data));
       }
     }
     json::object params;
     params["name"] = tool;
-    params["arguments"] =
-        arguments.is_null() ? json::value(json::object()) : std::move(arguments);
+    params["arguments"] = arguments.is_null() ? json::value(json::object()) : std::move(arguments);
     auto result = co_await exchange("tools/call", std::move(params), limits, true);
     if (!result.ok()) co_return std::move(result).error();
     if (!result.value().is_object()) {
@@ -324,7 +327,9 @@ std::shared_ptr<Session> Session::create(asio::any_io_executor executor,
   return session;
 }
 
-Session::~Session() { close(); }
+Session::~Session() {
+  close();
+}
 
 asio::awaitable<Status> Session::start(std::chrono::milliseconds timeout) {
   auto s = state_;
@@ -348,10 +353,13 @@ asio::awaitable<Result<json::object>> Session::call_tool(std::string tool, json:
 asio::awaitable<Result<json::value>> Session::request(std::string method, json::object params,
                                                       Limits limits) {
   auto s = state_;
-  co_return co_await on(s->strand, s->exchange(std::move(method), std::move(params), limits, false));
+  co_return co_await on(s->strand,
+                        s->exchange(std::move(method), std::move(params), limits, false));
 }
 
-bool Session::alive() const { return state_->alive; }
+bool Session::alive() const {
+  return state_->alive;
+}
 
 void Session::close() {
   auto s = state_;
@@ -375,6 +383,8 @@ json::object Session::server_info() const {
   return state_->server_info;
 }
 
-std::uint64_t Session::tools_list_requests() const { return state_->tools_requests; }
+std::uint64_t Session::tools_list_requests() const {
+  return state_->tools_requests;
+}
 
 }  // namespace hearth::mcp

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/detached.hpp>
 #include <future>
 #include <mutex>
 
@@ -38,7 +38,9 @@ class FakeServer final : public Transport {
       std::lock_guard lock(mutex);
       std::size_t n = 0;
       for (const auto& m : received) {
-        if (const auto* x = m.if_contains("method"); x && x->is_string() && x->get_string() == method) ++n;
+        if (const auto* x = m.if_contains("method");
+            x && x->is_string() && x->get_string() == method)
+          ++n;
       }
       return n;
     }
@@ -77,7 +79,8 @@ class FakeServer final : public Transport {
       reply(*id, std::move(result));
     } else if (name == "tools/list") {
       std::size_t page = 0;
-      if (const auto* c = json::member(params, "cursor")) page = std::stoul(std::string(c->as_string()));
+      if (const auto* c = json::member(params, "cursor"))
+        page = std::stoul(std::string(c->as_string()));
       json::array tools;
       for (const auto& t : pages.at(page)) {
         json::object tool;
@@ -98,7 +101,8 @@ class FakeServer final : public Transport {
         result["structuredContent"] = params.at("arguments");
         reply(*id, std::move(result));
       } else if (tool == "fail") {
-        reply(*id, parse(R"({"isError":true,"content":[{"type":"text","text":"disk full"}]})").as_object());
+        reply(*id, parse(R"({"isError":true,"content":[{"type":"text","text":"disk full"}]})")
+                       .as_object());
       } else if (tool == "progress") {
         // Five progress notifications 100 ms apart, then the answer: 530 ms in all.
         for (int i = 1; i <= 5; ++i) {
@@ -258,7 +262,8 @@ TEST_F(SessionTest, IsErrorBecomesAHandlerErrorWithTheText) {
 }
 
 TEST_F(SessionTest, ContentBlocksAreTheResultWithoutStructuredContent) {
-  auto mapped = tool_result("s", "t", parse(R"({"content":[{"type":"text","text":"a"}]})").as_object());
+  auto mapped =
+      tool_result("s", "t", parse(R"({"content":[{"type":"text","text":"a"}]})").as_object());
   ASSERT_TRUE(mapped.ok());
   EXPECT_EQ(json::serialize(mapped.value()), R"([{"type":"text","text":"a"}])");
 }
@@ -317,7 +322,7 @@ TEST_F(SessionTest, ServerRequestsAreAnswered) {
     if (m.at("id") == json::value("s1") && m.contains("result")) ping_answered = true;
     if (m.at("id") == json::value(9) && m.at("error").at("code").as_int64() == -32601) {
       sampling_refused = true;
-}
+    }
   }
   EXPECT_TRUE(ping_answered);
   EXPECT_TRUE(sampling_refused);

@@ -28,7 +28,7 @@ class SseParser {
   void line(std::string_view text, std::vector<SseEvent>& out);
 
   std::size_t max_event_;
-  std::string pending_;  ///< an incomplete line
+  std::string pending_;   ///< an incomplete line
   bool skip_lf_ = false;  ///< the previous chunk ended with '\r'
   bool bom_checked_ = false;
   std::size_t bom_matched_ = 0;  ///< bytes of a byte order mark seen so far at the start

@@ -26,7 +26,10 @@ TEST(Sse, EventsSplitAcrossChunksAndLineEndings) {
 TEST(Sse, IncompleteEventWaitsAndEmptyDataIsNoEvent) {
   SseParser parser;
   std::vector<SseEvent> out;
-  EXPECT_TRUE(parser.feed("\xEF\xBB\xBF" "data:no-space\n", out));
+  EXPECT_TRUE(
+      parser.feed("\xEF\xBB\xBF"
+                  "data:no-space\n",
+                  out));
   EXPECT_TRUE(out.empty());
   EXPECT_TRUE(parser.feed("\n", out));
   ASSERT_EQ(out.size(), 1u);
@@ -51,7 +54,10 @@ TEST(SseParserBom, AMarkSplitAcrossChunksIsDropped) {
   SseParser parser;
   std::vector<SseEvent> events;
   ASSERT_TRUE(parser.feed("\xEF\xBB", events));
-  ASSERT_TRUE(parser.feed("\xBF" "data: y\n\n", events));
+  ASSERT_TRUE(
+      parser.feed("\xBF"
+                  "data: y\n\n",
+                  events));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].data, "y");
   // Bytes that only begin like a mark are kept.

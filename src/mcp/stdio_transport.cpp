@@ -76,9 +76,9 @@ struct StdioTransport::State {
           std::lock_guard lock(mutex);
           c = child;
         }
-        deliver_closed(Error::make(ErrorCode::kHandlerError,
-                                   label + " wrote a message longer than " +
-                                       std::to_string(max_line) + " bytes"));
+        deliver_closed(Error::make(
+            ErrorCode::kHandlerError,
+            label + " wrote a message longer than " + std::to_string(max_line) + " bytes"));
         if (c) c->stop();
         return;
       }
@@ -131,8 +131,8 @@ struct StdioTransport::State {
       data["exitCode"] = r.exit_code;
       if (r.signal != 0) data["signal"] = r.signal;
       data["stderr"] = tail_lines(r.err_tail);
-      error = Error::make(ErrorCode::kHandlerError, label + " " + describe_exit(r),
-                          std::move(data));
+      error =
+          Error::make(ErrorCode::kHandlerError, label + " " + describe_exit(r), std::move(data));
     }
     deliver_closed(std::move(*error));
   }
@@ -146,7 +146,9 @@ StdioTransport::StdioTransport(std::string label, Launch launch, Verdict verdict
   state_->max_line = max_line;
 }
 
-StdioTransport::~StdioTransport() { close(); }
+StdioTransport::~StdioTransport() {
+  close();
+}
 
 Status StdioTransport::open(Handlers handlers) {
   {

@@ -67,8 +67,9 @@ class Harness {
 
   /// Sends one request and returns at once; the answer appears in the result once the loop has
   /// run far enough (run_until).
-  std::shared_ptr<std::optional<json::value>> start(const std::string& method, json::value params,
-                                                    std::shared_ptr<rpc::Session> session = nullptr) {
+  std::shared_ptr<std::optional<json::value>> start(
+      const std::string& method, json::value params,
+      std::shared_ptr<rpc::Session> session = nullptr) {
     if (!session) session = std::make_shared<rpc::Session>("http", nullptr);
     auto answer = std::make_shared<std::optional<json::value>>();
     auto request = std::make_shared<json::value>(json::object{

@@ -5,7 +5,9 @@
 namespace hearth::net {
 
 namespace {
-bool is_prefix_route(const Route& r) { return r.path.size() > 1 && r.path.back() == '/'; }
+bool is_prefix_route(const Route& r) {
+  return r.path.size() > 1 && r.path.back() == '/';
+}
 }  // namespace
 
 std::optional<std::string_view> HttpRequest::header(std::string_view name) const {

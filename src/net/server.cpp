@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <array>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
@@ -19,6 +18,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <cctype>
 #include <deque>
 #include <exception>
 #include <map>
@@ -439,7 +439,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     const std::chrono::steady_clock::duration idle = options().idle_timeout;
     if (authenticated_) return idle;
     const auto left = accepted_ + options().header_timeout - std::chrono::steady_clock::now();
-    return std::clamp<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(1), idle);
+    return std::clamp<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(1),
+                                                           idle);
   }
 
   /// Writes `res`; false when the connection is unusable afterwards.
@@ -568,9 +569,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       std::string allow = route != nullptr ? allow_header(*route) : std::string("POST, OPTIONS");
       co_return co_await reply_preflight(parser, std::move(allow));
     }
-    const Access access = path == "/ws"         ? Access::kTokenOrQuery
-                          : route != nullptr    ? route->access
-                                                : Access::kToken;
+    const Access access = path == "/ws"      ? Access::kTokenOrQuery
+                          : route != nullptr ? route->access
+                                             : Access::kToken;
     if (access == Access::kOpen) co_return co_await handle_route(parser, *route, path, query);
     if (!authorized(req, access == Access::kTokenOrQuery, query)) {
       co_return co_await reply_error(parser, http::status::unauthorized,
@@ -676,8 +677,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     const std::string method(parser.get().method_string());
     if (!accepts(route, method)) {
       std::string allow = allow_header(route);  // named, as in handle_request
-      co_return co_await reply_error(parser, http::status::method_not_allowed,
-                                     "method not allowed", false, std::move(allow));
+      co_return co_await reply_error(parser, http::status::method_not_allowed, "method not allowed",
+                                     false, std::move(allow));
     }
     if (auto failed = co_await read_body(parser)) co_return *failed;
     auto& req = parser.get();
@@ -848,8 +849,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     std::optional<std::string> reply;
     rpc::AfterReply after;
     try {
-      reply = co_await self->server_->dispatcher().handle(
-          text, self->session_, rpc::CallOptions{.after_reply = &after});
+      reply = co_await self->server_->dispatcher().handle(text, self->session_,
+                                                          rpc::CallOptions{.after_reply = &after});
     } catch (const std::exception& e) {
       self->server_->log("{} dispatcher failed: {}", self->peer_, e.what());
     }

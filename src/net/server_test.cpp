@@ -286,7 +286,8 @@ class ServerTest : public ::testing::Test {
     return in_time;
   }
 
-  HttpRequest make_request(http::verb verb, const std::string& target, std::string body = {}) const {
+  HttpRequest make_request(http::verb verb, const std::string& target,
+                           std::string body = {}) const {
     HttpRequest req{verb, target, 11};
     req.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
     req.set(http::field::authorization, "Bearer " + std::string(kToken));
@@ -683,7 +684,7 @@ TEST_F(ServerTest, ABurstOfNewClientsIsNotCut) {
   start_server();
   std::vector<std::unique_ptr<HttpClient>> clients;
   clients.reserve(200);
-for (int i = 0; i < 200; ++i) clients.push_back(std::make_unique<HttpClient>(port_));
+  for (int i = 0; i < 200; ++i) clients.push_back(std::make_unique<HttpClient>(port_));
   for (int i = 0; i < 200; ++i) {
     auto reply = clients[i]->send(rpc_request(rpc_text(i, "echo")));
     ASSERT_FALSE(reply.ec) << i << ": " << reply.ec.message();
@@ -736,7 +737,8 @@ TEST_F(ServerTest, WebSocketsCannotTakeTheRoomOfHttpCalls) {
   std::vector<std::unique_ptr<HttpClient>> clients;
   for (int i = 0; i < 6; ++i) {
     clients.push_back(std::make_unique<HttpClient>(port_));
-    EXPECT_EQ(clients.back()->send(rpc_request(rpc_text(i, "echo"))).res.result(), http::status::ok);
+    EXPECT_EQ(clients.back()->send(rpc_request(rpc_text(i, "echo"))).res.result(),
+              http::status::ok);
   }
   // A closed WebSocket gives its slot back.
   EXPECT_FALSE(sockets.front()->close());
@@ -1148,7 +1150,9 @@ class RouteTest : public ServerTest {
   void SetUp() override {
     // A page: the handler chooses the content type and headers.
     ASSERT_TRUE(routes_
-                    .add({"/page", {"GET"}, Access::kTokenOrQuery,
+                    .add({"/page",
+                          {"GET"},
+                          Access::kTokenOrQuery,
                           [](net::HttpRequest r) -> asio::awaitable<net::HttpResponse> {
                             net::HttpResponse out;
                             out.content_type = "text/html; charset=utf-8";
@@ -1161,17 +1165,23 @@ class RouteTest : public ServerTest {
                     .ok());
     // Files below a prefix, no token: the Host and Origin checks still apply.
     ASSERT_TRUE(routes_
-                    .add({"/open/", {"GET"}, Access::kOpen,
+                    .add({"/open/",
+                          {"GET"},
+                          Access::kOpen,
                           [](net::HttpRequest r) -> asio::awaitable<net::HttpResponse> {
                             co_return net::HttpResponse{200, "text/plain", {}, "open " + r.path};
                           }})
                     .ok());
     // Echoes a posted body with a status of its choosing.
     ASSERT_TRUE(routes_
-                    .add({"/echo", {"POST", "PUT"}, Access::kToken,
+                    .add({"/echo",
+                          {"POST", "PUT"},
+                          Access::kToken,
                           [](net::HttpRequest r) -> asio::awaitable<net::HttpResponse> {
                             co_return net::HttpResponse{
-                                201, "application/octet-stream", {},
+                                201,
+                                "application/octet-stream",
+                                {},
                                 r.method + " " + std::string(r.header("x-tag").value_or("-")) +
                                     " " + r.body};
                           }})

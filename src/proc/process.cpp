@@ -1,7 +1,5 @@
 #include "proc/process.hpp"
 
-#include "common/fd.hpp"
-
 #include <fcntl.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
@@ -13,8 +11,8 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -27,12 +25,14 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
-#include <deque>
 #include <csignal>
+#include <deque>
 #include <mutex>
 #include <system_error>
 #include <unordered_set>
 #include <utility>
+
+#include "common/fd.hpp"
 
 namespace hearth::proc {
 
@@ -62,7 +62,6 @@ std::string errno_text(int error) {
 int open_pidfd(pid_t pid) {
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 }
-
 
 /// Creates a close-on-exec pipe with both ends at or above kLowestPipeFd. Returns 0 or an errno.
 int make_pipe(Fd& read_end, Fd& write_end) {
@@ -760,20 +759,20 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
       queue_.pop_front();
     }
     auto buffer = std::make_shared<std::string>(std::move(chunk));
-    asio::async_write(stdin_, asio::buffer(*buffer),
-                      asio::bind_executor(strand_, [self = shared_from_this(), buffer](
-                                                       const boost::system::error_code& ec,
-                                                       std::size_t) {
-                        if (ec) {
-                          // EPIPE: the child is gone; its exit is reported by the session.
-                          std::lock_guard lock(self->queue_mutex_);
-                          self->stdin_closed_ = true;
-                          self->queue_.clear();
-                          self->writing_ = false;
-                          return;
-                        }
-                        self->write_next();
-                      }));
+    asio::async_write(
+        stdin_, asio::buffer(*buffer),
+        asio::bind_executor(strand_, [self = shared_from_this(), buffer](
+                                         const boost::system::error_code& ec, std::size_t) {
+          if (ec) {
+            // EPIPE: the child is gone; its exit is reported by the session.
+            std::lock_guard lock(self->queue_mutex_);
+            self->stdin_closed_ = true;
+            self->queue_.clear();
+            self->writing_ = false;
+            return;
+          }
+          self->write_next();
+        }));
   }
 
   template <class F>
@@ -856,7 +855,8 @@ Result<std::shared_ptr<LineStream>> start_line_stream(asio::any_io_executor exec
   // Duplex callbacks are serialised and silenced by stop(); the flag also stops the lines still
   // to come from a chunk when on_line itself calls stop().
   struct Lines {
-    Lines(LineStream::Callbacks c, std::size_t max) : callbacks(std::move(c)), splitter(max, "stdout") {}
+    Lines(LineStream::Callbacks c, std::size_t max)
+        : callbacks(std::move(c)), splitter(max, "stdout") {}
     LineStream::Callbacks callbacks;
     LineSplitter splitter;
     std::atomic<bool> stopped{false};

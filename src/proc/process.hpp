@@ -42,7 +42,8 @@ struct Command {
   std::filesystem::path cwd;              ///< working directory
   std::optional<std::string> stdin_data;  ///< written then closed; nullopt: stdin reads EOF at once
   bool event_pipe = false;                ///< open fd 3 as a write pipe; its lines go to on_event
-  /// Options for the launcher, placed before its `--` (the jail policy: see jail/launch_options.hpp).
+  /// Options for the launcher, placed before its `--` (the jail policy: see
+  /// jail/launch_options.hpp).
   std::vector<std::string> launcher_options;
   /// A descriptor of the daemon handed to the launcher as fd 4 (the jail's control socket); the
   /// caller keeps ownership. -1: none.
@@ -65,7 +66,7 @@ struct RunResult {
   std::string err_tail;     ///< the last RunLimits::stderr_tail bytes of stderr
   std::string spawn_error;  ///< kSpawnFailed: why
   std::chrono::microseconds duration{0};
-  int pid = -1;             ///< the launcher's pid (reaped by now), -1 when it never started
+  int pid = -1;  ///< the launcher's pid (reaped by now), -1 when it never started
 };
 
 /// Runs `cmd` to completion on the calling coroutine's executor. `on_event` receives each line the

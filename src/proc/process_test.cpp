@@ -1,7 +1,4 @@
 #include "proc/process.hpp"
-#include "proc/testing.hpp"
-
-#include "common/pipes.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -26,6 +23,9 @@
 #include <random>
 #include <sstream>
 #include <thread>
+
+#include "common/pipes.hpp"
+#include "proc/testing.hpp"
 
 namespace hearth::proc {
 namespace {
@@ -805,8 +805,8 @@ TEST(ProcDuplex, ConversesOverStdinAndStdout) {
 TEST(ProcDuplex, ReportsAnExitAndItsStderr) {
   IoThread io;
   DuplexCollected c;
-  auto child = start_duplex(io.executor(), shell("read line; echo \"got $line\"; echo bye >&2; exit 3"),
-                            c.callbacks());
+  auto child = start_duplex(
+      io.executor(), shell("read line; echo \"got $line\"; echo bye >&2; exit 3"), c.callbacks());
   ASSERT_TRUE(child.ok());
   EXPECT_TRUE((*child)->write("ping\n"));
   ASSERT_TRUE(c.wait([&] { return c.exit.has_value(); }));

@@ -37,7 +37,9 @@ json::object make_notification(std::string_view method, json::value params) {
   return out;
 }
 
-void Dispatcher::add(std::string name, Method method) { methods_[std::move(name)] = std::move(method); }
+void Dispatcher::add(std::string name, Method method) {
+  methods_[std::move(name)] = std::move(method);
+}
 
 namespace {
 
@@ -48,7 +50,9 @@ Error invalid_request(const std::string& why, std::string_view field) {
   return Error::make(ErrorCode::kInvalidRequest, "Invalid Request: " + why, std::move(data));
 }
 
-bool valid_id(const json::value& id) { return id.is_string() || id.is_number() || id.is_null(); }
+bool valid_id(const json::value& id) {
+  return id.is_string() || id.is_number() || id.is_null();
+}
 
 lafs::RpcCall lafs_call(const json::value& id, std::string operation,
                         const json::object& disclosure, const std::shared_ptr<Session>& session) {
@@ -66,7 +70,7 @@ json::object Dispatcher::error_response(const json::value& id, const Error& erro
   std::string operation;
   if (request != nullptr) {
     operation = operation_namer_ ? operation_namer_(*request) : request->method;
-}
+  }
   const json::object none;
   return make_result_response(
       id, lafs::envelope_for_call(
@@ -94,7 +98,8 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
   auto anonymous = [&](const Error& error) -> std::optional<Reply> {
     return Reply{json::value(error_response(nullptr, error, nullptr, session, env)), {}};
   };
-  if (!message.is_object()) co_return anonymous(invalid_request("a request must be a JSON object", ""));
+  if (!message.is_object())
+    co_return anonymous(invalid_request("a request must be a JSON object", ""));
   auto& obj = message.get_object();
 
   // The id is echoed whenever it could be read, even in an error response (spec section 5).
@@ -103,23 +108,25 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
   if (id_ptr != nullptr) {
     if (!valid_id(*id_ptr)) {
       co_return anonymous(invalid_request("'id' must be a string, a number or null", "id"));
-}
+    }
     id = *id_ptr;
   }
   // From here on every answer carries the id, exactly as the client wrote it.
   auto reply = [&](json::object response) -> std::optional<Reply> {
     return Reply{json::value(std::move(response)), numbers.id_text};
   };
-  auto refuse = [&](const Error& error) { return reply(error_response(id, error, nullptr, session, env)); };
+  auto refuse = [&](const Error& error) {
+    return reply(error_response(id, error, nullptr, session, env));
+  };
 
   const json::value* version = obj.if_contains("jsonrpc");
   if (version == nullptr || !version->is_string() || version->get_string() != "2.0") {
     co_return refuse(invalid_request("'jsonrpc' must be exactly \"2.0\"", "jsonrpc"));
-}
+  }
   const json::value* method_ptr = obj.if_contains("method");
   if (method_ptr == nullptr || !method_ptr->is_string()) {
     co_return refuse(invalid_request("'method' must be a string", "method"));
-}
+  }
   json::value params = nullptr;
   if (const json::value* p = obj.if_contains("params")) {
     if (!p->is_object() && !p->is_array()) {
@@ -138,9 +145,11 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
     const std::string what = "the number " + std::string(data["number"].as_string()) +
                              " is beyond what a 64-bit integer or a finite double holds";
     if (n->member == "params") {
-      co_return refuse(Error::make(ErrorCode::kInvalidParams, "Invalid params: " + what, std::move(data)));
+      co_return refuse(
+          Error::make(ErrorCode::kInvalidParams, "Invalid params: " + what, std::move(data)));
     }
-    co_return refuse(Error::make(ErrorCode::kInvalidRequest, "Invalid Request: " + what, std::move(data)));
+    co_return refuse(
+        Error::make(ErrorCode::kInvalidRequest, "Invalid Request: " + what, std::move(data)));
   }
 
   Request request;
@@ -160,10 +169,11 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
     if (request.notification) co_return std::nullopt;
     json::object data;
     data["method"] = request.method;
-    co_return reply(error_response(id,
-                                   Error::make(ErrorCode::kMethodNotFound,
-                                               "Method not found: " + request.method, std::move(data)),
-                                   &request, session, request.envelope));
+    co_return reply(
+        error_response(id,
+                       Error::make(ErrorCode::kMethodNotFound,
+                                   "Method not found: " + request.method, std::move(data)),
+                       &request, session, request.envelope));
   }
   if (request.envelope) {
     if (auto st = lafs::check_lafs_params(request.lafs); !st.ok()) {
@@ -200,7 +210,7 @@ asio::awaitable<std::optional<std::vector<Dispatcher::Reply>>> Dispatcher::handl
       // An id is echoed as written, whatever its size; elsewhere a changed number is refused.
       if (n.out_of_range && !(n.direct && n.member == "id") && numbers.out_of_range == nullptr) {
         numbers.out_of_range = &n;
-}
+      }
     }
     return numbers;
   };
@@ -232,8 +242,9 @@ asio::awaitable<std::optional<std::vector<Dispatcher::Reply>>> Dispatcher::handl
   std::vector<Op> ops;
   ops.reserve(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    ops.push_back(asio::co_spawn(
-        executor, handle_one(std::move(batch[i]), session, options, numbers_of(i)), asio::deferred));
+    ops.push_back(asio::co_spawn(executor,
+                                 handle_one(std::move(batch[i]), session, options, numbers_of(i)),
+                                 asio::deferred));
   }
   auto [order, exceptions, results] =
       co_await asio::experimental::make_parallel_group(std::move(ops))
@@ -242,9 +253,10 @@ asio::awaitable<std::optional<std::vector<Dispatcher::Reply>>> Dispatcher::handl
   std::vector<Reply> responses;
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (exceptions[i]) {
-      responses.push_back(Reply{json::value(make_error_response(
-                                    nullptr, Error::make(ErrorCode::kInternalError, "Internal error"))),
-                                {}});
+      responses.push_back(
+          Reply{json::value(make_error_response(
+                    nullptr, Error::make(ErrorCode::kInternalError, "Internal error"))),
+                {}});
     } else if (results[i]) {
       responses.push_back(std::move(*results[i]));
     }
@@ -268,14 +280,14 @@ asio::awaitable<std::optional<std::string>> Dispatcher::handle(std::string_view 
                                                                std::shared_ptr<Session> session,
                                                                CallOptions options) const {
   std::vector<json::RawNumber> raw;
-  auto parsed =
-      json::parse_message(text, json::ParseLimits{.max_depth = limits_.max_depth}, raw);
+  auto parsed = json::parse_message(text, json::ParseLimits{.max_depth = limits_.max_depth}, raw);
   if (!parsed.ok()) {
     co_return json::dump(
         error_response(nullptr, parsed.error(), nullptr, session, options.envelope));
   }
   const bool batch = is_batch(*parsed);
-  auto replies = co_await handle_parsed(std::move(parsed).value(), std::move(session), options, raw);
+  auto replies =
+      co_await handle_parsed(std::move(parsed).value(), std::move(session), options, raw);
   if (!replies) co_return std::nullopt;
   if (!batch) co_return to_text(replies->front());
   std::string out = "[";

@@ -22,10 +22,10 @@ using AfterReply = std::vector<std::function<void()>>;
 
 /// What a method implementation receives.
 struct Request {
-  json::value id;          ///< string, number or null; absent for notifications
+  json::value id;  ///< string, number or null; absent for notifications
   bool notification = false;
   std::string method;
-  json::value params;      ///< object, array or null when absent
+  json::value params;  ///< object, array or null when absent
   std::shared_ptr<Session> session;
   bool envelope = false;  ///< answer with a LAFS envelope (docs/protocol.md, "LAFS envelopes")
   json::object lafs;  ///< in envelope mode: _fields, _expand, _mvi, _budget, taken out of params
@@ -75,7 +75,7 @@ class Dispatcher {
  private:
   /// What the parser noticed about one request's numbers (see json::parse_message).
   struct Numbers {
-    std::string id_text;                     ///< the id exactly as written, when kept
+    std::string id_text;                            ///< the id exactly as written, when kept
     const json::RawNumber* out_of_range = nullptr;  ///< the first number the DOM changed
   };
   /// A response, with the id's text to write in place of the DOM's id when set.

@@ -4,8 +4,8 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
@@ -229,15 +229,19 @@ TEST_F(DispatcherTest, EchoesNumericIdsExactlyAsWritten) {
     EXPECT_EQ(reply, R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{"a":1}})") << id;
   }
   // In an error response too, and in every member of a batch.
-  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":1e400,"method":"nope"})").rfind(R"({"jsonrpc":"2.0","id":1e400,"error":)", 0), 0u);
-  const std::string batch =
-      send(R"([{"jsonrpc":"2.0","id":1.50,"method":"echo","params":[]},{"jsonrpc":"2.0","id":7,"method":"echo","params":[]}])");
-  EXPECT_EQ(batch, R"([{"jsonrpc":"2.0","id":1.50,"result":[]},{"jsonrpc":"2.0","id":7,"result":[]}])");
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":1e400,"method":"nope"})")
+                .rfind(R"({"jsonrpc":"2.0","id":1e400,"error":)", 0),
+            0u);
+  const std::string batch = send(
+      R"([{"jsonrpc":"2.0","id":1.50,"method":"echo","params":[]},{"jsonrpc":"2.0","id":7,"method":"echo","params":[]}])");
+  EXPECT_EQ(batch,
+            R"([{"jsonrpc":"2.0","id":1.50,"result":[]},{"jsonrpc":"2.0","id":7,"result":[]}])");
 }
 
 TEST_F(DispatcherTest, RefusesOutOfRangeNumbersInParamsWithInvalidParams) {
   for (std::string number : {"1e400", "-1e999", "123456789012345678901234567890"}) {
-    auto r = send_json(R"({"jsonrpc":"2.0","id":5,"method":"echo","params":{"x":[)" + number + "]}}");
+    auto r =
+        send_json(R"({"jsonrpc":"2.0","id":5,"method":"echo","params":{"x":[)" + number + "]}}");
     EXPECT_EQ(code_of(r), -32602) << number;
     EXPECT_EQ(r.at("id"), 5);
     EXPECT_EQ(r.at("error").at("data").at("number"), json::value(number));
@@ -248,7 +252,8 @@ TEST_F(DispatcherTest, RefusesOutOfRangeNumbersInParamsWithInvalidParams) {
   EXPECT_EQ(send(R"({"jsonrpc":"2.0","method":"count","params":{"x":1e400}})"), "<none>");
   EXPECT_EQ(calls_, 0);
   // Elsewhere in the request: an invalid request.
-  EXPECT_EQ(code_of(send_json(R"({"jsonrpc":"2.0","id":1,"method":"echo","extra":1e400})")), -32600);
+  EXPECT_EQ(code_of(send_json(R"({"jsonrpc":"2.0","id":1,"method":"echo","extra":1e400})")),
+            -32600);
   // Only the batch member that holds it fails.
   auto batch = send_json(
       R"([{"jsonrpc":"2.0","id":1,"method":"echo","params":[1e400]},{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}])");

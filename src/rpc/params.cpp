@@ -2,7 +2,8 @@
 
 namespace hearth::rpc {
 
-Error invalid_param(const std::string& message, std::string_view field, std::string_view constraint) {
+Error invalid_param(const std::string& message, std::string_view field,
+                    std::string_view constraint) {
   json::object data;
   data["field"] = field;
   data["constraint"] = constraint;

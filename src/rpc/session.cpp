@@ -6,9 +6,13 @@ std::atomic<std::uint64_t> g_next_session_id{1};
 }
 
 Session::Session(std::string transport, PushFn push)
-    : id_(g_next_session_id.fetch_add(1)), transport_(std::move(transport)), push_(std::move(push)) {}
+    : id_(g_next_session_id.fetch_add(1)),
+      transport_(std::move(transport)),
+      push_(std::move(push)) {}
 
-Session::~Session() { close(); }
+Session::~Session() {
+  close();
+}
 
 void Session::push(std::string message) const {
   if (push_ && !closed_.load()) push_(std::move(message));

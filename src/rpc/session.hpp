@@ -32,7 +32,8 @@ class Session {
 
   /// Runs `hook` when the session closes (at once if it already has). Used to drop subscriptions.
   void on_close(std::function<void()> hook);
-  /// Called by the transport when the connection ends. Runs the hooks once; later pushes are dropped.
+  /// Called by the transport when the connection ends. Runs the hooks once; later pushes are
+  /// dropped.
   void close();
   bool closed() const { return closed_.load(); }
 

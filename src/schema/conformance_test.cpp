@@ -73,7 +73,7 @@ TEST(JsonSchemaConformance, Draft7RequiredTestsPass) {
   for (const auto& entry : fs::directory_iterator(tests_dir)) {
     if (entry.is_regular_file() && entry.path().extension() == ".json") {
       files.push_back(entry.path());
-}
+    }
   }
   std::sort(files.begin(), files.end());
   ASSERT_FALSE(files.empty()) << "no test files in " << tests_dir.string();

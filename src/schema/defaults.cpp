@@ -42,7 +42,7 @@ class DefaultsApplier {
     if (json::member(schema, "$ref") != nullptr) {
       if (const json::value* target = follow_ref(document_, schema)) {
         apply(*target, instance, hops + 1);
-}
+      }
       return;
     }
     if (const json::value* all_of = json::member(schema, "allOf"); all_of && all_of->is_array()) {

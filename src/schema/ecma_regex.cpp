@@ -18,15 +18,16 @@ namespace hearth::schema::detail {
 namespace {
 
 constexpr char32_t kMaxCodePoint = 0x10FFFF;
-constexpr std::string_view kNotSupported = " is not supported (hearth matches patterns with RE2, "
-                                           "linear time)";
+constexpr std::string_view kNotSupported =
+    " is not supported (hearth matches patterns with RE2, "
+    "linear time)";
 
 using Ranges = std::vector<std::pair<char32_t, char32_t>>;
 
 /// ECMA-262 \d, \w, \s and the line terminators `.` does not match.
 const Ranges kDigit = {{'0', '9'}};
 const Ranges kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
-const Ranges kSpace = {{0x09, 0x0D}, {0x20, 0x20},     {0xA0, 0xA0},     {0x1680, 0x1680},
+const Ranges kSpace = {{0x09, 0x0D},     {0x20, 0x20},     {0xA0, 0xA0},     {0x1680, 0x1680},
                        {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F},
                        {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
 const Ranges kLineTerminator = {{0x0A, 0x0A}, {0x0D, 0x0D}, {0x2028, 0x2029}};
@@ -114,7 +115,8 @@ std::u32string decode(std::string_view text) {
         out.push_back(0xFFFD);
         break;
       }
-      for (int k = 1; k < length; ++k) c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+      for (int k = 1; k < length; ++k)
+        c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
     }
     out.push_back(c);
     i += static_cast<std::size_t>(length);
@@ -250,8 +252,8 @@ class Translator {
       return fail("a repetition count over 1000" + std::string(kNotSupported));
     }
     if (max && *max < *min) return fail("numbers out of order in {} quantifier");
-    out_ += "{" + std::to_string(*min) + (comma ? "," : "") + (max ? std::to_string(*max) : "") +
-            "}";
+    out_ +=
+        "{" + std::to_string(*min) + (comma ? "," : "") + (max ? std::to_string(*max) : "") + "}";
     pos_ = p + 1;
     return true;
   }
@@ -286,15 +288,24 @@ class Translator {
   std::optional<char32_t> character_escape() {
     const char32_t e = in_[pos_ + 1];
     switch (e) {
-      case 't': pos_ += 2; return 0x09;
-      case 'n': pos_ += 2; return 0x0A;
-      case 'v': pos_ += 2; return 0x0B;
-      case 'f': pos_ += 2; return 0x0C;
-      case 'r': pos_ += 2; return 0x0D;
+      case 't':
+        pos_ += 2;
+        return 0x09;
+      case 'n':
+        pos_ += 2;
+        return 0x0A;
+      case 'v':
+        pos_ += 2;
+        return 0x0B;
+      case 'f':
+        pos_ += 2;
+        return 0x0C;
+      case 'r':
+        pos_ += 2;
+        return 0x0D;
       case 'c':
-        if (pos_ + 2 < in_.size() &&
-            ((in_[pos_ + 2] >= 'a' && in_[pos_ + 2] <= 'z') ||
-             (in_[pos_ + 2] >= 'A' && in_[pos_ + 2] <= 'Z'))) {
+        if (pos_ + 2 < in_.size() && ((in_[pos_ + 2] >= 'a' && in_[pos_ + 2] <= 'z') ||
+                                      (in_[pos_ + 2] >= 'A' && in_[pos_ + 2] <= 'Z'))) {
           const char32_t letter = in_[pos_ + 2];
           pos_ += 3;
           return letter % 32;
@@ -311,7 +322,8 @@ class Translator {
         }
         pos_ += 2;
         return 'x';
-      case 'u': return unicode_escape();
+      case 'u':
+        return unicode_escape();
       default:
         // Identity escape: "\/", "\." and (Annex B) any other character stand for themselves.
         pos_ += 2;
@@ -372,14 +384,38 @@ class Translator {
     if (pos_ + 1 >= in_.size()) return fail("'\\' at the end of the pattern");
     const char32_t e = in_[pos_ + 1];
     switch (e) {
-      case 'd': out_ += class_text(kDigit); pos_ += 2; return true;
-      case 'D': out_ += class_text(complement(kDigit)); pos_ += 2; return true;
-      case 'w': out_ += class_text(kWord); pos_ += 2; return true;
-      case 'W': out_ += class_text(complement(kWord)); pos_ += 2; return true;
-      case 's': out_ += class_text(kSpace); pos_ += 2; return true;
-      case 'S': out_ += class_text(complement(kSpace)); pos_ += 2; return true;
-      case 'b': out_ += "\\b"; pos_ += 2; return true;
-      case 'B': out_ += "\\B"; pos_ += 2; return true;
+      case 'd':
+        out_ += class_text(kDigit);
+        pos_ += 2;
+        return true;
+      case 'D':
+        out_ += class_text(complement(kDigit));
+        pos_ += 2;
+        return true;
+      case 'w':
+        out_ += class_text(kWord);
+        pos_ += 2;
+        return true;
+      case 'W':
+        out_ += class_text(complement(kWord));
+        pos_ += 2;
+        return true;
+      case 's':
+        out_ += class_text(kSpace);
+        pos_ += 2;
+        return true;
+      case 'S':
+        out_ += class_text(complement(kSpace));
+        pos_ += 2;
+        return true;
+      case 'b':
+        out_ += "\\b";
+        pos_ += 2;
+        return true;
+      case 'B':
+        out_ += "\\B";
+        pos_ += 2;
+        return true;
       case 'p':
       case 'P': {
         const std::size_t before = pos_;
@@ -430,13 +466,34 @@ class Translator {
     if (pos_ + 1 >= in_.size()) return fail("'\\' at the end of the pattern");
     const char32_t e = in_[pos_ + 1];
     switch (e) {
-      case 'd': atom.ranges = kDigit; pos_ += 2; return true;
-      case 'D': atom.ranges = complement(kDigit); pos_ += 2; return true;
-      case 'w': atom.ranges = kWord; pos_ += 2; return true;
-      case 'W': atom.ranges = complement(kWord); pos_ += 2; return true;
-      case 's': atom.ranges = kSpace; pos_ += 2; return true;
-      case 'S': atom.ranges = complement(kSpace); pos_ += 2; return true;
-      case 'b': atom.c = 0x08; pos_ += 2; return true;  // backspace inside brackets
+      case 'd':
+        atom.ranges = kDigit;
+        pos_ += 2;
+        return true;
+      case 'D':
+        atom.ranges = complement(kDigit);
+        pos_ += 2;
+        return true;
+      case 'w':
+        atom.ranges = kWord;
+        pos_ += 2;
+        return true;
+      case 'W':
+        atom.ranges = complement(kWord);
+        pos_ += 2;
+        return true;
+      case 's':
+        atom.ranges = kSpace;
+        pos_ += 2;
+        return true;
+      case 'S':
+        atom.ranges = complement(kSpace);
+        pos_ += 2;
+        return true;
+      case 'b':
+        atom.c = 0x08;
+        pos_ += 2;
+        return true;  // backspace inside brackets
       case 'p':
       case 'P': {
         const std::size_t before = pos_;
@@ -459,8 +516,8 @@ class Translator {
         return true;
       default:
         if (e >= '1' && e <= '9') {
-          return fail("octal escape \\" + std::string(1, static_cast<char>(e)) +
-                      " in brackets" + std::string(kNotSupported) + "; write \\x.. or \\u....");
+          return fail("octal escape \\" + std::string(1, static_cast<char>(e)) + " in brackets" +
+                      std::string(kNotSupported) + "; write \\x.. or \\u....");
         }
     }
     const std::optional<char32_t> c = character_escape();
@@ -520,16 +577,26 @@ class Translator {
 
 std::string re2_error(const RE2& re) {
   switch (re.error_code()) {
-    case RE2::ErrorMissingParen: return "missing ')'";
-    case RE2::ErrorUnexpectedParen: return "unexpected ')'";
-    case RE2::ErrorMissingBracket: return "missing ']'";
-    case RE2::ErrorRepeatArgument: return "a quantifier without anything to repeat";
-    case RE2::ErrorRepeatOp: return "bad quantifier";
-    case RE2::ErrorRepeatSize: return "a repetition count that is too large";
-    case RE2::ErrorBadCharRange: return "bad character class range";
-    case RE2::ErrorBadCharClass: return "unknown Unicode property or class";
-    case RE2::ErrorBadNamedCapture: return "bad or repeated group name";
-    default: return re.error();
+    case RE2::ErrorMissingParen:
+      return "missing ')'";
+    case RE2::ErrorUnexpectedParen:
+      return "unexpected ')'";
+    case RE2::ErrorMissingBracket:
+      return "missing ']'";
+    case RE2::ErrorRepeatArgument:
+      return "a quantifier without anything to repeat";
+    case RE2::ErrorRepeatOp:
+      return "bad quantifier";
+    case RE2::ErrorRepeatSize:
+      return "a repetition count that is too large";
+    case RE2::ErrorBadCharRange:
+      return "bad character class range";
+    case RE2::ErrorBadCharClass:
+      return "unknown Unicode property or class";
+    case RE2::ErrorBadNamedCapture:
+      return "bad or repeated group name";
+    default:
+      return re.error();
   }
 }
 
@@ -571,7 +638,8 @@ std::shared_ptr<const Regex> Regex::compile(std::string_view pattern, std::strin
   if (!engine->re.ok()) {
     if (engine->re.error_code() == RE2::ErrorPatternTooLarge) {
       error = quoted + " is too large: compiled, it would need over " +
-              std::to_string(kMaxRegexMemory >> 20) + " MiB (hearth matches patterns with RE2, "
+              std::to_string(kMaxRegexMemory >> 20) +
+              " MiB (hearth matches patterns with RE2, "
               "in bounded memory)";
     } else {
       error = quoted + " is not a valid regular expression (" + re2_error(engine->re) + ")";

@@ -194,8 +194,8 @@ class PatternConstraint final : public valijson::constraints::PolyConstraint {
     if (!target.isString() || !target.getString(text)) return true;
     if (regex_->search(text)) return true;
     if (results != nullptr) {
-      results->pushError(context, own_description("pattern", "must match the pattern '" +
-                                                                 regex_->source() + "'"));
+      results->pushError(
+          context, own_description("pattern", "must match the pattern '" + regex_->source() + "'"));
     }
     return false;
   }

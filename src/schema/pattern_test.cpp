@@ -162,8 +162,9 @@ TEST_F(PatternTest, LookaroundAndBackreferencesAreRefusedWithTheirPath) {
     std::string says;
   };
   const std::vector<Case> cases = {
-      {"^(?=a)a", "lookahead (?=...) is not supported (hearth matches patterns with RE2, "
-                  "linear time): '^(?=a)a'"},
+      {"^(?=a)a",
+       "lookahead (?=...) is not supported (hearth matches patterns with RE2, "
+       "linear time): '^(?=a)a'"},
       {"a(?!b)", "negative lookahead (?!...) is not supported"},
       {"(?<=a)b", "lookbehind (?<=...) is not supported"},
       {"(?<!a)b", "negative lookbehind (?<!...) is not supported"},
@@ -203,8 +204,7 @@ TEST_F(PatternTest, InvalidAndOversizedPatternsAreRefused) {
             std::string::npos);
   EXPECT_NE(only_problem(R"({"pattern": "[b-a]"})").message.find("out of order"),
             std::string::npos);
-  EXPECT_NE(only_problem(R"({"pattern": "a{2000}"})").message.find("over 1000"),
-            std::string::npos);
+  EXPECT_NE(only_problem(R"({"pattern": "a{2000}"})").message.find("over 1000"), std::string::npos);
   EXPECT_NE(only_problem(R"({"pattern": "(?i)a"})").message.find("inline flags"),
             std::string::npos);
   // Every repetition is small, the compiled program is not: refused, not allowed to grow.
@@ -226,7 +226,7 @@ TEST_F(PatternTest, PatternsAreSearchedNotAnchored) {
 
 TEST_F(PatternTest, ClassEscapesHaveTheirEcmaMeaning) {
   EXPECT_TRUE(matches("^\\d+$", "0123456789"));
-  EXPECT_FALSE(matches("^\\d$", "\xd9\xa3"));   // ARABIC-INDIC DIGIT THREE
+  EXPECT_FALSE(matches("^\\d$", "\xd9\xa3"));      // ARABIC-INDIC DIGIT THREE
   EXPECT_FALSE(matches("^\\d$", "\xef\xbc\x93"));  // FULLWIDTH DIGIT THREE
   EXPECT_TRUE(matches("^\\D$", "\xd9\xa3"));
   EXPECT_TRUE(matches("^\\w+$", "az_AZ09"));
@@ -237,7 +237,9 @@ TEST_F(PatternTest, ClassEscapesHaveTheirEcmaMeaning) {
   EXPECT_TRUE(matches("^\\s$", "\xef\xbb\xbf"));  // BOM
   EXPECT_TRUE(matches("^\\s$", "\v"));
   EXPECT_FALSE(matches("^\\S$", "\xe2\x80\x83"));
-  EXPECT_TRUE(matches("^[\\d\\s]+$", "1 2\xc2\xa0" "3"));
+  EXPECT_TRUE(matches("^[\\d\\s]+$",
+                      "1 2\xc2\xa0"
+                      "3"));
   EXPECT_TRUE(matches("^[^\\d]$", "x"));
   EXPECT_FALSE(matches("^[^\\d]$", "5"));
   EXPECT_TRUE(matches("^[\\S]$", "x"));
@@ -247,13 +249,13 @@ TEST_F(PatternTest, ClassEscapesHaveTheirEcmaMeaning) {
 }
 
 TEST_F(PatternTest, DotAndUnicodeMatchCodePoints) {
-  EXPECT_TRUE(matches("^.$", "\xc3\xa9"));              // é is one character
-  EXPECT_TRUE(matches("^.$", "\xf0\x9f\x98\x80"));      // so is U+1F600
+  EXPECT_TRUE(matches("^.$", "\xc3\xa9"));          // é is one character
+  EXPECT_TRUE(matches("^.$", "\xf0\x9f\x98\x80"));  // so is U+1F600
   EXPECT_FALSE(matches("^.$", "\n"));
   EXPECT_FALSE(matches("^.$", "\r"));
   EXPECT_FALSE(matches("^.$", "\xe2\x80\xa8"));  // LINE SEPARATOR
-  EXPECT_TRUE(matches("^[^]$", "\n"));            // [^] is any character
-  EXPECT_FALSE(matches("[]", "anything"));        // [] is none
+  EXPECT_TRUE(matches("^[^]$", "\n"));           // [^] is any character
+  EXPECT_FALSE(matches("[]", "anything"));       // [] is none
   EXPECT_TRUE(matches("^\\u00e9$", "\xc3\xa9"));
   EXPECT_TRUE(matches("^\\u{1F600}$", "\xf0\x9f\x98\x80"));
   EXPECT_TRUE(matches("^\\ud83d\\ude00$", "\xf0\x9f\x98\x80"));  // a surrogate pair

@@ -2,9 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <atomic>
 #include <filesystem>
 
 #include "handlers/config.hpp"
@@ -28,7 +28,7 @@ using jsworker::PoolConfig;
 
 /// The handler object, parsed (FunctionKind::parse).
 struct Config final : manifest::HandlerConfig {
-  std::string module;    ///< relative, normalised
+  std::string module;  ///< relative, normalised
   std::string function;
   std::chrono::milliseconds timeout{0};  ///< the handler's own; 0: none
 };
@@ -41,8 +41,8 @@ class FunctionStream final : public Stream {
 
 class FunctionHandler final : public Handler {
  public:
-  FunctionHandler(Config config, std::string endpoint, std::function<std::shared_ptr<Pool>(
-                                                           const asio::any_io_executor&)> pool)
+  FunctionHandler(Config config, std::string endpoint,
+                  std::function<std::shared_ptr<Pool>(const asio::any_io_executor&)> pool)
       : config_(std::move(config)), endpoint_(std::move(endpoint)), pool_(std::move(pool)) {}
 
   asio::awaitable<Result<json::value>> call(Call call) override {
@@ -134,7 +134,9 @@ class FunctionHandler final : public Handler {
   std::function<std::shared_ptr<Pool>(const asio::any_io_executor&)> pool_;
 };
 
-bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
+bool has_nul(std::string_view s) {
+  return s.find('\0') != std::string_view::npos;
+}
 
 class FunctionKind final : public Kind {
  public:
@@ -178,8 +180,7 @@ class FunctionKind final : public Kind {
         in.add("module", "must be a path inside the service folder");
       } else if (auto ts = js::typescript_refusal(m); !ts.empty()) {
         in.add("module", ts);
-      } else if (const auto ext = p.extension();
-                 ext != ".js" && ext != ".mjs" && ext != ".cjs") {
+      } else if (const auto ext = p.extension(); ext != ".js" && ext != ".mjs" && ext != ".cjs") {
         in.add("module", "must name a JavaScript file (.js, .mjs or .cjs)");
       } else {
         config->module = normal.generic_string();
@@ -206,8 +207,8 @@ class FunctionKind final : public Kind {
     const fs::path file = dir / config.module;
     const fs::path real = fs::weakly_canonical(file, ec);
     if (ec || !fs::is_regular_file(real, ec)) {
-      return Error::make(ErrorCode::kInternalError,
-                         "handler.module '" + config.module + "' does not exist in " + dir.string());
+      return Error::make(ErrorCode::kInternalError, "handler.module '" + config.module +
+                                                        "' does not exist in " + dir.string());
     }
     if (!js::is_inside(dir, real)) {
       return Error::make(ErrorCode::kInternalError,
@@ -224,7 +225,8 @@ class FunctionKind final : public Kind {
 
     // The folders the worker's jail must let it read: the module and what it imports.
     std::vector<std::string> code;
-    for (const auto& rel : js::scan_imports(dir, config.module)) code.push_back((dir / rel).string());
+    for (const auto& rel : js::scan_imports(dir, config.module))
+      code.push_back((dir / rel).string());
 
     PoolConfig pool_config;
     pool_config.service = service.name;

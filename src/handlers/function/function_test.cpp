@@ -40,7 +40,8 @@ class FunctionTest : public KindTest {
   }
   void TearDown() override {
     kind_.reset();  // stops the pools
-    for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
+    for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i)
+      std::this_thread::sleep_for(20ms);
     EXPECT_TRUE(workers_in(service_.dir).empty());
     remove_service();
   }
@@ -61,9 +62,9 @@ class FunctionTest : public KindTest {
     EXPECT_TRUE(created.ok()) << (created.ok() ? "" : created.error().message);
     return created.ok() ? std::move(created).value() : nullptr;
   }
-  std::future<std::optional<Result<json::value>>> start(Handler& h, json::value input,
-                                         std::chrono::milliseconds timeout = 10s,
-                                         const manifest::Endpoint* endpoint = nullptr) {
+  std::future<std::optional<Result<json::value>>> start(
+      Handler& h, json::value input, std::chrono::milliseconds timeout = 10s,
+      const manifest::Endpoint* endpoint = nullptr) {
     return start_call(io_.executor(), h,
                       make_call(std::move(input), timeout, io_.executor(), endpoint));
   }
@@ -127,17 +128,19 @@ TEST_F(FunctionTest, EveryCallIsAnsweredWithSeveralIoThreads) {
     call.timeout = 120s;
     call.executor = threads.get_executor();
     // Each caller on a strand of its own, as connections are.
-    asio::co_spawn(asio::make_strand(threads.get_executor()),
-                   [h, call = std::move(call), i, &right, &answered, &all_answered]() mutable
-                   -> asio::awaitable<void> {
-                     auto r = co_await h->call(std::move(call));
-                     if (r.ok() && r.value() == i) right.fetch_add(1);
-                     if (answered.fetch_add(1) + 1 == kCalls) all_answered.set_value();
-                   },
-                   asio::detached);
+    asio::co_spawn(
+        asio::make_strand(threads.get_executor()),
+        [h, call = std::move(call), i, &right, &answered,
+         &all_answered]() mutable -> asio::awaitable<void> {
+          auto r = co_await h->call(std::move(call));
+          if (r.ok() && r.value() == i) right.fetch_add(1);
+          if (answered.fetch_add(1) + 1 == kCalls) all_answered.set_value();
+        },
+        asio::detached);
   }
   auto status = all_answered.get_future().wait_for(180s);
-  EXPECT_EQ(status, std::future_status::ready) << answered.load() << " of " << kCalls << " answered";
+  EXPECT_EQ(status, std::future_status::ready)
+      << answered.load() << " of " << kCalls << " answered";
   EXPECT_EQ(right.load(), kCalls);
   kind->shutdown();
   kind.reset();
@@ -174,11 +177,13 @@ TEST_F(FunctionTest, AWarmPoolIsReadyOnlyOnceAWorkerCanAnswer) {
 // A static import from outside the service folder fails at load (hearth check, serve), not at
 // every call.
 TEST_F(FunctionTest, CreateRefusesAStaticImportThatCannotLoad) {
-  write("outside.mjs", "import { x } from '../elsewhere/x.mjs';\nexport function f() { return x; }\n");
+  write("outside.mjs",
+        "import { x } from '../elsewhere/x.mjs';\nexport function f() { return x; }\n");
   manifest::Endpoint ep = function_endpoint("f", "outside.mjs", "f");
   auto created = kind_->create(service_, ep);
   ASSERT_FALSE(created.ok());
-  EXPECT_NE(created.error().message.find("cannot load"), std::string::npos) << created.error().message;
+  EXPECT_NE(created.error().message.find("cannot load"), std::string::npos)
+      << created.error().message;
   EXPECT_NE(created.error().message.find("../elsewhere/x.mjs"), std::string::npos)
       << created.error().message;
 }
@@ -242,8 +247,11 @@ export function bump() { globalThis.leak = (globalThis.leak || 0) + 1; count += 
 }
 
 TEST_F(FunctionTest, AThrownErrorComesBackWithItsMessageAndStack) {
-  write("lib/fail.mjs", "export function deep(x) {\n  throw new TypeError('bad input: ' + x);\n}\n");
-  write("main.mjs", "import { deep } from './lib/fail.mjs';\nexport function go(input) {\n  return deep(input.x);\n}\n");
+  write("lib/fail.mjs",
+        "export function deep(x) {\n  throw new TypeError('bad input: ' + x);\n}\n");
+  write("main.mjs",
+        "import { deep } from './lib/fail.mjs';\nexport function go(input) {\n  return "
+        "deep(input.x);\n}\n");
   auto h = handler("main.mjs", "go");
   auto r = run(*h, parse(R"({"x": "q"})"));
   ASSERT_FALSE(r.ok());
@@ -281,7 +289,8 @@ TEST_F(FunctionTest, MissingExportAndSyntaxErrorsAreReported) {
 
 TEST_F(FunctionTest, ImportsStayInsideTheServiceFolder) {
   write("lib/math.mjs", "export const add = (a, b) => a + b;");
-  write("sum.mjs", "import { add } from './lib/math.mjs';\nexport const sum = (i) => add(i.a, i.b);");
+  write("sum.mjs",
+        "import { add } from './lib/math.mjs';\nexport const sum = (i) => add(i.a, i.b);");
   auto h = handler("sum.mjs", "sum");
   auto r = run(*h, parse(R"({"a": 2, "b": 5})"));
   ASSERT_TRUE(r.ok()) << r.error().message;
@@ -301,7 +310,8 @@ TEST_F(FunctionTest, ImportsStayInsideTheServiceFolder) {
 }
 
 TEST_F(FunctionTest, AnInfiniteLoopTimesOutAndTheWorkerServesTheNextCall) {
-  write("loop.mjs", "export function spin() { for (;;) {} }\nexport function ok() { return 'ok'; }");
+  write("loop.mjs",
+        "export function spin() { for (;;) {} }\nexport function ok() { return 'ok'; }");
   auto spin = handler("loop.mjs", "spin");
   auto ok = handler("loop.mjs", "ok");
   ASSERT_TRUE(run(*ok).ok());  // the pool is up
@@ -322,8 +332,8 @@ TEST_F(FunctionTest, TheHandlerTimeoutIsCappedByMaxExecutionTime) {
   manifest::Endpoint ep;
   ep.id = "spin";
   ep.handler_type = "function";
-  ep.handler = json::object{{"type", "function"}, {"module", "loop.mjs"}, {"function", "spin"},
-                            {"timeout", 60000}};
+  ep.handler = json::object{
+      {"type", "function"}, {"module", "loop.mjs"}, {"function", "spin"}, {"timeout", 60000}};
   ep.effective.max_execution_time = 250ms;
   auto created = kind_->create(service_, ep);
   ASSERT_TRUE(created.ok()) << created.error().message;
@@ -345,7 +355,8 @@ export function ok() { return 'ok'; }
   auto r = run(*bomb, nullptr, 20s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
-  EXPECT_NE(r.error().message.find("memory limit exceeded"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("memory limit exceeded"), std::string::npos)
+      << r.error().message;
   for (int i = 0; i < 3; ++i) {
     r = run(*ok);
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -534,7 +545,8 @@ export function ok(input) { return input.n; }
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(again.value(), i);
   }
-  for (int i = 0; i < 100 && workers_in(service_.dir).size() != 2; ++i) std::this_thread::sleep_for(20ms);
+  for (int i = 0; i < 100 && workers_in(service_.dir).size() != 2; ++i)
+    std::this_thread::sleep_for(20ms);
   EXPECT_EQ(workers_in(service_.dir).size(), 2u);
 }
 
@@ -543,7 +555,8 @@ TEST_F(FunctionTest, ShutdownStopsThePoolsForGood) {
   auto h = handler("ok.mjs", "ok");
   ASSERT_TRUE(run(*h).ok());
   kind_->shutdown();
-  for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
+  for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i)
+    std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(workers_in(service_.dir).empty());
   std::this_thread::sleep_for(300ms);  // nothing is started again
   EXPECT_TRUE(workers_in(service_.dir).empty());

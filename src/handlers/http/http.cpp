@@ -161,7 +161,6 @@ std::variant<UrlTemplate, std::string> parse_template(std::string_view url) {
 // ---------------------------------------------------------------------------------------------
 // Input to text
 
-
 Error placeholder_error(const std::string& field, const std::string& why) {
   json::object data;
   data["field"] = field;
@@ -229,7 +228,8 @@ class HttpHandler final : public Handler {
     const std::string base_url = config_.url.base + "/";
     auto base = httpclient::parse_url(base_url);
     if (!base.ok()) co_return Error::make(ErrorCode::kInternalError, base.error().message);
-    if (auto refused = policy_->check(base.value().host, base.value().port, {})) co_return std::move(*refused);
+    if (auto refused = policy_->check(base.value().host, base.value().port, {}))
+      co_return std::move(*refused);
 
     auto request = build(call.input);
     if (!request.ok()) co_return std::move(request).error();
@@ -386,7 +386,7 @@ class HttpHandler final : public Handler {
 
   Config config_;
   std::shared_ptr<const egress::NetworkPolicy> policy_;  ///< shared with the requests' allow
-                                                        ///< callbacks
+                                                         ///< callbacks
   std::size_t max_response_;
   ClientSource client_;
 };

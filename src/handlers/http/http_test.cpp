@@ -68,7 +68,8 @@ manifest::Permissions network(std::optional<std::variant<bool, std::vector<std::
   if (const bool* all = std::get_if<bool>(&*access)) {
     p.network_access = egress::NetworkPolicy(*all);
   } else {
-    p.network_access = egress::NetworkPolicy::parse(std::get<std::vector<std::string>>(*access)).value();
+    p.network_access =
+        egress::NetworkPolicy::parse(std::get<std::vector<std::string>>(*access)).value();
   }
   return p;
 }
@@ -113,9 +114,9 @@ class HttpTest : public KindTest {
   /// Runs one call on the io_context's thread and waits for it.
   Result<json::value> call(Handler& handler, json::value input = json::object{},
                            std::chrono::milliseconds timeout = 30s) {
-    auto future = start_call(io_.get_executor(), handler,
-                             make_call(std::move(input), timeout, io_.get_executor(),
-                                       endpoints_.back().get()));
+    auto future = start_call(
+        io_.get_executor(), handler,
+        make_call(std::move(input), timeout, io_.get_executor(), endpoints_.back().get()));
     if (future.wait_for(30s) != std::future_status::ready) {
       ADD_FAILURE() << "the call did not finish";
       return Error::make(ErrorCode::kInternalError, "test: no answer");

@@ -12,9 +12,9 @@
 
 #include "handlers/config.hpp"
 #include "handlers/create.hpp"
-#include "handlers/shared_helpers.hpp"
 #include "handlers/mcp/server.hpp"
 #include "handlers/script/program.hpp"
+#include "handlers/shared_helpers.hpp"
 
 namespace hearth::handlers::mcp {
 
@@ -65,8 +65,7 @@ class McpHandler final : public Handler {
           std::chrono::steady_clock::now() - started);
       limits.total = std::max(std::chrono::milliseconds(1), limits.total - spent);
     }
-    auto result =
-        co_await session.value()->call_tool(config_.tool, std::move(call.input), limits);
+    auto result = co_await session.value()->call_tool(config_.tool, std::move(call.input), limits);
     if (!result.ok()) co_return std::move(result).error();
     co_return hearth::mcp::tool_result(config_.server, config_.tool, result.value());
   }
@@ -82,8 +81,8 @@ class McpHandler final : public Handler {
     auto executor = call.executor;
     asio::co_spawn(
         executor,
-        [this, stream, sink = std::move(sink), call = std::move(call)]() mutable
-        -> asio::awaitable<void> {
+        [this, stream, sink = std::move(sink),
+         call = std::move(call)]() mutable -> asio::awaitable<void> {
           auto result = co_await this->call(std::move(call));
           if (stream->closed_) co_return;
           if (!result.ok()) {
@@ -158,13 +157,14 @@ class McpKind final : public Kind {
     if (server == nullptr) {
       std::error_code ec;
       if (!fs::exists(dir / hearth::mcp::kConfigFile, ec)) {
-        return Error::make(ErrorCode::kInvalidParams,
-                           "server '" + config.server + "' is not configured: the service folder "
-                           "has no mcp-config.json");
+        return Error::make(ErrorCode::kInvalidParams, "server '" + config.server +
+                                                          "' is not configured: the service folder "
+                                                          "has no mcp-config.json");
       }
       return Error::make(ErrorCode::kInvalidParams,
-                         "server '" + config.server + "' is not in mcp-config.json (it configures: " +
-                             servers->names() + ")");
+                         "server '" + config.server +
+                             "' is not in mcp-config.json (it configures: " + servers->names() +
+                             ")");
     }
 
     // A stdio server's command must be this service's code or a system program: the jail lets
@@ -178,8 +178,8 @@ class McpKind final : public Kind {
       fs::path cwd = fs::weakly_canonical(dir / stdio->cwd, ec);
       if (ec) cwd = (dir / stdio->cwd).lexically_normal();
       if (auto refused = command_refusal(stdio->command, path_env, cwd, dir)) {
-        return Error::make(ErrorCode::kInvalidParams, "mcp-config.json: server '" +
-                                                          config.server + "': " + *refused);
+        return Error::make(ErrorCode::kInvalidParams,
+                           "mcp-config.json: server '" + config.server + "': " + *refused);
       }
     }
 
@@ -192,9 +192,9 @@ class McpKind final : public Kind {
     spec.max_message = options_.max_output_bytes;
     // Endpoints with the same permissions share a session (a stdio server's jail is made from
     // them).
-    auto slot = servers_.slot(dir, config.server + "\n" +
-                                       json::serialize(json::value(endpoint.effective.to_json())),
-                              std::move(spec));
+    auto slot = servers_.slot(
+        dir, config.server + "\n" + json::serialize(json::value(endpoint.effective.to_json())),
+        std::move(spec));
     auto source = [this, slot](const asio::any_io_executor& call_executor) {
       return slot->get([&](const ServerSpec& s) { return make_server(s, call_executor); });
     };

@@ -34,9 +34,11 @@ class McpHandlerTest : public KindTest {
     make_service("mcp");
     log_ = service_.dir / "received.jsonl";
     write_config(R"({"mcpServers": {
-        "fake": {"command": "python3", "args": [")" + fake_server().string() +
-                 R"("], "env": {"FAKE_MCP_LOG": ")" + log_.string() + R"("}},
-        "old": {"command": "python3", "args": [")" + fake_server().string() +
+        "fake": {"command": "python3", "args": [")" +
+                 fake_server().string() + R"("], "env": {"FAKE_MCP_LOG": ")" + log_.string() +
+                 R"("}},
+        "old": {"command": "python3", "args": [")" +
+                 fake_server().string() +
                  R"("], "env": {"FAKE_MCP_VERSION": "2024-11-05"}},
         "missing": {"command": "no-such-mcp-server-here"}}})");
     options_.executor = io_.executor();
@@ -45,7 +47,8 @@ class McpHandlerTest : public KindTest {
   void TearDown() override {
     handlers_.clear();
     kind_.reset();  // stops the servers
-    for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
+    for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i)
+      std::this_thread::sleep_for(20ms);
     EXPECT_TRUE(servers_in(service_.dir).empty());
     remove_service();
   }
@@ -126,10 +129,13 @@ TEST_F(McpHandlerTest, AStdioCommandOutsideTheServiceFolderIsRefusedAtLoad) {
   fs::permissions(other / "server.sh", fs::perms::owner_all);
   fs::create_symlink(other / "server.sh", service_.dir / "link.sh");
   write_config(R"({"mcpServers": {
-      "abs": {"command": ")" + (other / "server.sh").string() + R"("},
-      "rel": {"command": "../)" + other.filename().string() + R"(/server.sh"},
+      "abs": {"command": ")" +
+               (other / "server.sh").string() + R"("},
+      "rel": {"command": "../)" +
+               other.filename().string() + R"(/server.sh"},
       "link": {"command": "./link.sh"},
-      "path": {"command": "server.sh", "env": {"PATH": ")" + other.string() + R"("}},
+      "path": {"command": "server.sh", "env": {"PATH": ")" +
+               other.string() + R"("}},
       "system": {"command": "python3", "args": ["x.py"]}}})");
   for (const char* server : {"abs", "rel", "link", "path"}) {
     auto h = create(std::string(R"({"type":"mcp","server":")") + server + R"(","tool":"echo"})");
@@ -245,7 +251,8 @@ TEST_F(McpHandlerTest, ShutdownStopsServersAndRefusesLaterCalls) {
   ASSERT_TRUE(run(*h).ok());
   EXPECT_EQ(servers_in(service_.dir).size(), 1u);
   kind_->shutdown();
-  for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i) std::this_thread::sleep_for(20ms);
+  for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i)
+    std::this_thread::sleep_for(20ms);
   EXPECT_TRUE(servers_in(service_.dir).empty());
   auto after = run(*h);
   ASSERT_FALSE(after.ok());
@@ -277,8 +284,8 @@ TEST_F(McpHandlerTest, ConcurrentFirstCallsShareOneStart) {
   auto h = handler("echo");
   std::vector<std::future<std::optional<Result<json::value>>>> calls;
   for (int i = 0; i < 8; ++i) {
-    calls.push_back(start_call(io_.executor(), *h,
-                               make_call(parse(R"({"text":"x"})"), 30s, io_.executor())));
+    calls.push_back(
+        start_call(io_.executor(), *h, make_call(parse(R"({"text":"x"})"), 30s, io_.executor())));
   }
   for (auto& f : calls) EXPECT_TRUE(f.get()->ok());
   const auto methods = received();

@@ -55,9 +55,13 @@ Server::Server(asio::any_io_executor executor, ServerSpec spec,
       http_(std::move(http)),
       started_(strand_) {}
 
-Server::~Server() { stop(); }
+Server::~Server() {
+  stop();
+}
 
-int Server::starts() const { return starts_; }
+int Server::starts() const {
+  return starts_;
+}
 
 void Server::stop() {
   stopped_ = true;
@@ -162,8 +166,8 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
   const fs::path cwd = fs::weakly_canonical(spec_.service_dir / config.cwd, ec);
   if (ec || !(cwd == spec_.service_dir || inside(cwd, spec_.service_dir)) ||
       !fs::is_directory(cwd, ec)) {
-    return Error::make(ErrorCode::kHandlerError,
-                       who + ": cwd '" + config.cwd + "' is not a folder inside the service folder");
+    return Error::make(ErrorCode::kHandlerError, who + ": cwd '" + config.cwd +
+                                                     "' is not a folder inside the service folder");
   }
   Environment vars = base_environment(spec_.service, spec_.service_dir);
   for (const auto& [name, value] : config.env) vars[name] = value;
@@ -194,15 +198,15 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
 
   auto shared = std::make_shared<ConfinedChild::Shared>();
   if (spec_.jail) {
-    auto confinement = Confinement::start(*spec_.jail, spec_.permissions, spec_.service_dir,
-                                          config.args, cmd, executor_,
-                                          spec_.service + " (" + who + ")");
+    auto confinement =
+        Confinement::start(*spec_.jail, spec_.permissions, spec_.service_dir, config.args, cmd,
+                           executor_, spec_.service + " (" + who + ")");
     if (!confinement.ok()) return std::move(confinement).error();
     shared->confinement = std::move(confinement).value();
   }
   auto executor = executor_;
-  auto launch = [executor, cmd = std::move(cmd),
-                 shared](proc::Duplex::Callbacks callbacks) -> Result<std::shared_ptr<proc::Duplex>> {
+  auto launch = [executor, cmd = std::move(cmd), shared](
+                    proc::Duplex::Callbacks callbacks) -> Result<std::shared_ptr<proc::Duplex>> {
     if (shared->confinement) {
       auto on_exit = std::move(callbacks.on_exit);
       callbacks.on_exit = [shared, on_exit = std::move(on_exit)](const proc::RunResult& result) {

@@ -24,8 +24,8 @@ namespace hearth::handlers::mcp {
 struct ServerSpec {
   hearth::mcp::ServerConfig config;
   std::string service;
-  std::filesystem::path service_dir;  ///< canonical
-  manifest::Permissions permissions;  ///< the effective permissions of the endpoints using it
+  std::filesystem::path service_dir;       ///< canonical
+  manifest::Permissions permissions;       ///< the effective permissions of the endpoints using it
   std::shared_ptr<const jail::Jail> jail;  ///< null: unconfined (tests)
   std::size_t max_message = 16 * 1024 * 1024;
 };

@@ -1,6 +1,5 @@
 #include "handlers/script/script.hpp"
 
-
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -58,7 +57,9 @@ std::string to_upper(std::string_view s) {
 }
 
 /// A value as text in a placeholder or an environment variable (null: empty).
-std::string value_text(const json::value& v) { return json::text_of(v).value_or(std::string()); }
+std::string value_text(const json::value& v) {
+  return json::text_of(v).value_or(std::string());
+}
 
 const json::value* lookup_path(const json::value& input, std::string_view path) {
   const json::value* current = &input;
@@ -88,10 +89,10 @@ Error env_name_error(const std::string& field, std::string message) {
   json::object data;
   data["field"] = field;
   data["constraint"] = "env-name";
-  return Error::make(ErrorCode::kInvalidParams,
-                     "input field '" + field + "' cannot be passed in the environment: " +
-                         std::move(message),
-                     std::move(data));
+  return Error::make(
+      ErrorCode::kInvalidParams,
+      "input field '" + field + "' cannot be passed in the environment: " + std::move(message),
+      std::move(data));
 }
 
 Status flatten_env(const json::object& object, const EnvFields& declared,
@@ -186,8 +187,8 @@ void check_env_fields(const EnvFields& fields, const std::string& name_prefix,
     const std::string field = join_path(field_prefix, key);
     // A field with declared members may still hold a non-object value, passed under its name.
     if (!is_valid_env_name(name)) {
-      problems.push_back("input field '" + field + "' would be the environment variable '" +
-                         name + "', which is not a valid name ([A-Za-z_][A-Za-z0-9_]*)");
+      problems.push_back("input field '" + field + "' would be the environment variable '" + name +
+                         "', which is not a valid name ([A-Za-z_][A-Za-z0-9_]*)");
     } else if (is_protected_env_name(name)) {
       problems.push_back("input field '" + field + "' would set " + name +
                          ", a protected variable");
@@ -411,13 +412,14 @@ class ScriptHandler final : public Handler {
   Result<std::shared_ptr<Confinement>> confine(const Call& call, proc::Command& cmd) const {
     if (!options_.jail) return std::shared_ptr<Confinement>();
     if (!call.executor)
-      return Error::make(ErrorCode::kInternalError, "no executor to serve the jail's control socket");
+      return Error::make(ErrorCode::kInternalError,
+                         "no executor to serve the jail's control socket");
     manifest::Permissions permissions;
     std::filesystem::path dir = who_.dir;
     if (call.endpoint != nullptr) permissions = call.endpoint->effective;
     if (call.service != nullptr) dir = call.service->dir;
-    return Confinement::start(*options_.jail, permissions, dir, config_.args, cmd,
-                              call.executor, who_.service + "." + who_.endpoint);
+    return Confinement::start(*options_.jail, permissions, dir, config_.args, cmd, call.executor,
+                              who_.service + "." + who_.endpoint);
   }
 
   Result<proc::Command> prepare(const json::value& input, bool publish_fd) const {

@@ -228,15 +228,16 @@ TEST_F(ScriptTest, EnvModePassesOnlyFieldsTheSchemaDeclares) {
   EXPECT_EQ(*r, json::value(R"({"LD_PRELOAD":"x"}|unset|n)"));
   // Without an input schema nothing is declared: any field is refused.
   service_.raw = json::object{};
-  auto none = run(R"({"type": "script", "command": "env", "input": "env"})",
-                  parse(R"({"note": "x"})"));
+  auto none =
+      run(R"({"type": "script", "command": "env", "input": "env"})", parse(R"({"note": "x"})"));
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, ErrorCode::kInvalidParams);
 }
 
 TEST_F(ScriptTest, EnvModeRefusesDeclaredProtectedOrInvalidNamesAtLoad) {
   for (const char* schema :
-       {R"({"properties": {"ld_preload": {}}})", R"({"properties": {"ld": {"properties": {"preload": {}}}}})",
+       {R"({"properties": {"ld_preload": {}}})",
+        R"({"properties": {"ld": {"properties": {"preload": {}}}}})",
         R"({"properties": {"Path": {}}})", R"({"allOf": [{"properties": {"bash_env": {}}}]})",
         R"({"properties": {"lavs_publish_fd": {}}})", R"({"properties": {"a b": {}}})",
         R"({"properties": {"1abc": {}}})"}) {
@@ -302,13 +303,13 @@ TEST_F(ScriptTest, CommandsOutsideTheServiceFolderAreRefusedAtLoad) {
   fs::create_symlink(other / "run.sh", service_.dir / "link.sh");
   fs::create_symlink(other, service_.dir / "otherdir");
   const std::vector<std::string> refused = {
-       R"({"type": "script", "command": ")" + rel + R"("})",
-        R"({"type": "script", "command": ")" + (other / "run.sh").string() + R"("})",
-        std::string(R"({"type": "script", "command": "./link.sh"})"),
-        std::string(R"({"type": "script", "command": "otherdir/run.sh"})"),
-        R"({"type": "script", "command": "run.sh", "env": {"PATH": ")" + other.string() +
-            R"(:/usr/bin"}})",
-        std::string(R"({"type": "script", "command": "run.sh", "env": {"PATH": "otherdir"}})")};
+      R"({"type": "script", "command": ")" + rel + R"("})",
+      R"({"type": "script", "command": ")" + (other / "run.sh").string() + R"("})",
+      std::string(R"({"type": "script", "command": "./link.sh"})"),
+      std::string(R"({"type": "script", "command": "otherdir/run.sh"})"),
+      R"({"type": "script", "command": "run.sh", "env": {"PATH": ")" + other.string() +
+          R"(:/usr/bin"}})",
+      std::string(R"({"type": "script", "command": "run.sh", "env": {"PATH": "otherdir"}})")};
   for (const std::string& handler : refused) {
     auto h = create(handler);
     ASSERT_FALSE(h.ok()) << handler;
@@ -321,7 +322,8 @@ TEST_F(ScriptTest, CommandsOutsideTheServiceFolderAreRefusedAtLoad) {
   EXPECT_TRUE(create(R"({"type": "script", "command": "./run.sh"})").ok());
   EXPECT_TRUE(create(R"({"type": "script", "command": "sh"})").ok());
   EXPECT_TRUE(create(R"({"type": "script", "command": "/bin/sh"})").ok());
-  EXPECT_TRUE(create(R"({"type": "script", "command": "sh", "env": {"PATH": "/usr/bin:sub"}})").ok());
+  EXPECT_TRUE(
+      create(R"({"type": "script", "command": "sh", "env": {"PATH": "/usr/bin:sub"}})").ok());
 
   // Checked again at each start: a program swapped for a link out of the folder is refused.
   auto h = create(R"({"type": "script", "command": "./run.sh"})");

@@ -52,8 +52,7 @@ asio::awaitable<Result<json::value>> call(Host& host, const Request& request, Ta
   co_return co_await host.call(*service, target.endpoint, std::move(input));
 }
 
-asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& request,
-                                               Target& target) {
+asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& request, Target& target) {
   if (!request.session || !request.session->can_push()) {
     json::object data;
     data["transport"] = request.session ? request.session->transport() : "inproc";
@@ -72,8 +71,7 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
   co_return json::value(json::object{{"subscriptionId", id}});
 }
 
-asio::awaitable<Result<json::value>> read_file(Host& host, const Request& request,
-                                               Target& target) {
+asio::awaitable<Result<json::value>> read_file(Host& host, const Request& request, Target& target) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "path"));

@@ -1,17 +1,16 @@
 #include "methods/lavs/lavs.hpp"
 
 #include <gtest/gtest.h>
-
-#include <atomic>
-#include <thread>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <csignal>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "host/testing.hpp"
 #include "methods/testing.hpp"
@@ -59,7 +58,8 @@ class LavsMethodsTest : public ::testing::Test, public testing::Harness {
     service_->write("outside.txt", "outside\n");
     LoadReport report;
     host_ = Host::load({service_->dir()}, {}, ioc().get_executor(), report);
-    ASSERT_TRUE(host_) << (report.failures.empty() ? "" : report.failures[0].problems[0].to_string());
+    ASSERT_TRUE(host_) << (report.failures.empty() ? ""
+                                                   : report.failures[0].problems[0].to_string());
     add_methods(dispatcher(), *host_);
   }
   void TearDown() override {
@@ -146,7 +146,8 @@ TEST_F(LavsMethodsTest, ReadFileFollowsFileAccess) {
   // A link inside the allowed folder that leads out of it is refused.
   fs::create_symlink("/etc/passwd", service_->dir() / "data" / "link.txt");
   EXPECT_EQ(code(rpc("lavs/readFile", json::object{{"path", "data/link.txt"}})), -32001);
-  fs::create_symlink(service_->dir() / "data" / "secret.txt", service_->dir() / "data" / "link2.txt");
+  fs::create_symlink(service_->dir() / "data" / "secret.txt",
+                     service_->dir() / "data" / "link2.txt");
   EXPECT_EQ(code(rpc("lavs/readFile", json::object{{"path", "data/link2.txt"}})), -32001);
   // Binary content comes back as base64.
   service_->write("data/bin.dat", std::string("\xff\x00\x01", 3));

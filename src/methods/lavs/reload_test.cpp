@@ -23,7 +23,8 @@ std::string manifest(const std::string& name, int version, bool with_gone = true
                      const std::string& delay = "0") {
   std::string out = R"({"lavs":"1.0","name":")" + name + R"(","version":"1.0.0","endpoints":[
     {"id":"version","method":"query","handler":{"type":"script","command":"sh",
-      "args":["-c","sleep )" + delay + R"(; echo '{\"v\":)" + std::to_string(version) + R"(}'"]}},
+      "args":["-c","sleep )" +
+                    delay + R"(; echo '{\"v\":)" + std::to_string(version) + R"(}'"]}},
     {"id":"updates","method":"subscription",
      "handler":{"type":"script","command":"sh","args":["-c","echo '{\"up\":1}'; exec sleep 60"]}})";
   if (with_gone) {
@@ -44,7 +45,8 @@ class ReloadTest : public ::testing::Test, public testing::Harness {
     write("b", manifest("b", 1));
     host::LoadReport report;
     host_ = Host::load({root_}, {}, ioc().get_executor(), report);
-    ASSERT_TRUE(host_) << (report.failures.empty() ? "" : report.failures[0].problems[0].to_string());
+    ASSERT_TRUE(host_) << (report.failures.empty() ? ""
+                                                   : report.failures[0].problems[0].to_string());
     add_methods(dispatcher(), *host_);
   }
   void TearDown() override {
@@ -67,7 +69,7 @@ class ReloadTest : public ::testing::Test, public testing::Harness {
     auto r = rpc("lavs/services", json::object{});
     for (const auto& s : r.at("result").at("services").as_array()) {
       out.emplace_back(s.at("name").as_string());
-}
+    }
     return out;
   }
 
@@ -106,7 +108,8 @@ TEST_F(ReloadTest, SubscribersOfAChangedServiceAreToldWhy) {
   auto session = testing::push_session(pushes);
   auto up = rpc("lavs/subscribe", json::object{{"service", "a"}, {"endpoint", "updates"}}, session);
   auto gone = rpc("lavs/subscribe", json::object{{"service", "a"}, {"endpoint", "gone"}}, session);
-  auto other = rpc("lavs/subscribe", json::object{{"service", "b"}, {"endpoint", "updates"}}, session);
+  auto other =
+      rpc("lavs/subscribe", json::object{{"service", "b"}, {"endpoint", "updates"}}, session);
   ASSERT_TRUE(up.as_object().contains("result")) << json::dump(up);
   ASSERT_TRUE(gone.as_object().contains("result")) << json::dump(gone);
   ASSERT_TRUE(other.as_object().contains("result")) << json::dump(other);
@@ -127,19 +130,23 @@ TEST_F(ReloadTest, SubscribersOfAChangedServiceAreToldWhy) {
   EXPECT_TRUE(run_until([] { return proc::running_count() == 1; }));
 
   // Subscribing again reaches the new definition; the old subscription ids are gone.
-  auto again = rpc("lavs/subscribe", json::object{{"service", "a"}, {"endpoint", "updates"}}, session);
+  auto again =
+      rpc("lavs/subscribe", json::object{{"service", "a"}, {"endpoint", "updates"}}, session);
   EXPECT_TRUE(again.as_object().contains("result")) << json::dump(again);
-  EXPECT_EQ(code(rpc("lavs/unsubscribe", json::object{{"subscriptionId", up.at("result").at("subscriptionId")}},
-                     session)),
-            -32602);
-  EXPECT_EQ(code(rpc("lavs/subscribe", json::object{{"service", "a"}, {"endpoint", "gone"}}, session)),
-            -32601);
+  EXPECT_EQ(
+      code(rpc("lavs/unsubscribe",
+               json::object{{"subscriptionId", up.at("result").at("subscriptionId")}}, session)),
+      -32602);
+  EXPECT_EQ(
+      code(rpc("lavs/subscribe", json::object{{"service", "a"}, {"endpoint", "gone"}}, session)),
+      -32601);
 }
 
 TEST_F(ReloadTest, ServicesComeAndGoWithTheirFolders) {
   auto pushes = std::make_shared<testing::Pushes>();
   auto session = testing::push_session(pushes);
-  auto sub = rpc("lavs/subscribe", json::object{{"service", "b"}, {"endpoint", "updates"}}, session);
+  auto sub =
+      rpc("lavs/subscribe", json::object{{"service", "b"}, {"endpoint", "updates"}}, session);
   ASSERT_TRUE(sub.as_object().contains("result"));
   fs::remove_all(root_ / "b");
   write("c", manifest("c", 3));
@@ -156,7 +163,8 @@ TEST_F(ReloadTest, ServicesComeAndGoWithTheirFolders) {
 
 TEST_F(ReloadTest, ABadEditKeepsTheOldDefinitionAndIsReportedOnce) {
   const auto before = host_->find_service("a").value();
-  write("a", R"({"lavs":"1.0","name":"a","version":"1.0.0","endpoints":[{"id":"x","method":"poll"}]})");
+  write("a",
+        R"({"lavs":"1.0","name":"a","version":"1.0.0","endpoints":[{"id":"x","method":"poll"}]})");
   auto report = reload();
   EXPECT_FALSE(report.any_change());
   ASSERT_EQ(report.problems.failures.size(), 1u);
