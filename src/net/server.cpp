@@ -26,6 +26,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/ascii.hpp"
 #include "listener/listener.hpp"
 #include "rpc/dispatcher.hpp"
 #include "rpc/session.hpp"
@@ -58,18 +59,6 @@ constexpr std::size_t kMaxInFlight = 256;
 /// Host and Origin values are attacker-controlled: log at most this much of them.
 constexpr std::size_t kLogValueMax = 80;
 
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
-    return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  });
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ascii_lower(a) == ascii_lower(b);
-}
-
 /// Printable, bounded form of a header value for the log (no log injection through CR/LF).
 std::string loggable(std::string_view value) {
   std::string out;
@@ -92,13 +81,6 @@ bool constant_time_equal(std::string_view candidate, std::string_view expected) 
   return diff == 0;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 /// Decodes %XX and '+' of a query component; nullopt for a malformed escape.
 std::optional<std::string> percent_decode(std::string_view in) {
   std::string out;
@@ -106,8 +88,8 @@ std::optional<std::string> percent_decode(std::string_view in) {
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (in[i] == '%') {
       if (i + 2 >= in.size()) return std::nullopt;
-      int hi = hex_value(in[i + 1]);
-      int lo = hex_value(in[i + 2]);
+      int hi = ascii::hex_value(in[i + 1]);
+      int lo = ascii::hex_value(in[i + 2]);
       if (hi < 0 || lo < 0) return std::nullopt;
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
@@ -137,7 +119,7 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
 std::optional<std::string_view> bearer_token(std::string_view authorization) {
   constexpr std::string_view kScheme = "bearer";
   if (authorization.size() <= kScheme.size() ||
-      !iequals(authorization.substr(0, kScheme.size()), kScheme) ||
+      !ascii::iequals(authorization.substr(0, kScheme.size()), kScheme) ||
       authorization[kScheme.size()] != ' ') {
     return std::nullopt;
   }
@@ -425,7 +407,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
         while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
           item.remove_prefix(1);
         while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-        if (iequals(item, token)) return true;
+        if (ascii::iequals(item, token)) return true;
         if (comma == std::string_view::npos) break;
         value.remove_prefix(comma + 1);
       }
@@ -649,7 +631,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     }
     parser.body_limit(max);  // enforces the limit on chunked bodies
     if (auto expect = parser.get().find(http::field::expect);
-        expect != parser.get().end() && iequals(expect->value(), "100-continue") &&
+        expect != parser.get().end() && ascii::iequals(expect->value(), "100-continue") &&
         !parser.is_done()) {
       http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
       stream_.expires_after(options().idle_timeout);
@@ -687,9 +669,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     in.path = std::string(path);
     in.query = std::string(query);
     for (const auto& field : req) {
-      std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      in.headers.emplace_back(std::move(name), std::string(field.value()));
+      in.headers.emplace_back(ascii::lower(field.name_string()), std::string(field.value()));
     }
     in.body = std::move(req.body());
     std::optional<HttpResponse> out;
@@ -989,7 +969,7 @@ Result<std::uint16_t> Server::Impl::listen() {
   host_names_ = {"localhost", "127.0.0.1", "[::1]"};
   std::string bound_name = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
   if (std::find(host_names_.begin(), host_names_.end(), bound_name) == host_names_.end()) {
-    host_names_.push_back(ascii_lower(bound_name));
+    host_names_.push_back(ascii::lower(bound_name));
   }
   for (const auto& name : host_names_)
     same_origins_.push_back(fmt::format("http://{}:{}", name, port_.load()));
@@ -1091,7 +1071,7 @@ bool Server::Impl::host_allowed(std::string_view host) const {
     for (char c : port) value = value * 10 + static_cast<unsigned long>(c - '0');
     if (value != port_.load()) return false;
   }
-  auto lower = ascii_lower(name);
+  auto lower = ascii::lower(name);
   return std::find(host_names_.begin(), host_names_.end(), lower) != host_names_.end();
 }
 

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <variant>
 
+#include "common/ascii.hpp"
 #include "common/utf8.hpp"
 #include "egress/network_policy.hpp"
 #include "handlers/config.hpp"
@@ -33,22 +34,6 @@ constexpr std::string_view kAccept = "application/json, */*;q=0.5";
 constexpr std::string_view kUserAgent = "hearth/" HEARTH_VERSION;
 constexpr std::string_view kMethods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"};
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
-}
-
 bool is_placeholder_name(std::string_view s) {
   if (s.empty()) return false;
   const char first = s.front();
@@ -61,7 +46,8 @@ bool is_placeholder_name(std::string_view s) {
 
 bool has_scheme(std::string_view url, std::string_view scheme) {
   if (url.size() < scheme.size() + 3) return false;
-  return lower(url.substr(0, scheme.size())) == scheme && url.substr(scheme.size(), 3) == "://";
+  return ascii::lower(url.substr(0, scheme.size())) == scheme &&
+         url.substr(scheme.size(), 3) == "://";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -101,7 +87,7 @@ std::variant<UrlTemplate, std::string> parse_template(std::string_view url) {
   if (authority.find('@') != std::string_view::npos) {
     return std::string("must not contain credentials (user:password@)");
   }
-  t.base = lower(url.substr(0, scheme_end)) + std::string(authority);
+  t.base = ascii::lower(url.substr(0, scheme_end)) + std::string(authority);
   std::string_view rest =
       authority_end == std::string_view::npos ? std::string_view() : url.substr(authority_end);
   if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
@@ -182,9 +168,7 @@ std::string without_query(std::string_view url) {
 }
 
 bool is_json_type(std::string_view content_type) {
-  auto type = lower(content_type.substr(0, content_type.find(';')));
-  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
-  while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.erase(0, 1);
+  const auto type = ascii::lower(ascii::trim(content_type.substr(0, content_type.find(';'))));
   return type == "application/json" || (type.size() > 5 && type.ends_with("+json"));
 }
 
@@ -307,7 +291,7 @@ class HttpHandler final : public Handler {
     bool has_agent = false;
     bool has_type = false;
     for (const auto& [name, value] : config_.headers) {
-      const auto key = lower(name);
+      const auto key = ascii::lower(name);
       has_accept = has_accept || key == "accept";
       has_agent = has_agent || key == "user-agent";
       has_type = has_type || key == "content-type";
@@ -437,7 +421,7 @@ class HttpKind final : public Kind {
       if (!method->is_string() || !known_method(method->get_string())) {
         in.add("method", "must be one of GET, POST, PUT, PATCH, DELETE, HEAD");
       } else {
-        config->method = upper(method->get_string());
+        config->method = ascii::upper(method->get_string());
       }
     } else {
       in.add("method", "is required (GET, POST, PUT, PATCH, DELETE or HEAD)");
@@ -450,7 +434,7 @@ class HttpKind final : public Kind {
         for (const auto& member : headers->get_object()) {
           const std::string key(member.key());
           const std::string field = join_path("headers", key);
-          const auto name = lower(key);
+          const auto name = ascii::lower(key);
           if (!httpclient::is_token(key)) {
             in.add(field, "is not a valid header name");
           } else if (name == "host" || name == "content-length" || name == "connection" ||
@@ -490,7 +474,7 @@ class HttpKind final : public Kind {
 
  private:
   static bool known_method(std::string_view method) {
-    const auto m = upper(method);
+    const auto m = ascii::upper(method);
     return std::find(std::begin(kMethods), std::end(kMethods), m) != std::end(kMethods);
   }
 

@@ -10,15 +10,21 @@
 #include <filesystem>
 #include <map>
 
+#include "common/ascii.hpp"
 #include "common/utf8.hpp"
 #include "handlers/config.hpp"
-#include "handlers/confine.hpp"
+#include "confine/confine.hpp"
 #include "handlers/create.hpp"
 #include "handlers/script/program.hpp"
 #include "json/text.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::handlers::script {
+
+using confine::base_environment;
+using confine::Confinement;
+using confine::Environment;
+using confine::environment_entries;
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
@@ -41,19 +47,9 @@ bool has_nul(std::string_view s) {
   return s.find('\0') != std::string_view::npos;
 }
 
+/// `s` without white space (including line ends) at either end.
 std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(kWhitespace);
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(kWhitespace);
-  return s.substr(first, last - first + 1);
-}
-
-std::string to_upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
+  return ascii::trim(s, kWhitespace);
 }
 
 /// A value as text in a placeholder or an environment variable (null: empty).
@@ -111,7 +107,7 @@ Status flatten_env(const json::object& object, const EnvFields& declared,
                             "declares in 'properties', and this one is not declared");
     }
     const std::string name =
-        name_prefix.empty() ? to_upper(key) : name_prefix + "_" + to_upper(key);
+        name_prefix.empty() ? ascii::upper(key) : name_prefix + "_" + ascii::upper(key);
     if (value.is_null()) continue;
     if (value.is_object() && !found->second.fields.empty()) {
       HEARTH_RETURN_IF_ERROR(flatten_env(value.get_object(), found->second, name, field, out));
@@ -183,7 +179,7 @@ void check_env_fields(const EnvFields& fields, const std::string& name_prefix,
                       const std::string& field_prefix, std::vector<std::string>& problems) {
   for (const auto& [key, sub] : fields.fields) {
     const std::string name =
-        name_prefix.empty() ? to_upper(key) : name_prefix + "_" + to_upper(key);
+        name_prefix.empty() ? ascii::upper(key) : name_prefix + "_" + ascii::upper(key);
     const std::string field = join_path(field_prefix, key);
     // A field with declared members may still hold a non-object value, passed under its name.
     if (!is_valid_env_name(name)) {
@@ -742,7 +738,7 @@ bool is_protected_env_name(std::string_view name) {
   static constexpr std::string_view kPrefixes[] = {
       "LD_", "BASH_FUNC_", "PYTHON", "PERL5", "RUBY", "MALLOC_", "LAVS_",
   };
-  const std::string upper = to_upper(name);
+  const std::string upper = ascii::upper(name);
   for (auto exact : kExact) {
     if (upper == exact) return true;
   }
