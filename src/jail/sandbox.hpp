@@ -3,7 +3,7 @@
 /// daemon never calls these). Each returns nullopt on success or a Failure naming the mechanism,
 /// so that the daemon can tell the caller which one is missing (fail closed).
 ///
-/// Process layout of a confined launch (see src/exe/hearth_launch.cpp for the order of steps):
+/// Process layout of a confined launch (see src/jail/launcher.cpp for the order of steps):
 ///
 ///   hearth (daemon) --posix_spawn--> L: hearth-launch, the supervisor, outside every namespace
 ///     L --clone(NEWUSER|NEWPID|NEWNS|NEWIPC|NEWUTS[|NEWNET])--> C: pid 1 of the jail, its init
