@@ -18,7 +18,7 @@
 
 #include "common/on_strand.hpp"
 #include "common/utf8.hpp"
-#include "handlers/confine.hpp"
+#include "confine/confine.hpp"
 #include "js/frame.hpp"
 #include "json/json.hpp"
 #include "proc/process.hpp"
@@ -29,7 +29,7 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-using handlers::Confinement;
+using confine::Confinement;
 
 namespace {
 
@@ -219,15 +219,15 @@ bool Pool::spawn() {
   cmd.program = config_.worker_program;
   cmd.argv = {"hearth-js-worker"};
   cmd.cwd = config_.service_dir;
-  cmd.env = handlers::environment_entries(
-      handlers::base_environment(config_.service, config_.service_dir));
+  cmd.env = confine::environment_entries(
+      confine::base_environment(config_.service, config_.service_dir));
   if (config_.jail) {
     std::vector<std::string> code;
     {
       std::lock_guard lock(code_mutex_);
       code = config_.code_files;
     }
-    handlers::ConfineExtras extras;
+    confine::ConfineExtras extras;
     extras.address_space = kWorkerAddressSpace;
     extras.memory = kWorkerBaseline;
     auto confinement =
@@ -467,7 +467,7 @@ void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& resu
           signaled && !from_outside && w->stderr_tail.find("MOZ_CRASH") != std::string::npos;
       if (from_outside) how += " from outside hearth";
       if (config_.permissions.max_memory &&
-          (handlers::looks_out_of_memory(w->stderr_tail) || engine_oom)) {
+          (confine::looks_out_of_memory(w->stderr_tail) || engine_oom)) {
         data["maxMemory"] = *config_.permissions.max_memory;
         complete(slot, Error::make(ErrorCode::kHandlerError,
                                    "memory limit exceeded (the JavaScript worker " + how + ")",

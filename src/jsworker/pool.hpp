@@ -1,6 +1,6 @@
 #pragma once
 /// Pool: warm `hearth-js-worker` processes of one service and permission set, started through the
-/// jail (handlers/confine), each running one request at a time (jsworker/protocol.hpp).
+/// jail (confine), each running one request at a time (jsworker/protocol.hpp).
 ///
 /// - start() starts `size` workers; warm() says when one has answered Ready (or starting gave up),
 ///   stop() kills them for good and fails what waits.

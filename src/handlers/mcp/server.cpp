@@ -8,12 +8,17 @@
 
 #include "common/on_strand.hpp"
 #include "egress/network_policy.hpp"
-#include "handlers/confine.hpp"
+#include "confine/confine.hpp"
 #include "handlers/script/program.hpp"
 #include "mcp/http_transport.hpp"
 #include "mcp/stdio_transport.hpp"
 
 namespace hearth::handlers::mcp {
+
+using confine::base_environment;
+using confine::Confinement;
+using confine::Environment;
+using confine::environment_entries;
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;

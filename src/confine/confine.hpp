@@ -25,7 +25,7 @@
 #include "manifest/manifest.hpp"
 #include "proc/process.hpp"
 
-namespace hearth::handlers {
+namespace hearth::confine {
 
 /// Room a kind adds to the jail's memory limits for what its process needs besides the handler's
 /// own work (a JS engine's reserved address space and its baseline), in bytes.
@@ -81,4 +81,4 @@ std::vector<std::string> environment_entries(const Environment& vars);
 /// library's ENOMEM text, V8's and C++'s allocation failures...). Exposed for tests.
 bool looks_out_of_memory(std::string_view stderr_tail);
 
-}  // namespace hearth::handlers
+}  // namespace hearth::confine

@@ -1,4 +1,4 @@
-#include "handlers/confine.hpp"
+#include "confine/confine.hpp"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -18,7 +18,7 @@
 #include "egress/proxy.hpp"
 #include "jail/control.hpp"
 
-namespace hearth::handlers {
+namespace hearth::confine {
 
 namespace asio = boost::asio;
 
@@ -244,4 +244,4 @@ std::vector<std::string> environment_entries(const Environment& vars) {
   return out;
 }
 
-}  // namespace hearth::handlers
+}  // namespace hearth::confine

@@ -1,4 +1,4 @@
-#include "handlers/confine.hpp"
+#include "confine/confine.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 
-namespace hearth::handlers {
+namespace hearth::confine {
 namespace {
 
 jail::Capabilities everything() {
@@ -117,4 +117,4 @@ TEST_F(ConfineTest, MissingMechanismRefusesBeforeAnythingRuns) {
 }
 
 }  // namespace
-}  // namespace hearth::handlers
+}  // namespace hearth::confine
