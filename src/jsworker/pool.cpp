@@ -219,8 +219,8 @@ bool Pool::spawn() {
   cmd.program = config_.worker_program;
   cmd.argv = {"hearth-js-worker"};
   cmd.cwd = config_.service_dir;
-  cmd.env = confine::environment_entries(
-      confine::base_environment(config_.service, config_.service_dir));
+  cmd.env =
+      confine::environment_entries(confine::base_environment(config_.service, config_.service_dir));
   if (config_.jail) {
     std::vector<std::string> code;
     {

@@ -7,8 +7,8 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "common/on_strand.hpp"
-#include "egress/network_policy.hpp"
 #include "confine/confine.hpp"
+#include "egress/network_policy.hpp"
 #include "handlers/script/program.hpp"
 #include "mcp/http_transport.hpp"
 #include "mcp/stdio_transport.hpp"

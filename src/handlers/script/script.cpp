@@ -12,8 +12,8 @@
 
 #include "common/ascii.hpp"
 #include "common/utf8.hpp"
-#include "handlers/config.hpp"
 #include "confine/confine.hpp"
+#include "handlers/config.hpp"
 #include "handlers/create.hpp"
 #include "handlers/script/program.hpp"
 #include "json/text.hpp"
