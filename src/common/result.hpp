@@ -97,7 +97,10 @@ using Status = Result<void>;
   HEARTH_ASSIGN_OR_RETURN_IMPL_(HEARTH_CONCAT_(hearth_result_, __LINE__), lhs, expr, return )
 #define HEARTH_CO_ASSIGN_OR_RETURN(lhs, expr) \
   HEARTH_ASSIGN_OR_RETURN_IMPL_(HEARTH_CONCAT_(hearth_result_, __LINE__), lhs, expr, co_return )
+// `lhs` is a declaration and `ret` a keyword: neither can be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define HEARTH_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr, ret) \
   auto tmp = (expr);                                       \
   if (!tmp.ok()) ret std::move(tmp).error();               \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

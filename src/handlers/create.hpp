@@ -20,8 +20,9 @@ Result<std::shared_ptr<const Config>> config_of(const Kind& kind,
   }
   Problems problems;
   auto parsed = kind.parse(endpoint.handler, "handler", problems);
-  if (!problems.empty())
+  if (!problems.empty()) {
     return Error::make(ErrorCode::kInternalError, problems.front().to_string());
+  }
   auto typed = std::dynamic_pointer_cast<const Config>(parsed);
   if (!typed) {
     return Error::make(ErrorCode::kInternalError,

@@ -5,6 +5,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -82,7 +83,7 @@ class Handler {
 
 /// Daemon-wide settings handler kinds may use.
 struct KindOptions {
-  std::size_t max_output_bytes = 16 * 1024 * 1024;
+  std::size_t max_output_bytes = std::size_t{16} << 20;
   /// The jail every handler process goes through. Null only in tests and embeddings that run
   /// handlers unconfined on purpose; the daemon always sets it.
   std::shared_ptr<const jail::Jail> jail;

@@ -19,6 +19,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,7 +47,7 @@ struct Request {
   std::chrono::milliseconds timeout{30000};
   /// Limit of a collected body (kHandlerError "response larger than N bytes"). A streamed body
   /// is bounded by its consumer (on_body returning false), since a stream may be long-lived.
-  std::size_t max_response_bytes = 16 * 1024 * 1024;
+  std::size_t max_response_bytes = std::size_t{16} << 20;
   /// 3xx with a Location are followed this many times at most (then kHandlerError); 0: a 3xx is
   /// returned as it is. 303 (and 301/302 after POST) turn into GET without a body (and without
   /// the Content-* headers).

@@ -87,7 +87,7 @@ struct Pool::Worker {
   std::string stderr_tail;
 };
 
-Pool::Pool(asio::any_io_executor executor, PoolConfig config)
+Pool::Pool(const asio::any_io_executor& executor, PoolConfig config)
     : executor_(executor), strand_(asio::make_strand(executor)), config_(std::move(config)) {}
 
 Pool::~Pool() = default;

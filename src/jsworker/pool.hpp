@@ -82,7 +82,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   /// Consecutive failed starts after which a pool stops retrying on its own.
   static constexpr int kMaxStartFailures = 3;
 
-  Pool(boost::asio::any_io_executor executor, PoolConfig config);
+  Pool(const boost::asio::any_io_executor& executor, PoolConfig config);
   ~Pool();
 
   /// Starts the workers (a warm pool). Any thread.

@@ -14,6 +14,7 @@
 /// - `allow` is asked before any connection (the endpoint's networkAccess).
 
 #include <boost/asio/any_io_executor.hpp>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -33,7 +34,7 @@ class HttpTransport final : public Transport {
 
   HttpTransport(boost::asio::any_io_executor executor, std::shared_ptr<httpclient::Client> client,
                 HttpServer server, std::string label, Allow allow,
-                std::size_t max_message = 16 * 1024 * 1024);
+                std::size_t max_message = std::size_t{16} << 20);
   ~HttpTransport() override;
 
   Status open(Handlers handlers) override;

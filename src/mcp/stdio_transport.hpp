@@ -7,6 +7,7 @@
 /// the callbacks it is given, and `verdict` may replace the exit's own explanation (a jail
 /// mechanism that failed, a memory limit).
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -26,7 +27,7 @@ class StdioTransport final : public Transport {
   /// `label` names the server in messages ("MCP server 'files'"); a line longer than `max_line`
   /// bytes closes the transport.
   StdioTransport(std::string label, Launch launch, Verdict verdict = {},
-                 std::size_t max_line = 16 * 1024 * 1024);
+                 std::size_t max_line = std::size_t{16} << 20);
   ~StdioTransport() override;
 
   Status open(Handlers handlers) override;

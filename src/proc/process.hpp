@@ -52,9 +52,11 @@ struct Command {
 
 struct RunLimits {
   std::chrono::milliseconds timeout{30000};
-  std::size_t max_stdout = 16 * 1024 * 1024;  ///< beyond this the group is killed: kOutputLimit
-  std::size_t stderr_tail = 4096;             ///< how much of the end of stderr is kept
-  std::size_t max_event_line = 1024 * 1024;   ///< longer event lines are dropped (and logged)
+  std::size_t max_stdout = std::size_t{16}
+                           << 20;  ///< beyond this the group is killed: kOutputLimit
+  std::size_t stderr_tail = 4096;  ///< how much of the end of stderr is kept
+  std::size_t max_event_line = std::size_t{1}
+                               << 20;  ///< longer event lines are dropped (and logged)
 };
 
 struct RunResult {
@@ -100,7 +102,7 @@ class LineStream {
 /// (no fd 3). Fails (kHandlerError) when the child cannot be started.
 Result<std::shared_ptr<LineStream>> start_line_stream(boost::asio::any_io_executor executor,
                                                       Command cmd, LineStream::Callbacks callbacks,
-                                                      std::size_t max_line = 1024 * 1024);
+                                                      std::size_t max_line = std::size_t{1} << 20);
 
 /// A long-lived child the daemon talks to over its stdin and stdout (JS workers, stdio MCP
 /// servers): stdin stays open for writes until stop(), stdout arrives as raw chunks.

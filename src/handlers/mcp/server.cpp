@@ -52,7 +52,7 @@ struct ConfinedChild final : proc::Duplex {
 
 }  // namespace
 
-Server::Server(asio::any_io_executor executor, ServerSpec spec,
+Server::Server(const asio::any_io_executor& executor, ServerSpec spec,
                std::shared_ptr<httpclient::Client> http)
     : executor_(executor),
       strand_(asio::make_strand(executor)),

@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -27,12 +28,12 @@ struct ServerSpec {
   std::filesystem::path service_dir;       ///< canonical
   manifest::Permissions permissions;       ///< the effective permissions of the endpoints using it
   std::shared_ptr<const jail::Jail> jail;  ///< null: unconfined (tests)
-  std::size_t max_message = 16 * 1024 * 1024;
+  std::size_t max_message = std::size_t{16} << 20;
 };
 
 class Server : public std::enable_shared_from_this<Server> {
  public:
-  Server(boost::asio::any_io_executor executor, ServerSpec spec,
+  Server(const boost::asio::any_io_executor& executor, ServerSpec spec,
          std::shared_ptr<httpclient::Client> http);
   ~Server();
 

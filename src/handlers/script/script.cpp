@@ -183,11 +183,13 @@ void check_env_fields(const EnvFields& fields, const std::string& name_prefix,
     const std::string field = join_path(field_prefix, key);
     // A field with declared members may still hold a non-object value, passed under its name.
     if (!is_valid_env_name(name)) {
-      problems.push_back("input field '" + field + "' would be the environment variable '" + name +
-                         "', which is not a valid name ([A-Za-z_][A-Za-z0-9_]*)");
+      problems.push_back(fmt::format(
+          "input field '{}' would be the environment variable '{}', which is not a valid name "
+          "([A-Za-z_][A-Za-z0-9_]*)",
+          field, name));
     } else if (is_protected_env_name(name)) {
-      problems.push_back("input field '" + field + "' would set " + name +
-                         ", a protected variable");
+      problems.push_back(
+          fmt::format("input field '{}' would set {}, a protected variable", field, name));
     }
     check_env_fields(sub, name, field, problems);
   }
@@ -329,7 +331,7 @@ class ScriptStream final : public Stream {
 class ScriptHandler final : public Handler {
  public:
   ScriptHandler(Config config, Identity who, KindOptions options)
-      : config_(std::move(config)), who_(std::move(who)), options_(options) {}
+      : config_(std::move(config)), who_(std::move(who)), options_(std::move(options)) {}
 
   asio::awaitable<Result<json::value>> call(Call call) override {
     auto command = prepare(call.input, /*publish_fd=*/true);
@@ -358,8 +360,9 @@ class ScriptHandler final : public Handler {
     }
     if (confinement.value()) {
       if (auto verdict = confinement.value()->finish(result)) {
-        if (verdict->code == ErrorCode::kHandlerError && verdict->data.is_object())
+        if (verdict->code == ErrorCode::kHandlerError && verdict->data.is_object()) {
           verdict->data.get_object()["stderr"] = valid_utf8(result.err_tail);
+        }
         co_return std::move(*verdict);
       }
     }
@@ -407,9 +410,10 @@ class ScriptHandler final : public Handler {
   /// Puts `cmd` under the jail (nullptr: no jail configured, as in unit tests).
   Result<std::shared_ptr<Confinement>> confine(const Call& call, proc::Command& cmd) const {
     if (!options_.jail) return std::shared_ptr<Confinement>();
-    if (!call.executor)
+    if (!call.executor) {
       return Error::make(ErrorCode::kInternalError,
                          "no executor to serve the jail's control socket");
+    }
     manifest::Permissions permissions;
     std::filesystem::path dir = who_.dir;
     if (call.endpoint != nullptr) permissions = call.endpoint->effective;
