@@ -301,3 +301,13 @@ def raw_http(port, request_bytes, timeout=10):
     s.close()
     head = data.split(b"\r\n", 1)[0].decode()
     return int(head.split()[1]), data
+
+
+def wait_for(predicate, timeout=10):
+    """Polls `predicate` until it holds or `timeout` seconds pass; returns its last answer."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()

@@ -5,7 +5,7 @@ import signal
 import threading
 import time
 
-from hearthtest import ROOT
+from hearthtest import ROOT, wait_for
 
 SERVICE = ROOT / "tests" / "services" / "lifecycle"
 
@@ -38,14 +38,6 @@ def marker_pids(marker):
             pass
     return found
 
-
-def wait_for(pred, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 def test_ready_file_describes_the_daemon(daemon_factory):

@@ -5,6 +5,8 @@ import threading
 import time
 from pathlib import Path
 
+from hearthtest import wait_for
+
 
 def manifest(name, version, sleep=0, with_feed=True):
     endpoints = [
@@ -32,14 +34,6 @@ def write(folder, doc):
 def services(d):
     return [s["name"] for s in d.rpc("lavs/services")["result"]["services"]]
 
-
-def wait_for(predicate, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def start(daemon_factory, tmp_path):
