@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "host/testing.hpp"
-#include "methods/testing.hpp"
+#include "methods/lavs/testing.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::methods::lavs {
@@ -48,7 +48,7 @@ const char* kManifest = R"({
   "permissions": {"fileAccess": ["./data/**", "!./data/secret.txt"]}
 })";
 
-class LavsMethodsTest : public ::testing::Test, public testing::Harness {
+class LavsMethodsTest : public LavsTest {
  protected:
   void SetUp() override {
     std::signal(SIGPIPE, SIG_IGN);
@@ -56,19 +56,10 @@ class LavsMethodsTest : public ::testing::Test, public testing::Harness {
     service_->write("data/hello.txt", "hi there\n");
     service_->write("data/secret.txt", "no\n");
     service_->write("outside.txt", "outside\n");
-    LoadReport report;
-    host_ = Host::load({service_->dir()}, {}, ioc().get_executor(), report);
-    ASSERT_TRUE(host_) << (report.failures.empty() ? ""
-                                                   : report.failures[0].problems[0].to_string());
-    add_methods(dispatcher(), *host_);
-  }
-  void TearDown() override {
-    if (host_) host_->shutdown();
-    proc::kill_all();
+    ASSERT_NO_FATAL_FAILURE(serve({service_->dir()}));
   }
 
   std::unique_ptr<TempService> service_;
-  std::unique_ptr<Host> host_;
 };
 
 TEST_F(LavsMethodsTest, CallAppliesDefaultsAndReturnsHandlerOutput) {

@@ -9,7 +9,7 @@
 
 #include "host/host.hpp"
 #include "methods/lavs/lavs.hpp"
-#include "methods/testing.hpp"
+#include "methods/lavs/testing.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::methods::lavs {
@@ -35,7 +35,7 @@ std::string manifest(const std::string& name, int version, bool with_gone = true
   return out + "]}";
 }
 
-class ReloadTest : public ::testing::Test, public testing::Harness {
+class ReloadTest : public LavsTest {
  protected:
   void SetUp() override {
     std::signal(SIGPIPE, SIG_IGN);
@@ -43,15 +43,10 @@ class ReloadTest : public ::testing::Test, public testing::Harness {
     fs::remove_all(root_);
     write("a", manifest("a", 1, true, "0.5"));
     write("b", manifest("b", 1));
-    host::LoadReport report;
-    host_ = Host::load({root_}, {}, ioc().get_executor(), report);
-    ASSERT_TRUE(host_) << (report.failures.empty() ? ""
-                                                   : report.failures[0].problems[0].to_string());
-    add_methods(dispatcher(), *host_);
+    ASSERT_NO_FATAL_FAILURE(serve({root_}));
   }
   void TearDown() override {
-    if (host_) host_->shutdown();
-    proc::kill_all();
+    LavsTest::TearDown();
     fs::remove_all(root_);
   }
 
@@ -78,7 +73,6 @@ class ReloadTest : public ::testing::Test, public testing::Harness {
   }
 
   fs::path root_;
-  std::unique_ptr<Host> host_;
 };
 
 TEST_F(ReloadTest, NothingChangedChangesNothing) {
