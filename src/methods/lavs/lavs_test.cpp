@@ -17,8 +17,6 @@
 #include "proc/process.hpp"
 
 namespace hearth::methods::lavs {
-using host::Host;
-using host::LoadReport;
 namespace {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;

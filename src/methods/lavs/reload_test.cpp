@@ -15,7 +15,6 @@
 namespace hearth::methods::lavs {
 namespace {
 namespace fs = std::filesystem;
-using host::Host;
 
 /// A service "name" whose `version` query answers {"v": version} after `delay` seconds, with a
 /// subscription `updates` and, when `with_gone`, a second one `gone`.
