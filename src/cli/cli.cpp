@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "cli/remote.hpp"
 #include "cli/summary.hpp"
 #include "jail/jail.hpp"
 #include "methods/lavs/lavs.hpp"
@@ -170,6 +171,48 @@ int call(const fs::path& path, const std::string& service, const std::string& en
   return lafs ? lafs_exit_code(obj.at("result")) : 0;
 }
 
+/// `hearth call --daemon SERVICE ENDPOINT [INPUT]`: lavs/call through the running daemon.
+int call_through_daemon(const std::string& service, const std::string& endpoint,
+                        const std::string& input_text, const fs::path& state_dir, bool pretty) {
+  json::value input = nullptr;
+  if (!input_text.empty()) {
+    auto parsed = json::parse_text(input_text);
+    if (!parsed.ok()) {
+      std::cout << json::dump(to_json(parsed.error())) << std::endl;
+      return 2;
+    }
+    input = std::move(parsed).value();
+  }
+  auto daemon = find_daemon(state_dir);
+  if (!daemon.ok()) {
+    std::cerr << "hearth call: " << daemon.error().message << std::endl;
+    return 2;
+  }
+  json::object params{{"service", service}, {"endpoint", endpoint}};
+  if (!input.is_null()) params["input"] = std::move(input);
+  json::object request{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "lavs/call"}, {"params", params}};
+  auto body = post_rpc(daemon.value(), json::dump(request));
+  if (!body.ok()) {
+    std::cerr << "hearth call: " << body.error().message << std::endl;
+    return 2;
+  }
+  auto response = json::parse_text(body.value());
+  if (!response.ok() || !response.value().is_object()) {
+    std::cerr << "hearth call: the daemon's answer is not JSON-RPC: " << body.value() << std::endl;
+    return 1;
+  }
+  const auto& obj = response.value().get_object();
+  const auto print = [&](const json::value& v) {
+    std::cout << (pretty ? pretty_json(v) : json::dump(v)) << std::endl;
+  };
+  if (const auto* err = obj.if_contains("error")) {
+    print(*err);
+    return 1;
+  }
+  print(obj.at("result"));
+  return 0;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -244,6 +287,12 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   serve_cmd->add_option("--allow-origin", serve_options.allowed_origins,
                         "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
+  serve_cmd->add_option("--allow-view-origin", serve_options.view_origins,
+                        "Origin a `cdn` view component may load its code from "
+                        "(e.g. https://cdn.example.com); repeatable. None by default");
+  serve_cmd->add_option("--web-dir", serve_options.web_dir,
+                        "Folder of the view host's page (default: the web/ folder hearth was "
+                        "built with, or $HEARTH_WEB_DIR)");
   serve_cmd->add_flag("--json", serve_options.json,
                       "Print the start-up information as JSON on stdout");
   serve_cmd->add_flag("--watch", serve_options.watch,
@@ -269,9 +318,14 @@ int run(int argc, char** argv) {
   bool call_lafs = false;
   auto* call_cmd =
       app.add_subcommand("call", "Call an endpoint in-process (no daemon) and print the result");
-  call_cmd->add_option("path", call_path, "Service folder (or folder of services)")
-      ->required()
-      ->check(CLI::ExistingPath);
+  bool call_daemon = false;
+  call_cmd
+      ->add_option("path", call_path,
+                   "Service folder (or folder of services); with --daemon, the service's name")
+      ->required();
+  call_cmd->add_flag("--daemon", call_daemon,
+                     "Call through the running daemon (found by --state-dir) instead of "
+                     "in-process: views of the service see the change as an agent action");
   call_cmd->add_option("endpoint", call_endpoint, "Endpoint id")->required();
   call_cmd->add_option("input", call_input, "Input as JSON (e.g. '{\"text\":\"milk\"}')");
   call_cmd->add_option("--service", call_service, "Service name, when PATH holds several");
@@ -288,6 +342,15 @@ int run(int argc, char** argv) {
   call_cmd->footer(
       "Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
       "object and exits 1 (2 when the input or the manifest is invalid).");
+
+  // open
+  fs::path open_state_dir;
+  bool open_browser = false;
+  auto* open_cmd = app.add_subcommand(
+      "open", "Print the view host's URL (with the token) of the running daemon");
+  open_cmd->add_option("--state-dir", open_state_dir, "The daemon's state dir");
+  open_cmd->add_flag("--browser", open_browser, "Also open it with xdg-open");
+  open_cmd->footer("Exit status: 0 when a daemon runs (and the browser started), 1 otherwise.");
 
   // check
   std::vector<fs::path> check_paths;
@@ -322,10 +385,20 @@ int run(int argc, char** argv) {
   setup_logging(log_level);
 
   if (*serve_cmd) return serve(serve_options);
+  if (*call_cmd && call_daemon) {
+    return call_through_daemon(call_path.string(), call_endpoint, call_input, call_state_dir,
+                               call_pretty);
+  }
+  if (*call_cmd && !fs::exists(call_path)) {
+    std::cerr << "path: Path does not exist: " << call_path.string() << "\n"
+              << "Run with --help for more information." << std::endl;
+    return static_cast<int>(CLI::ExitCodes::ValidationError);
+  }
   if (*call_cmd) {
     return call(call_path, call_service, call_endpoint, call_input, call_state_dir, call_timeout,
                 call_pretty, call_insecure, call_lafs);
   }
+  if (*open_cmd) return open_page(open_state_dir, open_browser);
   if (*check_cmd) return check(check_paths, check_json);
   if (*doctor_cmd) return doctor(doctor_json);
   if (*lafs_cmd) return lafs_run();

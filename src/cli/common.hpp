@@ -41,7 +41,13 @@ struct ServeOptions {
   bool insecure_no_sandbox = false;
   bool watch = false;           ///< reload services whose lavs.json is added, edited or removed
   int watch_interval_ms = 500;  ///< how often --watch looks
+  std::vector<std::string> view_origins;  ///< origins `cdn` view components may load code from
+  std::filesystem::path web_dir;  ///< the host page's files; empty: views::default_web_dir()
 };
+
+/// `hearth open`: prints the host page's URL, with the token in its fragment, for the daemon
+/// running with `state_dir` (default: the default state dir); with `browser`, also opens it.
+int open_page(const std::filesystem::path& state_dir, bool browser);
 
 int serve(const ServeOptions& options);
 

@@ -25,9 +25,11 @@
 #include "common/random.hpp"
 #include "jail/jail.hpp"
 #include "methods/lavs/lavs.hpp"
+#include "methods/view/view.hpp"
 #include "net/server.hpp"
 #include "proc/process.hpp"
 #include "rpc/dispatcher.hpp"
+#include "views/views.hpp"
 
 namespace hearth::cli {
 namespace asio = boost::asio;
@@ -171,8 +173,25 @@ int serve(const ServeOptions& options) {
   }
   host->set_audit(&audit);
 
+  views::Options view_options;
+  view_options.web_dir = options.web_dir.empty() ? views::default_web_dir() : options.web_dir;
+  view_options.state_dir = state_dir;
+  view_options.cdn_origins = options.view_origins;
+  views::ViewHost view_host(*host, view_options);
+  host->set_mutation_listener([&view_host](const host::Mutation& m) { view_host.publish(m); });
+  net::Routes routes;
+  if (auto st = view_host.add_routes(routes); !st.ok()) {
+    spdlog::error("routes: {}", st.error().message);
+    return 1;
+  }
+  if (!fs::is_regular_file(view_options.web_dir / "index.html")) {
+    spdlog::warn("the host page's files are not in {} (set --web-dir): /ui/ answers 404",
+                 view_options.web_dir.string());
+  }
+
   rpc::Dispatcher dispatcher;
   methods::lavs::add_methods(dispatcher, *host);
+  methods::view::add_methods(dispatcher, *host, view_host);
   name_lafs_operations(dispatcher, *host);
 
   net::ServerOptions server_options;
@@ -191,7 +210,7 @@ int serve(const ServeOptions& options) {
   }
   server_options.max_websockets = options.max_websockets;
   server_options.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);
-  net::Server server(ioc, server_options, dispatcher);
+  net::Server server(ioc, server_options, dispatcher, std::move(routes));
   auto port = server.listen();
   if (!port.ok()) {
     spdlog::error("cannot listen on {}:{}: {}", options.address, options.port,
@@ -219,6 +238,7 @@ int serve(const ServeOptions& options) {
   ready["port"] = *port;
   ready["tokenFile"] = fs::absolute(token_file).string();
   ready["auditLog"] = audit.path().string();
+  ready["uiUrl"] = url + "/ui/";
   ready["pid"] = ::getpid();
   json::array names;
   for (const auto& s : *host->services()) names.push_back(json::value(s->manifest.name));
@@ -279,6 +299,12 @@ int serve(const ServeOptions& options) {
       begin_shutdown();
       return;
     }
+    // Where `hearth open` and `hearth call --daemon` find this daemon (the token stays in its
+    // own file).
+    const fs::path daemon_file = state_dir / "daemon.json";
+    if (!write_private_file(daemon_file, json::dump(ready) + "\n", error)) {
+      spdlog::warn("{}: {}", daemon_file.string(), error);
+    }
     if (options.json) {
       std::cout << json::dump(ready) << std::endl;
     } else {
@@ -288,7 +314,8 @@ int serve(const ServeOptions& options) {
                 << "/rpc   WebSocket: " << ready["wsUrl"].as_string().c_str()
                 << "\n  token file: " << fs::absolute(token_file).string() << "\n  services:";
       for (const auto& s : *host->services()) std::cout << " " << s->manifest.name;
-      std::cout << std::endl;
+      std::cout << "\n  open the view host: " << url << "/ui/#token=" << server_options.token
+                << std::endl;
     }
   };
   asio::post(ioc, announce);
@@ -308,6 +335,7 @@ int serve(const ServeOptions& options) {
   proc::kill_all();  // anything started while stopping
   std::error_code ec;
   fs::remove(token_file, ec);
+  fs::remove(state_dir / "daemon.json", ec);
   if (!options.ready_file.empty()) fs::remove(options.ready_file, ec);
   spdlog::info("stopped");
   return exit_code;

@@ -47,6 +47,8 @@ std::string AuditLog::format(const AuditRecord& record, std::chrono::system_cloc
   line["endpoint"] = record.endpoint;
   line["method"] = record.method;
   line["transport"] = record.transport;
+  if (!record.client.empty()) line["client"] = record.client;
+  if (!record.mount.empty()) line["mount"] = record.mount;
   line["durationMs"] = static_cast<double>(record.duration.count()) / 1000.0;
   line["outcome"] = record.error ? "error" : "ok";
   if (record.error) line["code"] = static_cast<int>(*record.error);

@@ -22,6 +22,8 @@ struct AuditRecord {
   std::string transport;  ///< "http", "ws", "inproc"
   std::chrono::microseconds duration{0};
   std::optional<ErrorCode> error;  ///< nullopt: the call succeeded
+  std::string client;              ///< what the client calls itself (X-Hearth-Client), may be empty
+  std::string mount;               ///< the view mount a call was made for (view/*), else empty
 };
 
 class AuditLog {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,23 @@ struct HostOptions {
   SubscriptionHub::Limits subscription_limits;
   /// Threads for blocking work (file reads, validating large values, the audit log).
   std::size_t blocking_threads = 2;
+};
+
+/// Who made a call: told to the mutation listener with every mutation that succeeded.
+struct Caller {
+  std::string transport;  ///< "http", "ws", "inproc"
+  std::string client;     ///< what the client calls itself (X-Hearth-Client), may be empty
+  std::string mount;      ///< the view mount the call was made for, else empty
+};
+
+/// A mutation endpoint that ran and succeeded: what the view host tells the views of the service
+/// (as agent actions), whoever the caller was.
+struct Mutation {
+  std::string service;
+  std::string endpoint;
+  json::value input;  ///< as the handler got it (defaults applied)
+  json::value result;
+  Caller caller;
 };
 
 /// What went wrong while loading, per manifest file.
@@ -102,9 +120,16 @@ class Host {
   ReloadReport reload(const std::vector<std::filesystem::path>& paths);
 
   /// Runs a query or mutation endpoint. `input` null means no input was given. The caller keeps
-  /// `service` alive until the call returns (it holds the shared_ptr from find_service).
+  /// `service` alive until the call returns (it holds the shared_ptr from find_service). A
+  /// mutation that succeeds is told to the mutation listener with `caller`.
   boost::asio::awaitable<Result<json::value>> call(const Service& service,
-                                                   std::string_view endpoint, json::value input);
+                                                   std::string_view endpoint, json::value input,
+                                                   Caller caller = {});
+
+  /// Told of every mutation that succeeded, on the thread that ran the call: must not block.
+  /// Set before serving.
+  using MutationListener = std::function<void(const Mutation&)>;
+  void set_mutation_listener(MutationListener listener) { on_mutation_ = std::move(listener); }
 
   /// Subscribes `session` to a subscription endpoint and returns the subscription id. Items
   /// flow once the id has reached the client: from `after_reply` when given, else at once. The
@@ -166,6 +191,7 @@ class Host {
   /// Folders whose manifest failed to load, with the text that failed: reported once per edit.
   std::map<std::filesystem::path, std::string> failed_sources_;
   AuditLog* audit_ = nullptr;
+  MutationListener on_mutation_;
   std::unique_ptr<BlockingExecutor> blocking_;
 };
 

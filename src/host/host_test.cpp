@@ -68,7 +68,8 @@ TEST(HostLoad, HttpHandlerOnASubscriptionIsRefusedAtLoad) {
 
 TEST(AuditLogTest, FormatsOneJsonLine) {
   AuditRecord r{
-      "svc", "echo", "lavs/call", "ws", std::chrono::microseconds(1500), ErrorCode::kTimeout};
+      "svc",        "echo", "view/call", "ws", std::chrono::microseconds(1500), ErrorCode::kTimeout,
+      "hearth-cli", "m42"};
   auto line = AuditLog::format(
       r, std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123)));
   ASSERT_EQ(line.back(), '\n');
@@ -79,6 +80,14 @@ TEST(AuditLogTest, FormatsOneJsonLine) {
   EXPECT_EQ(v.at("durationMs"), 1.5);
   EXPECT_EQ(v.at("outcome"), "error");
   EXPECT_EQ(v.at("code"), -32002);
+  EXPECT_EQ(v.at("client"), "hearth-cli");
+  EXPECT_EQ(v.at("mount"), "m42");
+  // Left out when empty.
+  auto plain =
+      json::parse(AuditLog::format(AuditRecord{"svc", "echo", "lavs/call", "http", {}, {}, "", ""},
+                                   std::chrono::system_clock::now()));
+  EXPECT_FALSE(plain.as_object().contains("client"));
+  EXPECT_FALSE(plain.as_object().contains("mount"));
 }
 
 }  // namespace

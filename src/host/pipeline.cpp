@@ -131,7 +131,8 @@ Result<json::value> Host::check_output(const Service& service, const manifest::E
 }
 
 asio::awaitable<Result<json::value>> Host::call(const Service& service,
-                                                std::string_view endpoint_id, json::value input) {
+                                                std::string_view endpoint_id, json::value input,
+                                                Caller caller) {
   const manifest::Endpoint* endpoint = service.manifest.find(endpoint_id);
   if (endpoint == nullptr) co_return endpoint_not_found(service.manifest, endpoint_id);
   if (endpoint->method == manifest::Method::kSubscription) {
@@ -141,6 +142,8 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
   }
   HEARTH_CO_ASSIGN_OR_RETURN(json::value prepared,
                              co_await prepare_input_off_io(*endpoint, std::move(input)));
+  const bool told = on_mutation_ && endpoint->method == manifest::Method::kMutation;
+  json::value ran_input = told ? prepared : json::value();
   auto handler = service.handlers.find(endpoint->id);
   handlers::Call call;
   call.service = &service.manifest;
@@ -150,13 +153,22 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
   call.publisher = service.hub.get();
   call.executor = executor_;
   auto result = co_await handler->second->call(std::move(call));
-  if (!result.ok() || !endpoint->output_schema) co_return result;
-  if (!is_large(result.value())) co_return check_output(service, *endpoint, std::move(result));
-  std::function<Result<json::value>()> work = [this, &service, endpoint,
-                                               r = std::move(result)]() mutable {
-    return check_output(service, *endpoint, std::move(r));
-  };
-  co_return co_await blocking_->run(std::move(work));
+  if (result.ok() && endpoint->output_schema) {
+    if (!is_large(result.value())) {
+      result = check_output(service, *endpoint, std::move(result));
+    } else {
+      std::function<Result<json::value>()> work = [this, &service, endpoint,
+                                                   r = std::move(result)]() mutable {
+        return check_output(service, *endpoint, std::move(r));
+      };
+      result = co_await blocking_->run(std::move(work));
+    }
+  }
+  if (told && result.ok()) {
+    on_mutation_(Mutation{service.manifest.name, endpoint->id, std::move(ran_input), result.value(),
+                          std::move(caller)});
+  }
+  co_return result;
 }
 
 namespace {

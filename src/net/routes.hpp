@@ -54,6 +54,10 @@ struct Route {
   std::vector<std::string> methods = {"GET"};
   Access access = Access::kToken;
   RouteHandler handler;
+  /// Also answers GET and HEAD requests sent with `Origin: null` (an opaque origin: what a
+  /// sandboxed frame's subresource requests carry). Only for content fetched by a view frame;
+  /// never for routes that act.
+  bool opaque_origin = false;
 };
 
 class Routes {

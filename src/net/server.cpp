@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "common/ascii.hpp"
+#include "common/rfc3986.hpp"
 #include "listener/listener.hpp"
 #include "rpc/dispatcher.hpp"
 #include "rpc/session.hpp"
@@ -81,27 +82,6 @@ bool constant_time_equal(std::string_view candidate, std::string_view expected) 
   return diff == 0;
 }
 
-/// Decodes %XX and '+' of a query component; nullopt for a malformed escape.
-std::optional<std::string> percent_decode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '%') {
-      if (i + 2 >= in.size()) return std::nullopt;
-      int hi = ascii::hex_value(in[i + 1]);
-      int lo = ascii::hex_value(in[i + 2]);
-      if (hi < 0 || lo < 0) return std::nullopt;
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (in[i] == '+') {
-      out.push_back(' ');
-    } else {
-      out.push_back(in[i]);
-    }
-  }
-  return out;
-}
-
 /// The value of `key` in a query string ("a=1&token=x"), decoded; nullopt when absent.
 std::optional<std::string> query_param(std::string_view query, std::string_view key) {
   while (!query.empty()) {
@@ -110,9 +90,24 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
     auto eq = pair.find('=');
     if (pair.substr(0, eq) != key) continue;
-    return percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+    return rfc3986::percent_decode(
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
   }
   return std::nullopt;
+}
+
+/// What a client calls itself: its X-Hearth-Client header, kept when it is a short name of
+/// letters, digits and ".-_" (it reaches logs and other clients' notifications), else empty.
+template <class Request>
+std::string client_name(const Request& req) {
+  auto field = req.find("X-Hearth-Client");
+  if (field == req.end()) return {};
+  std::string_view name = field->value();
+  if (name.empty() || name.size() > 64) return {};
+  for (char c : name) {
+    if (!ascii::is_alnum(c) && c != '.' && c != '-' && c != '_') return {};
+  }
+  return std::string(name);
 }
 
 /// The token of "Bearer <token>" (scheme case-insensitive), or nullopt.
@@ -534,18 +529,22 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
                    host == req.end() ? "" : loggable(host->value()));
       co_return co_await reply_error(parser, http::status::forbidden, "forbidden host", true);
     }
+    // Routes added to the table; /rpc and /ws are built in. A path no route serves asks for the
+    // token like /rpc, so that its absence tells nothing to a peer without the token.
+    const Route* route = path == "/rpc" || path == "/ws" ? nullptr : server_->routes().find(path);
     auto origin = req.find(http::field::origin);
     if (origin != req.end()) {
       bool cross = false;
-      if (req.count(http::field::origin) != 1 || !server_->origin_allowed(origin->value(), cross)) {
+      const bool opaque = route != nullptr && route->opaque_origin &&
+                          (req.method() == http::verb::get || req.method() == http::verb::head) &&
+                          origin->value() == "null";
+      if (req.count(http::field::origin) != 1 ||
+          (!opaque && !server_->origin_allowed(origin->value(), cross))) {
         server_->log("{} forbidden origin '{}'", peer_, loggable(origin->value()));
         co_return co_await reply_error(parser, http::status::forbidden, "forbidden origin", true);
       }
       if (cross) cors_origin_ = std::string(origin->value());
     }
-    // Routes added to the table; /rpc and /ws are built in. A path no route serves asks for the
-    // token like /rpc, so that its absence tells nothing to a peer without the token.
-    const Route* route = path == "/rpc" || path == "/ws" ? nullptr : server_->routes().find(path);
     if (req.method() == http::verb::options && (path == "/rpc" || route != nullptr)) {
       // Named: GCC 12 frees a temporary argument of a co_awaited coroutine twice.
       std::string allow = route != nullptr ? allow_header(*route) : std::string("POST, OPTIONS");
@@ -717,7 +716,10 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     const auto& req = parser.get();
     // One session per connection, made on first use: HTTP cannot push, but methods may still key
     // state on the session and its close hooks.
-    if (!session_) session_ = std::make_shared<rpc::Session>("http", nullptr);
+    if (!session_) {
+      session_ = std::make_shared<rpc::Session>("http", nullptr);
+      session_->set_client(client_name(req));
+    }
     std::optional<std::string> reply;
     bool failed = false;
     // `Prefer: lafs-envelope` (RFC 7240): every answer in this body as a LAFS envelope.
@@ -778,6 +780,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     session_ = std::make_shared<rpc::Session>("ws", [weak](std::string message) {
       if (auto self = weak.lock()) self->post_message(std::move(message));
     });
+    session_->set_client(client_name(req));
     server_->add_push_session(session_);
     server_->log("{} websocket open (session {})", peer_, session_->id());
     if (stopping_) {

@@ -1172,6 +1172,16 @@ class RouteTest : public ServerTest {
                             co_return net::HttpResponse{200, "text/plain", {}, "open " + r.path};
                           }})
                     .ok());
+    // What a sandboxed view frame loads: its requests carry `Origin: null`.
+    net::Route frame;
+    frame.path = "/frame/";
+    frame.methods = {"GET", "POST"};
+    frame.access = Access::kOpen;
+    frame.opaque_origin = true;
+    frame.handler = [](net::HttpRequest r) -> asio::awaitable<net::HttpResponse> {
+      co_return net::HttpResponse{200, "text/plain", {}, "frame " + r.path};
+    };
+    ASSERT_TRUE(routes_.add(std::move(frame)).ok());
     // Echoes a posted body with a status of its choosing.
     ASSERT_TRUE(routes_
                     .add({"/echo",
@@ -1246,6 +1256,35 @@ TEST_F(RouteTest, TheTokenIsRequiredAsEachRouteSays) {
   open.set(http::field::host, "127.0.0.1:" + std::to_string(port_));
   open.set(http::field::origin, "http://evil.example");
   expect_error(third.send(open), http::status::forbidden, "forbidden origin");
+}
+
+TEST_F(RouteTest, AnOpaqueOriginIsAcceptedOnlyWhereARouteSaysAndOnlyToRead) {
+  auto frame = make_request(http::verb::get, "/frame/index.html");
+  frame.erase(http::field::authorization);
+  frame.set(http::field::origin, "null");
+  HttpClient a(port_);
+  auto got = a.send(frame);
+  ASSERT_FALSE(got.ec);
+  EXPECT_EQ(got.res.result_int(), 200u);
+  EXPECT_EQ(got.res.body(), "frame /frame/index.html");
+  // Not to post, even on that route.
+  HttpClient b(port_);
+  auto post = make_request(http::verb::post, "/frame/x", "x");
+  post.set(http::field::origin, "null");
+  expect_error(b.send(post), http::status::forbidden, "forbidden origin");
+  // Not on another open route, nor on /rpc or /ws, even with the token.
+  HttpClient c(port_);
+  auto open = make_request(http::verb::get, "/open/a");
+  open.set(http::field::origin, "null");
+  expect_error(c.send(open), http::status::forbidden, "forbidden origin");
+  HttpClient d(port_);
+  auto rpc = rpc_request(R"({"jsonrpc":"2.0","id":1,"method":"x"})");
+  rpc.set(http::field::origin, "null");
+  expect_error(d.send(rpc), http::status::forbidden, "forbidden origin");
+  // The Host check still applies.
+  HttpClient e(port_);
+  frame.set(http::field::host, "evil.example");
+  expect_error(e.send(frame), http::status::forbidden, "forbidden host");
 }
 
 TEST_F(RouteTest, MethodsHeadPreflightAndUnknownPaths) {

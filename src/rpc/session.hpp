@@ -27,6 +27,10 @@ class Session {
   /// "http", "ws" or "inproc".
   const std::string& transport() const { return transport_; }
   bool can_push() const { return static_cast<bool>(push_); }
+  /// What the client calls itself (its `X-Hearth-Client` header: `hearth call` sends
+  /// "hearth-cli"), empty when it said nothing. Set by the transport before the session is shared.
+  const std::string& client() const { return client_; }
+  void set_client(std::string client) { client_ = std::move(client); }
   /// Sends when the session is open and can push; otherwise drops the message.
   void push(std::string message) const;
 
@@ -40,6 +44,7 @@ class Session {
  private:
   std::uint64_t id_;
   std::string transport_;
+  std::string client_;
   PushFn push_;
   std::atomic<bool> closed_{false};
   mutable std::mutex mu_;

@@ -1,36 +1,15 @@
 #include "methods/lavs/lavs.hpp"
 
+#include "methods/audit.hpp"
 #include "rpc/params.hpp"
 
 namespace hearth::methods::lavs {
 namespace asio = boost::asio;
 using host::Host;
+using methods::Target;
 using rpc::Request;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-/// What an audited method names: the service and the endpoint (or the file) it was about.
-struct Target {
-  std::string service;
-  std::string endpoint;
-};
-
-/// Records `request` in the audit log with its outcome, then returns the outcome.
-asio::awaitable<Result<json::value>> audited(Host& host, const Request& request,
-                                             const Target& target, Clock::time_point start,
-                                             Result<json::value> result) {
-  host::AuditRecord record;
-  record.service = target.service;
-  record.endpoint = target.endpoint;
-  record.method = request.method;
-  record.transport = request.session ? request.session->transport() : "inproc";
-  record.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
-  if (!result.ok()) record.error = result.error().code;
-  co_await host.audit(std::move(record));
-  co_return result;
-}
 
 /// The service a request names (its optional `service` parameter); `target` learns its name.
 /// Held for the whole request: a reload meanwhile does not pull it away.
@@ -49,7 +28,8 @@ asio::awaitable<Result<json::value>> call(Host& host, const Request& request, Ta
   HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
   json::value input = rpc::value_param(*params, "input");  // named: see common/blocking.hpp
-  co_return co_await host.call(*service, target.endpoint, std::move(input));
+  host::Caller caller = caller_of(request);
+  co_return co_await host.call(*service, target.endpoint, std::move(input), std::move(caller));
 }
 
 asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& request, Target& target) {

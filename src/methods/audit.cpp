@@ -1,0 +1,29 @@
+#include "methods/audit.hpp"
+
+namespace hearth::methods {
+
+boost::asio::awaitable<Result<json::value>> audited(host::Host& host, const rpc::Request& request,
+                                                    const Target& target, Clock::time_point start,
+                                                    Result<json::value> result) {
+  host::AuditRecord record;
+  record.service = target.service;
+  record.endpoint = target.endpoint;
+  record.mount = target.mount;
+  record.method = request.method;
+  record.transport = request.session ? request.session->transport() : "inproc";
+  if (request.session) record.client = request.session->client();
+  record.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  if (!result.ok()) record.error = result.error().code;
+  co_await host.audit(std::move(record));
+  co_return result;
+}
+
+host::Caller caller_of(const rpc::Request& request, std::string mount) {
+  host::Caller caller;
+  caller.transport = request.session ? request.session->transport() : "inproc";
+  if (request.session) caller.client = request.session->client();
+  caller.mount = std::move(mount);
+  return caller;
+}
+
+}  // namespace hearth::methods
