@@ -23,9 +23,11 @@ packages=(
   bubblewrap
   # examples (contacts uses sqlite via python3's sqlite3 module; todo-manager uses node)
   nodejs sqlite3
-  # test and benchmark set-up: ajv (LAFS differential test) and the MCP SDK (bench/js) from npm,
-  # installed into ~/.cache/hearth, never into the repository
+  # test and benchmark set-up: ajv (LAFS differential test), playwright-core (browser tests) and
+  # the MCP SDK (bench/js) from npm, installed into ~/.cache/hearth, never into the repository
   npm
+  # browser tests of the view host (tests/e2e), driven by playwright-core
+  chromium
 )
 
 missing=()
