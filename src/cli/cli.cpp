@@ -293,6 +293,8 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--web-dir", serve_options.web_dir,
                         "Folder of the view host's page (default: the web/ folder hearth was "
                         "built with, or $HEARTH_WEB_DIR)");
+  serve_cmd->add_flag("--open", serve_options.open,
+                      "Open the view host in a browser (xdg-open) once the daemon is ready");
   serve_cmd->add_flag("--json", serve_options.json,
                       "Print the start-up information as JSON on stdout");
   serve_cmd->add_flag("--watch", serve_options.watch,

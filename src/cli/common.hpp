@@ -43,6 +43,7 @@ struct ServeOptions {
   int watch_interval_ms = 500;  ///< how often --watch looks
   std::vector<std::string> view_origins;  ///< origins `cdn` view components may load code from
   std::filesystem::path web_dir;  ///< the host page's files; empty: views::default_web_dir()
+  bool open = false;              ///< open the view host in a browser once ready
 };
 
 /// `hearth open`: prints the host page's URL, with the token in its fragment, for the daemon

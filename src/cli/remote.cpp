@@ -117,6 +117,19 @@ Result<std::string> post_rpc(const Daemon& daemon, const std::string& body) {
   }
 }
 
+bool launch_browser(const std::string& url) {
+  pid_t pid = 0;
+  std::string program = "xdg-open";
+  std::string arg = url;
+  std::vector<char*> argv{program.data(), arg.data(), nullptr};
+  if (posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    return false;
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int open_page(const fs::path& state_dir, bool browser) {
   auto daemon = find_daemon(state_dir);
   if (!daemon.ok()) {
@@ -126,16 +139,12 @@ int open_page(const fs::path& state_dir, bool browser) {
   const std::string url = daemon.value().url + "/ui/#token=" + daemon.value().token;
   std::cout << url << std::endl;
   if (!browser) return 0;
-  pid_t pid = 0;
-  std::string program = "xdg-open";
-  std::vector<char*> argv{program.data(), const_cast<char*>(url.c_str()), nullptr};
-  if (posix_spawnp(&pid, program.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
-    std::cerr << "hearth open: cannot start xdg-open: open the URL above in a browser" << std::endl;
+  if (!launch_browser(url)) {
+    std::cerr << "hearth open: xdg-open could not open a browser: open the URL above in one"
+              << std::endl;
     return 1;
   }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  return 0;
 }
 
 }  // namespace hearth::cli

@@ -26,4 +26,7 @@ Result<Daemon> find_daemon(const std::filesystem::path& state_dir);
 /// response body.
 Result<std::string> post_rpc(const Daemon& daemon, const std::string& body);
 
+/// Opens `url` with xdg-open and waits for it; false when it could not.
+bool launch_browser(const std::string& url);
+
 }  // namespace hearth::cli

@@ -21,8 +21,10 @@
 #include <thread>
 
 #include "cli/common.hpp"
+#include "cli/remote.hpp"
 #include "common/atomic_file.hpp"
 #include "common/random.hpp"
+#include "httpclient/url.hpp"
 #include "jail/jail.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/view/view.hpp"
@@ -176,7 +178,14 @@ int serve(const ServeOptions& options) {
   views::Options view_options;
   view_options.web_dir = options.web_dir.empty() ? views::default_web_dir() : options.web_dir;
   view_options.state_dir = state_dir;
-  view_options.cdn_origins = options.view_origins;
+  for (const auto& origin : options.view_origins) {
+    auto parsed = httpclient::parse_url(origin);
+    if (!parsed.ok() || (parsed.value().target != "/" && !parsed.value().target.empty())) {
+      spdlog::error("--allow-view-origin '{}': not an origin (https://host[:port])", origin);
+      return 1;
+    }
+    view_options.cdn_origins.push_back(parsed.value().origin());
+  }
   views::ViewHost view_host(*host, view_options);
   host->set_mutation_listener([&view_host](const host::Mutation& m) { view_host.publish(m); });
   net::Routes routes;
@@ -316,6 +325,12 @@ int serve(const ServeOptions& options) {
       for (const auto& s : *host->services()) std::cout << " " << s->manifest.name;
       std::cout << "\n  open the view host: " << url << "/ui/#token=" << server_options.token
                 << std::endl;
+    }
+    if (options.open) {
+      // xdg-open may wait for the browser: never on an I/O thread.
+      std::thread([page = url + "/ui/#token=" + server_options.token] {
+        if (!launch_browser(page)) spdlog::warn("--open: xdg-open could not open a browser");
+      }).detach();
     }
   };
   asio::post(ioc, announce);
