@@ -1,0 +1,436 @@
+// hearth's host page (/ui/): the services of the daemon, and for the chosen one its view (in a
+// sandboxed frame, docs/view-host.md), its data, a form per endpoint and a log. Everything the
+// daemon or a view sends is put in the page as text, never as HTML.
+import { createLAVSClient } from './lavs-client.js';
+import { FallbackPanel } from './fallback.js';
+import { EndpointsPanel } from './endpoints.js';
+import {
+  ViewMount,
+  onIgnoredMessage,
+  dispatchAgentAction,
+  dispatchSubscriptionMessage,
+  sendHostContextToAll,
+} from './view-host.js';
+
+const $ = (id) => document.getElementById(id);
+const TOKEN_KEY = 'hearth.token';
+const SERVICE_KEY = 'hearth.service';
+const LOG_MAX = 500;
+const HOST_CSS_VARIABLES = [
+  '--hearth-bg', '--hearth-surface', '--hearth-fg', '--hearth-muted', '--hearth-border',
+  '--hearth-accent', '--hearth-accent-fg', '--hearth-danger', '--hearth-ok', '--hearth-radius',
+  '--hearth-font', '--hearth-mono', '--hearth-font-size',
+];
+
+const state = {
+  client: null,
+  services: [],
+  selected: null,
+  manifest: null,
+  tab: 'view',
+  mount: null,
+  fallback: null,
+  endpoints: null,
+  viewStatus: 'none', // none | loading | ready | failed
+  selectSeq: 0,
+  counts: { ignored: 0, call: 0, push: 0 },
+  everOpened: false,
+  failedAttempts: 0,
+};
+
+// -- token --------------------------------------------------------------------------------------
+
+function takeToken() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const fromUrl = fragment.get('token');
+  if (fromUrl) {
+    sessionStorage.setItem(TOKEN_KEY, fromUrl);
+    fragment.delete('token');
+  }
+  const service = fragment.get('service');
+  if (service) sessionStorage.setItem(SERVICE_KEY, service);
+  // The token never stays in the address bar or the history.
+  history.replaceState(null, '', location.pathname + location.search);
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+// -- log ----------------------------------------------------------------------------------------
+
+function log(kind, text, detail) {
+  if (kind in state.counts) {
+    state.counts[kind] += 1;
+    $(`log-${kind === 'ignored' ? 'ignored' : kind}-count`).textContent = String(state.counts[kind]);
+  }
+  const list = $('log-list');
+  const li = document.createElement('li');
+  li.className = `log-${kind}`;
+  li.dataset.kind = kind;
+  const time = document.createElement('time');
+  const now = new Date();
+  time.dateTime = now.toISOString();
+  time.textContent = now.toLocaleTimeString([], { hour12: false });
+  const tag = document.createElement('span');
+  tag.className = 'log-kind';
+  tag.textContent = kind;
+  const body = document.createElement('span');
+  body.className = 'log-text';
+  body.textContent = text;
+  li.append(time, tag, body);
+  if (detail !== undefined) {
+    const pre = document.createElement('pre');
+    pre.className = 'log-detail';
+    pre.textContent = typeof detail === 'string' ? detail : JSON.stringify(detail);
+    li.append(pre);
+  }
+  list.prepend(li);
+  while (list.children.length > LOG_MAX) list.lastElementChild.remove();
+  if (kind === 'ignored' || kind === 'error') {
+    const badge = $('log-badge');
+    badge.hidden = false;
+    badge.textContent = String(state.counts.ignored + (Number(badge.dataset.errors) || 0));
+    if (kind === 'error') badge.dataset.errors = String((Number(badge.dataset.errors) || 0) + 1);
+  }
+}
+
+// -- connection ---------------------------------------------------------------------------------
+
+function rpc(method, params) {
+  const started = performance.now();
+  const what = params && params.endpoint ? `${method} ${params.endpoint}` : method;
+  return state.client.rpc(method, params).then(
+    (result) => {
+      if (method !== 'view/mounts') log('call', `${what} ✓ ${Math.round(performance.now() - started)} ms`);
+      return result;
+    },
+    (err) => {
+      log('call', `${what} ✗ ${err.code} ${err.message}`, err.data);
+      throw err;
+    },
+  );
+}
+
+function showStatus({ status, detail }) {
+  const el = $('conn-status');
+  el.dataset.status = status;
+  const text = {
+    connecting: 'connecting…',
+    open: 'connected',
+    reconnecting: 'reconnecting…',
+    offline: detail && detail.retryInMs ? `offline · retry in ${Math.max(1, Math.round(detail.retryInMs / 1000))} s` : 'offline',
+    closed: 'closed',
+  }[status] || status;
+  el.querySelector('.status-text').textContent = text;
+  el.title = status === 'offline' ? 'Not connected to the daemon; click to retry now' : 'Connection to the daemon';
+}
+
+function connect(token) {
+  const client = createLAVSClient({ url: location.origin, token, transport: 'ws' });
+  state.client = client;
+  client.onStatus((s) => {
+    showStatus(s);
+    if (s.status === 'offline' && !state.everOpened) {
+      state.failedAttempts += 1;
+      if (state.failedAttempts >= 2) {
+        notice('The daemon does not accept this page’s connection. If it was restarted, open the new link that `hearth serve` or `hearth open` prints.', 'error');
+      }
+    }
+  });
+  client.on('$open', () => {
+    state.everOpened = true;
+    notice(null);
+    loadServices({ reconnected: true });
+  });
+  client.on('$close', () => {
+    // The daemon ended this connection's mounts with it.
+    if (state.mount) {
+      state.mount.close({ tellDaemon: false });
+      state.mount = null;
+      setViewNotice('The connection to the daemon was lost; the view comes back when it does.');
+    }
+  });
+  client.on('view/agentAction', (action) => {
+    log('push', `agent action #${action.seq} ${action.service}.${action.endpoint} by ${actorText(action.actor)}`, action.input);
+    dispatchAgentAction(action);
+    if (action.service === state.selected && state.fallback) state.fallback.scheduleRefresh();
+  });
+  client.on('lavs/data', (params) => {
+    const viewSub = dispatchSubscriptionMessage('lavs/data', params);
+    log('push', `data for ${viewSub ? 'the view’s ' : ''}subscription ${params.subscriptionId}`);
+  });
+  client.on('lavs/subscriptionEnded', (params) => {
+    dispatchSubscriptionMessage('lavs/subscriptionEnded', params);
+    log('push', `subscription ${params.subscriptionId} ended: ${params.reason}`, params.error);
+  });
+  client.on('lavs/servicesChanged', (params) => {
+    log('push', `services changed: +${(params.added || []).join(', ') || '–'} ~${(params.changed || []).join(', ') || '–'} −${(params.removed || []).join(', ') || '–'}`);
+    loadServices({ changed: params.changed || [], removed: params.removed || [] });
+  });
+  $('conn-status').addEventListener('click', () => client.socket.retryNow());
+  client.socket.connect();
+}
+
+function actorText(actor) {
+  if (!actor) return 'someone';
+  if (actor.type === 'view') return `view ${actor.mountId}`;
+  return actor.client ? `${actor.type} (${actor.client})` : actor.type;
+}
+
+function notice(text, kind = 'info') {
+  const el = $('page-notice');
+  el.hidden = !text;
+  el.className = `banner ${kind}`;
+  el.textContent = text || '';
+}
+
+// -- services -----------------------------------------------------------------------------------
+
+async function loadServices({ changed = [], removed = [], reconnected = false } = {}) {
+  let list;
+  try {
+    list = (await rpc('lavs/services', {})).services || [];
+  } catch (e) {
+    notice(`Could not list the services: ${e.message}`, 'error');
+    return;
+  }
+  state.services = list.slice().sort((a, b) => a.name.localeCompare(b.name));
+  renderServiceList();
+  $('empty').hidden = state.services.length > 0;
+  $('service').hidden = state.services.length === 0;
+  const names = new Set(state.services.map((s) => s.name));
+  let want = state.selected;
+  if (!want || !names.has(want) || removed.includes(want)) {
+    const remembered = sessionStorage.getItem(SERVICE_KEY);
+    want = remembered && names.has(remembered) ? remembered : state.services[0] && state.services[0].name;
+  }
+  if (!want) {
+    closeService();
+    state.selected = null;
+    return;
+  }
+  if (want !== state.selected || changed.includes(want) || reconnected || !state.manifest) {
+    await selectService(want, { keepTab: want === state.selected });
+  }
+}
+
+function renderServiceList() {
+  const ul = $('service-list');
+  ul.textContent = '';
+  const select = $('service-select');
+  select.textContent = '';
+  for (const s of state.services) {
+    const li = document.createElement('li');
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'service-item';
+    b.dataset.service = s.name;
+    if (s.name === state.selected) b.setAttribute('aria-current', 'true');
+    const name = document.createElement('span');
+    name.className = 'service-name';
+    name.textContent = s.name;
+    const meta = document.createElement('span');
+    meta.className = 'service-meta';
+    meta.textContent = `v${s.version} · ${(s.endpoints || []).length} endpoints`;
+    b.append(name, meta);
+    if (s.hasView) {
+      const badge = document.createElement('span');
+      badge.className = 'badge view-badge';
+      badge.textContent = 'view';
+      b.append(badge);
+    }
+    b.addEventListener('click', () => selectService(s.name));
+    li.append(b);
+    ul.append(li);
+    select.append(new Option(s.name + (s.hasView ? ' ▣' : ''), s.name, false, s.name === state.selected));
+  }
+}
+
+function closeService() {
+  if (state.mount) state.mount.close();
+  state.mount = null;
+  if (state.fallback) state.fallback.dispose();
+  state.fallback = null;
+  if (state.endpoints) state.endpoints.dispose();
+  state.endpoints = null;
+}
+
+async function selectService(name, { keepTab = false } = {}) {
+  const seq = ++state.selectSeq;
+  closeService();
+  state.selected = name;
+  sessionStorage.setItem(SERVICE_KEY, name);
+  renderServiceList();
+  const info = state.services.find((s) => s.name === name) || { name };
+  $('service-title').textContent = info.name;
+  $('service-version').textContent = info.version ? `v${info.version}` : '';
+  $('service-desc').textContent = info.description || '';
+  $('view-container').textContent = '';
+  $('data-container').textContent = '';
+  $('endpoints-container').textContent = '';
+  setViewNotice(null);
+  setDataNotice(null);
+  $('tab-view').hidden = !info.hasView;
+  let manifest;
+  try {
+    manifest = await rpc('lavs/manifest', { service: name });
+  } catch (e) {
+    if (seq !== state.selectSeq) return;
+    notice(`Could not read the manifest of ${name}: ${e.message}`, 'error');
+    return;
+  }
+  if (seq !== state.selectSeq) return;
+  state.manifest = manifest;
+  state.endpoints = new EndpointsPanel({
+    container: $('endpoints-container'),
+    manifest,
+    run: async (endpoint, input) => {
+      const params = { service: name, endpoint };
+      if (input !== undefined) params.input = input;
+      const result = await rpc('lavs/call', params);
+      if (state.fallback && state.selected === name) state.fallback.scheduleRefresh();
+      return result;
+    },
+    subscribe: (endpoint, input, onItem, onError) =>
+      state.client.subscribe(endpoint, onItem, { service: name, input, onError, onEnd: (p) => p.error && onError(p.error) }),
+  });
+  const tab = keepTab && (state.tab !== 'view' || info.hasView) ? state.tab : info.hasView ? 'view' : 'data';
+  showTab(tab);
+  if (info.hasView) mountView(name, seq);
+}
+
+// -- tabs ---------------------------------------------------------------------------------------
+
+function showTab(tab) {
+  state.tab = tab;
+  for (const b of document.querySelectorAll('.tabs [role=tab]')) {
+    const on = b.dataset.tab === tab;
+    b.setAttribute('aria-selected', String(on));
+    b.tabIndex = on ? 0 : -1;
+    $(b.getAttribute('aria-controls')).hidden = !on;
+  }
+  if (tab === 'data') ensureFallback();
+  if (tab === 'log') {
+    const badge = $('log-badge');
+    badge.hidden = true;
+    badge.dataset.errors = '0';
+  }
+}
+
+function ensureFallback() {
+  if (state.fallback || !state.manifest) return;
+  const service = state.selected;
+  state.fallback = new FallbackPanel({
+    container: $('data-container'),
+    manifest: state.manifest,
+    call: (endpoint) => rpc('lavs/call', { service, endpoint }),
+    subscribe: (endpoint, cb) => state.client.subscribe(endpoint, cb, { service }),
+    log: (level, text) => log(level === 'error' ? 'error' : 'info', text),
+  });
+}
+
+function setViewNotice(text) {
+  const el = $('view-notice');
+  el.hidden = !text;
+  el.textContent = text || '';
+}
+
+function setDataNotice(text) {
+  const el = $('data-notice');
+  el.hidden = !text;
+  el.textContent = text || '';
+}
+
+// -- the view -----------------------------------------------------------------------------------
+
+function hostContext() {
+  const cs = getComputedStyle(document.documentElement);
+  const cssVariables = {};
+  for (const name of HOST_CSS_VARIABLES) {
+    const v = cs.getPropertyValue(name).trim();
+    if (v) cssVariables[name] = v;
+  }
+  return { theme: matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light', cssVariables };
+}
+
+function mountView(service, seq) {
+  state.viewStatus = 'loading';
+  document.body.dataset.view = 'loading';
+  const loading = document.createElement('p');
+  loading.className = 'muted loading';
+  loading.textContent = 'Loading the view…';
+  $('view-container').append(loading);
+  const mount = new ViewMount({
+    rpc,
+    service,
+    container: $('view-container'),
+    hostContext,
+    events: {
+      onReady: () => {
+        state.viewStatus = 'ready';
+        document.body.dataset.view = 'ready';
+        log('info', `${service}: view ready`);
+      },
+      onFailed: (message) => {
+        state.viewStatus = 'failed';
+        document.body.dataset.view = 'failed';
+        log('error', `${service}: the view failed: ${message}`);
+        const text = `The view of ${service} could not be shown (${message}). Its data is shown instead.`;
+        setViewNotice(text);
+        setDataNotice(text);
+        if (mount.frame) mount.frame.hidden = true;
+        if (state.mount === mount && state.tab === 'view') showTab('data');
+        else ensureFallback();
+      },
+      onLog: (level, text) => log(level === 'error' || level === 'warn' ? 'error' : 'view', text),
+      onRemount: () => {
+        if (state.mount !== mount) return;
+        mount.close();
+        state.mount = null;
+        mountView(service, state.selectSeq);
+      },
+      onCall: () => {
+        if (state.fallback && state.selected === service) state.fallback.scheduleRefresh();
+      },
+    },
+  });
+  state.mount = mount;
+  mount.open().catch((e) => {
+    if (state.mount !== mount || seq !== state.selectSeq) return;
+    mount.fail(e.data && e.data.reason === 'no view component' ? 'the service has no view component' : `${e.code} ${e.message}`);
+  });
+}
+
+// -- start --------------------------------------------------------------------------------------
+
+function start() {
+  onIgnoredMessage(({ reason, origin, data, service }) => {
+    log('ignored', `ignored a message from ${origin || 'unknown origin'}${service ? ` at the ${service} view` : ''}: ${reason}`, data);
+  });
+  for (const b of document.querySelectorAll('.tabs [role=tab]')) {
+    b.addEventListener('click', () => showTab(b.dataset.tab));
+    b.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
+      const tabs = [...document.querySelectorAll('.tabs [role=tab]')].filter((t) => !t.hidden);
+      const i = tabs.indexOf(b) + (e.key === 'ArrowRight' ? 1 : -1);
+      const next = tabs[(i + tabs.length) % tabs.length];
+      next.focus();
+      showTab(next.dataset.tab);
+    });
+  }
+  $('service-select').addEventListener('change', (e) => selectService(e.target.value));
+  $('log-clear').addEventListener('click', () => {
+    $('log-list').textContent = '';
+  });
+  matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => sendHostContextToAll());
+
+  const token = takeToken();
+  if (!token) {
+    $('no-token').hidden = false;
+    $('service').hidden = true;
+    showStatus({ status: 'closed' });
+    $('conn-status').querySelector('.status-text').textContent = 'no token';
+    return;
+  }
+  connect(token);
+}
+
+start();
