@@ -128,15 +128,17 @@ function connect(token) {
   state.client = client;
   client.onStatus((s) => {
     showStatus(s);
-    if (s.status === 'offline' && !state.everOpened) {
+    if (s.status === 'open') state.failedAttempts = 0;
+    if (s.status === 'offline') {
       state.failedAttempts += 1;
-      if (state.failedAttempts >= 2) {
+      if (state.failedAttempts >= (state.everOpened ? 4 : 2)) {
         notice('The daemon does not accept this page’s connection. If it was restarted, open the new link that `hearth serve` or `hearth open` prints.', 'error');
       }
     }
   });
   client.on('$open', () => {
     state.everOpened = true;
+    state.failedAttempts = 0;
     notice(null);
     loadServices({ reconnected: true });
   });

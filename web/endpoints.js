@@ -63,7 +63,7 @@ function fieldFor(name, schema, required, manifest) {
     };
   } else if (t === 'string') {
     const long = s.maxLength === undefined || s.maxLength > 200;
-    input = el(long && /text|note|body|content|description/i.test(name) ? 'textarea' : 'input');
+    input = el(long && /note|body|content|description/i.test(name) ? 'textarea' : 'input');
     if (input.tagName === 'INPUT') input.type = 'text';
     else input.rows = 3;
     input.value = text(s.default);

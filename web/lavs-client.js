@@ -74,9 +74,9 @@ export class RpcSocket {
     if (typeof WS !== 'function') {
       throw new LAVSError(TRANSPORT_ERROR, 'no WebSocket implementation: pass the WebSocket option (Node 20: the "ws" package)');
     }
-    const u = wsUrlOf(url);
-    if (token) u.searchParams.set('token', token);
-    this.url = u.toString();
+    this.baseUrl = url;
+    this.token = token;
+    this.url = this.urlWith(typeof token === 'function' ? null : token);
     this.WS = WS;
     this.minDelay = minDelay;
     this.maxDelay = maxDelay;
@@ -91,6 +91,12 @@ export class RpcSocket {
     this.closed = false;
     this.ws = null;
     this.timer = null;
+  }
+
+  urlWith(token) {
+    const u = wsUrlOf(this.baseUrl);
+    if (token) u.searchParams.set('token', token);
+    return u.toString();
   }
 
   /** cb(params, message) for each notification `method` ('*': every notification). */
@@ -118,11 +124,33 @@ export class RpcSocket {
   }
 
   connect() {
-    if (this.closed || this.ws) return;
+    if (this.closed || this.ws || this.starting) return;
     this.setStatus(this.opens === 0 ? 'connecting' : 'reconnecting');
+    if (typeof this.token === 'function') {
+      // A token read anew for every connection (a restarted daemon has a new one).
+      this.starting = true;
+      Promise.resolve()
+        .then(() => this.token())
+        .then(
+          (t) => {
+            this.starting = false;
+            this.open(this.urlWith(t));
+          },
+          (e) => {
+            this.starting = false;
+            this.scheduleReconnect(`no token: ${e && e.message ? e.message : e}`);
+          },
+        );
+      return;
+    }
+    this.open(this.url);
+  }
+
+  open(url) {
+    if (this.closed || this.ws) return;
     let ws;
     try {
-      ws = new this.WS(this.url);
+      ws = new this.WS(url);
     } catch (e) {
       this.scheduleReconnect(String(e));
       return;
@@ -237,7 +265,8 @@ export class RpcSocket {
 /**
  * createLAVSClient({ url, token, service, transport: 'ws' | 'http', WebSocket?, fetch? })
  *   url        the daemon (http://127.0.0.1:PORT; a ws:// URL or the page's own URL work too)
- *   token      the daemon's token (its token file, or the page's sessionStorage `hearth.token`)
+ *   token      the daemon's token (its token file, or the page's sessionStorage `hearth.token`),
+ *              or a function returning it (read again for every connection)
  *   service    the service name; may be left out when the daemon serves one service
  *   transport  'ws' (default where a WebSocket exists) or 'http'; subscribe always uses a WebSocket
  */
@@ -338,7 +367,8 @@ export function createLAVSClient(options = {}) {
   async function httpRequest(method, params) {
     if (typeof fetchImpl !== 'function') throw transportError('no fetch implementation');
     const headers = { 'Content-Type': 'application/json' };
-    if (token) headers.Authorization = `Bearer ${token}`;
+    const bearer = typeof token === 'function' ? await token() : token;
+    if (bearer) headers.Authorization = `Bearer ${bearer}`;
     if (clientName) headers['X-Hearth-Client'] = clientName;
     let response;
     try {

@@ -35,7 +35,7 @@
   baseStyle.textContent =
     ':root{color-scheme:var(--hearth-color-scheme,light dark);}' +
     'html,body{margin:0;}' +
-    'body{padding:12px 16px;background:var(--hearth-bg,Canvas);color:var(--hearth-fg,CanvasText);' +
+    'body{padding:12px 16px;background:var(--hearth-surface,var(--hearth-bg,Canvas));color:var(--hearth-fg,CanvasText);' +
     'font:var(--hearth-font-size,14px)/1.45 var(--hearth-font,system-ui,sans-serif);}';
   (document.head || document.documentElement).prepend(baseStyle);
 
