@@ -84,11 +84,12 @@ function log(kind, text, detail) {
   }
   list.prepend(li);
   while (list.children.length > LOG_MAX) list.lastElementChild.remove();
-  if (kind === 'ignored' || kind === 'error') {
+  if ((kind === 'ignored' || kind === 'error') && state.tab !== 'log') {
+    // Unread problems, shown on the Log tab until it is opened.
     const badge = $('log-badge');
+    badge.dataset.unread = String((Number(badge.dataset.unread) || 0) + 1);
+    badge.textContent = badge.dataset.unread;
     badge.hidden = false;
-    badge.textContent = String(state.counts.ignored + (Number(badge.dataset.errors) || 0));
-    if (kind === 'error') badge.dataset.errors = String((Number(badge.dataset.errors) || 0) + 1);
   }
 }
 
@@ -313,7 +314,7 @@ function showTab(tab) {
   if (tab === 'log') {
     const badge = $('log-badge');
     badge.hidden = true;
-    badge.dataset.errors = '0';
+    badge.dataset.unread = '0';
   }
 }
 
