@@ -36,8 +36,12 @@ if [ -z "$base" ]; then
 fi
 build=${BUILD_DIR:-build/release}
 # Sources (headers are checked through the sources that include them: HeaderFilterRegex).
+# Not parsed by clang-tidy 14: SpiderMonkey 102's headers stop with #error "A clang providing
+# __builtin_c[lt]z is required" (mozilla/MathAlgorithms.h), as clang 14's __has_builtin does not
+# report those builtins. GCC builds them with -Wall -Wextra; the JS worker's tests cover them.
+untidied='^src/js/engine\.cpp$'
 mapfile -t changed < <(git diff --name-only --diff-filter=ACMR "$base" -- 'src/*.cpp' |
-                       grep -v '/third_party/' || true)
+                       grep -v '/third_party/' | grep -Ev "$untidied" || true)
 if [ "${#changed[@]}" -eq 0 ]; then
   echo "lint: no C++ source changed since $base"
   exit 0

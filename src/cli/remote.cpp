@@ -50,8 +50,9 @@ Result<Daemon> find_daemon(const fs::path& state_dir_option) {
   auto text = read_text(file);
   if (!text) return not_running(file.string() + " is missing");
   auto parsed = json::parse_text(*text);
-  if (!parsed.ok() || !parsed.value().is_object())
+  if (!parsed.ok() || !parsed.value().is_object()) {
     return not_running(file.string() + " is unreadable");
+  }
   const auto& obj = parsed.value().get_object();
   Daemon daemon;
   const auto string_of = [&obj](std::string_view key) {

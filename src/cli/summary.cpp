@@ -29,8 +29,9 @@ std::string permissions_text(const manifest::Permissions& p) {
       parts.push_back("network " + (hosts.empty() ? std::string("(none)") : hosts));
     }
   }
-  if (p.max_execution_time)
+  if (p.max_execution_time) {
     parts.push_back("time " + std::to_string(p.max_execution_time->count()) + " ms");
+  }
   if (p.max_memory) parts.push_back("memory " + bytes_text(*p.max_memory));
   std::string out;
   for (const auto& part : parts) out += (out.empty() ? "" : "; ") + part;
@@ -41,17 +42,19 @@ std::string handler_text(const manifest::Endpoint& ep) {
   const auto& h = ep.handler;
   std::string out = ep.handler_type;
   if (ep.handler_type == "script") {
-    if (auto* c = h.if_contains("command"); c && c->is_string())
+    if (auto* c = h.if_contains("command"); c && c->is_string()) {
       out += ": " + std::string(c->get_string());
+    }
     if (auto* a = h.if_contains("args"); a && a->is_array()) {
       for (const auto& arg : a->get_array()) {
         if (arg.is_string()) out += " " + std::string(arg.get_string());
       }
     }
-    if (auto* in = h.if_contains("input"); in && in->is_string())
+    if (auto* in = h.if_contains("input"); in && in->is_string()) {
       out += "  [input " + std::string(in->get_string()) + "]";
-    else
+    } else {
       out += "  [input stdin]";
+    }
   }
   return out;
 }
@@ -86,12 +89,14 @@ std::string summary_text(const manifest::Manifest& m) {
       std::string t = type && type->is_string() ? std::string(type->get_string()) : "?";
       out << t;
       for (const char* key : {"url", "package", "path"}) {
-        if (auto* v = json::member(*comp, key); v && v->is_string())
+        if (auto* v = json::member(*comp, key); v && v->is_string()) {
           out << " " << v->get_string().c_str();
+        }
       }
     }
-    if (auto* fb = json::member(m.view, "fallback"); fb && fb->is_string())
+    if (auto* fb = json::member(m.view, "fallback"); fb && fb->is_string()) {
       out << " (fallback " << fb->get_string().c_str() << ")";
+    }
     out << "\n";
   }
   out << "  permissions: " << permissions_text(m.permissions) << "\n";

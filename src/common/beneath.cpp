@@ -90,4 +90,41 @@ Fd open_beneath(const std::filesystem::path& dir, const std::filesystem::path& r
   return Fd();
 }
 
+bool is_clean_relative(std::string_view path) {
+  if (path.empty() || path.front() == '/' || path.find('\0') != std::string_view::npos ||
+      path.find('\\') != std::string_view::npos) {
+    return false;
+  }
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t slash = path.find('/', start);
+    const std::string_view part = path.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+std::optional<std::string> read_beneath(const std::filesystem::path& dir,
+                                        const std::filesystem::path& rel, std::size_t limit) {
+  BeneathFailure failure;
+  Fd fd = open_beneath(dir, rel, O_RDONLY | O_NONBLOCK, failure);
+  if (!fd) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::size_t>(st.st_size) > limit) {
+    return std::nullopt;
+  }
+  std::string out(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    got += static_cast<std::size_t>(n);
+  }
+  return out;
+}
+
 }  // namespace hearth

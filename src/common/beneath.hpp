@@ -5,7 +5,9 @@
 /// between a check and the open gains nothing. The caller checks the opened descriptor (fstat).
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/fd.hpp"
 #include "common/result.hpp"
@@ -25,5 +27,15 @@ struct BeneathFailure {
 /// components with openat(O_NOFOLLOW).
 Fd open_beneath(const std::filesystem::path& dir, const std::filesystem::path& rel, int flags,
                 BeneathFailure& failure);
+
+/// Whether `path` may be opened below a folder as it is: relative, no "", "." or ".." part, no
+/// backslash or NUL (a request path, a manifest path).
+bool is_clean_relative(std::string_view path);
+
+/// The content of the regular file `rel` below `dir` (open_beneath: no link followed), when it
+/// is at most `limit` bytes; nullopt otherwise (missing, not a regular file, a link, too large,
+/// unreadable).
+std::optional<std::string> read_beneath(const std::filesystem::path& dir,
+                                        const std::filesystem::path& rel, std::size_t limit);
 
 }  // namespace hearth

@@ -48,6 +48,17 @@ TEST(Rfc3986Test, Schemes) {
   }
 }
 
+TEST(Rfc3986Test, PercentDecoding) {
+  EXPECT_EQ(rfc3986::percent_decode("a%2Fb%2fc", false), "a/b/c");
+  EXPECT_EQ(rfc3986::percent_decode("a+b%20c", false), "a+b c");
+  EXPECT_EQ(rfc3986::percent_decode("a+b%20c", true), "a b c");
+  EXPECT_EQ(rfc3986::percent_decode("%00", false), std::string("\0", 1));
+  EXPECT_EQ(rfc3986::percent_decode("", false), "");
+  for (std::string_view bad : {"%", "%4", "%zz", "a%2", "%G0"}) {
+    EXPECT_EQ(rfc3986::percent_decode(bad, false), std::nullopt) << bad;
+  }
+}
+
 TEST(Rfc9110Test, Tokens) {
   EXPECT_EQ(members(rfc9110::is_tchar), sorted(std::string(kAlnum) + "!#$%&'*+-.^_`|~"));
   for (std::string_view token : {"Content-Type", "X-My_Header.1", "GET"}) {

@@ -34,14 +34,14 @@ using boost::system::error_code;
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
 /// Read size of the request head and of each relay step.
-constexpr std::size_t kHeadChunk = 4 * 1024;
-constexpr std::size_t kRelayChunk = 16 * 1024;
+constexpr std::size_t kHeadChunk = std::size_t{4} * 1024;
+constexpr std::size_t kRelayChunk = std::size_t{16} * 1024;
 /// Time to write a refusal. Then, for at most kLingerTime and kLingerBytes, the client's unread
 /// input is drained, so that it reads the answer instead of a reset (closing a socket with
 /// unread input sends RST, which may destroy the answer in flight).
 constexpr std::chrono::seconds kReplyTime{5};
 constexpr std::chrono::seconds kLingerTime{1};
-constexpr std::size_t kLingerBytes = 64 * 1024;
+constexpr std::size_t kLingerBytes = std::size_t{64} * 1024;
 /// Once the origin has closed a forwarded exchange, how long the client may take to close its
 /// end before the connection is closed for it (the exchange cannot continue anyway).
 constexpr std::chrono::milliseconds kCloseGrace{5000};
@@ -357,7 +357,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
                              " failed: " + (timed_out_ ? std::string("timed out") : ec.message());
         event(true, 502, detail);
         // Nothing has reached the client yet, so it can still be told.
-        if (!aborted_) co_await reply(502, detail);
+        if (!aborted_) {
+          co_await reply(502, detail);
+        }
         co_return;
       }
       event(true, 0, request.method + " forwarded to " + endpoint_text(*connected));
@@ -587,7 +589,7 @@ Proxy::~Proxy() = default;
 
 Result<std::shared_ptr<Proxy>> Proxy::start(asio::any_io_executor executor, Fd listen_fd,
                                             ProxyOptions options) {
-  auto invalid = [](std::string message) {
+  auto invalid = [](const std::string& message) {
     return Error::make(ErrorCode::kInvalidParams, "egress proxy: " + message);
   };
   if (!listen_fd) return invalid("invalid listen fd");

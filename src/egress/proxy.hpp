@@ -86,7 +86,7 @@ struct ProxyOptions {
   /// Client connections served at once; further ones get 503 and are closed.
   std::size_t max_connections = 64;
   /// Longest request head (request line plus header fields); longer ones get 431.
-  std::size_t max_header_bytes = 16 * 1024;
+  std::size_t max_header_bytes = std::size_t{16} * 1024;
   /// Receives each ProxyEvent. May be empty. Called from the proxy's I/O threads, one call at a
   /// time, never after stop() has returned; it must not block, and must not wait for another
   /// thread's stop() of this proxy. Calling stop() from inside it is allowed.

@@ -348,6 +348,7 @@ TEST_F(ProxyTest, ConcurrentTunnels) {
   constexpr int kClients = 12;
   std::atomic<int> ok{0};
   std::vector<std::thread> clients;
+  clients.reserve(kClients);
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&, i] {
       Fd fd = connect_local(port);

@@ -91,8 +91,8 @@ inline std::vector<pid_t> processes_in(const fs::path& dir,
 
 /// Runs `call` of `handler` on `executor`; the future holds its result (in an optional: a future
 /// needs a default-constructible value).
-inline std::future<std::optional<Result<json::value>>> start_call(asio::any_io_executor executor,
-                                                                  Handler& handler, Call call) {
+inline std::future<std::optional<Result<json::value>>> start_call(
+    const asio::any_io_executor& executor, Handler& handler, Call call) {
   return asio::co_spawn(
       executor,
       [&handler,

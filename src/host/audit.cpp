@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/clock.hpp"
 #include "json/json.hpp"
 
 namespace hearth::host {
@@ -31,18 +32,8 @@ Status AuditLog::open(const std::filesystem::path& file) {
 }
 
 std::string AuditLog::format(const AuditRecord& record, std::chrono::system_clock::time_point now) {
-  using namespace std::chrono;
-  auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char stamp[40];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-  char full[48];
-  std::snprintf(full, sizeof full, "%s.%03dZ", stamp, static_cast<int>(ms % 1000));
-
   json::object line;
-  line["time"] = full;
+  line["time"] = utc_timestamp(now);
   line["service"] = record.service;
   line["endpoint"] = record.endpoint;
   line["method"] = record.method;

@@ -98,8 +98,8 @@ class Host {
   /// Loads every service found under `paths` (see manifest::discover). Returns nullptr when any
   /// manifest has a problem or no service was found: nothing is ever half served.
   static std::unique_ptr<Host> load(const std::vector<std::filesystem::path>& paths,
-                                    HostOptions options, boost::asio::any_io_executor executor,
-                                    LoadReport& report);
+                                    const HostOptions& options,
+                                    boost::asio::any_io_executor executor, LoadReport& report);
   ~Host();
   Host(const Host&) = delete;
   Host& operator=(const Host&) = delete;
@@ -161,7 +161,7 @@ class Host {
   bool ready() const { return registry_->ready(); }
 
  private:
-  Host(HostOptions options, boost::asio::any_io_executor executor);
+  Host(const HostOptions& options, boost::asio::any_io_executor executor);
 
   /// Input defaults and validation (no input is an empty object).
   Result<json::value> prepare_input(const manifest::Endpoint& endpoint, json::value input) const;

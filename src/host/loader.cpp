@@ -1,5 +1,6 @@
 // Host: finding and loading services, and what the jail will make of their permissions.
 #include <set>
+#include <utility>
 
 #include "host/host.hpp"
 
@@ -13,7 +14,7 @@ handlers::KindOptions with_executor(handlers::KindOptions kinds, asio::any_io_ex
 }
 }  // namespace
 
-Host::Host(HostOptions options, asio::any_io_executor executor)
+Host::Host(const HostOptions& options, asio::any_io_executor executor)
     : options_(options),
       executor_(std::move(executor)),
       registry_(handlers::make_builtin_registry(with_executor(options.kinds, executor_))),
@@ -55,9 +56,13 @@ std::vector<std::string> Host::jail_notes(const manifest::Manifest& m) const {
     jail::Request request;
     request.network_access = ep.effective.network_access;
     for (const auto& name : jail::Jail::required_mechanisms(request)) {
-      if (!jail->capabilities().has(name))
-        notes.push_back(who + ": calls will be refused (-32001): the jail needs " + name +
-                        ", which this machine does not offer (see `hearth doctor`)");
+      if (!jail->capabilities().has(name)) {
+        std::string note = who;
+        note += ": calls will be refused (-32001): the jail needs ";
+        note += name;
+        note += ", which this machine does not offer (see `hearth doctor`)";
+        notes.push_back(std::move(note));
+      }
     }
     if (request.network_access &&
         request.network_access->mode() == egress::NetworkPolicy::Mode::kAny) {
@@ -65,10 +70,11 @@ std::vector<std::string> Host::jail_notes(const manifest::Manifest& m) const {
                       ": networkAccess true gives the handler the host's network "
                       "(discouraged: list the hosts it needs instead)");
     }
-    if (ep.effective.max_memory && !memory_cgroup)
+    if (ep.effective.max_memory && !memory_cgroup) {
       notes.push_back(who +
                       ": maxMemory is enforced per process (RLIMIT_AS) only: no writable "
                       "memory cgroup on this machine");
+    }
   }
   return notes;
 }
@@ -105,7 +111,7 @@ std::unique_ptr<Host::Service> Host::load_service(const std::filesystem::path& d
 }
 
 std::unique_ptr<Host> Host::load(const std::vector<std::filesystem::path>& paths,
-                                 HostOptions options, asio::any_io_executor executor,
+                                 const HostOptions& options, asio::any_io_executor executor,
                                  LoadReport& report) {
   std::unique_ptr<Host> host(new Host(options, std::move(executor)));
   auto list = std::make_shared<ServiceList>();
@@ -237,8 +243,9 @@ ReloadReport Host::reload(const std::vector<std::filesystem::path>& paths) {
         if (!e.next) continue;
       } else {
         names.emplace(name, e.dir);
-        for (const auto& line : jail_notes(e.next->manifest))
+        for (const auto& line : jail_notes(e.next->manifest)) {
           report.problems.warnings.push_back(line);
+        }
       }
     }
     next_list->push_back(e.next);
@@ -268,8 +275,9 @@ ReloadReport Host::reload(const std::vector<std::filesystem::path>& paths) {
   std::set<std::string, std::less<>> before;
   for (const auto& s : *current) before.insert(s->manifest.name);
   for (const auto& s : *next_list) {
-    if (kept.count(s.get()) == 0 && before.count(s->manifest.name) == 0)
+    if (kept.count(s.get()) == 0 && before.count(s->manifest.name) == 0) {
       report.added.push_back(s->manifest.name);
+    }
   }
   if (!report.any_change()) return report;
 

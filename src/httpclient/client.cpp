@@ -48,10 +48,10 @@ namespace {
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
 /// Size of each read from a connection.
-constexpr std::size_t kReadChunk = 16 * 1024;
+constexpr std::size_t kReadChunk = std::size_t{16} * 1024;
 /// A redirect's own body is read and dropped so the connection can be reused, up to this much;
 /// a longer one closes the connection instead.
-constexpr std::size_t kMaxDrainBytes = 64 * 1024;
+constexpr std::size_t kMaxDrainBytes = std::size_t{64} * 1024;
 
 Error failure(std::string message) {
   return Error::make(ErrorCode::kHandlerError, std::move(message));
@@ -149,12 +149,16 @@ asio::awaitable<std::tuple<error_code, std::size_t>> write_on(Stream& stream, Me
 }
 asio::awaitable<std::tuple<error_code, std::size_t>> write_request(
     Connection& c, http::request<http::string_body>& request) {
-  if (c.tls) co_return co_await write_on(*c.tls, request);
+  if (c.tls) {
+    co_return co_await write_on(*c.tls, request);
+  }
   co_return co_await write_on(c.socket, request);
 }
 asio::awaitable<std::tuple<error_code, std::size_t>> read_some(Connection& c,
                                                                asio::mutable_buffer into) {
-  if (c.tls) co_return co_await c.tls->async_read_some(into, kUseTuple);
+  if (c.tls) {
+    co_return co_await c.tls->async_read_some(into, kUseTuple);
+  }
   co_return co_await c.socket.async_read_some(into, kUseTuple);
 }
 

@@ -152,7 +152,7 @@ class ClientTest : public ::testing::Test {
   }
 
   /// Runs one request on the io_context's threads and waits for it.
-  Result<Response> fetch(Request request, Abort abort = {}) {
+  Result<Response> fetch(Request request, const Abort& abort = {}) {
     auto done = std::make_shared<std::promise<Result<Response>>>();
     auto future = done->get_future();
     Client& c = client();
@@ -277,6 +277,7 @@ TEST_F(ClientTest, ConcurrentRequestsUseSeparateConnections) {
   });
   client();
   std::vector<std::future<Result<Response>>> results;
+  results.reserve(4);
   for (int i = 0; i < 4; ++i) {
     results.push_back(std::async(std::launch::async, [&] { return get(server.url("/")); }));
   }

@@ -14,7 +14,7 @@ namespace http = boost::beast::http;
 namespace {
 
 /// Size of the pieces a body is delivered in, at most.
-constexpr std::size_t kPiece = 16 * 1024;
+constexpr std::size_t kPiece = std::size_t{16} * 1024;
 
 }  // namespace
 

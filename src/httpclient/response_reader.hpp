@@ -28,7 +28,7 @@ class ResponseReader {
   using BodySink = std::function<bool(std::string_view)>;
 
   /// Response heads beyond this are refused (a sane server sends a few KiB).
-  static constexpr std::size_t kHeaderLimit = 64 * 1024;
+  static constexpr std::size_t kHeaderLimit = std::size_t{64} * 1024;
   /// Interim (1xx) responses skipped before the real one; more is a misbehaving server.
   static constexpr int kMaxInterim = 8;
 

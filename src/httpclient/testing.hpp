@@ -71,7 +71,10 @@ inline std::string response(int status, std::string_view body,
   std::string out = "HTTP/1.1 " + std::to_string(status) + " Status\r\n";
   bool has_type = false;
   for (const auto& [name, value] : headers) {
-    out += name + ": " + value + "\r\n";
+    out += name;
+    out += ": ";
+    out += value;
+    out += "\r\n";
     if (lower(name) == "content-type") has_type = true;
   }
   if (!has_type) out += "Content-Type: text/plain\r\n";

@@ -156,6 +156,7 @@ Result<Capabilities> run_probe(const JailOptions& options, const std::string& me
   if (!memory.empty()) args.push_back("--cgroup-memory=" + memory);
   if (!pids.empty()) args.push_back("--cgroup-pids=" + pids);
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = -1;
@@ -176,8 +177,9 @@ Result<Capabilities> run_probe(const JailOptions& options, const std::string& me
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     return Error::make(ErrorCode::kInternalError, args[0] + " --probe failed");
+  }
 
   Capabilities caps;
   std::istringstream lines(text);
@@ -187,11 +189,13 @@ Result<Capabilities> run_probe(const JailOptions& options, const std::string& me
     if (!parsed.ok() || !parsed.value().is_object()) continue;
     const auto& object = parsed.value().get_object();
     Mechanism m;
-    if (const auto* v = object.if_contains("mechanism"); v && v->is_string())
+    if (const auto* v = object.if_contains("mechanism"); v && v->is_string()) {
       m.name = std::string(v->get_string());
+    }
     if (const auto* v = object.if_contains("ok"); v && v->is_bool()) m.ok = v->get_bool();
-    if (const auto* v = object.if_contains("detail"); v && v->is_string())
+    if (const auto* v = object.if_contains("detail"); v && v->is_string()) {
       m.detail = std::string(v->get_string());
+    }
     if (!m.name.empty()) caps.mechanisms.push_back(std::move(m));
   }
   return caps;
@@ -242,8 +246,9 @@ FileRules file_rules(const fs::path& service_dir, const std::vector<std::string>
     if (fs::exists(fs::symlink_status(target, ec))) {
       // A symbolic link is not followed out of the service folder.
       const fs::path real = fs::weakly_canonical(target, ec);
-      if (!ec && (real == service_dir || is_inside(real, service_dir)))
+      if (!ec && (real == service_dir || is_inside(real, service_dir))) {
         add_unique(granted, real.string());
+      }
     } else if (literal) {
       const fs::path parent = target.parent_path();
       if (fs::is_directory(parent, ec)) add_unique(granted, parent.string());
@@ -316,8 +321,9 @@ FileRules file_rules(const fs::path& service_dir, const std::vector<std::string>
   bool too_many = false;
   // Keeps `folder` and grants its other sub-folders whole.
   auto keep = [&](auto&& self, const fs::path& folder) -> void {
-    if (std::find(rules.keep.begin(), rules.keep.end(), folder.string()) != rules.keep.end())
+    if (std::find(rules.keep.begin(), rules.keep.end(), folder.string()) != rules.keep.end()) {
       return;
+    }
     rules.keep.push_back(folder.string());
     for (auto it = fs::directory_iterator(folder, ec); !ec && it != fs::directory_iterator();
          it.increment(ec)) {
@@ -377,8 +383,9 @@ Result<Jail> Jail::create(JailOptions options) {
   }
   Jail jail(std::move(options), std::move(caps).value());
   if (jail.capabilities_.has("seccomp")) {
-    for (NetMode mode : {NetMode::kNone, NetMode::kProxy, NetMode::kHost})
+    for (NetMode mode : {NetMode::kNone, NetMode::kProxy, NetMode::kHost}) {
       jail.seccomp_[static_cast<int>(mode)] = sandbox::export_seccomp(mode);
+    }
   }
   if (jail.capabilities_.has("memory cgroup")) {
     jail.cgroup_memory_ = memory;
@@ -472,8 +479,9 @@ Result<Plan> Jail::plan(const Request& request) const {
         o.proxy_port = options_.proxy_port;
         plan.proxy_allow = network.list();
         const std::string url = "http://127.0.0.1:" + std::to_string(options_.proxy_port);
-        for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+        for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) {
           plan.env.push_back(std::string(name) + "=" + url);
+        }
       }
     }
   }
@@ -532,8 +540,9 @@ Result<Plan> Jail::plan(const Request& request) const {
     }
   }
   for (const auto& arg : request.args) {
-    if (arg.empty() || arg.find("{{") != std::string::npos || arg.find('\0') != std::string::npos)
+    if (arg.empty() || arg.find("{{") != std::string::npos || arg.find('\0') != std::string::npos) {
       continue;
+    }
     if (arg.front() == '-') continue;
     const fs::path candidate = fs::path(arg).is_absolute() ? fs::path(arg) : dir / arg;
     if (fs::exists(candidate, ec)) add_code(candidate);

@@ -42,8 +42,9 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 Capabilities all_mechanisms() {
   Capabilities caps;
   for (const char* name : {"user namespace", "pid namespace", "mount namespace", "ipc namespace",
-                           "uts namespace", "network namespace", "landlock", "seccomp"})
+                           "uts namespace", "network namespace", "landlock", "seccomp"}) {
     caps.mechanisms.push_back({name, true, ""});
+  }
   return caps;
 }
 
@@ -179,8 +180,9 @@ TEST_F(TempService, LinksInAKeptFolderGetNoRule) {
 
 TEST_F(TempService, TooManyEntriesInKeptFoldersRefuse) {
   touch("data/secret.key");
-  for (std::size_t i = 0; i <= kMaxHideScan; ++i)
+  for (std::size_t i = 0; i <= kMaxHideScan; ++i) {
     fs::create_directory(dir_ / "data" / std::to_string(i));
+  }
   const auto rules = file_rules(dir_, {"data/**", "!data/secret.key"});
   ASSERT_EQ(rules.hide.size(), 1u);
   EXPECT_TRUE(rules.hide.front().empty());  // the refusal marker plan() turns into -32001

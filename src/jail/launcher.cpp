@@ -129,8 +129,9 @@ std::string receive(int socket, hearth::Fd* fd = nullptr) {
   if (auto f = sandbox::drop_privileges(uid, gid)) refuse(*f);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) refuse({"no_new_privs", std::strerror(errno)});
   trace("G caps+nnp");
-  if (auto f = sandbox::landlock_restrict(std::move(ruleset), sandbox::landlock_abi(), scratch))
+  if (auto f = sandbox::landlock_restrict(std::move(ruleset), sandbox::landlock_abi(), scratch)) {
     refuse(*f);
+  }
   ::setenv("TMPDIR", scratch.c_str(), 1);
   // Only 0-3 reach the program: the control and sync sockets are close-on-exec; anything else
   // the daemon did not mean to pass goes now.
@@ -159,8 +160,9 @@ std::string receive(int socket, hearth::Fd* fd = nullptr) {
     std::string error;
     hearth::Fd listener = sandbox::open_listener(options.proxy_port, error);
     if (!listener) refuse({"network proxy", error});
-    if (!hearth::jail::send_message(g_control, "listen", listener.get()))
+    if (!hearth::jail::send_message(g_control, "listen", listener.get())) {
       refuse({"network proxy", "cannot hand the listener to the daemon"});
+    }
     listener.reset();  // the daemon has its own copy now
   }
   if (receive(sync) != "go") std::_Exit(kExitCannotRun);  // L is gone, or failed
@@ -217,8 +219,9 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
   trace("L start");
 
   hearth::FdPair sync;
-  if (const int error = hearth::open_socket_pair(sync, SOCK_SEQPACKET | SOCK_CLOEXEC); error != 0)
+  if (const int error = hearth::open_socket_pair(sync, SOCK_SEQPACKET | SOCK_CLOEXEC); error != 0) {
     refuse({"launcher", std::string("socketpair: ") + std::strerror(error)});
+  }
   unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
   if (options.net != NetMode::kHost) flags |= CLONE_NEWNET;
   const long pid = ::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
@@ -313,8 +316,9 @@ int launcher_main(int argc, char** argv) {
   if (argc - i < 2) fail("usage: hearth-launch [OPTION...] [--] PROGRAM ARGV0 [ARG...]", "");
   const char* program = argv[i];
 
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
     fail("PR_SET_PDEATHSIG", std::strerror(errno));
+  }
   // The daemon may have died before the death signal was armed: then nobody will ever read our
   // output or kill us, so do not start the handler at all.
   if (getppid() != expected_parent || (!parent_given && expected_parent == 1)) {
@@ -328,8 +332,9 @@ int launcher_main(int argc, char** argv) {
     return run_jail(options, program, argv + i + 1);
   }
 
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     fail("PR_SET_NO_NEW_PRIVS", std::strerror(errno));
+  }
   const rlimit no_core{0, 0};
   if (setrlimit(RLIMIT_CORE, &no_core) != 0) fail("RLIMIT_CORE", std::strerror(errno));
 

@@ -118,8 +118,9 @@ std::string read_small_file(const std::string& path) {
   if (!fd) return out;
   char buffer[4096];
   ssize_t n = 0;
-  while ((n = ::read(fd.get(), buffer, sizeof buffer)) > 0)
+  while ((n = ::read(fd.get(), buffer, sizeof buffer)) > 0) {
     out.append(buffer, static_cast<size_t>(n));
+  }
   return out;
 }
 
@@ -169,8 +170,9 @@ Outcome add_path_rule(int ruleset, const std::string& path, std::uint64_t access
   if (::fstat(fd.get(), &st) == 0 && !S_ISDIR(st.st_mode)) access &= kFileRights;
   PathBeneathAttr rule{access, fd.get()};
   Outcome result;
-  if (access != 0 && ::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0U) != 0)
+  if (access != 0 && ::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0U) != 0) {
     result = failure("landlock", "landlock_add_rule " + path, errno);
+  }
   return result;
 }
 
@@ -205,8 +207,9 @@ Fd landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
     ruleset.reset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U)));
     if (!ruleset) attr.handled_access_fs &= ~kFsResolveUnix;
   }
-  if (!ruleset)
+  if (!ruleset) {
     ruleset.reset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0U)));
+  }
   if (!ruleset) {
     result = failure("landlock", "landlock_create_ruleset", errno);
     return Fd();
@@ -226,8 +229,9 @@ Fd landlock_ruleset(const LaunchOptions& options, int abi, Outcome& result) {
   for (const auto& p : options.read_write_keep) add(p, r.read_write_keep);
   if (!result && attr.handled_access_net != 0 && options.net == NetMode::kProxy) {
     NetPortAttr port{kNetConnectTcp, options.proxy_port};
-    if (::syscall(SYS_landlock_add_rule, ruleset.get(), kRuleNetPort, &port, 0U) != 0)
+    if (::syscall(SYS_landlock_add_rule, ruleset.get(), kRuleNetPort, &port, 0U) != 0) {
       result = failure("landlock", "landlock_add_rule (proxy port)", errno);
+    }
   }
   if (result) return Fd();
   return ruleset;
@@ -238,8 +242,9 @@ Outcome landlock_restrict(Fd ruleset, int abi, const std::string& scratch) {
   // The jail's own /proc and scratch folder exist only in its mount namespace.
   Outcome result = add_path_rule(ruleset.get(), "/proc", r.read_only);
   if (!result && !scratch.empty()) result = add_path_rule(ruleset.get(), scratch, r.read_write);
-  if (!result && ::syscall(SYS_landlock_restrict_self, ruleset.get(), 0U) != 0)
+  if (!result && ::syscall(SYS_landlock_restrict_self, ruleset.get(), 0U) != 0) {
     result = failure("landlock", "landlock_restrict_self", errno);
+  }
   return result;
 }
 
@@ -261,23 +266,27 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
   }
   int rc = 0;
   auto deny = [&](int syscall_nr, int error = EPERM) {
-    if (rc == 0 && syscall_nr >= 0)
+    if (rc == 0 && syscall_nr >= 0) {
       rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(error), syscall_nr, 0);
+    }
   };
   auto deny_if = [&](int syscall_nr, int error, scmp_arg_cmp cmp) {
-    if (rc == 0 && syscall_nr >= 0)
+    if (rc == 0 && syscall_nr >= 0) {
       rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(error), syscall_nr, 1, cmp);
+    }
   };
   // Debugging and reading other processes' memory.
   for (int nr : {SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
-                 SCMP_SYS(kcmp), SCMP_SYS(pidfd_getfd)})
+                 SCMP_SYS(kcmp), SCMP_SYS(pidfd_getfd)}) {
     deny(nr);
+  }
   // The file system tree and namespaces.
   for (int nr : {SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
                  SCMP_SYS(open_tree), SCMP_SYS(move_mount), SCMP_SYS(fsopen), SCMP_SYS(fsconfig),
                  SCMP_SYS(fsmount), SCMP_SYS(fspick), SCMP_SYS(mount_setattr), SCMP_SYS(unshare),
-                 SCMP_SYS(setns), SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at)})
+                 SCMP_SYS(setns), SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at)}) {
     deny(nr);
+  }
   // The kernel and the machine.
   for (int nr : {SCMP_SYS(kexec_load),    SCMP_SYS(kexec_file_load), SCMP_SYS(init_module),
                  SCMP_SYS(finit_module),  SCMP_SYS(delete_module),   SCMP_SYS(reboot),
@@ -286,22 +295,25 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
                  SCMP_SYS(clock_settime), SCMP_SYS(clock_adjtime),   SCMP_SYS(adjtimex),
                  SCMP_SYS(sethostname),   SCMP_SYS(setdomainname),   SCMP_SYS(iopl),
                  SCMP_SYS(ioperm),        SCMP_SYS(vhangup),         SCMP_SYS(uselib),
-                 SCMP_SYS(lookup_dcookie)})
+                 SCMP_SYS(lookup_dcookie)}) {
     deny(nr);
+  }
   // Kernel attack surface that handlers do not need; io_uring performs socket and file
   // operations that this filter would not see.
   for (int nr : {SCMP_SYS(bpf), SCMP_SYS(perf_event_open), SCMP_SYS(userfaultfd), SCMP_SYS(keyctl),
                  SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(fanotify_init),
-                 SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register)})
+                 SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register)}) {
     deny(nr);
+  }
   // clone3 passes its flags in memory, which seccomp cannot inspect: ENOSYS makes the C library
   // fall back to clone, whose namespace flags are refused one by one.
   deny(SCMP_SYS(clone3), ENOSYS);
   for (std::uint64_t flag :
        {std::uint64_t{CLONE_NEWNS}, std::uint64_t{CLONE_NEWUTS}, std::uint64_t{CLONE_NEWIPC},
         std::uint64_t{CLONE_NEWUSER}, std::uint64_t{CLONE_NEWPID}, std::uint64_t{CLONE_NEWNET},
-        std::uint64_t{CLONE_NEWCGROUP}, std::uint64_t{0x00000080} /* CLONE_NEWTIME */})
+        std::uint64_t{CLONE_NEWCGROUP}, std::uint64_t{0x00000080} /* CLONE_NEWTIME */}) {
     deny_if(SCMP_SYS(clone), EPERM, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+  }
   // Typing into a terminal (TIOCSTI) and the console's ioctl (TIOCLINUX).
   deny_if(SCMP_SYS(ioctl), EPERM, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCSTI));
   deny_if(SCMP_SYS(ioctl), EPERM, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, TIOCLINUX));
@@ -338,9 +350,10 @@ scmp_filter_ctx build_filter(NetMode net, int& failure_code) {
     for (int family = 0; family <= kAfInet6; ++family) {
       if (family == AF_UNIX) continue;  // above
       const bool allowed = net == NetMode::kProxy && (family == AF_INET || family == AF_INET6);
-      if (!allowed)
+      if (!allowed) {
         deny_if(SCMP_SYS(socket), EAFNOSUPPORT,
                 SCMP_A0(SCMP_CMP_EQ, static_cast<std::uint64_t>(family)));
+      }
     }
     deny_if(SCMP_SYS(socket), EAFNOSUPPORT,
             SCMP_A0(SCMP_CMP_GT, static_cast<std::uint64_t>(kAfInet6)));
@@ -369,8 +382,9 @@ Outcome apply_seccomp(NetMode net, std::string_view precompiled_hex) {
       bytes[i / 2] = static_cast<unsigned char>(hi * 16 + lo);
     }
     sock_fprog fprog{static_cast<unsigned short>(program.size()), program.data()};
-    if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0)
+    if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0) {
       return failure("seccomp", "loading the filter", errno);
+    }
     return std::nullopt;
   }
   int error = 0;
@@ -423,11 +437,13 @@ bool make_mount_point(const std::string& path, bool directory) {
 
 Outcome setup_proc(const LaunchOptions& /*options*/) {
   const char* kWhat = "mount namespace";
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     return failure(kWhat, "making / private", errno);
+  }
   // A /proc of the new pid namespace: the jail sees its own processes only, never the daemon's.
-  if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+  if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
     return failure(kWhat, "mounting /proc", errno);
+  }
   return std::nullopt;
 }
 
@@ -456,22 +472,25 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
   char cwd[4096];
   if (::getcwd(cwd, sizeof cwd) != nullptr) remember(cwd);
   for (const auto* list :
-       {&options.read_exec, &options.read_only, &options.read_write, &options.read_write_keep})
+       {&options.read_exec, &options.read_only, &options.read_write, &options.read_write_keep}) {
     for (const auto& p : *list) remember(p);
+  }
   // Parents before children, so that a folder bound back does not cover a file bound into it.
   std::sort(keep.begin(), keep.end(), [](const Keep& a, const Keep& b) { return a.path < b.path; });
 
   Outcome result;
   const std::string data =
       "mode=1777,size=" + std::to_string(options.tmp_size > 0 ? options.tmp_size : 1 << 20);
-  if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0)
+  if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0) {
     result = failure(kWhat, "mounting a private /tmp", errno);
+  }
   for (const auto& k : keep) {
     if (result) break;
     const std::string source = "/proc/self/fd/" + std::to_string(k.fd.get());
     if (!make_mount_point(k.path, k.directory) ||
-        ::mount(source.c_str(), k.path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+        ::mount(source.c_str(), k.path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
       result = failure(kWhat, "binding " + k.path + " into the private /tmp", errno);
+    }
   }
   for (auto& k : keep) k.fd.reset();
   if (result) return result;
@@ -480,8 +499,9 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
   scratch = "/tmp";
   if (!keep.empty()) {
     scratch = "/tmp/.hearth-tmp";
-    if (::mkdir(scratch.c_str(), 01777) != 0 || ::chmod(scratch.c_str(), 01777) != 0)
+    if (::mkdir(scratch.c_str(), 01777) != 0 || ::chmod(scratch.c_str(), 01777) != 0) {
       return failure(kWhat, "creating " + scratch, errno);
+    }
   }
   if (::chdir(cwd) != 0) {
     // The working directory keeps its old inode anyway; only a relative lookup through it fails.
@@ -492,8 +512,9 @@ Outcome setup_mounts(const LaunchOptions& options, std::string& scratch) {
     // path. Seccomp later refuses umount, so the program cannot lift them.
     const char* kFile = "/tmp/.hearth-cover-file";
     const char* kDir = "/tmp/.hearth-cover-dir";
-    if (!Fd(::open(kFile, O_CREAT | O_WRONLY | O_CLOEXEC, 0)))
+    if (!Fd(::open(kFile, O_CREAT | O_WRONLY | O_CLOEXEC, 0))) {
       return failure(kWhat, "creating the cover file", errno);
+    }
     if (::mkdir(kDir, 0) != 0) return failure(kWhat, "creating the cover folder", errno);
     for (const auto& path : options.hide) {
       struct stat st {};
@@ -557,8 +578,9 @@ Outcome write_id_maps(pid_t child, std::optional<std::uint32_t> jail_uid,
     // id maps to itself.
     const std::uint32_t gid = jail_gid.value_or(*jail_uid);
     uid_map = "0 0 1\n";
-    if (*jail_uid != 0)
+    if (*jail_uid != 0) {
       uid_map += std::to_string(*jail_uid) + " " + std::to_string(*jail_uid) + " 1\n";
+    }
     gid_map = "0 0 1\n";
     if (gid != 0) gid_map += std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
   } else {
@@ -566,12 +588,15 @@ Outcome write_id_maps(pid_t child, std::optional<std::uint32_t> jail_uid,
     gid_map = "0 " + std::to_string(::getegid()) + " 1\n";
   }
   int error = 0;
-  if (!write_file(base + "uid_map", uid_map, error))
+  if (!write_file(base + "uid_map", uid_map, error)) {
     return failure("user namespace", "writing uid_map", error);
-  if (!write_file(base + "setgroups", "deny", error))
+  }
+  if (!write_file(base + "setgroups", "deny", error)) {
     return failure("user namespace", "writing setgroups", error);
-  if (!write_file(base + "gid_map", gid_map, error))
+  }
+  if (!write_file(base + "gid_map", gid_map, error)) {
     return failure("user namespace", "writing gid_map", error);
+  }
   return std::nullopt;
 }
 
@@ -601,22 +626,26 @@ Outcome drop_privileges(std::optional<std::uint32_t> jail_uid,
     if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) return failure(kWhat, "PR_SET_KEEPCAPS", errno);
     const std::uint32_t gid = jail_gid.value_or(*jail_uid);
     if (::setresgid(gid, gid, gid) != 0) return failure("user namespace", "setresgid", errno);
-    if (::setresuid(*jail_uid, *jail_uid, *jail_uid) != 0)
+    if (::setresuid(*jail_uid, *jail_uid, *jail_uid) != 0) {
       return failure("user namespace", "setresuid", errno);
+    }
   }
   // Everything still permitted becomes effective for the steps below (which need CAP_SETPCAP).
   if (!set_caps(kAll, kAll, keep) &&
-      !set_caps(kAll & 0xffffffffffULL, kAll & 0xffffffffffULL, keep))
+      !set_caps(kAll & 0xffffffffffULL, kAll & 0xffffffffffULL, keep)) {
     return failure(kWhat, "capset", errno);
+  }
   for (int cap = 0; cap < 64; ++cap) {
     if (keep & (1ULL << cap)) {
-      if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0)
+      if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0) {
         return failure(kWhat, "raising an ambient capability", errno);
+      }
     }
   }
   for (int cap = 0; cap < 64; ++cap) {
-    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
       return failure(kWhat, "emptying the bounding set", errno);
+    }
   }
   const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
                              SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
@@ -632,12 +661,15 @@ Outcome apply_rlimits(const LaunchOptions& options) {
     return ::setrlimit(resource, &limit) == 0;
   };
   if (!set(RLIMIT_CORE, 0)) return failure("rlimits", "RLIMIT_CORE", errno);
-  if (options.address_space > 0 && !set(RLIMIT_AS, options.address_space))
+  if (options.address_space > 0 && !set(RLIMIT_AS, options.address_space)) {
     return failure("rlimits", "RLIMIT_AS", errno);
-  if (options.nproc > 0 && !set(RLIMIT_NPROC, options.nproc))
+  }
+  if (options.nproc > 0 && !set(RLIMIT_NPROC, options.nproc)) {
     return failure("rlimits", "RLIMIT_NPROC", errno);
-  if (options.nofile > 0 && !set(RLIMIT_NOFILE, options.nofile))
+  }
+  if (options.nofile > 0 && !set(RLIMIT_NOFILE, options.nofile)) {
     return failure("rlimits", "RLIMIT_NOFILE", errno);
+  }
   return std::nullopt;
 }
 
@@ -662,20 +694,23 @@ Outcome Cgroups::create(const LaunchOptions& options, pid_t member) {
         return failure(mechanism, std::string("writing ") + file, error);
       }
     }
-    if (!write_file(dir + "/cgroup.procs", member_text, error))
+    if (!write_file(dir + "/cgroup.procs", member_text, error)) {
       return failure(mechanism, "joining " + dir, error);
+    }
     return std::nullopt;
   };
   if (options.memory > 0) {
     const std::string limit = std::to_string(options.memory);
     if (auto f = make(options.cgroup_memory, memory_, "memory cgroup",
-                      {{"memory.limit_in_bytes", limit}, {"memory.memsw.limit_in_bytes", limit}}))
+                      {{"memory.limit_in_bytes", limit}, {"memory.memsw.limit_in_bytes", limit}})) {
       return f;
+    }
   }
   if (options.nproc > 0) {
     if (auto f = make(options.cgroup_pids, pids_, "pids cgroup",
-                      {{"pids.max", std::to_string(options.nproc)}}))
+                      {{"pids.max", std::to_string(options.nproc)}})) {
       return f;
+    }
   }
   return std::nullopt;
 }
@@ -728,8 +763,9 @@ bool try_in_child(unsigned long flags, std::string& detail, Body&& body) {
   char buffer[512];
   ssize_t n = 0;
   detail.clear();
-  while ((n = ::read(pipe[0].get(), buffer, sizeof buffer)) > 0)
+  while ((n = ::read(pipe[0].get(), buffer, sizeof buffer)) > 0) {
     detail.append(buffer, static_cast<size_t>(n));
+  }
   pipe[0].reset();
   int status = 0;
   while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {

@@ -1363,7 +1363,7 @@ class SpiderMonkeyEngine final : public Engine {
   // disk (200,000 lines once made a 51 MB daemon log).
   static constexpr std::size_t kLogLinesPerCall = 1000;
   static constexpr std::size_t kLogBytesPerCall = 1 << 20;
-  static constexpr std::size_t kLogLineBytes = 16 * 1024;
+  static constexpr std::size_t kLogLineBytes = std::size_t{16} * 1024;
   static constexpr double kLogLinesPerSecond = 100;
   struct LogBucket {
     double tokens = 0;

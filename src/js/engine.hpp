@@ -36,9 +36,10 @@ struct WorkerConfig {
   /// The egress proxy of the jail ("127.0.0.1", port), when network is a list.
   std::string proxy_host = "127.0.0.1";
   std::uint16_t proxy_port = 0;
-  std::uint64_t max_heap = 0;                     ///< JSGC_MAX_BYTES; 0: the engine's default
-  std::vector<std::string> subscriptions;         ///< the service's subscription endpoints
-  std::size_t max_file_bytes = 16 * 1024 * 1024;  ///< ctx.readFile / ctx.fetch body limit
+  std::uint64_t max_heap = 0;              ///< JSGC_MAX_BYTES; 0: the engine's default
+  std::vector<std::string> subscriptions;  ///< the service's subscription endpoints
+  std::size_t max_file_bytes =
+      std::size_t{16} * 1024 * 1024;  ///< ctx.readFile / ctx.fetch body limit
 };
 
 struct CallRequest {

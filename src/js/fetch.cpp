@@ -103,8 +103,10 @@ Result<FetchResponse> exchange(Stream& stream, const FetchRequest& request, cons
   out.status = reader.status();
   out.status_text = reader.reason();
   for (auto& [name, value] : reader.headers()) {
+    // Named: clang 14 cannot capture a structured binding.
+    const std::string& header_name = name;
     auto it = std::find_if(out.headers.begin(), out.headers.end(),
-                           [&name](const auto& h) { return h.first == name; });
+                           [&header_name](const auto& h) { return h.first == header_name; });
     if (it != out.headers.end()) {
       it->second += ", " + value;
     } else {

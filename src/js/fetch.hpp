@@ -23,7 +23,7 @@ struct FetchRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::optional<std::string> body;
   std::chrono::milliseconds timeout{30000};
-  std::size_t max_body = 16 * 1024 * 1024;
+  std::size_t max_body = std::size_t{16} * 1024 * 1024;
 };
 
 struct FetchResponse {

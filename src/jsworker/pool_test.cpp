@@ -111,7 +111,7 @@ class JsWorkerPoolTest : public ::testing::Test {
     return p.warm();
   }
 
-  std::future<std::optional<Result<Returned>>> start(std::shared_ptr<Pool> p, Job job) {
+  std::future<std::optional<Result<Returned>>> start(const std::shared_ptr<Pool>& p, Job job) {
     // Through an optional: a future needs a default-constructible value.
     return asio::co_spawn(
         io_.executor(),
@@ -121,8 +121,8 @@ class JsWorkerPoolTest : public ::testing::Test {
         asio::use_future);
   }
 
-  Result<Returned> run(std::shared_ptr<Pool> p, Job job) {
-    return *start(std::move(p), std::move(job)).get();
+  Result<Returned> run(const std::shared_ptr<Pool>& p, Job job) {
+    return *start(p, std::move(job)).get();
   }
 
   static Job call(const std::string& module, const std::string& function,
@@ -350,6 +350,7 @@ TEST_F(JsWorkerPoolTest, ManyRequestsShareThePoolAndEachGetsItsOwnAnswer) {
   write("echo.mjs", "export const echo = (input) => input.n;\n");
   auto p = pool(2);
   std::vector<std::future<std::optional<Result<Returned>>>> pending;
+  pending.reserve(40);
   for (int i = 0; i < 40; ++i) {
     pending.push_back(i % 2 == 0 ? start(p, call("echo.mjs", "echo", json::object{{"n", i}}))
                                  : start(p, eval("return n;", json::object{{"n", i}})));

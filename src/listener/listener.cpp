@@ -53,8 +53,9 @@ Result<std::uint16_t> Listener::bind(const tcp::endpoint& endpoint, std::string_
   };
   if (open_) return fail("already listening");
   error_code ec;
-  if (acceptor_.open(endpoint.protocol(), ec); ec)
+  if (acceptor_.open(endpoint.protocol(), ec); ec) {
     return fail("cannot open " + where + ": " + ec.message());
+  }
   if (acceptor_.set_option(asio::socket_base::reuse_address(true), ec); ec) {
     error_code ignored;
     acceptor_.close(ignored);
@@ -140,8 +141,9 @@ asio::awaitable<void> Listener::accept_loop(std::shared_ptr<Listener> self, Hand
       auto [ec, socket] =
           co_await self->acceptor_.async_accept(asio::make_strand(self->executor_), kUseTuple);
       if (ec) {
-        if (ec == asio::error::operation_aborted || self->stopped_ || !self->acceptor_.is_open())
+        if (ec == asio::error::operation_aborted || self->stopped_ || !self->acceptor_.is_open()) {
           break;
+        }
         self->log("accept failed: " + ec.message());
         back_off = true;  // EMFILE, ENOBUFS, ...: retry shortly
       } else if (self->stopped_) {

@@ -253,6 +253,7 @@ TEST_F(ListenerTest, MakeRoomAdmitsAndTheOwnerLimitIsApplied) {
 TEST_F(ListenerTest, StopClosesEveryConnectionAndTheListeningSocket) {
   const std::uint16_t port = start(16);
   std::vector<Fd> clients;
+  clients.reserve(5);
   for (int i = 0; i < 5; ++i) clients.push_back(connect_to(port));
   ASSERT_TRUE(eventually([&] { return listener_->connection_count() == 5; }));
   EXPECT_EQ(listener_->live().size(), 5U);

@@ -18,6 +18,16 @@ boost::asio::awaitable<Result<json::value>> audited(host::Host& host, const rpc:
   co_return result;
 }
 
+Error no_subscription(const std::string& id, std::string_view where) {
+  json::object data;
+  data["field"] = "subscriptionId";
+  data["constraint"] = "exists";
+  data["subscriptionId"] = id;
+  return Error::make(ErrorCode::kInvalidParams,
+                     "Invalid params: no subscription '" + id + "' on " + std::string(where),
+                     std::move(data));
+}
+
 host::Caller caller_of(const rpc::Request& request, std::string mount) {
   host::Caller caller;
   caller.transport = request.session ? request.session->transport() : "inproc";

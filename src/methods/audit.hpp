@@ -1,6 +1,7 @@
 #pragma once
-/// The audit record of a method call, shared by the method groups that act on services
-/// (lavs/*, view/*): what the call was about, who made it, how long it took, how it ended.
+/// What the method groups that act on services (lavs/*, view/*) share: the audit record of a
+/// call (what it was about, who made it, how long it took, how it ended), the caller as the host
+/// sees it, and their common errors.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -27,6 +28,10 @@ using Clock = std::chrono::steady_clock;
 boost::asio::awaitable<Result<json::value>> audited(host::Host& host, const rpc::Request& request,
                                                     const Target& target, Clock::time_point start,
                                                     Result<json::value> result);
+
+/// -32602 for an unsubscribe naming a subscription that `where` ("this connection", "this view
+/// mount") does not hold.
+Error no_subscription(const std::string& id, std::string_view where);
 
 /// Who made `request`, as the host tells mutation listeners.
 host::Caller caller_of(const rpc::Request& request, std::string mount = {});

@@ -399,8 +399,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
         const std::size_t comma = value.find(',');
         std::string_view item = value.substr(0, comma);
         item = item.substr(0, item.find(';'));
-        while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
+        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) {
           item.remove_prefix(1);
+        }
         while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
         if (ascii::iequals(item, token)) return true;
         if (comma == std::string_view::npos) break;
@@ -433,7 +434,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   asio::awaitable<bool> reply_error(http::request_parser<http::string_body>& parser,
                                     http::status status, std::string_view message,
                                     bool close = false, std::string allow = "POST, OPTIONS") {
-    if (!close && !parser.is_done()) close = !co_await discard_body(parser);
+    if (!close && !parser.is_done()) {
+      close = !co_await discard_body(parser);
+    }
     const auto& req = parser.get();
     bool keep_alive = req.keep_alive() && !close;
     auto res = make_response(status, req.version(), error_body(message), keep_alive);
@@ -477,7 +480,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     stream_.expires_after(kLingerTime);  // one deadline for the whole drain
     std::size_t drained = buffer_.size();
     buffer_.clear();
-    std::array<char, 16 * 1024> scratch{};
+    std::array<char, std::size_t{16} * 1024> scratch{};
     while (drained < kLingerBytes) {
       auto [read_ec, n] = co_await stream_.async_read_some(asio::buffer(scratch), kUseTuple);
       if (read_ec) break;
@@ -553,7 +556,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     const Access access = path == "/ws"      ? Access::kTokenOrQuery
                           : route != nullptr ? route->access
                                              : Access::kToken;
-    if (access == Access::kOpen) co_return co_await handle_route(parser, *route, path, query);
+    if (access == Access::kOpen) {
+      co_return co_await handle_route(parser, *route, path, query);
+    }
     if (!authorized(req, access == Access::kTokenOrQuery, query)) {
       co_return co_await reply_error(parser, http::status::unauthorized,
                                      "missing or invalid token");
@@ -584,7 +589,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       co_await run_websocket(parser.release());
       co_return false;
     }
-    if (route != nullptr) co_return co_await handle_route(parser, *route, path, query);
+    if (route != nullptr) {
+      co_return co_await handle_route(parser, *route, path, query);
+    }
     co_return co_await reply_error(parser, http::status::not_found, "not found");
   }
 
@@ -974,8 +981,9 @@ Result<std::uint16_t> Server::Impl::listen() {
   if (std::find(host_names_.begin(), host_names_.end(), bound_name) == host_names_.end()) {
     host_names_.push_back(ascii::lower(bound_name));
   }
-  for (const auto& name : host_names_)
+  for (const auto& name : host_names_) {
     same_origins_.push_back(fmt::format("http://{}:{}", name, port_.load()));
+  }
   log("listening on {}:{}", bound_name, port_.load());
   return port_.load();
 }
@@ -1080,8 +1088,9 @@ bool Server::Impl::host_allowed(std::string_view host) const {
 
 bool Server::Impl::origin_allowed(std::string_view origin, bool& cross) const {
   cross = false;
-  if (std::find(same_origins_.begin(), same_origins_.end(), origin) != same_origins_.end())
+  if (std::find(same_origins_.begin(), same_origins_.end(), origin) != same_origins_.end()) {
     return true;
+  }
   if (std::find(options_.allowed_origins.begin(), options_.allowed_origins.end(), origin) !=
       options_.allowed_origins.end()) {
     cross = true;

@@ -157,16 +157,20 @@ Result<Child> spawn_child(const Command& cmd) {
   Child child;
   Fd stdin_r, stdout_w, stderr_w, events_w;
   if (cmd.stdin_data) {
-    if (int e = make_pipe(stdin_r, child.stdin_w))
+    if (int e = make_pipe(stdin_r, child.stdin_w)) {
       return fail("cannot create a pipe: " + errno_text(e));
+    }
   }
-  if (int e = make_pipe(child.stdout_r, stdout_w))
+  if (int e = make_pipe(child.stdout_r, stdout_w)) {
     return fail("cannot create a pipe: " + errno_text(e));
-  if (int e = make_pipe(child.stderr_r, stderr_w))
+  }
+  if (int e = make_pipe(child.stderr_r, stderr_w)) {
     return fail("cannot create a pipe: " + errno_text(e));
+  }
   if (cmd.event_pipe) {
-    if (int e = make_pipe(child.events_r, events_w))
+    if (int e = make_pipe(child.events_r, events_w)) {
       return fail("cannot create a pipe: " + errno_text(e));
+    }
   }
 
   FileActions actions;
@@ -186,12 +190,14 @@ Result<Child> spawn_child(const Command& cmd) {
   if (cmd.event_pipe) check(posix_spawn_file_actions_adddup2(&actions.value, events_w.get(), 3));
   if (cmd.control_fd >= 0) {
     // fd 3 must not be whatever the daemon has there when there is no event pipe.
-    if (!cmd.event_pipe)
+    if (!cmd.event_pipe) {
       check(posix_spawn_file_actions_addopen(&actions.value, 3, "/dev/null", O_RDONLY, 0));
+    }
     check(posix_spawn_file_actions_adddup2(&actions.value, cmd.control_fd, 4));
   }
-  if (!cmd.cwd.empty())
+  if (!cmd.cwd.empty()) {
     check(posix_spawn_file_actions_addchdir_np(&actions.value, cmd.cwd.c_str()));
+  }
   check(posix_spawn_file_actions_addclosefrom_np(
       &actions.value, cmd.control_fd >= 0 ? 5 : (cmd.event_pipe ? 4 : 3)));
 
@@ -635,7 +641,7 @@ asio::awaitable<RunResult> run_on_strand(Strand strand, Command cmd, RunLimits l
     out.append(data);
   };
   LineSplitter events(limits.max_event_line, "event");
-  auto emit_event = [&on_event](std::string line) {
+  auto emit_event = [&on_event](const std::string& line) {
     if (on_event) on_event(line);
   };
   session.on_events = [&](std::string_view data) { events.feed(data, emit_event); };
@@ -836,8 +842,8 @@ asio::awaitable<RunResult> run(Command cmd, RunLimits limits,
       asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
 }
 
-Result<std::shared_ptr<DuplexState>> start_duplex_state(asio::any_io_executor executor, Command cmd,
-                                                        Duplex::Callbacks callbacks) {
+Result<std::shared_ptr<DuplexState>> start_duplex_state(const asio::any_io_executor& executor,
+                                                        Command cmd, Duplex::Callbacks callbacks) {
   cmd.event_pipe = false;
   cmd.stdin_data = std::string();  // asks spawn_child for a stdin pipe; DuplexState owns it
   auto child = spawn_child(cmd);
@@ -848,8 +854,8 @@ Result<std::shared_ptr<DuplexState>> start_duplex_state(asio::any_io_executor ex
   return state;
 }
 
-Result<std::shared_ptr<LineStream>> start_line_stream(asio::any_io_executor executor, Command cmd,
-                                                      LineStream::Callbacks callbacks,
+Result<std::shared_ptr<LineStream>> start_line_stream(const asio::any_io_executor& executor,
+                                                      Command cmd, LineStream::Callbacks callbacks,
                                                       std::size_t max_line) {
   // A duplex child whose stdin gets stdin_data then EOF, and whose stdout is split into lines.
   // Duplex callbacks are serialised and silenced by stop(); the flag also stops the lines still
@@ -874,7 +880,7 @@ Result<std::shared_ptr<LineStream>> start_line_stream(asio::any_io_executor exec
     lines->splitter.finish([&lines](std::string line) { lines->emit(std::move(line)); });
     if (!lines->stopped && lines->callbacks.on_exit) lines->callbacks.on_exit(result);
   };
-  auto state = start_duplex_state(std::move(executor), std::move(cmd), std::move(duplex));
+  auto state = start_duplex_state(executor, std::move(cmd), std::move(duplex));
   if (!state.ok()) return std::move(state).error();
   if (stdin_data && !stdin_data->empty()) state.value()->write(std::move(*stdin_data));
   state.value()->close_stdin();
@@ -900,9 +906,9 @@ Result<std::shared_ptr<LineStream>> start_line_stream(asio::any_io_executor exec
   return std::shared_ptr<LineStream>(std::make_shared<Handle>(std::move(state).value(), lines));
 }
 
-Result<std::shared_ptr<Duplex>> start_duplex(asio::any_io_executor executor, Command cmd,
+Result<std::shared_ptr<Duplex>> start_duplex(const asio::any_io_executor& executor, Command cmd,
                                              Duplex::Callbacks callbacks) {
-  auto state = start_duplex_state(std::move(executor), std::move(cmd), std::move(callbacks));
+  auto state = start_duplex_state(executor, std::move(cmd), std::move(callbacks));
   if (!state.ok()) return std::move(state).error();
   return std::shared_ptr<Duplex>(std::make_shared<DuplexHandle>(std::move(state).value()));
 }
@@ -932,7 +938,7 @@ std::optional<std::filesystem::path> find_program(std::string_view name, std::st
   return std::nullopt;
 }
 
-void set_launcher(std::filesystem::path launcher_path) {
+void set_launcher(const std::filesystem::path& launcher_path) {
   auto& config = launcher_config();
   std::lock_guard lock(config.mutex);
   config.path = make_absolute(launcher_path);

@@ -100,7 +100,7 @@ class LineStream {
 /// Callbacks run on a strand of `executor` (never concurrently) and must not throw. on_exit comes
 /// after every line, once the child has exited and its pipes reached EOF. cmd.event_pipe is ignored
 /// (no fd 3). Fails (kHandlerError) when the child cannot be started.
-Result<std::shared_ptr<LineStream>> start_line_stream(boost::asio::any_io_executor executor,
+Result<std::shared_ptr<LineStream>> start_line_stream(const boost::asio::any_io_executor& executor,
                                                       Command cmd, LineStream::Callbacks callbacks,
                                                       std::size_t max_line = std::size_t{1} << 20);
 
@@ -128,8 +128,8 @@ class Duplex {
 /// Starts `cmd` with a stdin pipe kept open (cmd.stdin_data and cmd.event_pipe are ignored).
 /// Callbacks run on a strand of `executor`, never concurrently, and must not throw; on_exit comes
 /// last, once the child has exited and its pipes reached EOF.
-Result<std::shared_ptr<Duplex>> start_duplex(boost::asio::any_io_executor executor, Command cmd,
-                                             Duplex::Callbacks callbacks);
+Result<std::shared_ptr<Duplex>> start_duplex(const boost::asio::any_io_executor& executor,
+                                             Command cmd, Duplex::Callbacks callbacks);
 
 /// Resolves a command name the way execvp would, using `path_env` (a PATH value) instead of the
 /// daemon's own PATH; a name containing '/' is taken relative to `cwd`. nullopt if not found or
@@ -139,7 +139,7 @@ std::optional<std::filesystem::path> find_program(std::string_view name, std::st
 
 /// The launcher used for every child (default: `hearth-launch` beside the running executable).
 /// Set it at start-up, before any child runs; a relative path is made absolute.
-void set_launcher(std::filesystem::path launcher);
+void set_launcher(const std::filesystem::path& launcher);
 const std::filesystem::path& launcher();
 
 /// Kills the process group of every child still running (daemon shutdown). Thread-safe.

@@ -86,8 +86,9 @@ bool process_gone(pid_t pid, std::chrono::milliseconds limit = 10s) {
     std::string line;
     if (std::getline(stat, line)) {
       const auto close = line.rfind(')');
-      if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z')
+      if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') {
         return true;
+      }
     }
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(20ms);
@@ -107,8 +108,9 @@ std::string random_payload(std::size_t size, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_int_distribution<int> dist('!', '~');
   std::string s(size, '\0');
-  for (std::size_t i = 0; i < size; ++i)
+  for (std::size_t i = 0; i < size; ++i) {
     s[i] = (i % 80 == 79) ? '\n' : static_cast<char>(dist(gen));
+  }
   return s;
 }
 
@@ -332,8 +334,9 @@ TEST(ProcRun, NoDescriptorLeaksIntoTheChild) {
 
 std::size_t open_descriptor_count() {
   std::size_t n = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd"))
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
     ++n;
+  }
   return n;
 }
 
@@ -442,7 +445,8 @@ TEST(ProcRun, MissingCwdOrLauncherIsASpawnFailure) {
   EXPECT_EQ(r.status, Status::kSpawnFailed);
   EXPECT_NE(r.spawn_error.find("/nonexistent-dir"), std::string::npos) << r.spawn_error;
 
-  const auto saved = launcher();
+  // A copy: set_launcher changes what launcher() refers to.
+  std::filesystem::path saved = launcher();  // NOLINT(performance-unnecessary-copy-initialization)
   set_launcher("/nonexistent/hearth-launch");
   auto r2 = run_sync(make_command({"true"}));
   set_launcher(saved);
@@ -460,7 +464,7 @@ TEST(ProcRun, DefaultLauncherIsBesideTheExecutable) {
 TEST(ProcRun, SixtyFourConcurrentRunsAreAllComplete) {
   // The reference runtime resolves on exit alone and loses output here; every body must be whole.
   TempDir dir;
-  const std::string payload = random_payload(100 * 1024, 7);
+  const std::string payload = random_payload(std::size_t{100} * 1024, 7);
   dir.write("payload.txt", payload);
   dir.write("emit.sh", "cat payload.txt\ncat\necho \"stderr of $1\" >&2\n");
   constexpr int kRuns = 64;
@@ -659,7 +663,7 @@ TEST(ProcLineStream, StopFromInsideACallback) {
   std::atomic<LineStream*> self{nullptr};
   std::atomic<int> lines{0};
   std::atomic<int> exits{0};
-  LineStream::Callbacks callbacks{[&](std::string) {
+  LineStream::Callbacks callbacks{[&](const std::string&) {
                                     ++lines;
                                     self.load()->stop();
                                   },
@@ -781,13 +785,14 @@ TEST(ProcDuplex, ConversesOverStdinAndStdout) {
   ASSERT_TRUE(child.ok());
   // Many writes from several threads arrive whole and, per thread, in order.
   std::vector<std::thread> writers;
+  writers.reserve(4);
   for (int t = 0; t < 4; ++t) {
     writers.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) EXPECT_TRUE((*child)->write(std::to_string(t) + "\n"));
     });
   }
   for (auto& w : writers) w.join();
-  ASSERT_TRUE(c.wait([&] { return c.out.size() == 200 * 2; }));
+  ASSERT_TRUE(c.wait([&] { return c.out.size() == std::size_t{200} * 2; }));
   {
     std::lock_guard lock(c.mutex);
     for (char digit : {'0', '1', '2', '3'}) {

@@ -98,8 +98,9 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
   auto anonymous = [&](const Error& error) -> std::optional<Reply> {
     return Reply{json::value(error_response(nullptr, error, nullptr, session, env)), {}};
   };
-  if (!message.is_object())
+  if (!message.is_object()) {
     co_return anonymous(invalid_request("a request must be a JSON object", ""));
+  }
   auto& obj = message.get_object();
 
   // The id is echoed whenever it could be read, even in an error response (spec section 5).
@@ -223,11 +224,11 @@ asio::awaitable<std::optional<std::vector<Dispatcher::Reply>>> Dispatcher::handl
   }
 
   auto& batch = message.get_array();
-  auto whole = [&](std::string why) {
-    return Replies{std::vector<Reply>{
-        Reply{json::value(error_response(nullptr, invalid_request(std::move(why), ""), nullptr,
-                                         session, options.envelope)),
-              {}}}};
+  auto whole = [&](const std::string& why) {
+    return Replies{
+        std::vector<Reply>{Reply{json::value(error_response(nullptr, invalid_request(why, ""),
+                                                            nullptr, session, options.envelope)),
+                                 {}}}};
   };
   if (batch.empty()) co_return whole("an empty batch");
   if (batch.size() > limits_.max_batch) {

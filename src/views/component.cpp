@@ -19,44 +19,6 @@ Error invalid(std::string message, json::object data = {}) {
   return Error::make(ErrorCode::kInvalidParams, std::move(message), std::move(data));
 }
 
-/// A relative path with no "..", ".", empty or absolute part: what may be opened below a folder.
-bool clean_relative(std::string_view path) {
-  if (path.empty() || path.front() == '/' || path.find('\0') != std::string_view::npos ||
-      path.find('\\') != std::string_view::npos) {
-    return false;
-  }
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    const std::size_t slash = path.find('/', start);
-    const std::string_view part = path.substr(
-        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
-  }
-  return true;
-}
-
-/// Reads a small regular file below `dir` (no link followed); nullopt when it cannot.
-std::optional<std::string> read_below(const fs::path& dir, const fs::path& rel, std::size_t limit) {
-  BeneathFailure failure;
-  Fd fd = open_beneath(dir, rel, O_RDONLY | O_NONBLOCK, failure);
-  if (!fd) return std::nullopt;
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::size_t>(st.st_size) > limit) {
-    return std::nullopt;
-  }
-  std::string out(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < out.size()) {
-    const ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
-    if (n <= 0) return std::nullopt;
-    got += static_cast<std::size_t>(n);
-  }
-  return out;
-}
-
 bool regular_below(const fs::path& dir, const fs::path& rel) {
   BeneathFailure failure;
   Fd fd = open_beneath(dir, rel, O_RDONLY | O_NONBLOCK, failure);
@@ -230,7 +192,7 @@ Result<Component> resolve(const fs::path& dir, const json::value& view,
   if (type == "local") {
     out.type = Component::Type::kLocal;
     const std::string path = strip_dot_slash(text("path"));
-    if (!clean_relative(path)) {
+    if (!is_clean_relative(path)) {
       return invalid("Invalid params: view.component.path '" + path +
                          "' must be a relative path inside the service folder",
                      json::object{{"path", path}});
@@ -260,7 +222,7 @@ Result<Component> resolve(const fs::path& dir, const json::value& view,
           json::object{{"package", out.package}});
     }
     const fs::path pkg_rel = fs::path("node_modules") / out.package;
-    const auto manifest_text = read_below(dir, pkg_rel / "package.json", std::size_t{1} << 20);
+    const auto manifest_text = read_beneath(dir, pkg_rel / "package.json", std::size_t{1} << 20);
     if (!manifest_text) {
       return invalid("Invalid params: npm package '" + out.package + "' is not installed in " +
                          (dir / pkg_rel).string() +
@@ -284,7 +246,7 @@ Result<Component> resolve(const fs::path& dir, const json::value& view,
                      json::object{{"package", out.package}, {"version", have_text}});
     }
     const std::string entry = strip_dot_slash(npm_entry(pkg));
-    if (!clean_relative(entry) || !regular_below(dir, pkg_rel / entry)) {
+    if (!is_clean_relative(entry) || !regular_below(dir, pkg_rel / entry)) {
       return invalid("Invalid params: npm package '" + out.package + "' names entry '" + entry +
                          "', which is not a file inside the package",
                      json::object{{"package", out.package}, {"entry", entry}});

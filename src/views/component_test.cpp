@@ -14,7 +14,7 @@ json::value view_of(std::string_view component) {
 }
 
 Result<Component> resolve_in(const TempService& s, std::string_view component,
-                             std::vector<std::string> origins = {}) {
+                             const std::vector<std::string>& origins = {}) {
   return resolve(s.dir(), view_of(component), origins);
 }
 

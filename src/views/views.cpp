@@ -11,6 +11,7 @@
 #include "common/ascii.hpp"
 #include "common/atomic_file.hpp"
 #include "common/beneath.hpp"
+#include "common/clock.hpp"
 #include "common/random.hpp"
 #include "common/rfc3986.hpp"
 #include "rpc/dispatcher.hpp"
@@ -40,57 +41,12 @@ net::HttpResponse plain(int status, std::string text, Headers headers = {}) {
   return out;
 }
 
-/// A relative path with no "..", ".", empty or absolute part.
-bool clean_relative(std::string_view path) {
-  if (path.empty() || path.front() == '/' || path.find('\0') != std::string_view::npos ||
-      path.find('\\') != std::string_view::npos) {
-    return false;
-  }
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t slash = path.find('/', start);
-    const std::string_view part = path.substr(
-        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
-}
-
-/// A regular file below `dir`, no link followed, at most `limit` bytes.
+/// A regular file below `dir`, no link followed, at most `limit` bytes; an error when there is
+/// none such (the caller answers 404).
 Result<std::string> read_below(const fs::path& dir, const fs::path& rel, std::size_t limit) {
-  const auto not_found = [] { return Error::make(ErrorCode::kInvalidParams, "not found"); };
-  BeneathFailure failure;
-  Fd fd = open_beneath(dir, rel, O_RDONLY | O_NONBLOCK, failure);
-  if (!fd) return not_found();
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return not_found();
-  if (static_cast<std::size_t>(st.st_size) > limit) {
-    return Error::make(ErrorCode::kInternalError, "file too large");
-  }
-  std::string out(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < out.size()) {
-    const ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Error::make(ErrorCode::kInternalError, "read failed");
-    got += static_cast<std::size_t>(n);
-  }
-  return out;
-}
-
-std::string now_rfc3339() {
-  const auto now = std::chrono::system_clock::now();
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char stamp[40];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-  char full[48];
-  std::snprintf(full, sizeof full, "%s.%03dZ", stamp, static_cast<int>(ms % 1000));
-  return full;
+  auto text = read_beneath(dir, rel, limit);
+  if (!text) return Error::make(ErrorCode::kInvalidParams, "not found");
+  return std::move(*text);
 }
 
 Error no_mount(std::string_view mount_id) {
@@ -113,7 +69,7 @@ fs::path default_web_dir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    const fs::path installed = exe.parent_path().parent_path() / "share" / "hearth" / "web";
+    fs::path installed = exe.parent_path().parent_path() / "share" / "hearth" / "web";
     if (fs::is_regular_file(installed / "index.html", ec)) return installed;
   }
   return HEARTH_SOURCE_WEB_DIR;
@@ -357,7 +313,7 @@ asio::awaitable<net::HttpResponse> ViewHost::serve_view(net::HttpRequest request
       dir = component.base;
     }
   }
-  if (file.empty() || !clean_relative(file)) co_return not_found();
+  if (file.empty() || !is_clean_relative(file)) co_return not_found();
   std::function<Result<std::string>()> work = [dir, file, this] {
     return read_below(dir, file, options_.max_file_bytes);
   };
@@ -375,7 +331,7 @@ asio::awaitable<net::HttpResponse> ViewHost::serve_page(net::HttpRequest request
       rfc3986::percent_decode(std::string_view(request.path).substr(kPagePrefix.size()), false);
   std::string file = decoded ? *decoded : std::string("\0", 1);
   if (file.empty()) file = "index.html";
-  if (!clean_relative(file)) co_return plain(404, "not found\n", page_headers(host));
+  if (!is_clean_relative(file)) co_return plain(404, "not found\n", page_headers(host));
   std::function<Result<std::string>()> work = [file, this] {
     return read_below(options_.web_dir, file, options_.max_file_bytes);
   };
@@ -483,7 +439,7 @@ void ViewHost::publish(const host::Mutation& mutation) {
   }
   params["actor"] = std::move(actor);
   params["seq"] = seq;
-  params["at"] = now_rfc3339();
+  params["at"] = utc_timestamp(std::chrono::system_clock::now());
   const std::string message =
       json::dump(rpc::make_notification("view/agentAction", std::move(params)));
   for (const auto& session : sessions) session->push(message);

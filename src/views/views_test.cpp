@@ -290,7 +290,7 @@ TEST_F(ViewHostTest, StateIsSavedPerServiceAndSurvivesTheViewHost) {
   ASSERT_TRUE(run_until([&] { return got.has_value(); }));
   EXPECT_EQ(got->value().at("state"), state);
 
-  std::string big(300 * 1024, 'x');
+  std::string big(std::size_t{300} * 1024, 'x');
   auto r = rpc("view/setState", json::object{{"mountId", mount}, {"state", big}}, page);
   EXPECT_EQ(code(r), -32602);
   EXPECT_EQ(code(rpc("view/setState", json::object{{"mountId", mount}}, page)), -32602);

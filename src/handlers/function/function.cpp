@@ -225,8 +225,9 @@ class FunctionKind final : public Kind {
 
     // The folders the worker's jail must let it read: the module and what it imports.
     std::vector<std::string> code;
-    for (const auto& rel : js::scan_imports(dir, config.module))
+    for (const auto& rel : js::scan_imports(dir, config.module)) {
       code.push_back((dir / rel).string());
+    }
 
     PoolConfig pool_config;
     pool_config.service = service.name;

@@ -40,8 +40,9 @@ class FunctionTest : public KindTest {
   }
   void TearDown() override {
     kind_.reset();  // stops the pools
-    for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i)
+    for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i) {
       std::this_thread::sleep_for(20ms);
+    }
     EXPECT_TRUE(workers_in(service_.dir).empty());
     remove_service();
   }
@@ -472,6 +473,7 @@ export async function work(input) {
 )");
   auto h = handler("work.mjs", "work");
   std::vector<std::future<std::optional<Result<json::value>>>> calls;
+  calls.reserve(64);
   for (int i = 0; i < 64; ++i) calls.push_back(start(*h, json::object{{"n", i}}));
   for (int i = 0; i < 64; ++i) {
     auto r = *calls[static_cast<std::size_t>(i)].get();
@@ -498,6 +500,7 @@ export function bump(input, ctx) {
   mutation.id = "bump";
   mutation.method = manifest::Method::kMutation;
   std::vector<std::future<std::optional<Result<json::value>>>> calls;
+  calls.reserve(40);
   for (int i = 0; i < 40; ++i) calls.push_back(start(*h, nullptr, 10s, &mutation));
   for (auto& c : calls) {
     auto r = *c.get();
@@ -545,8 +548,9 @@ export function ok(input) { return input.n; }
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(again.value(), i);
   }
-  for (int i = 0; i < 100 && workers_in(service_.dir).size() != 2; ++i)
+  for (int i = 0; i < 100 && workers_in(service_.dir).size() != 2; ++i) {
     std::this_thread::sleep_for(20ms);
+  }
   EXPECT_EQ(workers_in(service_.dir).size(), 2u);
 }
 
@@ -555,8 +559,9 @@ TEST_F(FunctionTest, ShutdownStopsThePoolsForGood) {
   auto h = handler("ok.mjs", "ok");
   ASSERT_TRUE(run(*h).ok());
   kind_->shutdown();
-  for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i)
+  for (int i = 0; i < 100 && !workers_in(service_.dir).empty(); ++i) {
     std::this_thread::sleep_for(20ms);
+  }
   EXPECT_TRUE(workers_in(service_.dir).empty());
   std::this_thread::sleep_for(300ms);  // nothing is started again
   EXPECT_TRUE(workers_in(service_.dir).empty());
@@ -571,7 +576,7 @@ TEST_F(FunctionTest, ASubscriptionSendsTheFunctionsResultFirst) {
   std::promise<json::value> first;
   StreamSink sink;
   sink.on_data = [&first](json::value v) { first.set_value(std::move(v)); };
-  sink.on_end = [](std::optional<Error>) {};
+  sink.on_end = [](const std::optional<Error>&) {};
   Call call;
   call.service = &service_;
   call.input = parse(R"({"q": "a"})");

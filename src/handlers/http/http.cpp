@@ -69,8 +69,9 @@ struct UrlTemplate {
 
 /// Splits and checks a `url` member; the error says what is wrong (to follow "url: ").
 std::variant<UrlTemplate, std::string> parse_template(std::string_view url) {
-  if (url.find('\0') != std::string_view::npos)
+  if (url.find('\0') != std::string_view::npos) {
     return std::string("must not contain NUL characters");
+  }
   std::size_t scheme_end = 0;
   if (has_scheme(url, "http")) {
     scheme_end = 7;
@@ -212,8 +213,9 @@ class HttpHandler final : public Handler {
     const std::string base_url = config_.url.base + "/";
     auto base = httpclient::parse_url(base_url);
     if (!base.ok()) co_return Error::make(ErrorCode::kInternalError, base.error().message);
-    if (auto refused = policy_->check(base.value().host, base.value().port, {}))
+    if (auto refused = policy_->check(base.value().host, base.value().port, {})) {
       co_return std::move(*refused);
+    }
 
     auto request = build(call.input);
     if (!request.ok()) co_return std::move(request).error();
@@ -312,8 +314,9 @@ class HttpHandler final : public Handler {
       } else if (!input.is_null()) {
         request.body = json::serialize(input);
       }
-      if (request.body && !has_type)
+      if (request.body && !has_type) {
         request.headers.emplace_back("Content-Type", "application/json");
+      }
     } else if (object != nullptr) {
       for (const auto& member : *object) {
         if (is_used(member.key())) continue;

@@ -26,8 +26,9 @@ const bool kSigpipeIgnored = ignore_sigpipe();
 /// JSON ({method, target, body, headers}).
 Reply serve(const SeenRequest& r) {
   const std::string path = r.target.substr(0, r.target.find('?'));
-  if (path == "/text")
+  if (path == "/text") {
     return reply(200, "plain text", {{"Content-Type", "text/plain; charset=utf-8"}});
+  }
   if (path == "/bad-utf8") return reply(200, "a\xff b", {{"Content-Type", "text/plain"}});
   if (path == "/bad-json") return reply(200, "{nope", {{"Content-Type", "application/json"}});
   if (path == "/problem") {
@@ -35,10 +36,12 @@ Reply serve(const SeenRequest& r) {
                  {{"Content-Type", "Application/Problem+JSON; charset=utf-8"}});
   }
   if (path == "/empty") return Reply{"HTTP/1.1 204 No Content\r\n\r\n", {}, false, false};
-  if (path == "/missing")
+  if (path == "/missing") {
     return reply(404, std::string(2000, 'x'), {{"Content-Type", "text/plain"}});
-  if (path == "/missing-untyped")
+  }
+  if (path == "/missing-untyped") {
     return Reply{"HTTP/1.1 500 Oops\r\nContent-Length: 2\r\n\r\nno", {}, false, false};
+  }
   if (path == "/slow") {
     Reply slow;
     slow.later = {{3000ms, httpclient::testing::response(200, "late")}};
@@ -495,7 +498,7 @@ TEST_F(HttpTest, NetworkAccessIsCheckedBeforeConnecting) {
 std::optional<std::string> local_alias() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
-  for (std::string candidate :
+  for (const std::string& candidate :
        {std::string(name), std::string("ip6-localhost"), std::string("ip6-loopback")}) {
     auto host = egress::parse_host(candidate);
     if (!host.ok() || host->is_address() || egress::is_localhost_name(host.value())) continue;
@@ -535,8 +538,9 @@ TEST_F(HttpTest, AnAllowedNameThatResolvesToALocalAddressIsRefused) {
 TEST_F(HttpTest, EachRedirectHopIsChecked) {
   Server target(serve);
   Server bouncer([&](const SeenRequest& r) {
-    if (r.target == "/away")
+    if (r.target == "/away") {
       return reply(302, "", {{"Location", target.url("localhost", "/landed")}});
+    }
     return reply(307, "", {{"Location", "/x"}});
   });
   using List = std::vector<std::string>;

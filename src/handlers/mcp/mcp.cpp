@@ -265,11 +265,13 @@ asio::awaitable<std::vector<ServerTools>> list_all(ServerList servers,
 
 // Not a coroutine itself: what it is given is turned into servers first, so that no string
 // parameter lives in a coroutine frame (GCC 12 mis-destroys some of those).
+// NOLINTBEGIN(performance-unnecessary-value-param): a coroutine's parameters must be values
 asio::awaitable<std::vector<ServerTools>> list_tools(
     asio::any_io_executor executor, const KindOptions& options, std::string service,
     fs::path service_dir, hearth::mcp::Config config,
     std::function<manifest::Permissions(const std::string& server)> permissions_of,
     std::chrono::milliseconds timeout) {
+  // NOLINTEND(performance-unnecessary-value-param)
   auto http = std::make_shared<httpclient::Client>(executor);
   const fs::path dir = service_folder(service_dir);
   ServerList servers;

@@ -47,8 +47,9 @@ class McpHandlerTest : public KindTest {
   void TearDown() override {
     handlers_.clear();
     kind_.reset();  // stops the servers
-    for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i)
+    for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i) {
       std::this_thread::sleep_for(20ms);
+    }
     EXPECT_TRUE(servers_in(service_.dir).empty());
     remove_service();
   }
@@ -251,8 +252,9 @@ TEST_F(McpHandlerTest, ShutdownStopsServersAndRefusesLaterCalls) {
   ASSERT_TRUE(run(*h).ok());
   EXPECT_EQ(servers_in(service_.dir).size(), 1u);
   kind_->shutdown();
-  for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i)
+  for (int i = 0; i < 100 && !servers_in(service_.dir).empty(); ++i) {
     std::this_thread::sleep_for(20ms);
+  }
   EXPECT_TRUE(servers_in(service_.dir).empty());
   auto after = run(*h);
   ASSERT_FALSE(after.ok());
@@ -283,6 +285,7 @@ TEST_F(McpHandlerTest, AReleasedServiceKeepsItsServerUntilItsHandlersGo) {
 TEST_F(McpHandlerTest, ConcurrentFirstCallsShareOneStart) {
   auto h = handler("echo");
   std::vector<std::future<std::optional<Result<json::value>>>> calls;
+  calls.reserve(8);
   for (int i = 0; i < 8; ++i) {
     calls.push_back(
         start_call(io_.executor(), *h, make_call(parse(R"({"text":"x"})"), 30s, io_.executor())));

@@ -76,9 +76,13 @@ std::optional<std::string> command_refusal(std::string_view command, std::string
       const fs::path real = resolved(folder);
       if (!inside_or_equal(real, service_dir) && !under_system_folder(real / "x") &&
           !in_system_path_folder(folder.lexically_normal() / "x")) {
-        return "command '" + written + "' is looked up in env.PATH, whose entry '" + entry +
-               "' is outside the service folder and the system folders " +
-               std::string(kSystemFolders);
+        std::string why = "command '";
+        why += written;
+        why += "' is looked up in env.PATH, whose entry '";
+        why += entry;
+        why += "' is outside the service folder and the system folders ";
+        why += kSystemFolders;
+        return why;
       }
       if (colon == std::string_view::npos) break;
       rest.remove_prefix(colon + 1);

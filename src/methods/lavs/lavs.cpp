@@ -74,13 +74,7 @@ asio::awaitable<Result<json::value>> unsubscribe(Host& host, const Request& requ
   if (host.unsubscribe(session_id, id)) {
     co_return json::value(json::object{{"subscriptionId", id}, {"unsubscribed", true}});
   }
-  json::object data;
-  data["field"] = "subscriptionId";
-  data["constraint"] = "exists";
-  data["subscriptionId"] = id;
-  co_return Error::make(ErrorCode::kInvalidParams,
-                        "Invalid params: no subscription '" + id + "' on this connection",
-                        std::move(data));
+  co_return no_subscription(id, "this connection");
 }
 
 asio::awaitable<Result<json::value>> manifest(Host& host, const Request& request) {

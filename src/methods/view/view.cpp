@@ -89,13 +89,7 @@ asio::awaitable<Result<json::value>> unsubscribe(Context& c, const Request& requ
       c.host.unsubscribe(request.session->id(), id)) {
     co_return json::value(json::object{{"subscriptionId", id}, {"unsubscribed", true}});
   }
-  json::object data;
-  data["field"] = "subscriptionId";
-  data["constraint"] = "exists";
-  data["subscriptionId"] = id;
-  co_return Error::make(ErrorCode::kInvalidParams,
-                        "Invalid params: no subscription '" + id + "' of this view mount",
-                        std::move(data));
+  co_return no_subscription(id, "this view mount");
 }
 
 asio::awaitable<Result<json::value>> manifest(Context& c, const Request& request) {
