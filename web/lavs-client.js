@@ -387,8 +387,10 @@ export function createLAVSClient(options = {}) {
     } catch {
       /* not JSON */
     }
-    if (!msg || typeof msg !== 'object' || (!('result' in msg) && !msg.error)) {
-      throw new LAVSError(TRANSPORT_ERROR, `HTTP ${response.status}: ${text.slice(0, 200)}`, { transport: true, status: response.status });
+    if (!msg || typeof msg !== 'object' || msg.jsonrpc !== '2.0' || (!('result' in msg) && !msg.error)) {
+      // Not a JSON-RPC answer: an HTTP refusal (401 without the right token, 403 for a foreign origin...).
+      const detail = msg && typeof msg.error === 'string' ? msg.error : text.slice(0, 200);
+      throw new LAVSError(TRANSPORT_ERROR, `HTTP ${response.status}: ${detail}`, { transport: true, status: response.status });
     }
     if (msg.error) throw errorFrom(msg.error);
     return msg.result;
