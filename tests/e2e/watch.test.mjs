@@ -1,0 +1,53 @@
+// The page follows `hearth serve --watch`: lavs/servicesChanged refreshes the list, a changed
+// service's view is mounted anew, a removed service leaves the list.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir, copyService, startDaemon, launchBrowser, openPage, selectService, viewFrame, waitFor } from './harness.mjs';
+
+let daemon;
+let browser;
+const work = tempDir();
+let todo;
+
+before(async () => {
+  const root = path.join(work, 'services');
+  fs.mkdirSync(root);
+  todo = copyService('todo-manager', root);
+  copyService('notes', root);
+  daemon = await startDaemon({ services: [root], args: ['--watch', '--watch-interval', '100'] });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await daemon?.stop();
+});
+
+test('an edited manifest remounts its view; a removed service leaves the list', async () => {
+  const page = await openPage(browser, daemon);
+  await selectService(page, 'todo-manager');
+  await viewFrame(page);
+  const firstMount = await page.getAttribute('iframe.view-frame', 'data-mount-id');
+
+  const file = path.join(todo, 'lavs.json');
+  const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
+  manifest.description = 'Edited while the page was open';
+  fs.writeFileSync(file, JSON.stringify(manifest, null, 2));
+  await page.waitForSelector('#service-desc:text("Edited while the page was open")', { timeout: 10000 });
+  await page.waitForFunction((old) => {
+    const f = document.querySelector('iframe.view-frame');
+    return f && f.dataset.mountId !== old && document.body.dataset.view === 'ready';
+  }, firstMount, { timeout: 10000 });
+  const frame = await viewFrame(page);
+  await waitFor(() => frame.$('todo-view form'), { what: 'the remounted view' });
+  const mounts = await daemon.mounts();
+  assert.ok(!mounts.mounts.some((m) => m.mountId === firstMount), 'the old mount is closed');
+  assert.match(await page.textContent('#log-list'), /services changed: .*~todo-manager/);
+
+  fs.rmSync(path.join(path.dirname(todo), 'notes', 'lavs.json'));
+  await page.waitForSelector('#service-list [data-service="simple-notes"]', { state: 'detached', timeout: 10000 });
+  assert.deepEqual(await page.$$eval('#service-list [data-service]', (b) => b.map((x) => x.dataset.service)), ['todo-manager']);
+  await page.context().close();
+});
