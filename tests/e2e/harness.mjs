@@ -21,8 +21,17 @@ export function playwright() {
   return createRequire(path.join(CACHE, 'node_modules/'))('playwright-core');
 }
 
+const made = [];
+process.on('exit', () => {
+  if (process.env.HEARTH_E2E_KEEP) return;
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temporary folder, removed when the test file's process ends (unless HEARTH_E2E_KEEP is set). */
 export function tempDir(prefix = 'hearth-e2e-') {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -192,6 +192,29 @@ test('forged hellos are ignored and counted: wrong secret, another frame, a popu
   await page.context().close();
 });
 
+test('a frame whose first hello has a wrong secret gets no port and the page falls back', async () => {
+  const context = await browser.newContext();
+  // Before any script of the frame runs, its URL fragment holds a wrong secret.
+  await context.addInitScript(() => {
+    if (location.pathname.startsWith('/views/') && location.hash.startsWith('#secret=')) {
+      history.replaceState(null, '', `${location.pathname}#secret=${'0'.repeat(32)}`);
+    }
+  });
+  const page = await context.newPage();
+  await page.goto(daemon.pageUrl);
+  await page.waitForSelector('#conn-status[data-status=open]');
+  await selectService(page, 'todo-manager');
+  await page.waitForSelector('body[data-view=failed]', { timeout: 10000 });
+  assert.match(await page.textContent('#data-notice'), /did not become ready/);
+  const frame = await (await page.$('iframe.view-frame')).contentFrame();
+  assert.equal(await frame.evaluate(() => document.querySelector('todo-view')), null);
+  // (simple-notes, shown first, has a view too: its hello was refused the same way.)
+  assert.ok((await ignoredCount(page)) >= 1);
+  await showTab(page, 'log');
+  assert.match(await page.textContent('#log-list'), /at the todo-manager view: hello with a wrong secret/);
+  await context.close();
+});
+
 test('the page without a token says where to get one and opens no connection', async () => {
   const context = await browser.newContext();
   const page = await context.newPage();
