@@ -427,6 +427,7 @@ function start() {
 
   const token = takeToken();
   if (!token) {
+    document.body.dataset.state = 'no-token';
     $('no-token').hidden = false;
     $('service').hidden = true;
     showStatus({ status: 'closed' });

@@ -4,6 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   tempDir, copyService, startDaemon, launchBrowser, openPage, selectService, viewFrame, showTab, waitFor, sleep,
+  screenshot, WIDE, NARROW,
 } from './harness.mjs';
 
 let daemon;
@@ -226,5 +227,9 @@ test('the page without a token says where to get one and opens no connection', a
   assert.match(await page.textContent('#no-token'), /hearth open/);
   await sleep(300);
   assert.deepEqual(sockets, []);
+  for (const viewport of [WIDE, NARROW]) {
+    await page.setViewportSize(viewport);
+    await screenshot(page, 'no-token');
+  }
   await context.close();
 });
