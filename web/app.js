@@ -425,6 +425,13 @@ function start() {
   });
   matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => sendHostContextToAll());
 
+  // A new link opened in this tab (a restarted daemon's) changes only the fragment: start again.
+  window.addEventListener('hashchange', () => {
+    if (new URLSearchParams(location.hash.slice(1)).get('token')) {
+      takeToken();
+      location.reload();
+    }
+  });
   const token = takeToken();
   if (!token) {
     document.body.dataset.state = 'no-token';

@@ -51,3 +51,21 @@ test('an edited manifest remounts its view; a removed service leaves the list', 
   assert.deepEqual(await page.$$eval('#service-list [data-service]', (b) => b.map((x) => x.dataset.service)), ['todo-manager']);
   await page.context().close();
 });
+
+test('after a daemon restart the page says its token is outdated, and the new link works', async () => {
+  const page = await openPage(browser, daemon);
+  await selectService(page, 'todo-manager');
+  await viewFrame(page);
+  const port = daemon.port;
+  await daemon.stop();
+  await page.waitForSelector('#conn-status:not([data-status=open])');
+  daemon = await daemon.restart({ port });
+  // The page's token was the old daemon's: it keeps trying, then says what to do.
+  await page.waitForSelector('#page-notice:not([hidden])', { timeout: 20000 });
+  assert.match(await page.textContent('#page-notice'), /hearth open/);
+  await page.goto(daemon.pageUrl);
+  await page.waitForSelector('#conn-status[data-status=open]');
+  await viewFrame(page);
+  assert.equal(await page.isHidden('#page-notice'), true);
+  await page.context().close();
+});
