@@ -259,6 +259,8 @@ function closeService() {
 async function selectService(name, { keepTab = false } = {}) {
   const seq = ++state.selectSeq;
   closeService();
+  state.viewStatus = 'none';
+  document.body.dataset.view = 'none';
   state.selected = name;
   sessionStorage.setItem(SERVICE_KEY, name);
   renderServiceList();

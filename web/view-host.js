@@ -5,6 +5,9 @@
 import { decodeFileResult } from './lavs-client.js';
 
 const READY_TIMEOUT_MS = 5000;
+// The daemon closes a WebSocket whose message is larger than --max-request-bytes (1 MiB by
+// default), which would end every mount of the page: a view's larger request is refused here.
+const MAX_REQUEST_CHARS = 1024 * 1024 - 4096;
 const MAX_FRAME_HEIGHT = 20000;
 const mounts = new Set();
 let ignoredListener = () => {};
@@ -217,6 +220,17 @@ export class ViewMount {
       return;
     }
     const reply = (body) => this.post({ jsonrpc: '2.0', id: msg.id, ...body });
+    let size = 0;
+    try {
+      size = JSON.stringify(params).length;
+    } catch {
+      size = Infinity;
+    }
+    if (size > MAX_REQUEST_CHARS) {
+      this.events.onLog('warn', `${this.service}: a ${method.slice(0, 64)} request of the view was too large (${size} characters)`);
+      reply({ error: { code: -32600, message: 'Invalid request: too large for the page to send', data: { limit: MAX_REQUEST_CHARS, size } } });
+      return;
+    }
     try {
       const result = await this.forward(method, params);
       reply({ result });

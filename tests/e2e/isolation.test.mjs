@@ -119,8 +119,19 @@ test('a view reaches its own service only', async () => {
     } catch (e) {
       file = { code: e.code };
     }
-    return { own: Array.isArray(own), name: manifest.name, other, file };
+    let huge;
+    try {
+      huge = { result: await client.call('addTodo', { text: 'x'.repeat(2 * 1024 * 1024) }) };
+    } catch (e) {
+      huge = { code: e.code };
+    }
+    const after = await client.call('listTodos');
+    return { own: Array.isArray(own), name: manifest.name, other, file, huge, stillConnected: Array.isArray(after) };
   });
+  // A request too large for the page's connection is refused by the page; the connection lives on.
+  assert.equal(outcome.huge.code, -32600);
+  assert.equal(outcome.stillConnected, true);
+  assert.equal(await page.getAttribute('#conn-status', 'data-status'), 'open');
   assert.equal(outcome.own, true);
   assert.equal(outcome.name, 'todo-manager');
   // simple-notes has getNotes and is served by the same daemon: the view still cannot reach it.
