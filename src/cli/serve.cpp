@@ -301,18 +301,18 @@ int serve(const ServeOptions& options) {
       return;
     }
     if (!host->ready()) spdlog::warn("JavaScript workers are still starting after 20 s");
+    // Where `hearth open` and `hearth call --daemon` find this daemon (the token stays in its
+    // own file). Written before the ready file: whoever waits for that one finds it.
+    const fs::path daemon_file = state_dir / "daemon.json";
+    if (!write_private_file(daemon_file, json::dump(ready) + "\n", error)) {
+      spdlog::warn("{}: {}", daemon_file.string(), error);
+    }
     if (!options.ready_file.empty() &&
         !write_private_file(options.ready_file, json::dump(ready) + "\n", error)) {
       spdlog::error("ready file: {}", error);
       exit_code = 1;
       begin_shutdown();
       return;
-    }
-    // Where `hearth open` and `hearth call --daemon` find this daemon (the token stays in its
-    // own file).
-    const fs::path daemon_file = state_dir / "daemon.json";
-    if (!write_private_file(daemon_file, json::dump(ready) + "\n", error)) {
-      spdlog::warn("{}: {}", daemon_file.string(), error);
     }
     if (options.json) {
       std::cout << json::dump(ready) << std::endl;

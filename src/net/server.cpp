@@ -723,10 +723,10 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     const auto& req = parser.get();
     // One session per connection, made on first use: HTTP cannot push, but methods may still key
     // state on the session and its close hooks.
-    if (!session_) {
-      session_ = std::make_shared<rpc::Session>("http", nullptr);
-      session_->set_client(client_name(req));
-    }
+    if (!session_) session_ = std::make_shared<rpc::Session>("http", nullptr);
+    // Per request: requests on one connection are handled one after another, and what a call
+    // needs of it is copied when the call starts.
+    session_->set_client(client_name(req));
     std::optional<std::string> reply;
     bool failed = false;
     // `Prefer: lafs-envelope` (RFC 7240): every answer in this body as a LAFS envelope.

@@ -28,7 +28,8 @@ class Session {
   const std::string& transport() const { return transport_; }
   bool can_push() const { return static_cast<bool>(push_); }
   /// What the client calls itself (its `X-Hearth-Client` header: `hearth call` sends
-  /// "hearth-cli"), empty when it said nothing. Set by the transport before the session is shared.
+  /// "hearth-cli"), empty when it said nothing. Set by the transport before each request it
+  /// dispatches (HTTP: per request; WebSocket: the upgrade's), never while one runs.
   const std::string& client() const { return client_; }
   void set_client(std::string client) { client_ = std::move(client); }
   /// Sends when the session is open and can push; otherwise drops the message.

@@ -8,11 +8,10 @@ namespace hearth::views {
 
 namespace {
 
-/// Every feature a view could ask the browser for, off.
+/// Every feature a view could ask the browser for, off. Only features Chromium knows: an unknown
+/// one is logged in the console on every response.
 constexpr std::array kPolicyFeatures = {"accelerometer",
-                                        "ambient-light-sensor",
                                         "autoplay",
-                                        "bluetooth",
                                         "camera",
                                         "clipboard-read",
                                         "clipboard-write",
@@ -33,7 +32,6 @@ constexpr std::array kPolicyFeatures = {"accelerometer",
                                         "screen-wake-lock",
                                         "serial",
                                         "usb",
-                                        "web-share",
                                         "xr-spatial-tracking"};
 
 std::string permissions_policy() {

@@ -112,6 +112,22 @@ def test_a_cli_call_through_the_daemon_reaches_the_mount_as_an_agent_action(daem
     assert view_line["method"] == "view/call" and view_line["endpoint"] == "toggleTodo"
 
 
+def test_the_client_name_is_read_from_each_request(daemon_factory):
+    """Keep-alive connections carry requests of different clients: the actor names each one."""
+    d = todo(daemon_factory)
+    with d.ws() as page:
+        result(page.request("view/open", {"service": "todo-manager"}))
+        with d.http() as c:
+            add = {"jsonrpc": "2.0", "id": 1, "method": "lavs/call",
+                   "params": {"service": "todo-manager", "endpoint": "addTodo", "input": {"text": "a"}}}
+            for headers, actor in (({}, {"type": "http"}),
+                                   ({"X-Hearth-Client": "second"}, {"type": "http", "client": "second"}),
+                                   ({"X-Hearth-Client": "bad name!"}, {"type": "http"})):
+                status, _, _ = c.post(add, headers=headers)
+                assert status == 200
+                assert page.notification("view/agentAction")["params"]["actor"] == actor
+
+
 def test_a_cli_call_without_a_daemon_says_so(tmp_path):
     out = subprocess.run([hearth_bin(), "call", "--daemon", "todo-manager", "listTodos",
                           "--state-dir", str(tmp_path)], capture_output=True, text=True, timeout=20)
