@@ -49,6 +49,8 @@ Result<std::string> read_below(const fs::path& dir, const fs::path& rel, std::si
   return std::move(*text);
 }
 
+}  // namespace
+
 Error no_mount(std::string_view mount_id) {
   json::object data;
   data["field"] = "mountId";
@@ -59,8 +61,6 @@ Error no_mount(std::string_view mount_id) {
       "Invalid params: no view mount '" + std::string(mount_id) + "' on this connection",
       std::move(data));
 }
-
-}  // namespace
 
 fs::path default_web_dir() {
   if (const char* env = std::getenv("HEARTH_WEB_DIR"); env != nullptr && *env != '\0') {
@@ -202,11 +202,12 @@ void ViewHost::close_session(std::uint64_t session_id) {
   // The session's own close hook ends its subscriptions.
 }
 
-void ViewHost::add_subscription(std::string_view mount_id, std::string subscription_id) {
+bool ViewHost::add_subscription(std::string_view mount_id, std::string subscription_id) {
   std::lock_guard lock(mu_);
-  if (auto it = mounts_.find(mount_id); it != mounts_.end()) {
-    it->second->subscriptions.insert(std::move(subscription_id));
-  }
+  auto it = mounts_.find(mount_id);
+  if (it == mounts_.end()) return false;
+  it->second->subscriptions.insert(std::move(subscription_id));
+  return true;
 }
 
 bool ViewHost::remove_subscription(std::string_view mount_id, const std::string& subscription_id) {

@@ -41,6 +41,9 @@ struct Options {
   std::size_t max_mounts_per_session = 64;
 };
 
+/// -32602 for a mount id the connection does not hold (data.field = "mountId").
+Error no_mount(std::string_view mount_id);
+
 /// The default web folder: $HEARTH_WEB_DIR, else the share/hearth/web folder beside the
 /// executable's, else the source tree's web/ this build came from.
 std::filesystem::path default_web_dir();
@@ -73,8 +76,9 @@ class ViewHost {
   /// holds no such mount.
   bool close(std::uint64_t session_id, std::string_view mount_id);
 
-  /// Records a subscription made through a mount, so that closing the mount ends it.
-  void add_subscription(std::string_view mount_id, std::string subscription_id);
+  /// Records a subscription made through a mount, so that closing the mount ends it. False when
+  /// the mount closed meanwhile (the caller ends the subscription).
+  bool add_subscription(std::string_view mount_id, std::string subscription_id);
   /// Forgets one (view/unsubscribe); false when the mount did not make it.
   bool remove_subscription(std::string_view mount_id, const std::string& subscription_id);
 

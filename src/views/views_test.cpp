@@ -251,6 +251,8 @@ TEST_F(ViewHostTest, ClosingAMountEndsItsSubscriptionsAndItsTicket) {
   EXPECT_TRUE(mounts.at("mounts").as_array().empty());
   EXPECT_EQ(get(std::string(m.at("url").as_string())).status, 404);
   EXPECT_EQ(code(rpc("view/close", json::object{{"mountId", mount}}, page)), -32602);
+  // A subscription that started while its mount closed is refused (the method then ends it).
+  EXPECT_FALSE(views_->add_subscription(mount, "late"));
 }
 
 TEST_F(ViewHostTest, MountsEndWithTheirConnection) {

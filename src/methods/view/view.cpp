@@ -76,7 +76,11 @@ asio::awaitable<Result<json::value>> subscribe(Context& c, const Request& reques
   HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
                              co_await c.host.subscribe(request.session, m.service, target.endpoint,
                                                        std::move(input), request.after_reply));
-  c.views.add_subscription(m.mount.id, id);
+  if (!c.views.add_subscription(m.mount.id, id)) {
+    // The mount closed while the subscription started: it must not outlive it.
+    c.host.unsubscribe(request.session->id(), id);
+    co_return views::no_mount(m.mount.id);
+  }
   co_return json::value(json::object{{"subscriptionId", id}});
 }
 
