@@ -187,7 +187,9 @@ int serve(const ServeOptions& options) {
     view_options.cdn_origins.push_back(parsed.value().origin());
   }
   views::ViewHost view_host(*host, view_options);
-  host->set_mutation_listener([&view_host](const host::Mutation& m) { view_host.publish(m); });
+  host->set_mutation_listener(
+      {[&view_host](std::string_view service) { return view_host.watched(service); },
+       [&view_host](const host::Mutation& m) { view_host.publish(m); }});
   net::Routes routes;
   if (auto st = view_host.add_routes(routes); !st.ok()) {
     spdlog::error("routes: {}", st.error().message);

@@ -126,9 +126,13 @@ class Host {
                                                    std::string_view endpoint, json::value input,
                                                    Caller caller = {});
 
-  /// Told of every mutation that succeeded, on the thread that ran the call: must not block.
-  /// Set before serving.
-  using MutationListener = std::function<void(const Mutation&)>;
+  /// Told of every mutation of a service it `wants` that succeeded, on the thread that ran the
+  /// call: must not block. `wants` is asked before the call, so that the input is kept (copied)
+  /// only for services somebody watches. Set before serving.
+  struct MutationListener {
+    std::function<bool(std::string_view service)> wants;
+    std::function<void(const Mutation&)> tell;
+  };
   void set_mutation_listener(MutationListener listener) { on_mutation_ = std::move(listener); }
 
   /// Subscribes `session` to a subscription endpoint and returns the subscription id. Items

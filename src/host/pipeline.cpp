@@ -142,7 +142,8 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
   }
   HEARTH_CO_ASSIGN_OR_RETURN(json::value prepared,
                              co_await prepare_input_off_io(*endpoint, std::move(input)));
-  const bool told = on_mutation_ && endpoint->method == manifest::Method::kMutation;
+  const bool told = on_mutation_.tell && endpoint->method == manifest::Method::kMutation &&
+                    (!on_mutation_.wants || on_mutation_.wants(service.manifest.name));
   json::value ran_input = told ? prepared : json::value();
   auto handler = service.handlers.find(endpoint->id);
   handlers::Call call;
@@ -165,8 +166,8 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
     }
   }
   if (told && result.ok()) {
-    on_mutation_(Mutation{service.manifest.name, endpoint->id, std::move(ran_input), result.value(),
-                          std::move(caller)});
+    on_mutation_.tell(Mutation{service.manifest.name, endpoint->id, std::move(ran_input),
+                               result.value(), std::move(caller)});
   }
   co_return result;
 }

@@ -408,6 +408,12 @@ asio::awaitable<Result<json::value>> ViewHost::set_state(std::string service, js
   co_return co_await host_.blocking().run(std::move(work));
 }
 
+bool ViewHost::watched(std::string_view service) const {
+  std::lock_guard lock(mu_);
+  return std::any_of(mounts_.begin(), mounts_.end(),
+                     [service](const auto& m) { return m.second->service == service; });
+}
+
 void ViewHost::publish(const host::Mutation& mutation) {
   std::vector<std::shared_ptr<rpc::Session>> sessions;
   std::uint64_t seq = 0;

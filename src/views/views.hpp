@@ -89,6 +89,10 @@ class ViewHost {
   boost::asio::awaitable<Result<json::value>> get_state(std::string service);
   boost::asio::awaitable<Result<json::value>> set_state(std::string service, json::value state);
 
+  /// Whether a connection holds a mount of `service` (the host's mutation listener asks first,
+  /// so that mutations nobody watches cost nothing).
+  bool watched(std::string_view service) const;
+
   /// Tells the connections holding a mount of the mutated service (view/agentAction). Meant as
   /// the host's mutation listener: it only queues pushes.
   void publish(const host::Mutation& mutation);

@@ -57,7 +57,9 @@ class ViewHostTest : public ::testing::Test, public methods::testing::Harness {
     options.web_dir = web_->dir();
     options.state_dir = state_.dir();
     views_ = std::make_unique<ViewHost>(*host_, options);
-    host_->set_mutation_listener([this](const host::Mutation& m) { views_->publish(m); });
+    host_->set_mutation_listener(
+        {[this](std::string_view service) { return views_->watched(service); },
+         [this](const host::Mutation& m) { views_->publish(m); }});
     ASSERT_TRUE(views_->add_routes(routes_).ok());
     methods::lavs::add_methods(dispatcher(), *host_);
     methods::view::add_methods(dispatcher(), *host_, *views_);
@@ -213,6 +215,23 @@ TEST_F(ViewHostTest, MutationsReachTheMountsOfTheServiceAsAgentActions) {
       json::object{{"service", "todo"}, {"endpoint", "add"}, {"input", {{"text", "x"}}}}, other);
   ASSERT_TRUE(run_until([&] { return pushes->with_method("view/agentAction").size() == 3; }));
   EXPECT_TRUE(quiet->with_method("view/agentAction").empty());
+}
+
+TEST_F(ViewHostTest, MutationsNobodyWatchesAreToldToNobody) {
+  const json::object add{{"service", "todo"}, {"endpoint", "add"}, {"input", {{"text", "x"}}}};
+  EXPECT_FALSE(views_->watched("todo"));
+  ASSERT_TRUE(rpc("lavs/call", add).as_object().contains("result"));
+  auto pushes = std::make_shared<Pushes>();
+  auto page = push_session(pushes);
+  const std::string mount(open(page).at("result").at("mountId").as_string());
+  EXPECT_TRUE(views_->watched("todo"));
+  EXPECT_FALSE(views_->watched("other"));
+  ASSERT_TRUE(rpc("lavs/call", add).as_object().contains("result"));
+  ASSERT_TRUE(run_until([&] { return pushes->with_method("view/agentAction").size() == 1; }));
+  // The mutation made before the mount was not counted: nobody was told of it.
+  EXPECT_EQ(pushes->with_method("view/agentAction")[0].at("params").at("seq"), 1);
+  rpc("view/close", json::object{{"mountId", mount}}, page);
+  EXPECT_FALSE(views_->watched("todo"));
 }
 
 TEST_F(ViewHostTest, AViewReachesOnlyItsOwnServiceAndMount) {
