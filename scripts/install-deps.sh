@@ -12,6 +12,8 @@ packages=(
   libvalijson-dev libcli11-dev libspdlog-dev libfmt-dev
   # JSON Schema patterns: RE2 (linear-time matching, no recursion)
   libre2-dev
+  # A2S: SQLite (the storage layer), YAML service definitions, Snowball stemming for search
+  libsqlite3-dev libyaml-cpp-dev libstemmer-dev
   # the jail: seccomp filters (Landlock and namespaces are raw system calls)
   libseccomp-dev
   # function handlers: the SpiderMonkey 102 JavaScript engine; TLS for ctx.fetch

@@ -1,0 +1,56 @@
+#pragma once
+/// Reading A2S service definitions (YAML or JSON) into the model of a2s/model.hpp, with every
+/// problem named by its path, and their checksum (docs/a2s.md, "Checksum").
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "a2s/model.hpp"
+#include "common/problem.hpp"
+#include "common/result.hpp"
+
+namespace hearth::a2s {
+
+/// YAML text (JSON is YAML) to JSON. YAML features JSON cannot hold (anchors are expanded;
+/// non-string keys, tags and binary are refused) give an error naming the line.
+Result<json::value> yaml_to_json(std::string_view text);
+
+/// JSON to block-style YAML that yaml_to_json reads back to the same value.
+std::string json_to_yaml(const json::value& value);
+
+/// The lowercase hex SHA-256 over the canonical form of `document` without its `checksum`
+/// member (docs/a2s.md, "Checksum").
+std::string checksum_of(const json::value& document);
+
+/// `document` with its `checksum` member set to checksum_of(document), placed after `version`.
+json::value seal(const json::value& document);
+
+/// Validates a definition document and builds the model. Every problem is appended to
+/// `problems` with its path ("capabilities[1].tempVariables.DATE.format: ..."); a checksum that
+/// does not match is one of them. Returns nullopt when there was any problem.
+std::optional<Definition> parse_definition(const json::value& document, Problems& problems);
+
+/// A definition file that could not be loaded, with every problem.
+struct LoadFailure {
+  std::filesystem::path file;
+  Problems problems;
+};
+
+struct LoadResult {
+  std::vector<std::shared_ptr<const Definition>> definitions;  ///< sorted by file name
+  std::vector<LoadFailure> failures;
+};
+
+/// Loads one file (.yaml, .yml or .json).
+Result<std::shared_ptr<const Definition>> load_file(const std::filesystem::path& file,
+                                                    Problems& problems);
+
+/// Loads every .yaml, .yml and .json file directly in `dir` (and in its sub-folders); one bad
+/// file does not stop the others. Two definitions with the same serviceName: the second fails.
+LoadResult load_directory(const std::filesystem::path& dir);
+
+}  // namespace hearth::a2s
