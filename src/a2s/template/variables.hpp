@@ -1,6 +1,7 @@
 #pragma once
 /// Checking a variable's value against its definition (type, pattern, format, min, max).
 
+#include <string>
 #include <string_view>
 
 #include "a2s/model.hpp"
@@ -15,6 +16,10 @@ namespace hearth::a2s {
 /// (YYYY-MM-DD)") and whose data is {"variable", "rule", "expected"}; the message never
 /// contains the value itself (it may be a secret).
 Result<json::value> check_value(const Variable& variable, const json::value& value);
+
+/// Whether check_value checks `format` (date, date-time, time, email, uri, url, uuid, ipv4, ipv6,
+/// hostname, airport_code, currency, country, language).
+bool known_format(std::string_view format);
 
 /// The text a value is written as inside a request: strings as they are, numbers and booleans
 /// as JSON text, objects and arrays as compact JSON.
