@@ -22,6 +22,10 @@ Result<json::value> yaml_to_json(std::string_view text);
 /// JSON to block-style YAML that yaml_to_json reads back to the same value.
 std::string json_to_yaml(const json::value& value);
 
+/// The canonical form the checksum covers: `document` without its top-level `checksum`, as
+/// compact JSON with object keys sorted by their UTF-8 bytes (docs/a2s.md, "Checksum").
+std::string canonical_form(const json::value& document);
+
 /// The lowercase hex SHA-256 over the canonical form of `document` without its `checksum`
 /// member (docs/a2s.md, "Checksum").
 std::string checksum_of(const json::value& document);

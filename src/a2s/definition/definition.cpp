@@ -1,0 +1,685 @@
+#include "a2s/definition/definition.hpp"
+
+#include <re2/re2.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "a2s/definition/jsonpath.hpp"
+#include "a2s/template/template.hpp"
+#include "a2s/template/variables.hpp"
+#include "common/ascii.hpp"
+
+namespace hearth::a2s {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{1} << 20;
+
+bool is_var_name(std::string_view s) {
+  if (s.empty() || !(ascii::is_alpha(s[0]) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return ascii::is_alnum(c) || c == '_'; });
+}
+
+bool is_domain(std::string_view s) {
+  if (s.empty()) return false;
+  std::string_view host = s;
+  const auto colon = s.rfind(':');
+  if (colon != std::string_view::npos) {
+    const auto port = s.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](char c) { return ascii::is_digit(c); }) ||
+        std::stoi(std::string(port)) == 0 || std::stoi(std::string(port)) > 65535) {
+      return false;
+    }
+    host = s.substr(0, colon);
+  }
+  if (host.empty() || host.size() > 253 || host.front() == '.' || host.back() == '.') return false;
+  std::size_t label = 0;
+  for (const char c : host) {
+    if (c == '.') {
+      if (label == 0) return false;
+      label = 0;
+      continue;
+    }
+    if (!ascii::is_alnum(c) && c != '-' && c != '_') return false;
+    if (++label > 63) return false;
+  }
+  return true;
+}
+
+class Checker {
+ public:
+  explicit Checker(Problems& problems) : problems_(problems) {}
+
+  void add(const std::string& path, std::string message) {
+    problems_.push_back({path, std::move(message)});
+  }
+
+  const json::value* member(const json::object& o, std::string_view key, const std::string& base,
+                            bool required) {
+    const auto* v = o.if_contains(key);
+    if ((v == nullptr || v->is_null()) && required) add(join_path(base, key), "required");
+    return (v == nullptr || v->is_null()) ? nullptr : v;
+  }
+
+  std::string text(const json::object& o, std::string_view key, const std::string& base,
+                   bool required, bool non_empty = true) {
+    const auto* v = member(o, key, base, required);
+    if (v == nullptr) return {};
+    if (!v->is_string()) {
+      add(join_path(base, key), "must be a string");
+      return {};
+    }
+    if (non_empty && v->get_string().empty()) add(join_path(base, key), "must not be empty");
+    return std::string(v->get_string());
+  }
+
+  std::optional<double> number(const json::object& o, std::string_view key,
+                               const std::string& base) {
+    const auto* v = member(o, key, base, false);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number()) {
+      add(join_path(base, key), "must be a number");
+      return std::nullopt;
+    }
+    return v->to_number<double>();
+  }
+
+  bool boolean(const json::object& o, std::string_view key, const std::string& base,
+               bool fallback) {
+    const auto* v = member(o, key, base, false);
+    if (v == nullptr) return fallback;
+    if (!v->is_bool()) {
+      add(join_path(base, key), "must be true or false");
+      return fallback;
+    }
+    return v->get_bool();
+  }
+
+  void known_keys(const json::object& o, const std::string& base,
+                  std::initializer_list<std::string_view> keys) {
+    for (const auto& [key, value] : o) {
+      if (std::find(keys.begin(), keys.end(), std::string_view(key)) == keys.end()) {
+        add(join_path(base, key), "unknown member (a typo?)");
+      }
+    }
+  }
+
+  bool check_pattern(const std::string& pattern, const std::string& path) {
+    RE2::Options options;
+    options.set_log_errors(false);
+    RE2 re(pattern, options);
+    if (!re.ok()) {
+      add(path, "is not a valid pattern (RE2 syntax): " + re.error());
+      return false;
+    }
+    return true;
+  }
+
+  Variables variables(const json::object& parent, std::string_view key, const std::string& base,
+                      Storage fallback, bool temp) {
+    Variables out;
+    const auto* v = member(parent, key, base, false);
+    if (v == nullptr) return out;
+    const std::string path = join_path(base, key);
+    if (!v->is_object()) {
+      add(path, "must be a mapping of NAME: {type, description, ...}");
+      return out;
+    }
+    for (const auto& [name, def] : v->get_object()) {
+      const std::string vpath = join_path(path, name);
+      if (!is_var_name(name)) {
+        add(vpath, "a variable name is letters, digits and '_', not starting with a digit");
+      }
+      if (!def.is_object()) {
+        add(vpath, "must be a mapping (type, description, ...)");
+        continue;
+      }
+      const auto& o = def.get_object();
+      known_keys(o, vpath,
+                 {"type", "description", "storage", "optional", "expiry", "pattern", "format",
+                  "min", "max", "default"});
+      Variable var;
+      var.name = std::string(name);
+      const std::string type = text(o, "type", vpath, true);
+      static const std::pair<std::string_view, VarType> kTypes[] = {
+          {"string", VarType::kString},   {"number", VarType::kNumber},
+          {"integer", VarType::kInteger}, {"boolean", VarType::kBoolean},
+          {"date", VarType::kDate},       {"object", VarType::kObject},
+          {"array", VarType::kArray}};
+      bool typed = type.empty();
+      for (const auto& [word, t] : kTypes) {
+        if (type == word) {
+          var.type = t;
+          typed = true;
+        }
+      }
+      if (!typed) {
+        add(join_path(vpath, "type"),
+            "must be one of string, number, integer, boolean, date, object, array");
+      }
+      var.description = text(o, "description", vpath, true);
+      const std::string storage = text(o, "storage", vpath, false);
+      var.storage = fallback;
+      if (storage == "service") {
+        var.storage = Storage::kService;
+      } else if (storage == "global") {
+        var.storage = Storage::kGlobal;
+      } else if (storage == "temporary") {
+        var.storage = Storage::kTemporary;
+      } else if (!storage.empty()) {
+        add(join_path(vpath, "storage"), "must be one of service, global, temporary");
+      }
+      if (temp && var.storage != Storage::kTemporary) {
+        add(join_path(vpath, "storage"),
+            "tempVariables are temporary (never stored); declare stored ones in inputVariables");
+      }
+      var.optional = boolean(o, "optional", vpath, false);
+      if (const auto expiry = number(o, "expiry", vpath)) {
+        if (*expiry <= 0 || std::floor(*expiry) != *expiry) {
+          add(join_path(vpath, "expiry"), "must be a positive whole number of seconds");
+        } else {
+          var.expiry_seconds = static_cast<std::int64_t>(*expiry);
+        }
+      }
+      const std::string pattern = text(o, "pattern", vpath, false);
+      if (!pattern.empty() && check_pattern(pattern, join_path(vpath, "pattern"))) {
+        var.pattern = pattern;
+      }
+      const std::string format = text(o, "format", vpath, false);
+      if (!format.empty()) {
+        if (!known_format(format)) {
+          add(join_path(vpath, "format"),
+              "must be one of date, date-time, time, email, uri, url, uuid, ipv4, ipv6, "
+              "hostname, airport_code, currency, country, language");
+        } else {
+          var.format = format;
+        }
+      }
+      var.min = number(o, "min", vpath);
+      var.max = number(o, "max", vpath);
+      if (var.min && var.max && *var.min > *var.max) {
+        add(join_path(vpath, "min"), "must not be greater than max");
+      }
+      if (const auto* d = o.if_contains("default")) {
+        auto checked = check_value(var, *d);
+        if (!checked.ok()) {
+          const auto& message = checked.error().message;
+          add(join_path(vpath, "default"),
+              "does not check against the variable: " + message.substr(message.find(": ") + 2));
+        } else {
+          var.default_value = std::move(checked).value();
+        }
+      }
+      out.push_back(std::move(var));
+    }
+    return out;
+  }
+
+  ResponseMapping mapping(const json::object& parent, const std::string& base,
+                          const Variables& outputs) {
+    ResponseMapping out;
+    const auto* v = member(parent, "responseMapping", base, false);
+    if (v == nullptr) return out;
+    const std::string path = join_path(base, "responseMapping");
+    if (!v->is_object()) {
+      add(path, "must be a mapping of JSONPath: VARIABLE");
+      return out;
+    }
+    for (const auto& [expr, target] : v->get_object()) {
+      const std::string mpath = path + "['" + std::string(expr) + "']";
+      if (!valid_path(expr)) {
+        add(mpath, "is not a JSONPath of the supported subset ($, .name, ['name'], [index])");
+      }
+      if (!target.is_string()) {
+        add(mpath, "must name an output variable");
+        continue;
+      }
+      const std::string name(target.get_string());
+      const auto declared = [&](std::string_view n) {
+        return std::any_of(outputs.begin(), outputs.end(),
+                           [&](const Variable& var) { return var.name == n; });
+      };
+      const bool expiry = name.size() > 7 && name.substr(name.size() - 7) == "_EXPIRY" &&
+                          declared(name.substr(0, name.size() - 7));
+      if (!declared(name) && !expiry) {
+        add(mpath, "'" + name + "' is not one of the outputVariables (or NAME_EXPIRY for one)");
+      }
+      out.emplace_back(std::string(expr), name);
+    }
+    return out;
+  }
+
+  /// Checks a request template and that every placeholder has a source.
+  void request(const std::string& text, const std::string& path, const std::string& domain,
+               const std::set<std::string>& known) {
+    auto t = parse_template(text);
+    if (!t.ok()) {
+      add(path, t.error().message);
+      return;
+    }
+    if (!domain.empty() && !ascii::iequals(t->host, domain)) {
+      add(path, "the Host header (" + t->host + ") must be the service's domain (" + domain +
+                    "): requests go to that domain only");
+    }
+    for (const auto& name : t->placeholders) {
+      if (known.count(name) == 0) {
+        add(path, "${" + name +
+                      "} is not declared (in this capability's inputVariables or "
+                      "tempVariables, or an authentication's outputVariables)");
+      }
+    }
+  }
+
+ private:
+  Problems& problems_;
+};
+
+void names_into(const Variables& vars, std::set<std::string>& out) {
+  for (const auto& v : vars) out.insert(v.name);
+}
+
+}  // namespace
+
+std::optional<Definition> parse_definition(const json::value& document, Problems& problems) {
+  const std::size_t before = problems.size();
+  Checker c(problems);
+  if (!document.is_object()) {
+    c.add("", "a service definition is a mapping (serviceName, domain, capabilities, ...)");
+    return std::nullopt;
+  }
+  const auto& root = document.get_object();
+  c.known_keys(
+      root, "",
+      {"serviceName", "serviceDescription", "domain", "version", "checksum", "authentications",
+       "capabilities", "errorPatterns", "responseSchemas", "rateLimits", "security", "variables"});
+  Definition def;
+  def.document = document;
+  def.service_name = c.text(root, "serviceName", "", true);
+  def.service_description = c.text(root, "serviceDescription", "", true);
+  def.domain = ascii::lower(c.text(root, "domain", "", true));
+  if (!def.domain.empty() && !is_domain(def.domain)) {
+    c.add("domain", "must be a host name (optionally with :port), not a URL");
+  }
+  if (const auto* version = c.member(root, "version", "", true)) {
+    // `version: 1.0` unquoted is a YAML number: its text is the version.
+    if (version->is_string()) {
+      def.version = std::string(version->get_string());
+    } else if (version->is_number()) {
+      def.version = json::serialize(*version);
+      if (version->is_double()) {
+        char buf[32];
+        auto [end, ec] = std::to_chars(buf, buf + sizeof buf, version->get_double());
+        if (ec == std::errc()) def.version.assign(buf, end);
+        if (def.version.find('.') == std::string::npos) def.version += ".0";
+      }
+    } else {
+      c.add("version", "must be a string such as \"1.0\"");
+    }
+  }
+  def.checksum = c.text(root, "checksum", "", true);
+  if (!def.checksum.empty()) {
+    const std::string computed = checksum_of(document);
+    if (ascii::lower(def.checksum) != computed) {
+      c.add("checksum", "does not match the definition (written " + def.checksum + ", computed " +
+                            computed +
+                            "): it changed since it was sealed; "
+                            "check the change, then run hearth registry seal");
+    }
+  }
+  // security (required): {transport: {...}, variables: {...}, rateLimits?, errorResponses?}
+  if (const auto* security = c.member(root, "security", "", true)) {
+    if (!security->is_object()) {
+      c.add("security", "must be a mapping with transport and variables");
+    } else {
+      const auto& s = security->get_object();
+      c.known_keys(s, "security", {"transport", "rateLimits", "variables", "errorResponses"});
+      for (const char* key : {"transport", "variables"}) {
+        const auto* v = c.member(s, key, "security", true);
+        if (v != nullptr && !v->is_object()) c.add(join_path("security", key), "must be a mapping");
+      }
+      if (const auto* transport = s.if_contains("transport"); transport && transport->is_object()) {
+        if (const auto* tls = transport->get_object().if_contains("minTlsVersion")) {
+          if (!tls->is_string() || (tls->get_string() != "1.2" && tls->get_string() != "1.3")) {
+            c.add("security.transport.minTlsVersion", "must be \"1.2\" or \"1.3\"");
+          }
+        }
+      }
+      def.security = *security;
+    }
+  }
+  // rateLimits (or security.rateLimits)
+  const json::value* rate = c.member(root, "rateLimits", "", false);
+  std::string rate_path = "rateLimits";
+  if (rate == nullptr && def.security.is_object()) {
+    rate = def.security.get_object().if_contains("rateLimits");
+    rate_path = "security.rateLimits";
+  }
+  if (rate != nullptr && !rate->is_null()) {
+    if (!rate->is_object()) {
+      c.add(rate_path, "must be a mapping {requests, period, burst}");
+    } else {
+      const auto& r = rate->get_object();
+      c.known_keys(r, rate_path,
+                   {"requests", "period", "burst", "requestsPerMinute", "requestsPerSecond"});
+      RateLimit limit;
+      if (auto n = c.number(r, "requests", rate_path)) limit.requests = *n;
+      if (auto p = c.number(r, "period", rate_path)) limit.period_seconds = *p;
+      if (auto m = c.number(r, "requestsPerMinute", rate_path)) {
+        limit.requests = *m;
+        limit.period_seconds = 60;
+      }
+      if (auto s = c.number(r, "requestsPerSecond", rate_path)) {
+        limit.requests = *s;
+        limit.period_seconds = 1;
+      }
+      if (auto b = c.number(r, "burst", rate_path)) limit.burst = *b;
+      if (limit.requests <= 0) {
+        c.add(rate_path, "needs a positive requests (or requestsPerMinute, requestsPerSecond)");
+      } else if (limit.period_seconds <= 0) {
+        c.add(join_path(rate_path, "period"), "must be a positive number of seconds");
+      } else if (limit.burst < 0) {
+        c.add(join_path(rate_path, "burst"), "must not be negative");
+      } else {
+        def.rate_limit = limit;
+      }
+    }
+  }
+  // responseSchemas
+  std::set<std::string> schema_names;
+  if (const auto* schemas = c.member(root, "responseSchemas", "", false)) {
+    if (!schemas->is_object()) {
+      c.add("responseSchemas", "must be a mapping of NAME: {statusCodes, format, schema}");
+    } else {
+      for (const auto& [name, s] : schemas->get_object()) {
+        const std::string path = join_path("responseSchemas", name);
+        schema_names.insert(std::string(name));
+        if (!s.is_object()) {
+          c.add(path, "must be a mapping {statusCodes, format, schema, required, examples}");
+          continue;
+        }
+        const auto& o = s.get_object();
+        c.known_keys(o, path, {"statusCodes", "format", "schema", "required", "examples"});
+        if (const auto* codes = c.member(o, "statusCodes", path, true)) {
+          bool ok = codes->is_array() && !codes->get_array().empty();
+          if (ok) {
+            for (const auto& code : codes->get_array()) {
+              ok = ok && code.is_int64() && code.get_int64() >= 100 && code.get_int64() <= 599;
+            }
+          }
+          if (!ok) c.add(join_path(path, "statusCodes"), "must be a list of HTTP status codes");
+        }
+        c.text(o, "format", path, true);
+        if (const auto* schema = c.member(o, "schema", path, true);
+            schema && !schema->is_object()) {
+          c.add(join_path(path, "schema"), "must be a mapping (a JSON Schema)");
+        }
+        if (const auto* req = c.member(o, "required", path, false)) {
+          bool ok = req->is_array();
+          if (ok) {
+            for (const auto& r : req->get_array()) ok = ok && r.is_string();
+          }
+          if (!ok) c.add(join_path(path, "required"), "must be a list of field names");
+        }
+      }
+      def.response_schemas = *schemas;
+    }
+  }
+  // authentications
+  std::set<std::string> auth_outputs;
+  if (const auto* auths = c.member(root, "authentications", "", false)) {
+    if (!auths->is_array()) {
+      c.add("authentications", "must be a list");
+    } else {
+      for (std::size_t i = 0; i < auths->get_array().size(); ++i) {
+        const auto& a = auths->get_array()[i];
+        const std::string path = index_path("authentications", i);
+        if (!a.is_object()) {
+          c.add(path, "must be a mapping (type, description, inputVariables, request, ...)");
+          continue;
+        }
+        const auto& o = a.get_object();
+        c.known_keys(o, path,
+                     {"type", "description", "inputVariables", "outputVariables", "request",
+                      "responseMapping"});
+        Authentication auth;
+        auth.type = c.text(o, "type", path, true);
+        auth.description = c.text(o, "description", path, true);
+        if (!o.contains("inputVariables")) c.add(join_path(path, "inputVariables"), "required");
+        auth.input = c.variables(o, "inputVariables", path, Storage::kService, false);
+        auth.output = c.variables(o, "outputVariables", path, Storage::kService, false);
+        auth.request = c.text(o, "request", path, true);
+        auth.response_mapping = c.mapping(o, path, auth.output);
+        names_into(auth.output, auth_outputs);
+        std::set<std::string> known;
+        names_into(auth.input, known);
+        if (!auth.request.empty()) {
+          c.request(auth.request, join_path(path, "request"), def.domain, known);
+        }
+        def.authentications.push_back(std::move(auth));
+      }
+    }
+  }
+  // capabilities
+  if (const auto* caps = c.member(root, "capabilities", "", true)) {
+    if (!caps->is_array() || caps->get_array().empty()) {
+      c.add("capabilities", "must be a non-empty list");
+    } else {
+      std::set<std::string> names;
+      for (std::size_t i = 0; i < caps->get_array().size(); ++i) {
+        const auto& item = caps->get_array()[i];
+        const std::string path = index_path("capabilities", i);
+        if (!item.is_object()) {
+          c.add(path, "must be a mapping (name, description, request, ...)");
+          continue;
+        }
+        const auto& o = item.get_object();
+        c.known_keys(
+            o, path,
+            {"name", "description", "requiredScopes", "inputVariables", "tempVariables",
+             "outputVariables", "request", "responseSchema", "responseMapping", "examples"});
+        Capability cap;
+        cap.name = c.text(o, "name", path, true);
+        if (!cap.name.empty() && !names.insert(cap.name).second) {
+          c.add(join_path(path, "name"), "'" + cap.name + "' is already a capability's name");
+        }
+        cap.description = c.text(o, "description", path, true);
+        if (const auto* scopes = c.member(o, "requiredScopes", path, false)) {
+          bool ok = scopes->is_array();
+          if (ok) {
+            for (const auto& s : scopes->get_array()) {
+              ok = ok && s.is_string();
+              if (s.is_string()) cap.required_scopes.emplace_back(s.get_string());
+            }
+          }
+          if (!ok) c.add(join_path(path, "requiredScopes"), "must be a list of scope names");
+        }
+        cap.input = c.variables(o, "inputVariables", path, Storage::kService, false);
+        cap.temp = c.variables(o, "tempVariables", path, Storage::kTemporary, true);
+        cap.output = c.variables(o, "outputVariables", path, Storage::kService, false);
+        for (const auto& t : cap.temp) {
+          if (std::any_of(cap.input.begin(), cap.input.end(),
+                          [&](const Variable& v) { return v.name == t.name; })) {
+            c.add(join_path(join_path(path, "tempVariables"), t.name),
+                  "is also one of the inputVariables");
+          }
+        }
+        cap.request = c.text(o, "request", path, true);
+        cap.response_schema = c.text(o, "responseSchema", path, false);
+        if (!cap.response_schema.empty()) {
+          std::string ref = cap.response_schema;
+          for (const char* prefix : {"#/responseSchemas/", "#/components/schemas/"}) {
+            if (ref.rfind(prefix, 0) == 0) ref = ref.substr(std::string_view(prefix).size());
+          }
+          if (schema_names.count(ref) == 0) {
+            c.add(join_path(path, "responseSchema"),
+                  "'" + cap.response_schema + "' is not one of the responseSchemas");
+          }
+        }
+        cap.response_mapping = c.mapping(o, path, cap.output);
+        if (const auto* ex = c.member(o, "examples", path, false)) {
+          if (!ex->is_object()) {
+            c.add(join_path(path, "examples"), "must be a mapping of NAME: {request, response}");
+          } else {
+            cap.examples = *ex;
+          }
+        }
+        std::set<std::string> known = auth_outputs;
+        names_into(cap.input, known);
+        names_into(cap.temp, known);
+        if (!cap.request.empty()) {
+          c.request(cap.request, join_path(path, "request"), def.domain, known);
+        }
+        def.capabilities.push_back(std::move(cap));
+      }
+    }
+  }
+  // errorPatterns
+  if (const auto* patterns = c.member(root, "errorPatterns", "", false)) {
+    if (!patterns->is_array()) {
+      c.add("errorPatterns", "must be a list");
+    } else {
+      for (std::size_t i = 0; i < patterns->get_array().size(); ++i) {
+        const auto& item = patterns->get_array()[i];
+        const std::string path = index_path("errorPatterns", i);
+        if (!item.is_object()) {
+          c.add(path, "must be a mapping (statusCode, pattern, resolution, ...)");
+          continue;
+        }
+        const auto& o = item.get_object();
+        c.known_keys(o, path, {"statusCode", "pattern", "resolution", "retry", "retryAfter"});
+        ErrorPattern p;
+        if (const auto* code = c.member(o, "statusCode", path, true)) {
+          if (!code->is_int64() || code->get_int64() < 100 || code->get_int64() > 599) {
+            c.add(join_path(path, "statusCode"), "must be an HTTP status code (100-599)");
+          } else {
+            p.status_code = static_cast<int>(code->get_int64());
+          }
+        }
+        p.pattern = c.text(o, "pattern", path, true);
+        if (!p.pattern.empty()) c.check_pattern(p.pattern, join_path(path, "pattern"));
+        p.resolution = c.text(o, "resolution", path, false);
+        p.retry = c.boolean(o, "retry", path, false);
+        if (const auto after = c.number(o, "retryAfter", path)) {
+          if (*after < 0) {
+            c.add(join_path(path, "retryAfter"), "must not be negative");
+          } else {
+            p.retry_after_seconds = *after;
+          }
+        }
+        def.error_patterns.push_back(std::move(p));
+      }
+    }
+  }
+  // The spec's "Service Definition Extensions" block: variables.{required,optional}.{service,
+  // global,temporary}: [{name, description, ...}]. Read for its shape only.
+  if (const auto* vars = c.member(root, "variables", "", false)) {
+    if (!vars->is_object()) {
+      c.add("variables", "must be a mapping {required, optional}");
+    } else {
+      c.known_keys(vars->get_object(), "variables", {"required", "optional"});
+      for (const auto& [group, scopes] : vars->get_object()) {
+        const std::string gpath = join_path("variables", group);
+        if (!scopes.is_object()) {
+          c.add(gpath, "must be a mapping {service, global, temporary}");
+          continue;
+        }
+        c.known_keys(scopes.get_object(), gpath, {"service", "global", "temporary"});
+        for (const auto& [scope, list] : scopes.get_object()) {
+          const std::string spath = join_path(gpath, scope);
+          if (!list.is_array()) {
+            c.add(spath, "must be a list of {name, description}");
+            continue;
+          }
+          for (std::size_t i = 0; i < list.get_array().size(); ++i) {
+            const auto& e = list.get_array()[i];
+            if (!e.is_object() || !e.get_object().contains("name")) {
+              c.add(index_path(spath, i), "must be a mapping with a name");
+            }
+          }
+        }
+      }
+    }
+  }
+  if (problems.size() != before) return std::nullopt;
+  return def;
+}
+
+Result<std::shared_ptr<const Definition>> load_file(const fs::path& file, Problems& problems) {
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  if (ec) {
+    problems.push_back({"", "cannot be read: " + ec.message()});
+    return Error::make(ErrorCode::kInvalidParams, file.string() + ": cannot be read");
+  }
+  if (size > kMaxFileBytes) {
+    problems.push_back({"", "is larger than 1 MiB"});
+    return Error::make(ErrorCode::kInvalidParams, file.string() + ": larger than 1 MiB");
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) {
+    problems.push_back({"", "cannot be read"});
+    return Error::make(ErrorCode::kInvalidParams, file.string() + ": cannot be read");
+  }
+  auto document = yaml_to_json(text.str());
+  if (!document.ok()) {
+    problems.push_back({"", document.error().message});
+    return std::move(document).error();
+  }
+  auto def = parse_definition(document.value(), problems);
+  if (!def) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       file.string() + ": " + std::to_string(problems.size()) + " problem(s)");
+  }
+  def->source = file.string();
+  return std::shared_ptr<const Definition>(std::make_shared<Definition>(std::move(*def)));
+}
+
+LoadResult load_directory(const fs::path& dir) {
+  LoadResult out;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  const auto root = fs::weakly_canonical(dir, ec);
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto ext = it->path().extension().string();
+    if (ext != ".yaml" && ext != ".yml" && ext != ".json") continue;
+    std::error_code sec;
+    if (!it->is_regular_file(sec)) continue;
+    // A link that leads out of the registry folder is not loaded.
+    const auto real = fs::weakly_canonical(it->path(), sec);
+    const auto rel = real.lexically_relative(root);
+    if (sec || rel.empty() || *rel.begin() == "..") {
+      out.failures.push_back({it->path(), {{"", "leads out of the registry folder: skipped"}}});
+      continue;
+    }
+    files.push_back(it->path());
+  }
+  if (ec) out.failures.push_back({dir, {{"", "cannot be read: " + ec.message()}}});
+  std::sort(files.begin(), files.end());
+  std::set<std::string> names;
+  for (const auto& file : files) {
+    Problems problems;
+    auto def = load_file(file, problems);
+    if (!def.ok()) {
+      out.failures.push_back({file, std::move(problems)});
+      continue;
+    }
+    if (!names.insert(def.value()->service_name).second) {
+      out.failures.push_back(
+          {file, {{"serviceName", "'" + def.value()->service_name + "' is defined twice"}}});
+      continue;
+    }
+    out.definitions.push_back(std::move(def).value());
+  }
+  return out;
+}
+
+}  // namespace hearth::a2s
