@@ -1,0 +1,246 @@
+// The SQLite implementation of storage::Database.
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "storage/storage.hpp"
+
+namespace hearth::storage {
+namespace {
+
+Error sqlite_error(sqlite3* db, std::string_view what) {
+  return Error::make(ErrorCode::kInternalError,
+                     "storage: " + std::string(what) + ": " +
+                         (db != nullptr ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+class SqliteDatabase;
+
+class SqliteTransaction final : public Transaction {
+ public:
+  SqliteTransaction(SqliteDatabase& db, std::unique_lock<std::recursive_mutex> lock)
+      : db_(db), lock_(std::move(lock)) {}
+  ~SqliteTransaction() override;
+  Status commit() override;
+
+ private:
+  SqliteDatabase& db_;
+  std::unique_lock<std::recursive_mutex> lock_;
+  bool done_ = false;
+};
+
+class SqliteDatabase final : public Database {
+ public:
+  explicit SqliteDatabase(sqlite3* db) : db_(db) {}
+  ~SqliteDatabase() override {
+    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db_);
+  }
+  SqliteDatabase(const SqliteDatabase&) = delete;
+  SqliteDatabase& operator=(const SqliteDatabase&) = delete;
+
+  Result<std::int64_t> execute(std::string_view sql, const Params& params) override {
+    std::lock_guard lock(mutex_);
+    HEARTH_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, prepare(sql, params));
+    int rc = 0;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    }
+    sqlite3_reset(stmt);
+    if (rc != SQLITE_DONE) return sqlite_error(db_, "executing a statement");
+    return static_cast<std::int64_t>(sqlite3_changes(db_));
+  }
+
+  Result<std::vector<Row>> query(std::string_view sql, const Params& params) override {
+    std::lock_guard lock(mutex_);
+    HEARTH_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, prepare(sql, params));
+    std::vector<Row> rows;
+    int rc = 0;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      Row row;
+      const int n = sqlite3_column_count(stmt);
+      for (int i = 0; i < n; ++i) {
+        switch (sqlite3_column_type(stmt, i)) {
+          case SQLITE_INTEGER:
+            row.emplace_back(static_cast<std::int64_t>(sqlite3_column_int64(stmt, i)));
+            break;
+          case SQLITE_FLOAT:
+            row.emplace_back(sqlite3_column_double(stmt, i));
+            break;
+          case SQLITE_TEXT: {
+            const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
+            row.emplace_back(
+                std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, i))));
+            break;
+          }
+          case SQLITE_BLOB: {
+            const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt, i));
+            const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt, i));
+            row.emplace_back(Blob{data == nullptr ? std::string() : std::string(data, size)});
+            break;
+          }
+          default:
+            row.emplace_back(nullptr);
+        }
+      }
+      rows.push_back(std::move(row));
+    }
+    sqlite3_reset(stmt);
+    if (rc != SQLITE_DONE) return sqlite_error(db_, "running a query");
+    return rows;
+  }
+
+  Result<std::unique_ptr<Transaction>> begin() override {
+    std::unique_lock lock(mutex_);
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return sqlite_error(db_, "starting a transaction");
+    }
+    return std::unique_ptr<Transaction>(
+        std::make_unique<SqliteTransaction>(*this, std::move(lock)));
+  }
+
+  Status migrate(std::string_view component, const std::vector<Migration>& migrations) override {
+    std::lock_guard lock(mutex_);
+    HEARTH_RETURN_IF_ERROR(execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT NOT NULL, version INTEGER "
+        "NOT NULL, applied_at INTEGER NOT NULL, PRIMARY KEY (component, version))",
+        {}));
+    HEARTH_ASSIGN_OR_RETURN(
+        auto rows,
+        query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE component = ?",
+              {std::string(component)}));
+    const auto current = std::get<std::int64_t>(rows.at(0).at(0));
+    int newest = 0;
+    for (const auto& m : migrations) newest = std::max(newest, m.version);
+    if (current > newest) {
+      return Error::make(ErrorCode::kInternalError,
+                         "storage: " + std::string(component) + " is at schema version " +
+                             std::to_string(current) + ", newer than this hearth knows (" +
+                             std::to_string(newest) + "): use the newer hearth");
+    }
+    for (const auto& m : migrations) {
+      if (m.version <= current) continue;
+      HEARTH_ASSIGN_OR_RETURN(auto tx, begin());
+      char* message = nullptr;
+      if (sqlite3_exec(db_, m.sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+        std::string why = message != nullptr ? message : "unknown error";
+        sqlite3_free(message);
+        return Error::make(ErrorCode::kInternalError,
+                           "storage: " + std::string(component) + " migration " +
+                               std::to_string(m.version) + " failed: " + why);
+      }
+      const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+      HEARTH_RETURN_IF_ERROR(
+          execute("INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)",
+                  {std::string(component), std::int64_t{m.version}, std::int64_t{now}}));
+      HEARTH_RETURN_IF_ERROR(tx->commit());
+    }
+    return Status{};
+  }
+
+  Status end(bool commit) {
+    if (sqlite3_exec(db_, commit ? "COMMIT" : "ROLLBACK", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      auto error = sqlite_error(db_, commit ? "committing" : "rolling back");
+      if (commit) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return error;
+    }
+    return Status{};
+  }
+
+ private:
+  Result<sqlite3_stmt*> prepare(std::string_view sql, const Params& params) {
+    auto it = statements_.find(sql);
+    if (it == statements_.end()) {
+      sqlite3_stmt* stmt = nullptr;
+      if (sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                             SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
+        return sqlite_error(db_, "preparing a statement");
+      }
+      it = statements_.emplace(std::string(sql), stmt).first;
+    }
+    sqlite3_stmt* stmt = it->second;
+    sqlite3_clear_bindings(stmt);
+    if (static_cast<std::size_t>(sqlite3_bind_parameter_count(stmt)) != params.size()) {
+      return Error::make(ErrorCode::kInternalError,
+                         "storage: the statement takes " +
+                             std::to_string(sqlite3_bind_parameter_count(stmt)) + " parameters, " +
+                             std::to_string(params.size()) + " given");
+    }
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const int at = static_cast<int>(i) + 1;
+      int rc = SQLITE_OK;
+      std::visit(
+          [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::nullptr_t>) {
+              rc = sqlite3_bind_null(stmt, at);
+            } else if constexpr (std::is_same_v<T, std::int64_t>) {
+              rc = sqlite3_bind_int64(stmt, at, v);
+            } else if constexpr (std::is_same_v<T, double>) {
+              rc = sqlite3_bind_double(stmt, at, v);
+            } else if constexpr (std::is_same_v<T, std::string>) {
+              rc = sqlite3_bind_text64(stmt, at, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+            } else {
+              rc = sqlite3_bind_blob64(stmt, at, v.bytes.data(), v.bytes.size(), SQLITE_TRANSIENT);
+            }
+          },
+          params[i]);
+      if (rc != SQLITE_OK) return sqlite_error(db_, "binding a parameter");
+    }
+    return stmt;
+  }
+
+  sqlite3* db_;
+  std::recursive_mutex mutex_;
+  std::map<std::string, sqlite3_stmt*, std::less<>> statements_;
+};
+
+SqliteTransaction::~SqliteTransaction() {
+  if (!done_) (void)db_.end(false);
+}
+
+Status SqliteTransaction::commit() {
+  if (done_) return Error::make(ErrorCode::kInternalError, "storage: transaction already ended");
+  done_ = true;
+  return db_.end(true);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Database>> open_sqlite(const std::filesystem::path& file,
+                                              SqliteOptions options) {
+  // Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the same mode.
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return Error::make(ErrorCode::kInternalError,
+                       "storage: cannot open " + file.string() + ": " + std::strerror(errno));
+  }
+  ::close(fd);
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(
+      file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    auto error = sqlite_error(db, "opening " + file.string());
+    sqlite3_close_v2(db);
+    return error;
+  }
+  sqlite3_busy_timeout(db, static_cast<int>(options.busy_timeout.count()));
+  auto database = std::make_unique<SqliteDatabase>(db);
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
+    if (sqlite3_exec(db, pragma, nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return sqlite_error(db, pragma);
+    }
+  }
+  // A file that is not a database shows here, not at the first real statement.
+  HEARTH_RETURN_IF_ERROR(database->query("SELECT count(*) FROM sqlite_master", {}));
+  return std::unique_ptr<Database>(std::move(database));
+}
+
+}  // namespace hearth::storage

@@ -1,0 +1,72 @@
+#pragma once
+/// The storage layer hearth's subsystems share (the vault first; workspaces and apps later):
+/// a small relational interface, errors as values, with SQLite behind it today
+/// (docs/a2s.md, "Storage"). A PostgreSQL backend implements the same `Database`: statements
+/// with positional `?` parameters, typed rows, transactions as RAII objects, and versioned
+/// migrations per component.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/result.hpp"
+
+namespace hearth::storage {
+
+/// Bytes stored as a BLOB (TEXT is std::string).
+struct Blob {
+  std::string bytes;
+  bool operator==(const Blob&) const = default;
+};
+
+/// A parameter or a column value: NULL, INTEGER, REAL, TEXT or BLOB.
+using Value = std::variant<std::nullptr_t, std::int64_t, double, std::string, Blob>;
+using Row = std::vector<Value>;
+using Params = std::vector<Value>;
+
+/// One step of a component's schema: applied once, in one transaction with its record.
+struct Migration {
+  int version = 0;  ///< 1, 2, 3, ... in order
+  std::string sql;  ///< one or more statements
+};
+
+class Transaction {
+ public:
+  virtual ~Transaction() = default;  ///< rolls back unless committed
+  virtual Status commit() = 0;
+};
+
+class Database {
+ public:
+  virtual ~Database() = default;
+
+  /// Runs a statement that returns no rows; the number of rows it changed.
+  virtual Result<std::int64_t> execute(std::string_view sql, const Params& params = {}) = 0;
+  /// Runs a query; every row.
+  virtual Result<std::vector<Row>> query(std::string_view sql, const Params& params = {}) = 0;
+  /// Starts a write transaction (on SQLite: BEGIN IMMEDIATE, so it holds the write lock at
+  /// once). Statements on this thread run inside it until it is committed or destroyed; other
+  /// threads wait.
+  virtual Result<std::unique_ptr<Transaction>> begin() = 0;
+  /// Applies `component`'s migrations newer than those it has, each in one transaction with its
+  /// record in `schema_migrations`. A database whose component is at a version newer than the
+  /// last migration given is refused (it was written by a newer hearth).
+  virtual Status migrate(std::string_view component, const std::vector<Migration>& migrations) = 0;
+};
+
+struct SqliteOptions {
+  std::chrono::milliseconds busy_timeout{5000};
+};
+
+/// Opens (creating it with mode 0600) an SQLite database: WAL journal, synchronous=FULL (a
+/// write is on disk when it returns), foreign keys on, a busy timeout. One connection, guarded
+/// by a mutex: calls from several threads are serialised.
+Result<std::unique_ptr<Database>> open_sqlite(const std::filesystem::path& file,
+                                              SqliteOptions options = {});
+
+}  // namespace hearth::storage
