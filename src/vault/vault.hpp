@@ -69,8 +69,8 @@ class Vault {
 
   /// Stores a value only if the stored version is still `expected_version` (0: absent), for a
   /// rotated refresh token that must not overwrite a newer one. Returns false when it changed.
-  Result<bool> set_if_version(std::string_view scope, std::string_view name,
-                              std::string_view value, std::optional<std::int64_t> expires_at,
+  Result<bool> set_if_version(std::string_view scope, std::string_view name, std::string_view value,
+                              std::optional<std::int64_t> expires_at,
                               std::int64_t expected_version);
 
   /// Reads a value; nullopt when absent or expired. A row whose ciphertext, scope or name was
