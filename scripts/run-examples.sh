@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: the daemon on the bundled examples, with the local servers they call: the bookshelf
-# example's catalogue (its http endpoints). Its MCP server is a stdio server hearth starts itself.
+# example's catalogue (its http endpoints) and the three A2S example services of
+# examples/registry (local test domains localhost:8741-8743). Its MCP server is a stdio server
+# hearth starts itself.
 #   scripts/run-examples.sh HEARTH_BINARY PORT
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,5 +10,18 @@ hearth=$1
 port=$2
 python3 examples/bookshelf/catalog/server.py --port 8765 &
 catalog=$!
-trap 'kill $catalog 2>/dev/null || true' EXIT INT TERM
-"$hearth" serve examples/ --port "$port"
+python3 examples/registry/servers/example_services.py --bind 127.0.0.1 --ports 8741,8742,8743 &
+services=$!
+trap 'kill $catalog $services 2>/dev/null || true' EXIT INT TERM
+# The example services' demo credentials, stored once in the vault (never over an existing value).
+seed() {
+  if ! "$hearth" vault get "$1" "$2" >/dev/null 2>&1; then
+    printf '%s' "$3" | "$hearth" vault set "$1" "$2" >/dev/null
+  fi
+}
+seed localhost:8741 API_KEY demo-weather-key
+seed localhost:8742 CLIENT_ID demo-client
+seed localhost:8742 CLIENT_SECRET demo-secret
+seed localhost:8743 API_KEY demo-hotel-key
+"$hearth" serve examples/ --port "$port" --registry examples/registry \
+  --local-domain localhost:8741 --local-domain localhost:8742 --local-domain localhost:8743

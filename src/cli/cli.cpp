@@ -23,8 +23,10 @@
 namespace hearth::cli {
 namespace asio = boost::asio;
 
-CLI::App* add_lafs_command(CLI::App& app, std::function<int()>& run);  // cli/lafs.cpp
-CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run);   // cli/mcp.cpp
+CLI::App* add_lafs_command(CLI::App& app, std::function<int()>& run);      // cli/lafs.cpp
+CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run);       // cli/mcp.cpp
+CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run);  // cli/registry.cpp
+CLI::App* add_vault_command(CLI::App& app, std::function<int()>& run);     // cli/vault.cpp
 namespace fs = std::filesystem;
 
 fs::path default_state_dir() {
@@ -231,8 +233,8 @@ int run(int argc, char** argv) {
       app.add_subcommand("serve", "Serve LAVS services over HTTP (POST /rpc) and WebSocket (/ws)");
   serve_cmd
       ->add_option("paths", serve_options.paths,
-                   "Service folders (holding lavs.json), or folders of them")
-      ->required()
+                   "Service folders (holding lavs.json), or folders of them (optional with "
+                   "--registry)")
       ->check(CLI::ExistingPath);
   serve_cmd->add_option("--host", serve_options.address, "Address to bind")->capture_default_str();
   serve_cmd->add_option("--port", serve_options.port, "TCP port; 0 picks a free one")
@@ -287,6 +289,21 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   serve_cmd->add_option("--allow-origin", serve_options.allowed_origins,
                         "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
+  serve_cmd
+      ->add_option("--registry", serve_options.registry_dirs,
+                   "A2S registry folder of service definitions (repeatable; reloaded on change)")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingDirectory);
+  serve_cmd
+      ->add_option("--local-domain", serve_options.local_domains,
+                   "A2S local test domain (host:port; plain HTTP, or https://host:port for "
+                   "TLS), allowed to resolve to this machine; repeatable")
+      ->allow_extra_args(false);
+  serve_cmd
+      ->add_option("--registry-timeout", serve_options.registry_timeout_ms,
+                   "Milliseconds an A2S request (one HTTP exchange) may take")
+      ->check(CLI::Range(1, 600000))
+      ->capture_default_str();
   serve_cmd->add_option("--allow-view-origin", serve_options.view_origins,
                         "Origin a `cdn` view component may load its code from "
                         "(e.g. https://cdn.example.com); repeatable. None by default");
@@ -378,6 +395,10 @@ int run(int argc, char** argv) {
   auto* lafs_cmd = add_lafs_command(app, lafs_run);
   std::function<int()> mcp_run;
   auto* mcp_cmd = add_mcp_command(app, mcp_run);
+  std::function<int()> registry_run;
+  auto* registry_cmd = add_registry_command(app, registry_run);
+  std::function<int()> vault_run;
+  auto* vault_cmd = add_vault_command(app, vault_run);
 
   try {
     app.parse(argc, argv);
@@ -386,7 +407,14 @@ int run(int argc, char** argv) {
   }
   setup_logging(log_level);
 
-  if (*serve_cmd) return serve(serve_options);
+  if (*serve_cmd) {
+    if (serve_options.paths.empty() && serve_options.registry_dirs.empty()) {
+      std::cerr << "paths is required (or --registry)\n"
+                << "Run with --help for more information." << std::endl;
+      return static_cast<int>(CLI::ExitCodes::RequiredError);
+    }
+    return serve(serve_options);
+  }
   if (*call_cmd && call_daemon) {
     return call_through_daemon(call_path.string(), call_endpoint, call_input, call_state_dir,
                                call_pretty);
@@ -405,6 +433,8 @@ int run(int argc, char** argv) {
   if (*doctor_cmd) return doctor(doctor_json);
   if (*lafs_cmd) return lafs_run();
   if (*mcp_cmd) return mcp_run();
+  if (*registry_cmd && registry_run) return registry_run();
+  if (*vault_cmd && vault_run) return vault_run();
   return 2;
 }
 

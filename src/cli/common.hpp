@@ -7,6 +7,10 @@
 
 #include "host/host.hpp"
 
+namespace hearth::vault {
+class Vault;
+}
+
 namespace hearth::cli {
 
 /// `--state-dir` default: $XDG_STATE_HOME/hearth, else ~/.local/state/hearth.
@@ -44,6 +48,9 @@ struct ServeOptions {
   std::vector<std::string> view_origins;  ///< origins `cdn` view components may load code from
   std::filesystem::path web_dir;  ///< the host page's files; empty: views::default_web_dir()
   bool open = false;              ///< open the view host in a browser once ready
+  std::vector<std::filesystem::path> registry_dirs;  ///< A2S registry folders (--registry)
+  std::vector<std::string> local_domains;            ///< A2S local test domains (--local-domain)
+  int registry_timeout_ms = 30000;                   ///< one A2S HTTP exchange
 };
 
 /// `hearth open`: prints the host page's URL, with the token in its fragment, for the daemon
@@ -51,6 +58,10 @@ struct ServeOptions {
 int open_page(const std::filesystem::path& state_dir, bool browser);
 
 int serve(const ServeOptions& options);
+
+/// The vault of `state_dir` (vault.db), under the master key of $HEARTH_VAULT_KEY or of
+/// `state_dir/vault.key` (created, 0600, on first use). cli/registry.cpp.
+Result<std::shared_ptr<vault::Vault>> open_vault(const std::filesystem::path& state_dir);
 
 /// `hearth doctor`: the jail mechanisms of this machine. Exit 0 when confined endpoints can run.
 int doctor(bool as_json);

@@ -20,17 +20,21 @@
 #include <iostream>
 #include <thread>
 
+#include "a2s/exec/gateway.hpp"
 #include "cli/common.hpp"
 #include "cli/remote.hpp"
 #include "common/atomic_file.hpp"
 #include "common/random.hpp"
+#include "httpclient/client.hpp"
 #include "httpclient/url.hpp"
 #include "jail/jail.hpp"
+#include "methods/a2s/a2s.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/view/view.hpp"
 #include "net/server.hpp"
 #include "proc/process.hpp"
 #include "rpc/dispatcher.hpp"
+#include "vault/vault.hpp"
 #include "views/views.hpp"
 
 namespace hearth::cli {
@@ -159,7 +163,36 @@ int serve(const ServeOptions& options) {
     }
   }
 
+  // A2S: the vault under the state dir, the registry folders, and their HTTP client.
+  auto vault = open_vault(state_dir);
+  if (!vault.ok()) {
+    spdlog::error("{}", vault.error().message);
+    return 1;
+  }
+  auto a2s_client = std::make_shared<httpclient::Client>(ioc.get_executor());
+  a2s::GatewayOptions gateway_options;
+  gateway_options.registry_dirs = options.registry_dirs;
+  gateway_options.local_domains = options.local_domains;
+  gateway_options.timeout = std::chrono::milliseconds(options.registry_timeout_ms);
+  auto gateway = std::make_shared<a2s::Gateway>(ioc.get_executor(), gateway_options, vault.value(),
+                                                a2s_client);
+  gateway->load();
+  {
+    const auto snap = gateway->snapshot();
+    for (const auto& failure : snap->failures) {
+      for (const auto& problem : failure.problems) {
+        spdlog::error("registry: {}: {}", failure.file.string(), problem.to_string());
+      }
+    }
+    if (!options.registry_dirs.empty()) {
+      spdlog::info("registry: {} services, {} files refused", snap->definitions.size(),
+                   snap->failures.size());
+    }
+  }
+
   host::HostOptions host_options;
+  host_options.kinds.a2s = gateway;
+  host_options.allow_no_services = options.paths.empty() && !options.registry_dirs.empty();
   host_options.default_timeout = std::chrono::milliseconds(options.default_timeout_ms);
   host_options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
   host_options.kinds.js_workers = static_cast<std::size_t>(options.js_workers);
@@ -174,6 +207,25 @@ int serve(const ServeOptions& options) {
     return 1;
   }
   host->set_audit(&audit);
+  gateway->set_audit([&audit](const a2s::AuditEntry& entry) {
+    host::AuditRecord record;
+    record.service = entry.service;
+    record.endpoint = entry.capability;
+    record.method = entry.action;
+    record.transport = "daemon";
+    record.outcome = entry.outcome;
+    record.detail = entry.detail;
+    audit.record(record);
+  });
+  vault.value()->set_read_observer([&audit](const vault::GlobalRead& read) {
+    host::AuditRecord record;
+    record.service = read.domain;
+    record.endpoint = "global::" + read.name;
+    record.method = "vault/read";
+    record.transport = "daemon";
+    record.outcome = read.granted ? "ok" : "refused";
+    audit.record(record);
+  });
 
   views::Options view_options;
   view_options.web_dir = options.web_dir.empty() ? views::default_web_dir() : options.web_dir;
@@ -203,6 +255,7 @@ int serve(const ServeOptions& options) {
   rpc::Dispatcher dispatcher;
   methods::lavs::add_methods(dispatcher, *host);
   methods::view::add_methods(dispatcher, *host, view_host);
+  methods::a2s::add_methods(dispatcher, *gateway);
   name_lafs_operations(dispatcher, *host);
 
   net::ServerOptions server_options;
@@ -250,6 +303,8 @@ int serve(const ServeOptions& options) {
   ready["tokenFile"] = fs::absolute(token_file).string();
   ready["auditLog"] = audit.path().string();
   ready["uiUrl"] = url + "/ui/";
+  ready["registry"] = json::object{{"services", gateway->snapshot()->definitions.size()},
+                                   {"refused", gateway->snapshot()->failures.size()}};
   ready["pid"] = ::getpid();
   json::array names;
   for (const auto& s : *host->services()) names.push_back(json::value(s->manifest.name));
@@ -278,6 +333,8 @@ int serve(const ServeOptions& options) {
     if (stop_at != std::chrono::steady_clock::time_point::max()) return;
     ready_poll.cancel();
     watch_timer.cancel();
+    gateway->stop();
+    a2s_client->shutdown();
     server.stop();
     host->shutdown();
     proc::kill_all();
@@ -336,6 +393,7 @@ int serve(const ServeOptions& options) {
     }
   };
   asio::post(ioc, announce);
+  if (!options.registry_dirs.empty()) gateway->start_watching(std::chrono::milliseconds(1000));
   if (options.watch) {
     asio::co_spawn(
         ioc,

@@ -1,3 +1,4 @@
+#include "handlers/a2s/a2s.hpp"
 #include "handlers/function/function.hpp"
 #include "handlers/handler.hpp"
 #include "handlers/http/http.hpp"
@@ -12,6 +13,7 @@ std::unique_ptr<Registry> make_builtin_registry(const KindOptions& options) {
   registry->add(function::make_kind(options));
   registry->add(http::make_kind(options));
   registry->add(mcp::make_kind(options));
+  registry->add(a2s::make_kind(options));
   // Every kind the spec defines runs; Registry::add_unsupported remains for kinds a build leaves
   // out (refused by name at load, with a reason, rather than as unknown types).
   return registry;

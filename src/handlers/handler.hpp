@@ -20,6 +20,10 @@
 #include "json/json.hpp"
 #include "manifest/manifest.hpp"
 
+namespace hearth::a2s {
+class Gateway;
+}
+
 namespace hearth::handlers {
 
 /// Sends data to the subscribers of one of the service's subscription endpoints.
@@ -97,6 +101,8 @@ struct KindOptions {
   bool warm_pools = true;
   /// The JS worker executable; empty: `hearth-js-worker` beside the running executable.
   std::filesystem::path js_worker;
+  /// The daemon's A2S registry, for `a2s` handlers; null: they are refused at load.
+  std::shared_ptr<a2s::Gateway> a2s;
 };
 
 /// A handler kind: parses its part of a manifest and creates handlers.

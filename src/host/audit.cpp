@@ -41,8 +41,9 @@ std::string AuditLog::format(const AuditRecord& record, std::chrono::system_cloc
   if (!record.client.empty()) line["client"] = record.client;
   if (!record.mount.empty()) line["mount"] = record.mount;
   line["durationMs"] = static_cast<double>(record.duration.count()) / 1000.0;
-  line["outcome"] = record.error ? "error" : "ok";
+  line["outcome"] = !record.outcome.empty() ? record.outcome : (record.error ? "error" : "ok");
   if (record.error) line["code"] = static_cast<int>(*record.error);
+  if (!record.detail.empty()) line["detail"] = record.detail;
   return json::dump(line) + "\n";
 }
 

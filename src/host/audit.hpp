@@ -12,6 +12,7 @@
 
 #include "common/fd.hpp"
 #include "common/result.hpp"
+#include "json/json.hpp"
 
 namespace hearth::host {
 
@@ -24,6 +25,9 @@ struct AuditRecord {
   std::optional<ErrorCode> error;  ///< nullopt: the call succeeded
   std::string client;              ///< what the client calls itself (X-Hearth-Client), may be empty
   std::string mount;               ///< the view mount a call was made for (view/*), else empty
+  /// Overrides "ok"/"error" where an outcome says more (A2S: "needs_input", "rate_limited", ...).
+  std::string outcome;
+  json::object detail;  ///< more about the record (A2S: domain, HTTP status); never a secret
 };
 
 class AuditLog {

@@ -43,6 +43,9 @@ struct HostOptions {
   SubscriptionHub::Limits subscription_limits;
   /// Threads for blocking work (file reads, validating large values, the audit log).
   std::size_t blocking_threads = 2;
+  /// Serve even when no service is given (the daemon serves an A2S registry only); otherwise
+  /// loading nothing is a failure.
+  bool allow_no_services = false;
 };
 
 /// Who made a call: told to the mutation listener with every mutation that succeeded.

@@ -150,7 +150,7 @@ std::unique_ptr<Host> Host::load(const std::vector<std::filesystem::path>& paths
     }
   }
   host->services_ = std::move(list);
-  if (report.failures.empty() && host->services_->empty()) {
+  if (report.failures.empty() && host->services_->empty() && !options.allow_no_services) {
     report.failures.push_back({"", {{"", "no service to serve"}}});
   }
   if (!report.failures.empty()) return nullptr;

@@ -43,7 +43,7 @@ def error(r):
 class Daemon:
     """`hearth serve` on a free port, with its own state dir; stopped with SIGTERM."""
 
-    def __init__(self, paths, extra_args=(), copy=True, env=None):
+    def __init__(self, paths, extra_args=(), copy=True, env=None, state_dir=None):
         self.tmp = Path(tempfile.mkdtemp(prefix="hearth-it-"))
         self.paths = []
         for p in paths:
@@ -55,7 +55,7 @@ class Daemon:
             else:
                 self.paths.append(p)
         self.ready_file = self.tmp / "ready.json"
-        self.state_dir = self.tmp / "state"
+        self.state_dir = Path(state_dir) if state_dir else self.tmp / "state"
         self.token_file = self.tmp / "token"
         args = [hearth_bin(), "serve", *map(str, self.paths), "--port", "0",
                 "--ready-file", str(self.ready_file), "--state-dir", str(self.state_dir),
