@@ -14,6 +14,7 @@
 
 #include "a2s/definition/definition.hpp"
 #include "a2s/exec/gateway.hpp"
+#include "a2s/openapi/openapi.hpp"
 #include "cli/common.hpp"
 #include "common/atomic_file.hpp"
 #include "httpclient/client.hpp"
@@ -260,6 +261,47 @@ int execute(const ExecuteOptions& options) {
   return 1;
 }
 
+struct ImportOptions {
+  fs::path file;
+  std::string server;
+  std::string name;
+  fs::path out;
+};
+
+int import(const ImportOptions& options) {
+  auto text = read_text(options.file);
+  if (!text.ok()) {
+    std::cerr << "hearth registry import: " << text.error().message << "\n";
+    return 1;
+  }
+  auto document = a2s::yaml_to_json(text.value());
+  if (!document.ok()) {
+    std::cerr << options.file.string() << ": " << document.error().message << "\n";
+    return 1;
+  }
+  a2s::ImportOptions import_options;
+  import_options.server_url = options.server;
+  import_options.service_name = options.name;
+  auto imported = a2s::import_openapi(document.value(), import_options);
+  if (!imported.ok()) {
+    std::cerr << options.file.string() << ": " << imported.error().message << "\n";
+    return 1;
+  }
+  for (const auto& warning : imported->warnings) {
+    std::cerr << options.file.string() << ": warning: " << warning << "\n";
+  }
+  const std::string yaml = a2s::json_to_yaml(imported->definition);
+  if (options.out.empty() || options.out == "-") {
+    std::cout << yaml;
+    return 0;
+  }
+  if (auto written = write_file_atomic(options.out, yaml); !written.ok()) {
+    std::cerr << "hearth registry import: " << written.error().message << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run) {
@@ -331,6 +373,17 @@ CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run) {
       "Prints the result as JSON. Exit status: 0 ok, 1 failed or error, 3 needs input, 4 rate "
       "limited.");
   exec_cmd->callback([&run] { run = [] { return execute(exec); }; });
+
+  static ImportOptions imp;
+  auto* import_cmd = registry->add_subcommand(
+      "import", "Turn an OpenAPI 3 document into a sealed A2S definition (YAML)");
+  import_cmd->add_option("file", imp.file, "OpenAPI 3.0 or 3.1 document (YAML or JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  import_cmd->add_option("--server", imp.server, "The servers[] URL to use (default: the first)");
+  import_cmd->add_option("--name", imp.name, "serviceName (default: from info.title)");
+  import_cmd->add_option("-o,--output", imp.out, "Write here instead of stdout");
+  import_cmd->callback([&run] { run = [] { return import(imp); }; });
 
   return registry;
 }
