@@ -100,10 +100,11 @@ TEST(Template, DotSegmentsAndMissingPathValuesAreRefused) {
 
 TEST(Template, HeaderValuesCannotAddLines) {
   auto t = parsed("GET / HTTP/1.1\nHost: h\nX-Note: note ${N}\n");
-  for (const char* bad :
-       {"x\r\nX-Evil: 1", "x\nX-Evil: 1", "x\rX", std::string("a\0b", 3).c_str(), "bell\x07"}) {
+  const std::vector<std::string> bads = {"x\r\nX-Evil: 1", "x\nX-Evil: 1", "x\rX",
+                                         std::string("a\0b", 3), "bell\x07"};
+  for (const auto& bad : bads) {
     Values v;
-    v.values["N"] = bad;
+    v.values["N"] = json::string(bad);
     auto message = fill_error(t, v);
     EXPECT_EQ(message.rfind("N: ", 0), 0u) << message;
     EXPECT_EQ(message.find("Evil"), std::string::npos);
