@@ -192,6 +192,7 @@ struct SearchIndex::Impl {
   };
   std::vector<std::shared_ptr<const Definition>> definitions;
   std::vector<Doc> docs;
+  std::vector<std::uint32_t> first_doc;  ///< per service: its first document (they are in a row)
   std::unordered_map<std::string, std::uint32_t> vocabulary;
   std::vector<std::vector<Posting>> postings;
   std::vector<float> idf;
@@ -210,6 +211,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     const auto& def = *d.definitions[s];
     const auto service_name = terms(def.service_name);
     const auto service_description = terms(def.service_description);
+    d.first_doc.push_back(static_cast<std::uint32_t>(d.docs.size()));
     for (std::uint32_t c = 0; c < def.capabilities.size(); ++c) {
       const auto& cap = def.capabilities[c];
       Fields f;
@@ -265,16 +267,42 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
 
 SearchIndex::~SearchIndex() = default;
 
+namespace {
+
+/// Per-thread scratch space of a query, sized to the largest index queried on the thread, so a
+/// query allocates nothing in proportion to the index (dense arrays, cleared through the lists of
+/// what was touched).
+struct Scratch {
+  std::vector<float> score;             ///< per document
+  std::vector<float> best;              ///< per document, within one query word
+  std::vector<std::uint32_t> mark;      ///< per document: the word `best` belongs to
+  std::vector<std::uint32_t> touched;   ///< documents with a score
+  std::vector<float> service_score;     ///< per service
+  std::vector<std::uint32_t> services;  ///< services with a score
+  std::uint32_t word = 0;
+
+  void fit(std::size_t docs, std::size_t service_count) {
+    if (score.size() < docs) {
+      score.assign(docs, 0.0F);
+      best.assign(docs, 0.0F);
+      mark.assign(docs, 0);
+    }
+    if (service_score.size() < service_count) service_score.assign(service_count, 0.0F);
+  }
+};
+
+}  // namespace
+
 std::vector<ServiceHit> SearchIndex::search(std::string_view query,
                                             const SearchOptions& options) const {
   const auto& d = *impl_;
+  thread_local Scratch sc;
+  sc.fit(d.docs.size(), d.definitions.size());
   // Each word of the query is a group: its stem (weight 1) and its expansions (less). A
   // capability's score for a group is the best of the group's terms, so expansions never add
   // up past the word itself; the relevance is the sum over groups divided by what a capability
   // holding every word at full strength would get (docs/a2s.md, "Search").
   std::unordered_set<std::string> seen;
-  std::unordered_map<std::uint32_t, float> scores;
-  std::unordered_map<std::uint32_t, float> best;
   float ideal = 0;
   for (const auto& w : words(query)) {
     if (stop_words().count(w) != 0) continue;
@@ -288,53 +316,85 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
     }
     // A word no capability has (a date, a city) cannot tell services apart: it is left out of
     // the ideal, so it does not lower every score alike.
+    ++sc.word;
     float share = 0;
-    best.clear();
+    std::vector<std::uint32_t> group_docs;
+    const bool single = expanded.size() == 1;
     for (const auto& [term, weight] : expanded) {
       auto it = d.vocabulary.find(term);
       if (it == d.vocabulary.end()) continue;
       const float idf = d.idf[it->second] * weight;
       share = std::max(share, idf);
       for (const auto& p : d.postings[it->second]) {
-        float& b = best[p.doc];
-        b = std::max(b, idf * p.weight);
+        const float v = idf * p.weight;
+        if (single) {
+          // One term: its value is the word's (the common case: no grouping needed).
+          if (sc.score[p.doc] == 0.0F) sc.touched.push_back(p.doc);
+          sc.score[p.doc] += v;
+          continue;
+        }
+        if (sc.mark[p.doc] != sc.word) {
+          sc.mark[p.doc] = sc.word;
+          sc.best[p.doc] = v;
+          group_docs.push_back(p.doc);
+        } else if (v > sc.best[p.doc]) {
+          sc.best[p.doc] = v;
+        }
       }
     }
-    for (const auto& [doc, v] : best) scores[doc] += v;
+    for (const auto doc : group_docs) {
+      if (sc.score[doc] == 0.0F) sc.touched.push_back(doc);
+      sc.score[doc] += sc.best[doc];
+    }
     ideal += share;
   }
-  if (scores.empty() || ideal <= 0) return {};
-  // Group by service: its score is its best capability's.
-  std::unordered_map<std::uint32_t, ServiceHit> services;
-  for (const auto& [doc, raw] : scores) {
-    const double relevance = std::min(1.0, static_cast<double>(raw / ideal));
-    if (relevance < options.min_score || relevance <= 0) continue;
-    const auto& info = d.docs[doc];
-    auto& hit = services[info.service];
-    hit.definition = d.definitions[info.service];
-    hit.capabilities.push_back({info.capability, relevance});
-    hit.score = std::max(hit.score, relevance);
-  }
   std::vector<ServiceHit> out;
-  out.reserve(services.size());
-  for (auto& [s, hit] : services) out.push_back(std::move(hit));
-  const auto by_score = [](const ServiceHit& a, const ServiceHit& b) {
-    if (a.score != b.score) return a.score > b.score;
-    return a.definition->service_name < b.definition->service_name;
-  };
-  const std::size_t keep = std::min(options.limit, out.size());
-  std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep), out.end(),
-                    by_score);
-  out.resize(keep);
-  for (auto& hit : out) {
-    auto& caps = hit.capabilities;
-    std::sort(caps.begin(), caps.end(), [&](const CapabilityHit& a, const CapabilityHit& b) {
-      if (a.score != b.score) return a.score > b.score;
-      return hit.definition->capabilities[a.index].name <
-             hit.definition->capabilities[b.index].name;
-    });
-    if (caps.size() > options.capabilities_limit) caps.resize(options.capabilities_limit);
+  if (ideal > 0) {
+    // A service's score is its best capability's.
+    for (const auto doc : sc.touched) {
+      const double relevance = std::min(1.0, static_cast<double>(sc.score[doc] / ideal));
+      if (relevance <= 0 || relevance < options.min_score) continue;
+      const auto service = d.docs[doc].service;
+      if (sc.service_score[service] == 0.0F) sc.services.push_back(service);
+      sc.service_score[service] =
+          std::max(sc.service_score[service], static_cast<float>(relevance));
+    }
+    const auto by_score = [&](std::uint32_t a, std::uint32_t b) {
+      if (sc.service_score[a] != sc.service_score[b]) {
+        return sc.service_score[a] > sc.service_score[b];
+      }
+      return d.definitions[a]->service_name < d.definitions[b]->service_name;
+    };
+    const std::size_t keep = std::min(options.limit, sc.services.size());
+    std::partial_sort(sc.services.begin(), sc.services.begin() + static_cast<std::ptrdiff_t>(keep),
+                      sc.services.end(), by_score);
+    for (std::size_t i = 0; i < keep; ++i) {
+      const auto service = sc.services[i];
+      ServiceHit hit;
+      hit.definition = d.definitions[service];
+      hit.score = sc.service_score[service];
+      const auto begin = d.first_doc[service];
+      const auto end = begin + static_cast<std::uint32_t>(hit.definition->capabilities.size());
+      for (auto doc = begin; doc < end; ++doc) {
+        const double relevance = std::min(1.0, static_cast<double>(sc.score[doc] / ideal));
+        if (relevance <= 0 || relevance < options.min_score) continue;
+        hit.capabilities.push_back({d.docs[doc].capability, relevance});
+      }
+      auto& caps = hit.capabilities;
+      std::sort(caps.begin(), caps.end(), [&](const CapabilityHit& a, const CapabilityHit& b) {
+        if (a.score != b.score) return a.score > b.score;
+        return hit.definition->capabilities[a.index].name <
+               hit.definition->capabilities[b.index].name;
+      });
+      if (caps.size() > options.capabilities_limit) caps.resize(options.capabilities_limit);
+      out.push_back(std::move(hit));
+    }
   }
+  // Leave the scratch space clean for the next query.
+  for (const auto doc : sc.touched) sc.score[doc] = 0.0F;
+  for (const auto service : sc.services) sc.service_score[service] = 0.0F;
+  sc.touched.clear();
+  sc.services.clear();
   return out;
 }
 
