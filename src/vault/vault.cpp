@@ -454,6 +454,7 @@ Result<std::vector<Grant>> Vault::grants(std::optional<std::string_view> domain)
                                                    "trust_grants ORDER BY domain, name"));
   }
   std::vector<Grant> out;
+  out.reserve(rows.size());
   for (const auto& row : rows) {
     out.push_back({std::get<std::string>(row[0]), std::get<std::string>(row[1]),
                    std::get<std::int64_t>(row[2])});

@@ -19,6 +19,7 @@
 #include "a2s/template/template.hpp"
 #include "a2s/template/variables.hpp"
 #include "common/ascii.hpp"
+#include "common/strcat.hpp"
 #include "egress/host.hpp"
 #include "httpclient/client.hpp"
 #include "vault/vault.hpp"
@@ -233,8 +234,9 @@ struct Gateway::Call {
   asio::awaitable<Status> resolve(const Variable& var) {
     if (values.count(var.name) != 0) co_return Status{};
     if (const auto* given = params.variables.if_contains(var.name)) {
-      if (var.storage != Storage::kTemporary)
+      if (var.storage != Storage::kTemporary) {
         scrub.add(text_of(*given), scoped(var.name, var.storage));
+      }
       values.emplace(var.name, *given);
       co_return Status{};
     }
@@ -270,8 +272,7 @@ struct Gateway::Call {
         def->domain, def->rate_limit, steady_clock::now(),
         std::chrono::duration_cast<steady_clock::duration>(gw.options_.max_rate_wait));
     if (!wait.granted) {
-      const auto seconds =
-          std::chrono::duration_cast<std::chrono::milliseconds>(wait.wait).count() / 1000.0;
+      const auto seconds = std::chrono::duration<double>(wait.wait).count();
       co_return Error::make(ErrorCode::kTimeout, "rate limited",
                             json::object{{"rateLimited", true}, {"retryAfter", seconds}});
     }
@@ -305,8 +306,8 @@ struct Gateway::Call {
         const auto address = asio::ip::make_address(text, ec);
         if (ec || egress::is_local_address(address)) {
           return Error::make(ErrorCode::kPermissionDenied,
-                             "a2s: " + host + " resolves to a local address (" + text +
-                                 "); only local test domains may (--local-domain)");
+                             strcat("a2s: ", host, " resolves to a local address (", text,
+                                    "); only local test domains may (--local-domain)"));
         }
       }
       return std::nullopt;
@@ -415,7 +416,7 @@ struct Gateway::Call {
       };
       auto written = co_await gw.blocking_.run(write);
       if (!written.ok()) co_return std::move(written).error();
-      stored.push_back(json::string(scope + "::" + name));
+      stored.push_back(json::string(strcat(scope, "::", name)));
     }
     json::object out;
     if (!kept.empty()) out["outputs"] = std::move(kept);
@@ -541,7 +542,9 @@ struct Gateway::Call {
       if (is_refresh(auth) && result.value()) {
         // A refused refresh token is dropped; the next flow (client credentials) runs.
         for (const auto& in : auth.input) {
-          if (in.storage != Storage::kTemporary) co_await forget(in);
+          if (in.storage != Storage::kTemporary) {
+            co_await forget(in);
+          }
         }
         missing = before;
         result = std::optional<json::value>{};
@@ -589,8 +592,9 @@ struct Gateway::Call {
       return Status{};
     };
     auto dropped = co_await gw.blocking_.run(drop);
-    if (!dropped.ok())
+    if (!dropped.ok()) {
       spdlog::warn("a2s: could not forget {}::{}: {}", scope, name, dropped.error().message);
+    }
   }
 };
 
@@ -892,7 +896,9 @@ asio::awaitable<Result<json::value>> Gateway::execute(ExecuteParams params) {
     for (const auto& var : auth_vars) all = all && call.values.count(var.name) != 0;
     if (all) {
       auto refilled = fill(tmpl.value(), lookup);
-      if (refilled.ok()) response = co_await call.send(tmpl.value(), refilled.value());
+      if (refilled.ok()) {
+        response = co_await call.send(tmpl.value(), refilled.value());
+      }
     }
   }
   if (!response.ok()) {

@@ -71,8 +71,9 @@ json::value Scrubber::apply_json(const json::value& value) const {
     }
     case json::kind::object: {
       json::object out;
-      for (const auto& [key, item] : value.get_object())
+      for (const auto& [key, item] : value.get_object()) {
         out[apply(std::string_view(key))] = apply_json(item);
+      }
       return out;
     }
     default:

@@ -8,6 +8,7 @@
 #include "a2s/template/variables.hpp"
 #include "common/ascii.hpp"
 #include "common/rfc9110.hpp"
+#include "common/strcat.hpp"
 #include "httpclient/url.hpp"
 
 namespace hearth::a2s {
@@ -84,10 +85,12 @@ struct Importer {
         const auto slash = path.find('/');
         std::string key(path.substr(0, slash));
         // JSON Pointer escapes.
-        for (std::size_t i = 0; (i = key.find("~1", i)) != std::string::npos;)
+        for (std::size_t i = 0; (i = key.find("~1", i)) != std::string::npos;) {
           key.replace(i, 2, "/");
-        for (std::size_t i = 0; (i = key.find("~0", i)) != std::string::npos;)
+        }
+        for (std::size_t i = 0; (i = key.find("~0", i)) != std::string::npos;) {
           key.replace(i, 2, "~");
+        }
         cur = json::member(*cur, key);
         if (cur == nullptr) return nullptr;
         path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
@@ -150,13 +153,16 @@ struct Importer {
         if (const auto* n = s.if_contains(from); n != nullptr && n->is_number()) v[to] = *n;
       }
       if (t == "string") {
-        if (const auto* n = s.if_contains("minLength"); n != nullptr && n->is_number())
+        if (const auto* n = s.if_contains("minLength"); n != nullptr && n->is_number()) {
           v["min"] = *n;
-        if (const auto* n = s.if_contains("maxLength"); n != nullptr && n->is_number())
+        }
+        if (const auto* n = s.if_contains("maxLength"); n != nullptr && n->is_number()) {
           v["max"] = *n;
+        }
       }
-      if (const auto* d = s.if_contains("default"); d != nullptr && !d->is_null())
+      if (const auto* d = s.if_contains("default"); d != nullptr && !d->is_null()) {
         v["default"] = *d;
+      }
     }
     v["type"] = type;
     std::string desc = description;
@@ -295,7 +301,7 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
             scheme.query.emplace_back(param, "${" + var + "}");
             scheme.supported = true;
           } else if (in == "cookie" && !param.empty()) {
-            scheme.headers.emplace_back("Cookie", param + "=${" + var + "}");
+            scheme.headers.emplace_back("Cookie", strcat(param, "=${", var, "}"));
             scheme.supported = true;
           }
         } else if (type == "oauth2") {
@@ -314,10 +320,10 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
               target = tu->target;
               if (tu->host_header() != domain) {
                 result.warnings.push_back(
-                    "security scheme " + std::string(name) + ": the token URL " + token_url +
-                    " is on another host than " + domain +
-                    "; A2S keeps one domain per service, so the token request goes to " + domain +
-                    target + " (edit it if the API serves it elsewhere)");
+                    strcat("security scheme ", name, ": the token URL ", token_url,
+                           " is on another host than ", domain,
+                           "; A2S keeps one domain per service, so the token request goes to ",
+                           domain, target, " (edit it if the API serves it elsewhere)"));
               }
             } else if (!token_url.empty() && token_url.front() == '/') {
               target = token_url;
@@ -333,10 +339,10 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
                                             {"description", "Bearer token for API access"},
                                             {"storage", "service"},
                                             {"expiry", 3600}}}};
-            auth["request"] = "POST " + target + " HTTP/1.1\nHost: " + domain +
-                              "\nContent-Type: application/x-www-form-urlencoded\n\n"
-                              "grant_type=client_credentials&client_id=${CLIENT_ID}"
-                              "&client_secret=${CLIENT_SECRET}\n";
+            auth["request"] = strcat("POST ", target, " HTTP/1.1\nHost: ", domain,
+                                     "\nContent-Type: application/x-www-form-urlencoded\n\n"
+                                     "grant_type=client_credentials&client_id=${CLIENT_ID}"
+                                     "&client_secret=${CLIENT_SECRET}\n");
             auth["responseMapping"] = json::object{{"$.access_token", "AUTH_TOKEN"},
                                                    {"$.expires_in", "AUTH_TOKEN_EXPIRY"}};
             if (authentications.empty()) authentications.push_back(std::move(auth));
@@ -408,8 +414,8 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
       const auto name_for = [&](const std::string& param) {
         std::string v = variable_name(param);
         while (used.count(v) != 0 && used[v] != param) {
-          result.warnings.push_back(name + ": parameters " + used[v] + " and " + param +
-                                    " both make " + v + ": renamed");
+          result.warnings.push_back(strcat(name, ": parameters ", used[v], " and ", param,
+                                           " both make ", v, ": renamed"));
           v += "_2";
         }
         used[v] = param;
@@ -553,10 +559,10 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
         }
         for (const auto& [k, v] : scheme->variables) inputs[k] = v;
       }
-      std::string request = upper + " " + target + (query.empty() ? "" : "?" + query) +
-                            " HTTP/1.1\nHost: " + domain + "\n";
+      std::string request = strcat(upper, " ", target, query.empty() ? "" : "?", query,
+                                   " HTTP/1.1\nHost: ", domain, "\n");
       if (!content_type.empty() && !body.empty()) request += "Content-Type: " + content_type + "\n";
-      for (const auto& [k, v] : headers) request += k + ": " + v + "\n";
+      for (const auto& [k, v] : headers) request += strcat(k, ": ", v, "\n");
       if (!body.empty()) request += "\n" + body + "\n";
 
       json::object cap;

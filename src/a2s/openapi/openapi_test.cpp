@@ -22,7 +22,7 @@ json::value fixture(const std::string& name) {
 
 /// Imports, then checks that the result loads as a definition (its checksum too).
 Definition imported(const std::string& name, ImportResult* out = nullptr,
-                    ImportOptions options = {}) {
+                    const ImportOptions& options = {}) {
   auto r = import_openapi(fixture(name), options);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   if (!r.ok()) return {};
@@ -59,8 +59,9 @@ TEST(OpenApi, PetstoreOperationsBecomeCapabilities) {
   EXPECT_EQ(def.version, "1.0.7");
   ASSERT_EQ(def.capabilities.size(), 4u);  // uploadPhoto (multipart) left out
   bool warned = false;
-  for (const auto& w : result.warnings)
+  for (const auto& w : result.warnings) {
     warned = warned || w.find("uploadPhoto") != std::string::npos;
+  }
   EXPECT_TRUE(warned);
 
   const auto* list = cap(def, "listPets");

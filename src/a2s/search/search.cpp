@@ -235,14 +235,15 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   for (const auto& f : fields) {
     for (int i = 0; i < kFields; ++i) avg[i] += static_cast<double>(f.terms[i].size());
   }
-  for (auto& a : avg)
+  for (auto& a : avg) {
     a = fields.empty() ? 1.0 : std::max(1.0, a / static_cast<double>(fields.size()));
+  }
   std::vector<std::uint32_t> df;
   for (std::uint32_t doc = 0; doc < fields.size(); ++doc) {
     std::unordered_map<std::uint32_t, float> tf;  // term -> BM25F pseudo term frequency
     for (int i = 0; i < kFields; ++i) {
       const auto& ts = fields[doc].terms[i];
-      const float norm = 1.0F - kB[i] + kB[i] * static_cast<float>(ts.size() / avg[i]);
+      const float norm = 1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(ts.size()) / avg[i]);
       for (const auto& t : ts) {
         auto [it, fresh] = d.vocabulary.emplace(t, static_cast<std::uint32_t>(d.postings.size()));
         if (fresh) {

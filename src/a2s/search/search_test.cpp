@@ -5,14 +5,15 @@
 namespace hearth::a2s {
 namespace {
 
-std::shared_ptr<const Definition> service(std::string name, std::string description,
-                                          std::vector<std::pair<std::string, std::string>> caps,
-                                          std::string var_description = "") {
+std::shared_ptr<const Definition> service(
+    std::string name, std::string description,
+    const std::vector<std::pair<std::string, std::string>>& caps,
+    const std::string& var_description = "") {
   auto d = std::make_shared<Definition>();
   d->service_name = std::move(name);
   d->service_description = std::move(description);
   d->domain = "api." + d->service_name + ".example";
-  for (auto& [n, desc] : caps) {
+  for (const auto& [n, desc] : caps) {
     Capability c;
     c.name = n;
     c.description = desc;

@@ -203,8 +203,9 @@ std::optional<std::pair<bool, std::string>> check_format(std::string_view format
   if (format == "date-time") {
     return std::make_pair(valid_date_time(s), std::string("an RFC 3339 date-time"));
   }
-  if (format == "time")
+  if (format == "time") {
     return std::make_pair(valid_time(s, false), std::string("a time (HH:MM:SS)"));
+  }
   if (format == "email") return std::make_pair(valid_email(s), std::string("an email address"));
   if (format == "uri" || format == "url") {
     return std::make_pair(valid_uri(s), std::string("an absolute URI"));
@@ -355,7 +356,7 @@ Result<json::value> check_value(const Variable& var, const json::value& in) {
   }
   if (var.min && measure < *var.min) {
     return violation(var, "min",
-                     (what.empty() ? "at least " : "at least ") + number_text(*var.min) + what);
+                     "at least " + number_text(*var.min) + what);
   }
   if (var.max && measure > *var.max) {
     return violation(var, "max", "at most " + number_text(*var.max) + what);
