@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -38,74 +38,107 @@ struct Topic {
 };
 
 constexpr Topic kTopics[] = {
-    {"weather", {"forecast", "temperature", "rainfall", "wind", "storm", "humidity"},
+    {"weather",
+     {"forecast", "temperature", "rainfall", "wind", "storm", "humidity"},
      {"hourly", "daily", "local", "severe", "observed", "predicted"}},
-    {"travel", {"flight", "airport", "itinerary", "seat", "boarding pass", "layover"},
+    {"travel",
+     {"flight", "airport", "itinerary", "seat", "boarding pass", "layover"},
      {"international", "domestic", "cheap", "direct", "return", "one-way"}},
-    {"lodging", {"hotel", "room", "reservation", "guest", "stay", "amenity"},
+    {"lodging",
+     {"hotel", "room", "reservation", "guest", "stay", "amenity"},
      {"nightly", "available", "luxury", "budget", "family", "refundable"}},
-    {"messaging", {"email", "message", "inbox", "attachment", "thread", "recipient"},
+    {"messaging",
+     {"email", "message", "inbox", "attachment", "thread", "recipient"},
      {"unread", "sent", "draft", "archived", "urgent", "encrypted"}},
-    {"scheduling", {"event", "meeting", "calendar", "invitation", "reminder", "slot"},
+    {"scheduling",
+     {"event", "meeting", "calendar", "invitation", "reminder", "slot"},
      {"recurring", "free", "busy", "shared", "upcoming", "all-day"}},
-    {"payments", {"payment", "invoice", "refund", "card", "charge", "payout"},
+    {"payments",
+     {"payment", "invoice", "refund", "card", "charge", "payout"},
      {"pending", "captured", "failed", "recurring", "partial", "disputed"}},
-    {"maps", {"address", "route", "coordinate", "place", "distance", "map tile"},
+    {"maps",
+     {"address", "route", "coordinate", "place", "distance", "map tile"},
      {"nearby", "driving", "walking", "fastest", "geographic", "postal"}},
-    {"language", {"translation", "language", "phrase", "glossary", "transcript", "subtitle"},
+    {"language",
+     {"translation", "language", "phrase", "glossary", "transcript", "subtitle"},
      {"source", "target", "detected", "formal", "literal", "bilingual"}},
-    {"finance", {"exchange rate", "currency", "stock", "quote", "dividend", "portfolio"},
+    {"finance",
+     {"exchange rate", "currency", "stock", "quote", "dividend", "portfolio"},
      {"historical", "real-time", "closing", "foreign", "intraday", "adjusted"}},
-    {"news", {"headline", "article", "publisher", "story", "feed", "topic"},
+    {"news",
+     {"headline", "article", "publisher", "story", "feed", "topic"},
      {"breaking", "trending", "regional", "political", "financial", "sports"}},
-    {"logistics", {"parcel", "shipment", "tracking number", "courier", "label", "warehouse"},
+    {"logistics",
+     {"parcel", "shipment", "tracking number", "courier", "label", "warehouse"},
      {"delivered", "in-transit", "delayed", "express", "returned", "customs"}},
-    {"mobility", {"ride", "driver", "fare", "pickup", "vehicle", "trip"},
+    {"mobility",
+     {"ride", "driver", "fare", "pickup", "vehicle", "trip"},
      {"shared", "estimated", "scheduled", "electric", "premium", "airport"}},
-    {"food", {"restaurant", "menu", "order", "recipe", "ingredient", "table"},
+    {"food",
+     {"restaurant", "menu", "order", "recipe", "ingredient", "table"},
      {"vegan", "spicy", "takeout", "delivered", "seasonal", "gluten-free"}},
-    {"media", {"song", "playlist", "album", "podcast", "episode", "movie"},
+    {"media",
+     {"song", "playlist", "album", "podcast", "episode", "movie"},
      {"streaming", "popular", "new", "offline", "curated", "classic"}},
-    {"storage", {"file", "folder", "document", "backup", "share link", "version"},
+    {"storage",
+     {"file", "folder", "document", "backup", "share link", "version"},
      {"shared", "encrypted", "large", "deleted", "synced", "public"}},
-    {"development", {"issue", "pull request", "build", "repository", "deployment", "incident"},
+    {"development",
+     {"issue", "pull request", "build", "repository", "deployment", "incident"},
      {"open", "merged", "failing", "critical", "assigned", "stale"}},
-    {"sales", {"contact", "lead", "deal", "account", "pipeline", "opportunity"},
+    {"sales",
+     {"contact", "lead", "deal", "account", "pipeline", "opportunity"},
      {"qualified", "won", "lost", "enterprise", "inbound", "dormant"}},
-    {"health", {"workout", "step count", "heart rate", "sleep", "calorie", "medication"},
+    {"health",
+     {"workout", "step count", "heart rate", "sleep", "calorie", "medication"},
      {"daily", "weekly", "resting", "active", "average", "prescribed"}},
-    {"home", {"thermostat", "light", "lock", "camera", "sensor", "plug"},
+    {"home",
+     {"thermostat", "light", "lock", "camera", "sensor", "plug"},
      {"smart", "indoor", "outdoor", "scheduled", "dimmed", "armed"}},
-    {"jobs", {"job posting", "candidate", "resume", "interview", "salary", "employer"},
+    {"jobs",
+     {"job posting", "candidate", "resume", "interview", "salary", "employer"},
      {"remote", "full-time", "part-time", "senior", "entry-level", "contract"}},
-    {"property", {"listing", "apartment", "house", "mortgage", "valuation", "lease"},
+    {"property",
+     {"listing", "apartment", "house", "mortgage", "valuation", "lease"},
      {"for-sale", "rental", "furnished", "suburban", "downtown", "estimated"}},
-    {"crypto", {"coin", "wallet", "token", "exchange", "market cap", "transaction"},
+    {"crypto",
+     {"coin", "wallet", "token", "exchange", "market cap", "transaction"},
      {"volatile", "stable", "on-chain", "daily", "trending", "listed"}},
-    {"environment", {"air quality", "pollen", "pollutant", "ozone", "uv index", "emission"},
+    {"environment",
+     {"air quality", "pollen", "pollutant", "ozone", "uv index", "emission"},
      {"hazardous", "moderate", "seasonal", "urban", "measured", "forecast"}},
-    {"sports", {"score", "match", "team", "league", "player", "fixture"},
+    {"sports",
+     {"score", "match", "team", "league", "player", "fixture"},
      {"live", "final", "home", "away", "season", "playoff"}},
-    {"utilities", {"short link", "qr code", "time zone", "holiday", "barcode", "unit"},
+    {"utilities",
+     {"short link", "qr code", "time zone", "holiday", "barcode", "unit"},
      {"custom", "local", "public", "printable", "regional", "converted"}},
-    {"commerce", {"product", "cart", "order", "return", "coupon", "review"},
+    {"commerce",
+     {"product", "cart", "order", "return", "coupon", "review"},
      {"discounted", "shipped", "cancelled", "bestselling", "wishlist", "verified"}},
 };
 
 constexpr std::string_view kVerbs[] = {
-    "get", "list", "search", "create", "update", "delete", "cancel", "book", "track", "send",
-    "convert", "estimate", "find", "schedule", "check", "export", "import", "summarize",
-    "subscribe to", "compare"};
-constexpr std::string_view kQualifiers[] = {
-    "for a user", "by identifier", "within a date range", "near a location", "in bulk",
-    "with filters", "for a country", "for the current account", "sorted by relevance",
-    "with pagination"};
-constexpr std::string_view kBrands[] = {
-    "Nimbus", "Atlas", "Vector", "Harbor", "Summit", "Pioneer", "Beacon", "Quartz", "Orbit",
-    "Juniper", "Falcon", "Cobalt", "Meridian", "Sierra", "Aurora", "Zenith", "Lumen", "Nova",
-    "Cascade", "Ember"};
-constexpr std::string_view kVarNouns[] = {"id", "date", "city", "country", "limit", "query",
-                                          "currency", "email", "name", "start", "end", "amount"};
+    "get",   "list",   "search", "create",    "update",       "delete", "cancel",
+    "book",  "track",  "send",   "convert",   "estimate",     "find",   "schedule",
+    "check", "export", "import", "summarize", "subscribe to", "compare"};
+constexpr std::string_view kQualifiers[] = {"for a user",
+                                            "by identifier",
+                                            "within a date range",
+                                            "near a location",
+                                            "in bulk",
+                                            "with filters",
+                                            "for a country",
+                                            "for the current account",
+                                            "sorted by relevance",
+                                            "with pagination"};
+constexpr std::string_view kBrands[] = {"Nimbus",  "Atlas",  "Vector",   "Harbor",  "Summit",
+                                        "Pioneer", "Beacon", "Quartz",   "Orbit",   "Juniper",
+                                        "Falcon",  "Cobalt", "Meridian", "Sierra",  "Aurora",
+                                        "Zenith",  "Lumen",  "Nova",     "Cascade", "Ember"};
+constexpr std::string_view kVarNouns[] = {"id",    "date",  "city",     "country",
+                                          "limit", "query", "currency", "email",
+                                          "name",  "start", "end",      "amount"};
 
 std::string title_case(std::string_view s) {
   std::string out;
@@ -124,7 +157,8 @@ std::string title_case(std::string_view s) {
 std::string upper_snake(std::string_view s) {
   std::string out;
   for (char c : s) {
-    out += (c == ' ' || c == '-') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out += (c == ' ' || c == '-') ? '_'
+                                  : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return out;
 }
@@ -149,7 +183,8 @@ std::vector<std::shared_ptr<const a2s::Definition>> generate(std::size_t count) 
     def->service_name = brand + title_case(topic.area) + std::to_string(i);
     def->domain = "api." + [&] {
       std::string d = brand + std::string(topic.area) + std::to_string(i);
-      std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::transform(d.begin(), d.end(), d.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
       return d;
     }() + ".example";
     def->version = "1.0";
@@ -323,7 +358,8 @@ void print_summary() {
   double sum = 0;
   for (double v : us) sum += v;
   const auto at = [&](double p) {
-    return us[std::min(us.size() - 1, static_cast<std::size_t>(p * static_cast<double>(us.size())))];
+    return us[std::min(us.size() - 1,
+                       static_cast<std::size_t>(p * static_cast<double>(us.size())))];
   };
   std::printf("\nsummary: %zu definitions, %zu capabilities, %zu queries x %d rounds\n",
               defs.size(), caps, std::size(kQueries), g_rounds);

@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   }
   std::vector<Query> queries;
   const json::object* root = doc->if_object();
-  const json::array* list = root && root->contains("queries") ? root->at("queries").if_array() : nullptr;
+  const json::array* list =
+      root && root->contains("queries") ? root->at("queries").if_array() : nullptr;
   if (!list) {
     std::fprintf(stderr, "%s: expected {queries: [...]}\n", positional[1].c_str());
     return 2;
@@ -86,7 +87,8 @@ int main(int argc, char** argv) {
     const json::value* q = o ? o->if_contains("query") : nullptr;
     const json::value* e = o ? o->if_contains("expect") : nullptr;
     if (!q || !e || !q->is_string() || !e->is_string()) {
-      std::fprintf(stderr, "%s: every entry needs query and expect strings\n", positional[1].c_str());
+      std::fprintf(stderr, "%s: every entry needs query and expect strings\n",
+                   positional[1].c_str());
       return 2;
     }
     Query query{std::string(q->as_string()), std::string(e->as_string()), {}};
@@ -124,8 +126,8 @@ int main(int argc, char** argv) {
     if (rank >= 1 && rank <= 3) ++top3;
     if (rank != 1) {
       misses.push_back("  \"" + q.text + "\"\n      expected " + q.expect + " (rank " +
-                       (rank ? std::to_string(rank) : std::string(">3")) + "), got: " +
-                       (got.empty() ? "nothing" : got));
+                       (rank ? std::to_string(rank) : std::string(">3")) +
+                       "), got: " + (got.empty() ? "nothing" : got));
     }
     if (!q.capability.empty()) {
       ++cap_checked;
@@ -147,11 +149,13 @@ int main(int argc, char** argv) {
   const double n = static_cast<double>(queries.size());
   const double top3_acc = static_cast<double>(top3) / n;
   std::printf("services: %zu, queries: %zu\n", loaded.definitions.size(), queries.size());
-  std::printf("top-1 accuracy: %.3f (%zu/%zu)\n", static_cast<double>(top1) / n, top1, queries.size());
+  std::printf("top-1 accuracy: %.3f (%zu/%zu)\n", static_cast<double>(top1) / n, top1,
+              queries.size());
   std::printf("top-3 accuracy: %.3f (%zu/%zu)\n", top3_acc, top3, queries.size());
   if (cap_checked) {
     std::printf("capability top-1 (within the expected service): %.3f (%zu/%zu)\n",
-                static_cast<double>(cap_top1) / static_cast<double>(cap_checked), cap_top1, cap_checked);
+                static_cast<double>(cap_top1) / static_cast<double>(cap_checked), cap_top1,
+                cap_checked);
   }
   std::printf("\nservice misses (not ranked first): %zu\n", misses.size());
   for (const auto& m : misses) std::printf("%s\n", m.c_str());

@@ -40,7 +40,8 @@ TEST(HandlerRegistry, UnknownTypeNamesTheKnownOnes) {
   registry->parse("foo", json::object{{"type", "foo"}}, "endpoints[2].handler", problems);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].path, "endpoints[2].handler.type");
-  EXPECT_EQ(problems[0].message, "unknown handler type 'foo' (known: a2s, function, http, mcp, script)");
+  EXPECT_EQ(problems[0].message,
+            "unknown handler type 'foo' (known: a2s, function, http, mcp, script)");
 }
 
 TEST(HandlerRegistry, DelegatesToTheKind) {

@@ -243,7 +243,8 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     std::unordered_map<std::uint32_t, float> tf;  // term -> BM25F pseudo term frequency
     for (int i = 0; i < kFields; ++i) {
       const auto& ts = fields[doc].terms[i];
-      const float norm = 1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(ts.size()) / avg[i]);
+      const float norm =
+          1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(ts.size()) / avg[i]);
       for (const auto& t : ts) {
         auto [it, fresh] = d.vocabulary.emplace(t, static_cast<std::uint32_t>(d.postings.size()));
         if (fresh) {

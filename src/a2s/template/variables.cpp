@@ -355,8 +355,7 @@ Result<json::value> check_value(const Variable& var, const json::value& in) {
     return value;
   }
   if (var.min && measure < *var.min) {
-    return violation(var, "min",
-                     "at least " + number_text(*var.min) + what);
+    return violation(var, "min", "at least " + number_text(*var.min) + what);
   }
   if (var.max && measure > *var.max) {
     return violation(var, "max", "at most " + number_text(*var.max) + what);
