@@ -1,6 +1,8 @@
 #include "a2s/template/template.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 
 #include "a2s/template/variables.hpp"
 #include "common/ascii.hpp"
@@ -120,10 +122,34 @@ std::string form_encode(std::string_view text) {
   return out;
 }
 
+/// Fills pieces, each value given to `encode` (which may refuse it); nullopt when a
+/// placeholder has no value (the caller leaves its pair or line out).
+using Encoder = std::function<Result<std::string>(const std::string& name, std::string text)>;
+Result<std::optional<std::string>> fill_pieces(const Pieces& pieces, const Lookup& lookup,
+                                               const Encoder& encode) {
+  std::string filled;
+  for (const auto& p : pieces) {
+    if (!p.placeholder) {
+      filled += p.text;
+      continue;
+    }
+    const json::value* v = lookup(p.text);
+    if (v == nullptr || v->is_null()) return std::optional<std::string>{};
+    HEARTH_ASSIGN_OR_RETURN(auto text, value_text(p.text, *v));
+    HEARTH_ASSIGN_OR_RETURN(auto encoded, encode(p.text, std::move(text)));
+    filled += encoded;
+  }
+  return std::optional<std::string>(std::move(filled));
+}
+
 /// Fills `&`-separated pairs (a query, a form body): a pair any of whose placeholders has no
 /// value is dropped whole; values are encoded with `encode`.
 Result<std::string> fill_pairs(std::string_view text, const Lookup& lookup,
                                std::string (*encode)(std::string_view)) {
+  const Encoder by_pair = [encode](const std::string&,
+                                   const std::string& piece) -> Result<std::string> {
+    return encode(piece);
+  };
   std::string out;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -133,24 +159,10 @@ Result<std::string> fill_pairs(std::string_view text, const Lookup& lookup,
     start = amp == std::string_view::npos ? text.size() + 1 : amp + 1;
     if (pair.empty()) continue;
     HEARTH_ASSIGN_OR_RETURN(auto pieces, split_pieces(pair, 0));
-    std::string filled;
-    bool dropped = false;
-    for (const auto& p : pieces) {
-      if (!p.placeholder) {
-        filled += p.text;
-        continue;
-      }
-      const json::value* v = lookup(p.text);
-      if (v == nullptr || v->is_null()) {
-        dropped = true;
-        break;
-      }
-      HEARTH_ASSIGN_OR_RETURN(auto t, value_text(p.text, *v));
-      filled += encode(t);
-    }
-    if (dropped) continue;
+    HEARTH_ASSIGN_OR_RETURN(auto filled, fill_pieces(pieces, lookup, by_pair));
+    if (!filled) continue;
     if (!out.empty()) out += '&';
-    out += filled;
+    out += *filled;
   }
   return out;
 }
@@ -441,34 +453,24 @@ Result<FilledRequest> fill(const Template& t, const Lookup& lookup) {
     return Error::make(ErrorCode::kInvalidParams, "the filled target would start with '//'");
   }
   // Headers: a line whose placeholder has no value is left out.
+  const Encoder header_value = [](const std::string& variable,
+                                  std::string text) -> Result<std::string> {
+    for (const char c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      if ((u < 0x20 && c != '\t') || u == 0x7f) {
+        return Error::make(ErrorCode::kInvalidParams,
+                           variable +
+                               ": a header value may not hold line breaks or other control "
+                               "characters",
+                           json::object{{"variable", variable}, {"rule", "header-value"}});
+      }
+    }
+    return text;
+  };
   for (const auto& [name, value] : t.headers) {
     HEARTH_ASSIGN_OR_RETURN(auto pieces, split_pieces(value, 0));
-    std::string filled;
-    bool dropped = false;
-    for (const auto& p : pieces) {
-      if (!p.placeholder) {
-        filled += p.text;
-        continue;
-      }
-      const json::value* v = lookup(p.text);
-      if (v == nullptr || v->is_null()) {
-        dropped = true;
-        break;
-      }
-      HEARTH_ASSIGN_OR_RETURN(auto text, value_text(p.text, *v));
-      for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if ((u < 0x20 && c != '\t') || u == 0x7f) {
-          return Error::make(ErrorCode::kInvalidParams,
-                             p.text +
-                                 ": a header value may not hold line breaks or other "
-                                 "control characters",
-                             json::object{{"variable", p.text}, {"rule", "header-value"}});
-        }
-      }
-      filled += text;
-    }
-    if (!dropped) out.headers.emplace_back(name, std::move(filled));
+    HEARTH_ASSIGN_OR_RETURN(auto filled, fill_pieces(pieces, lookup, header_value));
+    if (filled) out.headers.emplace_back(name, std::move(*filled));
   }
   // Body.
   if (!t.body.empty()) {
