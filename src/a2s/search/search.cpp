@@ -84,9 +84,30 @@ const std::unordered_map<std::string, std::vector<std::string>>& synonyms() {
       {"ticket", {"issue"}},
       {"book", {"reserve", "booking"}},
       {"reserve", {"book", "booking"}},
+      // Currencies by name: what exchange-rate APIs call them.
+      {"euro", {"currency", "exchange"}},
+      {"dollar", {"currency", "exchange"}},
+      {"pound", {"currency", "exchange"}},
+      {"yen", {"currency", "exchange"}},
+      {"cook", {"recipe"}},
+      {"dish", {"recipe"}},
+      {"subway", {"transit", "metro"}},
+      {"metro", {"transit", "subway"}},
+      {"tram", {"transit"}},
+      {"bus", {"transit"}},
+      {"film", {"movie"}},
+      {"cinema", {"movie", "showtime"}},
+      {"house", {"property", "home"}},
+      {"home", {"property", "house"}},
+      {"heating", {"thermostat", "temperature"}},
+      {"steps", {"activity"}},
   };
   return kTable;
 }
+
+/// The expansion table by stem ("meetings", "meeting" and "meet" all find the calendar terms),
+/// its expansions stemmed too. Built once.
+const std::vector<std::string>* expansions(const std::string& stemmed);
 
 /// Lower-case words of a text: camelCase and snake_case split, letters and digits kept, UTF-8
 /// letters kept as they are.
@@ -144,6 +165,22 @@ class Stemmer {
 std::string stem(const std::string& word) {
   thread_local Stemmer stemmer;
   return stemmer.stem(word);
+}
+
+const std::vector<std::string>* expansions(const std::string& stemmed) {
+  static const auto table = [] {
+    std::unordered_map<std::string, std::vector<std::string>> t;
+    for (const auto& [word, more] : synonyms()) {
+      auto& into = t[stem(word)];
+      for (const auto& m : more) {
+        const std::string s = stem(m);
+        if (std::find(into.begin(), into.end(), s) == into.end()) into.push_back(s);
+      }
+    }
+    return t;
+  }();
+  auto it = table.find(stemmed);
+  return it == table.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> terms(std::string_view text) {
@@ -311,10 +348,8 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
     const std::string own = stem(w);
     if (!seen.insert(own).second) continue;
     std::vector<std::pair<std::string, float>> expanded = {{own, 1.0F}};
-    if (auto it = synonyms().find(w); it != synonyms().end()) {
-      for (const auto& s : it->second) expanded.emplace_back(stem(s), kSynonymWeight);
-    } else if (auto st = synonyms().find(own); st != synonyms().end()) {
-      for (const auto& s : st->second) expanded.emplace_back(stem(s), kSynonymWeight);
+    if (const auto* more = expansions(own)) {
+      for (const auto& e : *more) expanded.emplace_back(e, kSynonymWeight);
     }
     // A word no capability has (a date, a city) cannot tell services apart: it is left out of
     // the ideal, so it does not lower every score alike.
