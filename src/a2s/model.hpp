@@ -4,12 +4,15 @@
 /// everything else (search, templates, execution, the OpenAPI import) reads these types only.
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "json/json.hpp"
+#include "schema/schema.hpp"
 
 namespace hearth::a2s {
 
@@ -79,6 +82,14 @@ struct RateLimit {
   double burst = 0;
 };
 
+/// A `responseSchemas` entry, compiled.
+struct ResponseSchema {
+  std::vector<int> status_codes;
+  std::string format;  ///< e.g. "application/json"
+  std::shared_ptr<const schema::Schema> schema;
+  std::vector<std::string> required;  ///< top-level fields a response must have
+};
+
 struct Definition {
   std::string service_name;
   std::string service_description;
@@ -89,10 +100,11 @@ struct Definition {
   std::vector<Capability> capabilities;
   std::vector<ErrorPattern> error_patterns;
   std::optional<RateLimit> rate_limit;
-  json::value response_schemas;  ///< object, or null when absent
-  json::value security;          ///< object as written
-  json::value document;          ///< the whole definition as JSON (what the checksum covers)
-  std::string source;            ///< the file it came from, for messages
+  json::value response_schemas;                            ///< object, or null when absent
+  std::map<std::string, ResponseSchema> compiled_schemas;  ///< responseSchemas by name
+  json::value security;                                    ///< object as written
+  json::value document;  ///< the whole definition as JSON (what the checksum covers)
+  std::string source;    ///< the file it came from, for messages
 };
 
 }  // namespace hearth::a2s

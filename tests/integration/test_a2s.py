@@ -95,6 +95,7 @@ def definition_yaml(domain, name="WeatherService", extra_caps="", rate="", descr
         capabilities:
           - name: "Forecast Weather"
             description: "Get the weather forecast for a specific date and place"
+            responseSchema: "#/responseSchemas/Forecast"
             inputVariables:
               AUTH_TOKEN:
                 type: "string"
@@ -170,6 +171,7 @@ def definition_yaml(domain, name="WeatherService", extra_caps="", rate="", descr
               field=${{FIELD}}&fixed=1
           - name: "Api Key Echo"
             description: "Call with an API key header; the service echoes it"
+            responseSchema: "Strict"
             inputVariables:
               API_KEY:
                 type: "string"
@@ -216,6 +218,20 @@ def definition_yaml(domain, name="WeatherService", extra_caps="", rate="", descr
           - statusCode: 429
             pattern: "Quota exceeded"
             resolution: "The daily quota is used up"
+        responseSchemas:
+          Forecast:
+            statusCodes: [200]
+            format: "application/json"
+            schema:
+              type: "object"
+              properties:
+                high_c: {{type: "number"}}
+            required: ["date", "summary"]
+          Strict:
+            statusCodes: [200]
+            format: "application/json"
+            schema: {{type: "object", properties: {{ok: {{type: "string"}}}}}}
+            required: ["account"]
         security:
           transport:
             minTlsVersion: "1.2"
@@ -343,6 +359,7 @@ def test_client_credentials_then_cached_token_and_scrubbed_echo(world):
     r = result(world.execute("Forecast Weather", {"DATE": "2026-11-26", "LAT": 47.6, "LON": -122.3}))
     assert r["status"] == "ok", r
     assert r["httpStatus"] == 200
+    assert r["validation"] == {"schema": "Forecast", "valid": True, "violations": []}
     assert world.api.token_requests == 1
     # The service echoed the Authorization header: the token never leaves the daemon.
     echoed = r["body"]["echo"]["authorization"]
@@ -375,6 +392,10 @@ def test_api_key_echo_is_scrubbed(world):
     set_credentials(world)
     r = result(world.execute("Api Key Echo"))
     assert r["status"] == "ok", r
+    # The answer does not match the definition's response schema: said, not hidden.
+    assert r["validation"]["valid"] is False
+    assert {(v["field"], v["constraint"]) for v in r["validation"]["violations"]} == \
+        {("ok", "type"), ("account", "required")}
     assert API_KEY not in json.dumps(r)
     assert "[redacted:%s::API_KEY]" % world.api.domain in json.dumps(r)
 

@@ -415,18 +415,39 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
           }
           if (!ok) c.add(join_path(path, "statusCodes"), "must be a list of HTTP status codes");
         }
-        c.text(o, "format", path, true);
-        if (const auto* schema = c.member(o, "schema", path, true);
-            schema && !schema->is_object()) {
-          c.add(join_path(path, "schema"), "must be a mapping (a JSON Schema)");
+        ResponseSchema compiled;
+        compiled.format = c.text(o, "format", path, true);
+        if (const auto* codes = o.if_contains("statusCodes"); codes && codes->is_array()) {
+          for (const auto& code : codes->get_array()) {
+            if (code.is_int64())
+              compiled.status_codes.push_back(static_cast<int>(code.get_int64()));
+          }
+        }
+        if (const auto* schema = c.member(o, "schema", path, true)) {
+          if (!schema->is_object()) {
+            c.add(join_path(path, "schema"), "must be a mapping (a JSON Schema)");
+          } else {
+            // Compiled now, so a broken schema is a load problem, not a surprise per call.
+            static const auto compiler = schema::make_draft7_compiler();
+            Problems schema_problems;
+            compiled.schema = compiler->compile(*schema, json::object(), schema_problems);
+            for (auto& p : schema_problems) {
+              c.add(join_path(join_path(path, "schema"), p.path), p.message);
+            }
+          }
         }
         if (const auto* req = c.member(o, "required", path, false)) {
           bool ok = req->is_array();
           if (ok) {
             for (const auto& r : req->get_array()) ok = ok && r.is_string();
           }
-          if (!ok) c.add(join_path(path, "required"), "must be a list of field names");
+          if (!ok) {
+            c.add(join_path(path, "required"), "must be a list of field names");
+          } else {
+            for (const auto& r : req->get_array()) compiled.required.emplace_back(r.get_string());
+          }
         }
+        def.compiled_schemas[std::string(name)] = std::move(compiled);
       }
       def.response_schemas = *schemas;
     }

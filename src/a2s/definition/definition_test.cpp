@@ -208,6 +208,29 @@ TEST(Definition, ProblemsNameTheirPath) {
       "security: required");
 }
 
+TEST(Definition, ResponseSchemasAreCompiledAtLoad) {
+  std::string text(kExample);
+  text +=
+      "responseSchemas:\n  Result:\n    statusCodes: [200]\n    format: application/json\n"
+      "    schema: {type: object, properties: {n: {type: 5}}}\n";
+  auto problems = problems_of(sealed(text));
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems[0].rfind("responseSchemas.Result.schema.properties.n.type: ", 0), 0u)
+      << problems[0];
+  std::string good(kExample);
+  good +=
+      "responseSchemas:\n  Result:\n    statusCodes: [200, 201]\n    format: application/json\n"
+      "    schema: {type: object}\n    required: [items]\n";
+  Problems none;
+  auto def = parse_definition(sealed(good), none);
+  ASSERT_TRUE(def);
+  const auto& rs = def->compiled_schemas.at("Result");
+  EXPECT_EQ(rs.status_codes, (std::vector<int>{200, 201}));
+  EXPECT_EQ(rs.required, std::vector<std::string>{"items"});
+  ASSERT_TRUE(rs.schema);
+  EXPECT_FALSE(rs.schema->validate(json::value(3)).empty());
+}
+
 TEST(Definition, RateLimitShapes) {
   auto with = [](std::string_view rate) {
     std::string text(kExample);

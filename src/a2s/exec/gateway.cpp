@@ -107,6 +107,49 @@ json::value body_value(const httpclient::Response& response) {
   return json::string(response.body);
 }
 
+/// The response checked against the capability's responseSchema, when it names one that covers
+/// this status: {schema, valid, violations: [{field, constraint, message}]}. A response that
+/// does not match is still the service's answer (status "ok"); the caller decides.
+std::optional<json::object> validate_response(const Definition& def, const Capability& cap,
+                                              int status, const json::value& body) {
+  if (cap.response_schema.empty()) return std::nullopt;
+  std::string name = cap.response_schema;
+  for (const std::string_view prefix : {"#/responseSchemas/", "#/components/schemas/"}) {
+    if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+  }
+  auto it = def.compiled_schemas.find(name);
+  if (it == def.compiled_schemas.end()) return std::nullopt;
+  const auto& rs = it->second;
+  if (!rs.status_codes.empty() &&
+      std::find(rs.status_codes.begin(), rs.status_codes.end(), status) == rs.status_codes.end()) {
+    return std::nullopt;
+  }
+  json::array violations;
+  if (rs.format.find("json") != std::string::npos && body.is_string()) {
+    violations.push_back(json::object{
+        {"field", ""}, {"constraint", "format"}, {"message", "the response is not JSON"}});
+  } else {
+    if (rs.schema) {
+      for (const auto& v : rs.schema->validate(body)) {
+        violations.push_back(
+            json::object{{"field", v.field}, {"constraint", v.constraint}, {"message", v.message}});
+      }
+    }
+    for (const auto& field : rs.required) {
+      if (!body.is_object() || !body.get_object().contains(field)) {
+        violations.push_back(json::object{{"field", field},
+                                          {"constraint", "required"},
+                                          {"message", "'" + field + "' is required"}});
+      }
+    }
+  }
+  json::object out;
+  out["schema"] = name;
+  out["valid"] = violations.empty();
+  out["violations"] = std::move(violations);
+  return out;
+}
+
 }  // namespace
 
 /// An auth flow in progress: callers that need the same tokens wait for it instead of starting
@@ -940,6 +983,9 @@ asio::awaitable<Result<json::value>> Gateway::execute(ExecuteParams params) {
       co_return Error::make(mapped.error().code, call.scrub.apply(mapped.error().message));
     }
     for (auto& [k, v] : mapped.value()) out[k] = std::move(v);
+    if (auto validation = validate_response(*def, *cap, response->status, body)) {
+      out["validation"] = std::move(*validation);
+    }
   } else {
     out["error"] = call.match_error(response.value());
   }
