@@ -419,8 +419,9 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
         compiled.format = c.text(o, "format", path, true);
         if (const auto* codes = o.if_contains("statusCodes"); codes && codes->is_array()) {
           for (const auto& code : codes->get_array()) {
-            if (code.is_int64())
+            if (code.is_int64()) {
               compiled.status_codes.push_back(static_cast<int>(code.get_int64()));
+            }
           }
         }
         if (const auto* schema = c.member(o, "schema", path, true)) {
