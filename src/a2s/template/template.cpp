@@ -79,6 +79,14 @@ std::string_view rstrip(std::string_view s) {
   return s;
 }
 
+/// Text that may stand in a request target as written: no whitespace, control characters or '#'.
+bool target_text(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u <= 0x20 || u == 0x7f || c == '#';
+  });
+}
+
 enum class BodyKind { kNone, kJson, kForm, kText, kOther };
 
 BodyKind body_kind(std::string_view content_type) {
@@ -315,8 +323,8 @@ Result<Template> parse_template(std::string_view text) {
     if (rest.size() > 1 && rest[1] == '/') {
       return line_error(n + 1, "the target may not start with '//'");
     }
-    if (rest.find_first_of(" \t#") != std::string_view::npos) {
-      return line_error(n + 1, "the target may not hold spaces or a fragment");
+    if (!target_text(rest)) {
+      return line_error(n + 1, "the target may not hold spaces, control characters or a fragment");
     }
     t.target = std::string(rest);
     HEARTH_ASSIGN_OR_RETURN(auto pieces, split_pieces(t.target, n + 1));
@@ -395,6 +403,10 @@ Result<Template> parse_template(std::string_view text) {
   if (!body.empty() && body.front() == '?' && body.find('\n') == std::string::npos &&
       (bodiless_method || t.content_type.empty())) {
     t.trailing_query = body.substr(1);
+    if (!target_text(t.trailing_query)) {
+      return line_error(body_line,
+                        "the query may not hold spaces, control characters or a fragment");
+    }
     body.clear();
     HEARTH_ASSIGN_OR_RETURN(auto pieces, split_pieces(t.trailing_query, body_line));
     const std::string q = t.trailing_query;

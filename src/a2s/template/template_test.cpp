@@ -151,6 +151,10 @@ TEST(Template, ParseErrorsNameTheLine) {
             0u);
   EXPECT_EQ(message("GET //evil.example/x HTTP/1.1\nHost: h\n"),
             "line 1: the target may not start with '//'");
+  EXPECT_EQ(message("GET /v1/x HTTP/1.1\nHost: h\n\n?a=1 b\n"),
+            "line 4: the query may not hold spaces, control characters or a fragment");
+  EXPECT_EQ(message("GET /v1/x\x01 HTTP/1.1\nHost: h\n"),
+            "line 1: the target may not hold spaces, control characters or a fragment");
   EXPECT_EQ(message("GET / HTTP/1.1\nHost: ${H}\n"),
             "line 2: the Host header cannot hold a placeholder");
   EXPECT_EQ(message("GET / HTTP/1.1\nX-A\n"), "line 2: header line without ':'");
