@@ -272,6 +272,7 @@ TEST(Yaml, RefusesDuplicatesTagsBombsAndSeveralDocuments) {
   EXPECT_NE(yaml_to_json("a: 1\n---\nb: 2\n").error().message.find("one definition a file"),
             std::string::npos);
   EXPECT_EQ(yaml_to_json("a: [1, 2\n").error().message.rfind("line ", 0), 0u);
+  EXPECT_EQ(yaml_to_json("a: \"\xff\xfe\"\n").error().message, "the file is not valid UTF-8 text");
 }
 
 TEST(Yaml, RoundTripKeepsTemplatesReadable) {
@@ -285,6 +286,9 @@ TEST(Yaml, RoundTripKeepsTemplatesReadable) {
   auto odd = json::parse(R"({"k":[{},[],"", "no\ttrailing\n\n", " lead\nx", "a: b", "-", "true",
       "1", {"x y": null}], "n": -0.5})");
   EXPECT_EQ(yaml_to_json(json_to_yaml(odd)).value(), odd) << json_to_yaml(odd);
+  // A multi-line text alone (found by the fuzzer: a top-level block needs indenting).
+  const json::value alone = json::string("first: line\nsecond, ~line");
+  EXPECT_EQ(yaml_to_json(json_to_yaml(alone)).value(), alone) << json_to_yaml(alone);
 }
 
 TEST(JsonPath, TheSubset) {

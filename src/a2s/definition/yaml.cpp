@@ -6,6 +6,7 @@
 
 #include "a2s/definition/definition.hpp"
 #include "common/ascii.hpp"
+#include "common/utf8.hpp"
 
 namespace hearth::a2s {
 namespace {
@@ -142,7 +143,9 @@ void emit_scalar(const json::value& v, std::size_t indent, std::string& out) {
           const auto line = body.substr(
               start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
           out += '\n';
-          if (!line.empty()) out += std::string(indent, ' ') + std::string(line);
+          // A block at the top level still needs indenting.
+          if (!line.empty())
+            out += std::string(std::max<std::size_t>(indent, 2), ' ') + std::string(line);
           if (nl == std::string_view::npos) break;
           start = nl + 1;
         }
@@ -207,6 +210,9 @@ void emit(const json::value& v, std::size_t indent, std::string& out) {
 }  // namespace
 
 Result<json::value> yaml_to_json(std::string_view text) {
+  if (!is_utf8(text)) {
+    return Error::make(ErrorCode::kInvalidParams, "the file is not valid UTF-8 text");
+  }
   try {
     const auto docs = YAML::LoadAll(std::string(text));
     if (docs.empty()) return Error::make(ErrorCode::kInvalidParams, "the file is empty");

@@ -363,6 +363,15 @@ Result<Template> parse_template(std::string_view text) {
       return line_error(n + 1, "'" + std::string(name) + "' is not a header name");
     }
     HEARTH_ASSIGN_OR_RETURN(auto pieces, split_pieces(value, n + 1));
+    for (const auto& piece : pieces) {
+      const bool control = std::any_of(piece.text.begin(), piece.text.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return (u < 0x20 && c != '\t') || u == 0x7f;
+      });
+      if (!piece.placeholder && control) {
+        return line_error(n + 1, "a header value may not hold control characters");
+      }
+    }
     const auto lower = ascii::lower(name);
     if (lower == "host") {
       if (have_host) return line_error(n + 1, "a second Host header");

@@ -158,6 +158,8 @@ TEST(Template, ParseErrorsNameTheLine) {
   EXPECT_EQ(message("GET / HTTP/1.1\nHost: ${H}\n"),
             "line 2: the Host header cannot hold a placeholder");
   EXPECT_EQ(message("GET / HTTP/1.1\nX-A\n"), "line 2: header line without ':'");
+  EXPECT_EQ(message("GET / HTTP/1.1\nHost: h\nX-A: a\rb\n"),
+            "line 3: a header value may not hold control characters");
   EXPECT_EQ(message("GET / HTTP/1.1\nX-A: 1\n"), "line 2: a Host header is required");
   EXPECT_EQ(message("GET / HTTP/1.1\nHost: h\nHost: h\n"), "line 3: a second Host header");
   EXPECT_EQ(message("GET /${X HTTP/1.1\nHost: h\n"), "line 1: '${' without its '}'");
