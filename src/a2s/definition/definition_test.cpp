@@ -273,6 +273,8 @@ TEST(Yaml, RefusesDuplicatesTagsBombsAndSeveralDocuments) {
             std::string::npos);
   EXPECT_EQ(yaml_to_json("a: [1, 2\n").error().message.rfind("line ", 0), 0u);
   EXPECT_EQ(yaml_to_json("a: \"\xff\xfe\"\n").error().message, "the file is not valid UTF-8 text");
+  EXPECT_EQ(yaml_to_json(std::string("a: 1\nk\0\0\x06: 2\n", 12)).error().message,
+            "line 2: a control character (not text)");
 }
 
 TEST(Yaml, RoundTripKeepsTemplatesReadable) {
@@ -288,6 +290,10 @@ TEST(Yaml, RoundTripKeepsTemplatesReadable) {
   EXPECT_EQ(yaml_to_json(json_to_yaml(odd)).value(), odd) << json_to_yaml(odd);
   // A multi-line text alone (found by the fuzzer: a top-level block needs indenting).
   const json::value alone = json::string("first: line\nsecond, ~line");
+  const json::value nel = json::string(
+      "a\xC2\x85"
+      "b\nc\xE2\x80\xA8\\\"\t\xEF\xBB\xBF");
+  EXPECT_EQ(yaml_to_json(json_to_yaml(nel)).value(), nel) << json_to_yaml(nel);
   EXPECT_EQ(yaml_to_json(json_to_yaml(alone)).value(), alone) << json_to_yaml(alone);
 }
 

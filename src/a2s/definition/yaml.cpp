@@ -67,6 +67,10 @@ struct Reader {
       case YAML::NodeType::Null:
         return json::value(nullptr);
       case YAML::NodeType::Scalar: {
+        // yaml-cpp decodes some escapes (\N, \_) to single bytes that are not UTF-8.
+        if (!is_utf8(node.Scalar())) {
+          return at(node, "an escape that does not give UTF-8 text (use \\u escapes)");
+        }
         const std::string& tag = node.Tag();
         if (tag == "!") return json::value(json::string(node.Scalar()));  // quoted
         if (tag == "?" || tag.empty()) return plain(node.Scalar());
@@ -88,6 +92,7 @@ struct Reader {
         for (const auto& pair : node) {
           if (!pair.first.IsScalar()) return at(pair.first, "keys must be text");
           const std::string key = pair.first.Scalar();
+          if (!is_utf8(key)) return at(pair.first, "a key that is not UTF-8 text");
           if (out.contains(key)) return at(pair.first, "duplicate key '" + key + "'");
           HEARTH_ASSIGN_OR_RETURN(auto v, convert(pair.second, depth + 1));
           out[key] = std::move(v);
@@ -105,17 +110,64 @@ bool plain_key(std::string_view key) {
                      [](char c) { return ascii::is_alnum(c) || c == '_' || c == '-'; });
 }
 
+/// The length of a character YAML does not print as it is (it would read it as a line break
+/// or drop it): C0 controls but tab and LF, DEL, C1 controls (NEL among them), U+2028, U+2029
+/// and U+FEFF. 0 for any other character.
+std::size_t unprintable(std::string_view s, std::size_t i) {
+  const auto u = static_cast<unsigned char>(s[i]);
+  if ((u < 0x20 && s[i] != '\t' && s[i] != '\n') || u == 0x7f) return 1;
+  const auto next = [&](std::size_t k) {
+    return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0;
+  };
+  if (u == 0xC2 && next(1) >= 0x80 && next(1) <= 0x9F) return 2;
+  if (u == 0xE2 && next(1) == 0x80 && (next(2) == 0xA8 || next(2) == 0xA9)) return 3;
+  if (u == 0xEF && next(1) == 0xBB && next(2) == 0xBF) return 3;
+  return 0;
+}
+
+/// A YAML double-quoted scalar: JSON's escapes, plus \uXXXX for what YAML does not print.
 std::string quoted(std::string_view s) {
-  return json::serialize(json::string(s));
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    const std::size_t n = unprintable(s, i);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+      ++i;
+    } else if (c == '\n') {
+      out += "\\n";
+      ++i;
+    } else if (c == '\t') {
+      out += "\\t";
+      ++i;
+    } else if (n > 0) {
+      // Decode the character to its code point for \uXXXX.
+      std::uint32_t cp = static_cast<unsigned char>(c);
+      if (n == 2) cp = ((cp & 0x1F) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3F);
+      if (n == 3) {
+        cp = ((cp & 0x0F) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3F) << 6) |
+             (static_cast<unsigned char>(s[i + 2]) & 0x3F);
+      }
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
+      i += n;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  out += '"';
+  return out;
 }
 
 /// A multi-line string as a literal block, when it can be one exactly.
 bool literal_block(std::string_view s) {
   if (s.find('\n') == std::string_view::npos) return false;
   if (s.front() == ' ' || s.front() == '\n') return false;  // would need an indentation indicator
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (unprintable(s, i) > 0) return false;
   }
   return true;
 }
@@ -212,6 +264,17 @@ void emit(const json::value& v, std::size_t indent, std::string& out) {
 Result<json::value> yaml_to_json(std::string_view text) {
   if (!is_utf8(text)) {
     return Error::make(ErrorCode::kInvalidParams, "the file is not valid UTF-8 text");
+  }
+  // YAML streams are printable text (YAML 1.2, c-printable): a NUL or another control
+  // character is refused here rather than carried into names and templates.
+  std::size_t line = 1;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') ++line;
+    if ((u < 0x20 && c != '\n' && c != '\r' && c != '\t') || u == 0x7f) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "line " + std::to_string(line) + ": a control character (not text)");
+    }
   }
   try {
     const auto docs = YAML::LoadAll(std::string(text));
