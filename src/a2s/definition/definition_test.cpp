@@ -269,6 +269,12 @@ TEST(Yaml, RefusesDuplicatesTagsBombsAndSeveralDocuments) {
             static_cast<char>(c - 1) + "]\n";
   }
   EXPECT_NE(yaml_to_json(bomb).error().message.find("too many values"), std::string::npos);
+  // Few values, much text: a long string aliased over and over.
+  std::string text_bomb =
+      "a: &a " + std::string(4000, 'x') + "\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n";
+  text_bomb += "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n";
+  text_bomb += "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n";
+  EXPECT_NE(yaml_to_json(text_bomb).error().message.find("too much text"), std::string::npos);
   EXPECT_NE(yaml_to_json("a: 1\n---\nb: 2\n").error().message.find("one definition a file"),
             std::string::npos);
   EXPECT_EQ(yaml_to_json("a: [1, 2\n").error().message.rfind("line ", 0), 0u);

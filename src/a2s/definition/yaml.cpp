@@ -15,9 +15,12 @@ constexpr std::size_t kMaxDepth = 64;
 /// Aliases can make a small file expand exponentially ("billion laughs"): a definition never
 /// needs this many values.
 constexpr std::size_t kMaxNodes = 200000;
+/// ... nor text that adds up past this (an alias of a long string, repeated).
+constexpr std::size_t kMaxBytes = std::size_t{16} << 20;
 
 struct Reader {
   std::size_t nodes = 0;
+  std::size_t bytes = 0;
 
   static Error at(const YAML::Node& node, const std::string& message) {
     return Error::make(ErrorCode::kInvalidParams,
@@ -67,6 +70,9 @@ struct Reader {
       case YAML::NodeType::Null:
         return json::value(nullptr);
       case YAML::NodeType::Scalar: {
+        bytes += node.Scalar().size();
+        if (bytes > kMaxBytes)
+          return at(node, "too much text (more than 16 MiB, aliases included)");
         // yaml-cpp decodes some escapes (\N, \_) to single bytes that are not UTF-8.
         if (!is_utf8(node.Scalar())) {
           return at(node, "an escape that does not give UTF-8 text (use \\u escapes)");
