@@ -41,17 +41,21 @@ std::string_view type_word(VarType t) {
 }
 
 /// Patterns compiled once (RE2: linear time, no backtracking).
-const RE2* compiled(const std::string& pattern) {
+/// Shared, so a pattern in use outlives the cache being started afresh.
+std::shared_ptr<const RE2> compiled(const std::string& pattern) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<RE2>> cache;
+  static std::map<std::string, std::shared_ptr<const RE2>> cache;
   std::lock_guard lock(mutex);
   auto it = cache.find(pattern);
   if (it == cache.end()) {
+    // Bounded: the patterns of the loaded definitions fit many times over; a flood of distinct
+    // ones (a reload loop, a fuzzer) starts the cache afresh rather than growing without end.
+    if (cache.size() >= 4096) cache.clear();
     RE2::Options options;
     options.set_log_errors(false);
-    it = cache.emplace(pattern, std::make_unique<RE2>(pattern, options)).first;
+    it = cache.emplace(pattern, std::make_shared<const RE2>(pattern, options)).first;
   }
-  return it->second->ok() ? it->second.get() : nullptr;
+  return it->second->ok() ? it->second : nullptr;
 }
 
 bool digits(std::string_view s, std::size_t n) {
@@ -327,14 +331,14 @@ Result<json::value> check_value(const Variable& var, const json::value& in) {
       }
     }
     if (var.pattern) {
-      const RE2* re = compiled(*var.pattern);
+      const auto re = compiled(*var.pattern);
       if (re == nullptr) return violation(var, "pattern", "checked by a valid pattern");
       if (!RE2::FullMatch(re2::StringPiece(s.data(), s.size()), *re)) {
         return violation(var, "pattern", "text matching " + *var.pattern);
       }
     }
   } else if (var.pattern && !value.is_object() && !value.is_array()) {
-    const RE2* re = compiled(*var.pattern);
+    const auto re = compiled(*var.pattern);
     const std::string text = text_of(value);
     if (re == nullptr || !RE2::FullMatch(text, *re)) {
       return violation(var, "pattern", "text matching " + *var.pattern);
