@@ -16,7 +16,7 @@ constexpr std::size_t kMaxDepth = 64;
 /// needs this many values.
 constexpr std::size_t kMaxNodes = 200000;
 /// ... nor text that adds up past this (an alias of a long string, repeated).
-constexpr std::size_t kMaxBytes = std::size_t{16} << 20;
+constexpr std::size_t kMaxBytes = std::size_t{2} << 20;
 
 struct Reader {
   std::size_t nodes = 0;
@@ -71,8 +71,9 @@ struct Reader {
         return json::value(nullptr);
       case YAML::NodeType::Scalar: {
         bytes += node.Scalar().size();
-        if (bytes > kMaxBytes)
-          return at(node, "too much text (more than 16 MiB, aliases included)");
+        if (bytes > kMaxBytes) {
+          return at(node, "too much text (more than 2 MiB, aliases included)");
+        }
         // yaml-cpp decodes some escapes (\N, \_) to single bytes that are not UTF-8.
         if (!is_utf8(node.Scalar())) {
           return at(node, "an escape that does not give UTF-8 text (use \\u escapes)");
