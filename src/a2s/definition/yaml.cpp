@@ -203,8 +203,10 @@ void emit_scalar(const json::value& v, std::size_t indent, std::string& out) {
               start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
           out += '\n';
           // A block at the top level still needs indenting.
-          if (!line.empty())
-            out += std::string(std::max<std::size_t>(indent, 2), ' ') + std::string(line);
+          if (!line.empty()) {
+            out += std::string(std::max<std::size_t>(indent, 2), ' ');
+            out += line;
+          }
           if (nl == std::string_view::npos) break;
           start = nl + 1;
         }
