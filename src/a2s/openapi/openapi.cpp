@@ -100,6 +100,26 @@ struct Importer {
     return at;
   }
 
+  /// A schema with the document's `$ref`s replaced by what they name (an A2S definition stands
+  /// alone); a reference deeper than 8 (a recursive type) becomes {}, any value.
+  json::value inline_refs(const json::value& v, int depth) const {
+    if (v.is_object()) {
+      if (v.get_object().contains("$ref")) {
+        const json::value* target = depth < 8 ? resolve(v) : nullptr;
+        return target != nullptr ? inline_refs(*target, depth + 1) : json::value(json::object());
+      }
+      json::object out;
+      for (const auto& [key, item] : v.get_object()) out[key] = inline_refs(item, depth);
+      return out;
+    }
+    if (v.is_array()) {
+      json::array out;
+      for (const auto& item : v.get_array()) out.push_back(inline_refs(item, depth));
+      return out;
+    }
+    return v;
+  }
+
   /// A variable definition from a parameter's (or property's) schema.
   json::object variable(const json::value& schema_in, const std::string& description,
                         bool required) const {
@@ -587,7 +607,7 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
           const std::string key = variable_name(name) + "_RESPONSE";
           json::object entry{{"statusCodes", json::array{std::atoi(std::string(code).c_str())}},
                              {"format", "application/json"},
-                             {"schema", *resolved}};
+                             {"schema", im.inline_refs(*resolved, 0)}};
           if (const auto* ex = json::member(*media, "example")) {
             entry["examples"] = json::object{{"default", *ex}};
             cap["examples"] = json::object{{"success", json::object{{"response", *ex}}}};

@@ -83,6 +83,11 @@ TEST(OpenApi, PetstoreOperationsBecomeCapabilities) {
   EXPECT_EQ(var(list->temp, "X_REQUEST_ID")->format, "uuid");
   EXPECT_EQ(var(list->input, "BEARER_AUTH_TOKEN")->storage, Storage::kService);
   EXPECT_EQ(list->response_schema, "#/responseSchemas/LIST_PETS_RESPONSE");
+  // The response schema stands alone: the document's $refs are written out.
+  const auto& pets = def.compiled_schemas.at("LIST_PETS_RESPONSE");
+  ASSERT_TRUE(pets.schema);
+  EXPECT_TRUE(pets.schema->validate(json::parse(R"([{"id": 1, "name": "Rex"}])")).empty());
+  EXPECT_FALSE(pets.schema->validate(json::parse(R"([{"id": "one"}])")).empty());
 
   const auto* create = cap(def, "createPet");
   ASSERT_NE(create, nullptr);
