@@ -14,7 +14,7 @@
 #include <mutex>
 
 #include "common/ascii.hpp"
-#include "mcp/sse.hpp"
+#include "httpclient/sse.hpp"
 
 namespace hearth::mcp {
 
@@ -124,7 +124,7 @@ struct HttpTransport::State : std::enable_shared_from_this<HttpTransport::State>
     int status = 0;
     std::string content_type;
     std::string body;
-    SseParser parser;
+    httpclient::SseParser parser;
     bool broken = false;
 
     explicit Reader(std::shared_ptr<State> s) : state(std::move(s)), parser(state->max_message) {}
@@ -150,7 +150,7 @@ struct HttpTransport::State : std::enable_shared_from_this<HttpTransport::State>
         body.append(data);
         return true;
       }
-      std::vector<SseEvent> events;
+      std::vector<httpclient::SseEvent> events;
       if (!parser.feed(data, events)) {
         broken = true;
         return false;

@@ -12,15 +12,12 @@
 #include "a2s/model.hpp"
 #include "common/problem.hpp"
 #include "common/result.hpp"
+#include "json/yaml.hpp"
 
 namespace hearth::a2s {
 
-/// YAML text (JSON is YAML) to JSON. YAML features JSON cannot hold (anchors are expanded;
-/// non-string keys, tags and binary are refused) give an error naming the line.
-Result<json::value> yaml_to_json(std::string_view text);
-
-/// JSON to block-style YAML that yaml_to_json reads back to the same value.
-std::string json_to_yaml(const json::value& value);
+using json::json_to_yaml;  // json/yaml.hpp
+using json::yaml_to_json;
 
 /// The canonical form the checksum covers: `document` without its top-level `checksum`, as
 /// compact JSON with object keys sorted by their UTF-8 bytes (docs/a2s.md, "Checksum").

@@ -275,7 +275,7 @@ TEST(Yaml, RefusesDuplicatesTagsBombsAndSeveralDocuments) {
   text_bomb += "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c]\n";
   text_bomb += "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n";
   EXPECT_NE(yaml_to_json(text_bomb).error().message.find("too much text"), std::string::npos);
-  EXPECT_NE(yaml_to_json("a: 1\n---\nb: 2\n").error().message.find("one definition a file"),
+  EXPECT_NE(yaml_to_json("a: 1\n---\nb: 2\n").error().message.find("one YAML document a file"),
             std::string::npos);
   EXPECT_EQ(yaml_to_json("a: [1, 2\n").error().message.rfind("line ", 0), 0u);
   EXPECT_EQ(yaml_to_json("a: \"\xff\xfe\"\n").error().message, "the file is not valid UTF-8 text");

@@ -1,19 +1,20 @@
-// YAML <-> JSON for A2S definitions: yaml-cpp reads, hearth's own emitter writes.
+// YAML <-> JSON (A2S definitions, workspace files): yaml-cpp reads, hearth's own emitter writes.
+#include "json/yaml.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <cmath>
 
-#include "a2s/definition/definition.hpp"
 #include "common/ascii.hpp"
 #include "common/utf8.hpp"
 
-namespace hearth::a2s {
+namespace hearth::json {
 namespace {
 
 constexpr std::size_t kMaxDepth = 64;
-/// Aliases can make a small file expand exponentially ("billion laughs"): a definition never
-/// needs this many values.
+/// Aliases can make a small file expand exponentially ("billion laughs"): a document hearth reads
+/// never needs this many values.
 constexpr std::size_t kMaxNodes = 200000;
 /// ... nor text that adds up past this (an alias of a long string, repeated).
 constexpr std::size_t kMaxBytes = std::size_t{2} << 20;
@@ -289,7 +290,7 @@ Result<json::value> yaml_to_json(std::string_view text) {
     const auto docs = YAML::LoadAll(std::string(text));
     if (docs.empty()) return Error::make(ErrorCode::kInvalidParams, "the file is empty");
     if (docs.size() > 1) {
-      return Error::make(ErrorCode::kInvalidParams, "one definition a file (this one has " +
+      return Error::make(ErrorCode::kInvalidParams, "one YAML document a file (this one has " +
                                                         std::to_string(docs.size()) +
                                                         " YAML documents)");
     }
@@ -310,4 +311,4 @@ std::string json_to_yaml(const json::value& value) {
   return out;
 }
 
-}  // namespace hearth::a2s
+}  // namespace hearth::json

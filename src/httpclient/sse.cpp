@@ -1,6 +1,6 @@
-#include "mcp/sse.hpp"
+#include "httpclient/sse.hpp"
 
-namespace hearth::mcp {
+namespace hearth::httpclient {
 
 bool SseParser::feed(std::string_view chunk, std::vector<SseEvent>& out) {
   // A byte order mark at the very start of the stream is dropped, even when it arrives split
@@ -70,4 +70,4 @@ void SseParser::line(std::string_view text, std::vector<SseEvent>& out) {
   // `retry` and unknown fields are ignored.
 }
 
-}  // namespace hearth::mcp
+}  // namespace hearth::httpclient

@@ -1,13 +1,14 @@
 #pragma once
 /// An incremental parser of `text/event-stream` (the WHATWG server-sent events format), as MCP's
-/// Streamable HTTP transport uses it: fed chunks as they arrive, it returns complete events.
+/// Streamable HTTP transport and streamed chat completions (the agent loop) use it: fed chunks as
+/// they arrive, it returns complete events.
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace hearth::mcp {
+namespace hearth::httpclient {
 
 struct SseEvent {
   std::string event = "message";  ///< the `event:` field, "message" by default
@@ -38,4 +39,4 @@ class SseParser {
   std::string last_id_;
 };
 
-}  // namespace hearth::mcp
+}  // namespace hearth::httpclient

@@ -1,8 +1,8 @@
-#include "mcp/sse.hpp"
+#include "httpclient/sse.hpp"
 
 #include <gtest/gtest.h>
 
-namespace hearth::mcp {
+namespace hearth::httpclient {
 namespace {
 
 std::vector<SseEvent> feed_all(SseParser& parser, const std::vector<std::string>& chunks) {
@@ -45,9 +45,9 @@ TEST(Sse, OversizedEventFails) {
 }
 
 }  // namespace
-}  // namespace hearth::mcp
+}  // namespace hearth::httpclient
 
-namespace hearth::mcp {
+namespace hearth::httpclient {
 namespace {
 // A byte order mark split across chunks is still dropped (found by fuzz/mcp_sse_fuzz.cpp).
 TEST(SseParserBom, AMarkSplitAcrossChunksIsDropped) {
@@ -68,4 +68,4 @@ TEST(SseParserBom, AMarkSplitAcrossChunksIsDropped) {
   EXPECT_TRUE(more.empty());  // "\xEF" + "data" is a field of another name
 }
 }  // namespace
-}  // namespace hearth::mcp
+}  // namespace hearth::httpclient
