@@ -20,6 +20,8 @@ std::string_view default_message(ErrorCode code) {
       return "Timeout";
     case ErrorCode::kHandlerError:
       return "Handler error";
+    case ErrorCode::kConflict:
+      return "Conflict";
   }
   return "Error";
 }

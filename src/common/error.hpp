@@ -17,6 +17,8 @@ enum class ErrorCode : int {
   kPermissionDenied = -32001,
   kTimeout = -32002,
   kHandlerError = -32003,
+  /// A change made against a version that is no longer current (workspace expectedVersion).
+  kConflict = -32010,
 };
 
 /// The standard message for a code ("Parse error", "Invalid params", ...).

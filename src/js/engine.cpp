@@ -9,6 +9,7 @@
 #include <js/Context.h>
 #include <js/ContextOptions.h>
 #include <js/Conversions.h>
+#include <js/Date.h>
 #include <js/ErrorReport.h>
 #include <js/Exception.h>
 #include <js/GCAPI.h>
@@ -54,6 +55,14 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+/// The clock an evaluation is pinned to (microseconds since the epoch), read by every time
+/// source of the engine through its time-precision hook; absent: the real clock.
+std::optional<double> g_pinned_clock_us;
+
+double pinned_clock(double now_us, JSContext* /*cx*/) {
+  return g_pinned_clock_us ? *g_pinned_clock_us : now_us;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Engine.
@@ -288,7 +297,11 @@ class SpiderMonkeyEngine final : public Engine {
     as_call.id = request.id;
     as_call.endpoint = request.filename;
     as_call.timeout = request.timeout;
-    return with_limits(as_call, sink, [this, &request] { return run_source(request); });
+    g_pinned_clock_us =
+        request.clock_ms ? std::optional<double>(*request.clock_ms * 1000.0) : std::nullopt;
+    Outcome out = with_limits(as_call, sink, [this, &request] { return run_source(request); });
+    g_pinned_clock_us.reset();
+    return out;
   }
 
   /// Runs `body` as the current request: its deadline and memory limit armed, its timers, locks
@@ -620,6 +633,7 @@ class SpiderMonkeyEngine final : public Engine {
     if (!global) return take_exception();
     JSAutoRealm realm(cx_, global);
     if (!define_globals(global)) return take_exception();
+    if (request.io && !define_io(global)) return take_exception();
 
     // The caller's globals: plain writable copies of their JSON values.
     JS::RootedValue given(cx_);
@@ -634,6 +648,18 @@ class SpiderMonkeyEngine final : public Engine {
           !JS_DefinePropertyById(cx_, global, names[i], v, JSPROP_ENUMERATE)) {
         return take_exception();
       }
+    }
+
+    if (!request.prelude.empty()) {
+      JS::CompileOptions prelude_options(cx_);
+      prelude_options.setFileAndLine(request.prelude_filename.c_str(), 1);
+      JS::SourceText<mozilla::Utf8Unit> prelude;
+      if (!prelude.init(cx_, request.prelude.data(), request.prelude.size(),
+                        JS::SourceOwnership::Borrowed)) {
+        return take_exception();
+      }
+      JS::RootedValue ignored(cx_);
+      if (!JS::Evaluate(cx_, prelude_options, prelude, &ignored)) return take_exception();
     }
 
     std::string text;
@@ -914,6 +940,24 @@ class SpiderMonkeyEngine final : public Engine {
     JS::RootedValue v(cx_, JS::ObjectValue(*console));
     return JS_DefineProperty(cx_, global, "console", v, JSPROP_ENUMERATE) &&
            JS_DefineFunctions(cx_, global, kGlobals);
+  }
+
+  /// An evaluation's `ctx`: readFile when the worker has file access, fetch when it has network
+  /// access, nothing else (no writeFile, no publish).
+  bool define_io(JS::HandleObject global) {
+    static const JSFunctionSpec kRead[] = {JS_FN("readFile", ctx_read_file, 1, JSPROP_ENUMERATE),
+                                           JS_FS_END};
+    static const JSFunctionSpec kFetch[] = {JS_FN("fetch", ctx_fetch, 2, JSPROP_ENUMERATE),
+                                            JS_FS_END};
+    JS::RootedObject ctx(cx_, JS_NewPlainObject(cx_));
+    if (!ctx) return false;
+    if (config_.file_access && !JS_DefineFunctions(cx_, ctx, kRead)) return false;
+    const bool network = std::holds_alternative<std::vector<std::string>>(config_.network) ||
+                         std::get_if<bool>(&config_.network) == nullptr ||
+                         std::get<bool>(config_.network);
+    if (network && !JS_DefineFunctions(cx_, ctx, kFetch)) return false;
+    JS::RootedValue v(cx_, JS::ObjectValue(*ctx));
+    return JS_DefineProperty(cx_, global, "ctx", v, JSPROP_ENUMERATE);
   }
 
   JSObject* make_ctx(JS::HandleValue input) {
@@ -1421,6 +1465,7 @@ std::unique_ptr<Engine> Engine::create(WorkerConfig config, std::string& error) 
   auto engine = std::make_unique<SpiderMonkeyEngine>(std::move(config), cx);
   JS_SetContextPrivate(cx, engine.get());
   JS_AddInterruptCallback(cx, interrupt_callback);
+  JS::SetReduceMicrosecondTimePrecisionCallback(pinned_clock);
   JS::SetModuleResolveHook(JS_GetRuntime(cx), module_resolve_hook);
   return engine;
 }

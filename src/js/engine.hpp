@@ -63,6 +63,16 @@ struct EvalRequest {
   std::string source;
   std::string filename = "script";  ///< names the source in errors and stacks (line 1: its first)
   std::string globals_json = "{}";  ///< a JSON object: global name -> value
+  /// Trusted set-up run first in the same global as a classic (sloppy) script named
+  /// `prelude_filename`: its top-level function declarations become globals. Empty: none.
+  std::string prelude;
+  std::string prelude_filename = "prelude";
+  /// Pins every clock of the evaluation (Date.now, new Date(), Intl's default date) to this
+  /// time, in milliseconds since the epoch; absent: the real clock.
+  std::optional<double> clock_ms;
+  /// Defines `ctx` with readFile (when the worker has file access) and fetch (when it has
+  /// network access); false: the source reaches no file and no network.
+  bool io = false;
   std::chrono::milliseconds timeout{30000};
 };
 

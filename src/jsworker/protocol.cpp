@@ -56,6 +56,12 @@ json::object to_object(const EvaluateSource& m) {
   o["source"] = m.source;
   o["filename"] = m.filename;
   o["globals"] = m.globals;
+  if (!m.prelude.empty()) {
+    o["prelude"] = m.prelude;
+    o["preludeFilename"] = m.prelude_filename;
+  }
+  if (m.clock_ms) o["clockMs"] = *m.clock_ms;
+  if (m.io) o["io"] = true;
   o["timeoutMs"] = m.timeout.count();
   return o;
 }
@@ -119,6 +125,8 @@ class Reader {
     if (ec) return fail(key, "must be an integer"), 0;
     return n;
   }
+
+  bool has(std::string_view key) const { return o_.contains(key); }
 
   bool boolean(std::string_view key) {
     const auto* v = find(key, false);
@@ -304,6 +312,10 @@ Result<ToWorker> decode_to_worker(const json::value& message) {
     m.source = r.text("source");
     m.filename = r.text("filename");
     m.globals = r.object("globals", true).value_or(json::object());
+    m.prelude = r.text("prelude", false);
+    if (!m.prelude.empty()) m.prelude_filename = r.text("preludeFilename");
+    if (r.has("clockMs")) m.clock_ms = r.signed_number("clockMs");
+    m.io = r.boolean("io");
     m.timeout = std::chrono::milliseconds(r.signed_number("timeoutMs"));
     return r.done<ToWorker>(std::move(m));
   }

@@ -62,6 +62,14 @@ struct EvaluateSource {
   std::string source;
   std::string filename = "script";  ///< names the source in errors and stacks
   boost::json::object globals;
+  /// Trusted set-up source run first in the same global as a classic script (its top-level
+  /// function declarations become globals), named `prelude_filename` in errors. Empty: none.
+  std::string prelude;
+  std::string prelude_filename = "prelude";
+  /// Every clock of the evaluation pinned to this time (ms since the epoch); absent: real time.
+  std::optional<std::int64_t> clock_ms;
+  /// A `ctx` with readFile and fetch, as far as the pool's permissions allow them.
+  bool io = false;
   std::chrono::milliseconds timeout{0};
   bool operator==(const EvaluateSource&) const = default;
 };

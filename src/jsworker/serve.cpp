@@ -158,6 +158,10 @@ void run(js::Engine& engine, const EvaluateSource& eval) {
   request.source = eval.source;
   request.filename = eval.filename;
   request.globals_json = json::serialize(eval.globals);
+  request.prelude = eval.prelude;
+  request.prelude_filename = eval.prelude_filename;
+  if (eval.clock_ms) request.clock_ms = static_cast<double>(*eval.clock_ms);
+  request.io = eval.io;
   request.timeout = eval.timeout;
   const js::CallSink sink = sink_for(eval.id);
   answer(eval.id, engine.evaluate(request, sink), /*evaluation=*/true);

@@ -6,7 +6,7 @@ namespace hearth::lafs {
 
 namespace {
 
-constexpr std::array<RpcMapping, 9> kMappings = {{
+constexpr std::array<RpcMapping, 10> kMappings = {{
     {ErrorCode::kParseError, "the request is not JSON", kValidationSchema, false},
     {ErrorCode::kInvalidRequest, "not a valid JSON-RPC request (also an empty or oversized batch)",
      kValidationSchema, false},
@@ -22,6 +22,8 @@ constexpr std::array<RpcMapping, 9> kMappings = {{
     {ErrorCode::kTimeout, "the handler ran past its time limit", kTransientUpstream, false},
     {ErrorCode::kHandlerError, "the handler failed (exit code, signal, output or memory limit)",
      kInternalUnexpected, true},
+    {ErrorCode::kConflict, "a change against a version that is no longer current", kConflictVersion,
+     false},
 }};
 
 const RpcMapping& row_for(const Error& error) {

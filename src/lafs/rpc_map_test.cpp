@@ -41,7 +41,7 @@ TEST(LafsRpcMap, Table) {
       Error::make(ErrorCode::kPermissionDenied, "no", json::object{{"mechanism", "landlock"}}));
   EXPECT_EQ(jail.code, kInternalUnexpected);
   EXPECT_EQ(jail.escalation_required, true);
-  EXPECT_EQ(rpc_mappings().size(), 9u);
+  EXPECT_EQ(rpc_mappings().size(), 10u);
 }
 
 TEST(LafsRpcMap, ExplicitLafsCodeWins) {
