@@ -1,0 +1,268 @@
+#include "agent/loop.hpp"
+
+#include <fstream>
+
+#include "common/clock.hpp"
+
+namespace hearth::agent {
+namespace asio = boost::asio;
+
+json::object Outcome::to_json() const {
+  json::object o{{"status", status}, {"turns", turns}, {"version", version}};
+  if (!reason.empty()) o["reason"] = reason;
+  if (!result.is_null()) o["result"] = result;
+  return o;
+}
+
+Run::Run(std::shared_ptr<workspace::Workspace> workspace, std::shared_ptr<ModelClient> model,
+         RunOptions options, EventSink events, BlockingExecutor& transcript_writer)
+    : workspace_(std::move(workspace)),
+      model_(std::move(model)),
+      options_(std::move(options)),
+      events_(std::move(events)),
+      writer_(transcript_writer) {}
+
+void Run::cancel() {
+  cancel_();
+}
+
+json::object Run::status() const {
+  std::lock_guard lock(mu_);
+  json::object o{{"runId", options_.run_id}, {"workspaceId", workspace_->name()}};
+  if (outcome_) {
+    for (const auto& kv : outcome_->to_json()) o[kv.key()] = kv.value();
+  } else {
+    o["status"] = "running";
+    o["turns"] = turn_;
+  }
+  if (!options_.transcript.empty()) o["transcript"] = options_.transcript.string();
+  return o;
+}
+
+json::array Run::tools() {
+  return json::array{
+      json::object{
+          {"type", "function"},
+          {"function",
+           json::object{
+               {"name", "execute_script"},
+               {"description",
+                "Run JavaScript against the workspace's states. It runs as the body of an async "
+                "function: assign the states you may write, call the utilities, return a value "
+                "to see it. Every changed state is validated; on any error nothing changes and "
+                "the error says which state, path and rule. The result carries the fresh view."},
+               {"parameters",
+                json::object{{"type", "object"},
+                             {"properties",
+                              json::object{{"script",
+                                            json::object{{"type", "string"},
+                                                         {"description", "the JavaScript to run"}}},
+                                           {"expectedVersion",
+                                            json::object{{"type", "integer"},
+                                                         {"description",
+                                                          "refuse the change unless the "
+                                                          "workspace is still at this version"}}}}},
+                             {"required", json::array{"script"}}}}}}},
+      json::object{
+          {"type", "function"},
+          {"function",
+           json::object{
+               {"name", "attempt_completion"},
+               {"description",
+                "Finish the task: give a short summary of what was done (and the answer, if the "
+                "task asked a question). Call it only once the workspace shows the task done."},
+               {"parameters",
+                json::object{
+                    {"type", "object"},
+                    {"properties", json::object{{"result", json::object{{"type", "string"}}}}},
+                    {"required", json::array{"result"}}}}}}}};
+}
+
+std::string Run::system_prompt(const workspace::Workspace& workspace) {
+  std::string out =
+      "You work in a virtual workspace: typed states you read and change by writing JavaScript. "
+      "Use the execute_script tool to run a script and attempt_completion when the task is "
+      "done. Each tool result shows the workspace again as it is after your call.\n\n";
+  workspace::RenderOptions options;
+  options.guide = true;
+  out += workspace.render(options);
+  return out;
+}
+
+void Run::emit(json::object event) {
+  event["runId"] = options_.run_id;
+  event["turn"] = turn_;
+  event["at"] = utc_timestamp(std::chrono::system_clock::now());
+  if (events_) events_(event);
+  write(std::move(event));
+}
+
+void Run::write(json::object line) {
+  if (options_.transcript.empty()) return;
+  const auto path = options_.transcript;
+  std::string text = json::serialize(line) + "\n";
+  writer_.post([path, text = std::move(text)] {
+    std::ofstream out(path, std::ios::app | std::ios::binary);
+    out << text;
+  });
+}
+
+Outcome Run::finish(std::string status, std::string reason, json::value result) {
+  Outcome o;
+  o.status = std::move(status);
+  o.reason = std::move(reason);
+  o.result = std::move(result);
+  o.turns = turn_;
+  o.version = workspace_->version();
+  json::object event{{"type", "task." + o.status}};
+  if (!o.reason.empty()) event["reason"] = o.reason;
+  if (!o.result.is_null()) event["result"] = o.result;
+  event["version"] = o.version;
+  emit(std::move(event));
+  std::lock_guard lock(mu_);
+  outcome_ = o;
+  return o;
+}
+
+asio::awaitable<Outcome> Run::run() {
+  auto self = shared_from_this();
+  json::array messages;
+  messages.push_back(json::object{{"role", "system"}, {"content", system_prompt(*workspace_)}});
+  messages.push_back(json::object{{"role", "user"}, {"content", options_.task}});
+  write(json::object{{"type", "run.started"},
+                     {"runId", options_.run_id},
+                     {"workspaceId", workspace_->name()},
+                     {"model", model_->config().model},
+                     {"task", options_.task},
+                     {"messages", messages}});
+  int failures = 0;
+  for (turn_ = 1; turn_ <= options_.max_turns; ++turn_) {
+    if (cancel_.cancelled())
+      co_return finish("cancelled", "cancelled before turn " + std::to_string(turn_));
+    emit(json::object{{"type", "turn.started"}});
+    emit(json::object{{"type", "model.requested"}, {"messages", messages.size()}});
+    json::array request_messages = messages;
+    json::array tool_list = tools();
+    Cancel cancel = cancel_;
+    std::function<void(std::string_view)> on_delta = [this](std::string_view text) {
+      json::object event{
+          {"type", "model.delta"}, {"text", text}, {"runId", options_.run_id}, {"turn", turn_}};
+      if (events_) events_(event);  // not in the transcript: model.completed has the whole text
+    };
+    std::function<void(int, std::chrono::milliseconds)> on_retry =
+        [this](int status, std::chrono::milliseconds wait) {
+          emit(json::object{{"type", "model.retry"}, {"status", status}, {"waitMs", wait.count()}});
+        };
+    auto reply = co_await model_->complete(std::move(request_messages), std::move(tool_list),
+                                           cancel, on_delta, on_retry);
+    if (cancel_.cancelled()) co_return finish("cancelled", "cancelled while the model answered");
+    if (!reply.ok()) co_return finish("failed", reply.error().message);
+    json::object assistant = reply->message();
+    json::array calls_json;
+    for (const auto& c : reply->tool_calls) {
+      calls_json.push_back(
+          json::object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+    }
+    emit(json::object{{"type", "model.completed"},
+                      {"content", reply->content},
+                      {"toolCalls", calls_json},
+                      {"finishReason", reply->finish_reason},
+                      {"usage", reply->usage}});
+    messages.push_back(assistant);
+
+    if (reply->tool_calls.empty()) {
+      ++failures;
+      const std::string nudge =
+          "Answer with a tool call: execute_script to change the workspace, or "
+          "attempt_completion when the task is done.";
+      messages.push_back(json::object{{"role", "user"}, {"content", nudge}});
+      emit(json::object{{"type", "tool.failed"}, {"reason", "the reply called no tool"}});
+      if (failures >= options_.max_failures) {
+        co_return finish("failed", std::to_string(failures) + " turns in a row without progress");
+      }
+      continue;
+    }
+
+    bool failed_turn = false;
+    for (const auto& call : reply->tool_calls) {
+      emit(json::object{{"type", "tool.started"}, {"tool", call.name}, {"toolCallId", call.id}});
+      auto args = json::parse_text(call.arguments.empty() ? "{}" : call.arguments);
+      json::object result;
+      std::optional<json::value> completion;
+      if (!args.ok() || !args->is_object()) {
+        result = json::object{
+            {"ok", false},
+            {"error", "the arguments are not a JSON object: " + call.arguments.substr(0, 200)}};
+      } else if (call.name == "execute_script") {
+        const auto* script = args->get_object().if_contains("script");
+        if (script == nullptr || !script->is_string()) {
+          result = json::object{{"ok", false}, {"error", "execute_script needs a string 'script'"}};
+        } else {
+          workspace::ExecuteRequest request;
+          request.script = std::string(script->get_string());
+          request.actor = "agent:" + options_.run_id;
+          if (const auto* v = args->get_object().if_contains("expectedVersion");
+              v && v->is_int64()) {
+            request.expected_version = v->get_int64();
+          }
+          auto executed = co_await workspace_->execute(std::move(request));
+          if (executed.ok()) {
+            result = json::object{{"ok", true},
+                                  {"version", executed->at("version")},
+                                  {"changed", executed->at("changed")},
+                                  {"output", executed->at("output")},
+                                  {"console", executed->at("console")},
+                                  {"effects", executed->at("effects")}};
+            if (const auto* c = executed->if_contains("completion")) {
+              completion = c->at("result");
+            }
+          } else {
+            result = json::object{{"ok", false}, {"error", to_json(executed.error())}};
+          }
+        }
+      } else if (call.name == "attempt_completion") {
+        const auto* r = args->get_object().if_contains("result");
+        completion = r != nullptr ? *r : json::value("");
+      } else {
+        result = json::object{{"ok", false},
+                              {"error", "unknown tool '" + call.name +
+                                            "': use execute_script or attempt_completion"}};
+      }
+      if (completion) {
+        auto accepted = workspace_->check_completion(*completion);
+        if (accepted.ok()) {
+          messages.push_back(json::object{
+              {"role", "tool"}, {"tool_call_id", call.id}, {"content", "Task completed."}});
+          emit(json::object{{"type", "tool.result"},
+                            {"tool", call.name},
+                            {"toolCallId", call.id},
+                            {"ok", true},
+                            {"completion", *completion}});
+          co_return finish("completed", "", *completion);
+        }
+        result = json::object{{"ok", false}, {"error", to_json(accepted.error())}};
+      }
+      const bool ok = result.at("ok").as_bool();
+      failed_turn |= !ok;
+      emit(json::object{{"type", ok ? "tool.result" : "tool.failed"},
+                        {"tool", call.name},
+                        {"toolCallId", call.id},
+                        {"result", result}});
+      workspace::RenderOptions view;
+      view.guide = false;
+      std::string content = json::serialize(result) + "\n\n" + workspace_->render(view);
+      messages.push_back(json::object{
+          {"role", "tool"}, {"tool_call_id", call.id}, {"content", std::move(content)}});
+    }
+    failures = failed_turn ? failures + 1 : 0;
+    if (failures >= options_.max_failures) {
+      co_return finish(
+          "failed", std::to_string(failures) + " failed turns in a row (last: see the transcript)");
+    }
+  }
+  turn_ = options_.max_turns;
+  co_return finish("failed", "the turn limit of " + std::to_string(options_.max_turns) +
+                                 " was reached without a completion");
+}
+
+}  // namespace hearth::agent

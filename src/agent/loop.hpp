@@ -1,0 +1,82 @@
+#pragma once
+/// The agent loop (docs/workspace.md, "The agent loop"): a model works a task in a workspace
+/// with two tools, `execute_script` and `attempt_completion`. Every tool result carries the
+/// fresh render, so the model always sees the state it acts on.
+///
+/// It stops when a completion is accepted (it matches the workspace's completion schema), at the
+/// turn limit, after `max_failures` failed turns in a row (a script that failed, a reply without
+/// a tool call, an unknown tool), when cancelled, or when the model server fails past its
+/// retries. Every turn is appended to a JSONL transcript; events go to a callback as they
+/// happen (agent/event), named as agentruntime names them: turn.started, model.requested,
+/// model.delta, model.retry, model.completed, tool.started, tool.result, tool.failed,
+/// task.completed, task.failed, task.cancelled.
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "agent/model.hpp"
+#include "common/blocking.hpp"
+#include "workspace/workspace.hpp"
+
+namespace hearth::agent {
+
+struct RunOptions {
+  std::string run_id;
+  std::string task;
+  int max_turns = 20;
+  int max_failures = 3;
+  std::filesystem::path transcript;  ///< JSONL; empty: none
+};
+
+/// How a run ended.
+struct Outcome {
+  std::string status;  ///< "completed", "failed", "cancelled"
+  std::string reason;  ///< why it failed or was cancelled
+  json::value result;  ///< the completion's result
+  int turns = 0;
+  std::int64_t version = 0;  ///< the workspace's version at the end
+  json::object to_json() const;
+};
+
+class Run : public std::enable_shared_from_this<Run> {
+ public:
+  using EventSink = std::function<void(const json::object& event)>;
+
+  Run(std::shared_ptr<workspace::Workspace> workspace, std::shared_ptr<ModelClient> model,
+      RunOptions options, EventSink events, BlockingExecutor& transcript_writer);
+
+  boost::asio::awaitable<Outcome> run();
+  /// Stops the run at its next step (the model request in flight is aborted).
+  void cancel();
+
+  const RunOptions& options() const { return options_; }
+  /// "running" until it ends, then its outcome.
+  json::object status() const;
+
+  /// The tools offered to the model, as chat-completions `tools`.
+  static json::array tools();
+  /// The system message: what the workspace is and how to work in it.
+  static std::string system_prompt(const workspace::Workspace& workspace);
+
+ private:
+  void emit(json::object event);
+  void write(json::object line);
+  Outcome finish(std::string status, std::string reason, json::value result = nullptr);
+
+  std::shared_ptr<workspace::Workspace> workspace_;
+  std::shared_ptr<ModelClient> model_;
+  RunOptions options_;
+  EventSink events_;
+  BlockingExecutor& writer_;
+  Cancel cancel_;
+  int turn_ = 0;
+  mutable std::mutex mu_;
+  std::optional<Outcome> outcome_;
+};
+
+}  // namespace hearth::agent
