@@ -23,10 +23,12 @@
 namespace hearth::cli {
 namespace asio = boost::asio;
 
-CLI::App* add_lafs_command(CLI::App& app, std::function<int()>& run);      // cli/lafs.cpp
-CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run);       // cli/mcp.cpp
-CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run);  // cli/registry.cpp
-CLI::App* add_vault_command(CLI::App& app, std::function<int()>& run);     // cli/vault.cpp
+CLI::App* add_lafs_command(CLI::App& app, std::function<int()>& run);       // cli/lafs.cpp
+CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run);        // cli/mcp.cpp
+CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run);   // cli/registry.cpp
+CLI::App* add_vault_command(CLI::App& app, std::function<int()>& run);      // cli/vault.cpp
+CLI::App* add_workspace_command(CLI::App& app, std::function<int()>& run);  // cli/workspace.cpp
+CLI::App* add_agent_command(CLI::App& app, std::function<int()>& run);      // cli/workspace.cpp
 namespace fs = std::filesystem;
 
 fs::path default_state_dir() {
@@ -300,6 +302,19 @@ int run(int argc, char** argv) {
                    "TLS), allowed to resolve to this machine; repeatable")
       ->allow_extra_args(false);
   serve_cmd
+      ->add_option("--workspace", serve_options.workspace_dirs,
+                   "Virtual workspace folder (holding workspace.yaml); repeatable")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingDirectory);
+  serve_cmd->add_option("--model-url", serve_options.model_url,
+                        "OpenAI-compatible API base URL for agent runs "
+                        "(e.g. http://127.0.0.1:11434/v1 for Ollama)");
+  serve_cmd->add_option("--model", serve_options.model, "Model name for agent runs");
+  serve_cmd->add_option("--model-key", serve_options.model_key_ref,
+                        "Vault variable holding the model server's API key (SCOPE::NAME)");
+  serve_cmd->add_flag("--model-stream", serve_options.model_stream,
+                      "Stream agent completions (server-sent events)");
+  serve_cmd
       ->add_option("--registry-timeout", serve_options.registry_timeout_ms,
                    "Milliseconds an A2S request (one HTTP exchange) may take")
       ->check(CLI::Range(1, 600000))
@@ -399,6 +414,10 @@ int run(int argc, char** argv) {
   auto* registry_cmd = add_registry_command(app, registry_run);
   std::function<int()> vault_run;
   auto* vault_cmd = add_vault_command(app, vault_run);
+  std::function<int()> workspace_run;
+  auto* workspace_cmd = add_workspace_command(app, workspace_run);
+  std::function<int()> agent_run;
+  auto* agent_cmd = add_agent_command(app, agent_run);
 
   try {
     app.parse(argc, argv);
@@ -408,7 +427,8 @@ int run(int argc, char** argv) {
   setup_logging(log_level);
 
   if (*serve_cmd) {
-    if (serve_options.paths.empty() && serve_options.registry_dirs.empty()) {
+    if (serve_options.paths.empty() && serve_options.registry_dirs.empty() &&
+        serve_options.workspace_dirs.empty()) {
       std::cerr << "paths is required (or --registry)\n"
                 << "Run with --help for more information." << std::endl;
       return static_cast<int>(CLI::ExitCodes::RequiredError);
@@ -435,6 +455,8 @@ int run(int argc, char** argv) {
   if (*mcp_cmd) return mcp_run();
   if (*registry_cmd && registry_run) return registry_run();
   if (*vault_cmd && vault_run) return vault_run();
+  if (*workspace_cmd && workspace_run) return workspace_run();
+  if (*agent_cmd && agent_run) return agent_run();
   return 2;
 }
 

@@ -48,9 +48,14 @@ struct ServeOptions {
   std::vector<std::string> view_origins;  ///< origins `cdn` view components may load code from
   std::filesystem::path web_dir;  ///< the host page's files; empty: views::default_web_dir()
   bool open = false;              ///< open the view host in a browser once ready
-  std::vector<std::filesystem::path> registry_dirs;  ///< A2S registry folders (--registry)
-  std::vector<std::string> local_domains;            ///< A2S local test domains (--local-domain)
-  int registry_timeout_ms = 30000;                   ///< one A2S HTTP exchange
+  std::vector<std::filesystem::path> registry_dirs;   ///< A2S registry folders (--registry)
+  std::vector<std::string> local_domains;             ///< A2S local test domains (--local-domain)
+  int registry_timeout_ms = 30000;                    ///< one A2S HTTP exchange
+  std::vector<std::filesystem::path> workspace_dirs;  ///< virtual workspaces (--workspace)
+  std::string model_url;      ///< OpenAI-compatible base URL for agent runs (--model-url)
+  std::string model;          ///< model name (--model)
+  std::string model_key_ref;  ///< vault variable holding the API key (--model-key SCOPE::NAME)
+  bool model_stream = false;  ///< stream completions (--model-stream)
 };
 
 /// `hearth open`: prints the host page's URL, with the token in its fragment, for the daemon

@@ -31,11 +31,13 @@
 #include "methods/a2s/a2s.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/view/view.hpp"
+#include "methods/workspace/workspace.hpp"
 #include "net/server.hpp"
 #include "proc/process.hpp"
 #include "rpc/dispatcher.hpp"
 #include "vault/vault.hpp"
 #include "views/views.hpp"
+#include "workspace/manager.hpp"
 
 namespace hearth::cli {
 namespace asio = boost::asio;
@@ -192,7 +194,8 @@ int serve(const ServeOptions& options) {
 
   host::HostOptions host_options;
   host_options.kinds.a2s = gateway;
-  host_options.allow_no_services = options.paths.empty() && !options.registry_dirs.empty();
+  host_options.allow_no_services =
+      options.paths.empty() && (!options.registry_dirs.empty() || !options.workspace_dirs.empty());
   host_options.default_timeout = std::chrono::milliseconds(options.default_timeout_ms);
   host_options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
   host_options.kinds.js_workers = static_cast<std::size_t>(options.js_workers);
@@ -252,8 +255,44 @@ int serve(const ServeOptions& options) {
                  view_options.web_dir.string());
   }
 
+  // Virtual workspaces (their side effects and sources reach the services through the host)
+  // and agent runs against the configured model server.
+  methods::workspace::HostServices workspace_services(*host);
+  workspace::ManagerOptions workspace_options;
+  workspace_options.database = state_dir / "workspaces.db";
+  workspace_options.jail = host_options.kinds.jail;
+  auto workspaces = workspace::Manager::create(ioc.get_executor(), workspace_options,
+                                               host->blocking(), &workspace_services);
+  if (!workspaces.ok()) {
+    spdlog::error("workspaces: {}", workspaces.error().message);
+    return 1;
+  }
+  BlockingExecutor transcript_writer(1);
+  methods::workspace::AgentSettings agent_settings;
+  agent_settings.model.base_url = options.model_url;
+  agent_settings.model.model = options.model;
+  agent_settings.model.stream = options.model_stream;
+  agent_settings.default_key_ref = options.model_key_ref;
+  agent_settings.read_key = [vault = vault.value()](const std::string& ref) -> Result<std::string> {
+    auto variable = methods::a2s::split_variable(ref);
+    if (!variable) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "a key reference is SCOPE::NAME (a vault variable), not '" + ref + "'");
+    }
+    HEARTH_ASSIGN_OR_RETURN(auto secret, vault->get(variable->first, variable->second));
+    if (!secret) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "the vault has no " + ref + ": set it with hearth vault set");
+    }
+    return secret->value;
+  };
+  agent_settings.transcripts = state_dir / "agent";
+  agent_settings.writer = &transcript_writer;
+  methods::workspace::Runs agent_runs;
+
   rpc::Dispatcher dispatcher;
   methods::lavs::add_methods(dispatcher, *host);
+  methods::workspace::add_methods(dispatcher, *workspaces.value(), agent_settings, agent_runs);
   methods::view::add_methods(dispatcher, *host, view_host);
   methods::a2s::add_methods(dispatcher, *gateway);
   name_lafs_operations(dispatcher, *host);
@@ -333,6 +372,8 @@ int serve(const ServeOptions& options) {
     if (stop_at != std::chrono::steady_clock::time_point::max()) return;
     ready_poll.cancel();
     watch_timer.cancel();
+    agent_runs.cancel_all();
+    workspaces.value()->shutdown();
     gateway->stop();
     a2s_client->shutdown();
     server.stop();
@@ -350,9 +391,11 @@ int serve(const ServeOptions& options) {
   // The daemon says it is ready (ready file, banner) once its warm JS workers can answer, so a
   // first call does not wait for a worker to start; a pool that cannot start does not hold it.
   const auto ready_by = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::atomic<bool> workspaces_open{options.workspace_dirs.empty()};
   std::function<void()> announce = [&] {
     if (stop_at != std::chrono::steady_clock::time_point::max()) return;
-    if (!host->ready() && std::chrono::steady_clock::now() < ready_by) {
+    if (!workspaces_open.load() ||
+        (!host->ready() && std::chrono::steady_clock::now() < ready_by)) {
       ready_poll.expires_after(std::chrono::milliseconds(5));
       ready_poll.async_wait([&](const boost::system::error_code& ec) {
         if (!ec) announce();
@@ -392,6 +435,31 @@ int serve(const ServeOptions& options) {
       }).detach();
     }
   };
+  if (!options.workspace_dirs.empty()) {
+    // Opened before the daemon says it is ready: a workspace with a problem stops it, as a
+    // service with one does (nothing is half served).
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<void> {
+          json::array names;
+          for (const auto& dir : options.workspace_dirs) {
+            auto ws = co_await workspaces.value()->open(dir);
+            if (!ws.ok()) {
+              spdlog::error("{}", ws.error().message);
+              exit_code = 1;
+              begin_shutdown();
+              co_return;
+            }
+            for (const auto& note : ws.value()->notes()) {
+              spdlog::warn("workspace {}: {}", ws.value()->name(), note);
+            }
+            names.push_back(json::string(ws.value()->name()));
+          }
+          ready["workspaces"] = std::move(names);
+          workspaces_open = true;
+        },
+        asio::detached);
+  }
   asio::post(ioc, announce);
   if (!options.registry_dirs.empty()) gateway->start_watching(std::chrono::milliseconds(1000));
   if (options.watch) {

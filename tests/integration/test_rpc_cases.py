@@ -46,7 +46,7 @@ def matches(expected, actual, path="$"):
 @pytest.fixture(scope="module")
 def cases_daemon():
     from hearthtest import Daemon
-    d = Daemon([CASES_DIR / "service"])
+    d = Daemon([CASES_DIR / "service"], extra_args=["--workspace", str(CASES_DIR / "workspace")])
     yield d
     d.stop()
     d.cleanup()

@@ -1,0 +1,390 @@
+#include "methods/workspace/workspace.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include "common/random.hpp"
+#include "rpc/params.hpp"
+
+namespace hearth::methods::workspace {
+namespace asio = boost::asio;
+using hearth::workspace::Manager;
+using hearth::workspace::Workspace;
+using rpc::Request;
+
+// --- the host as a workspace's LAVS services -------------------------------------------------
+
+asio::awaitable<Result<json::value>> HostServices::call(std::string service, std::string endpoint,
+                                                        json::value input, std::string actor) {
+  const auto start = std::chrono::steady_clock::now();
+  auto found = host_.find_service(service);
+  if (!found.ok()) co_return found.error();
+  std::shared_ptr<const host::Host::Service> held = found.value();
+  host::Caller caller{"inproc", actor, ""};
+  auto result = co_await host_.call(*held, endpoint, std::move(input), caller);
+  host::AuditRecord record;
+  record.service = service;
+  record.endpoint = endpoint;
+  record.method = "workspace/effect";
+  record.transport = "inproc";
+  record.client = actor;
+  record.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - start);
+  if (!result.ok()) record.error = result.error().code;
+  co_await host_.audit(std::move(record));
+  co_return result;
+}
+
+asio::awaitable<Result<std::shared_ptr<void>>> HostServices::subscribe(
+    std::string service, std::string endpoint, json::value input,
+    std::function<void(json::value)> on_item) {
+  auto found = host_.find_service(service);
+  if (!found.ok()) co_return found.error();
+  // An in-process session whose pushes are the subscription's items; dropping the handle closes
+  // it, which ends the subscription.
+  auto session = std::make_shared<rpc::Session>("inproc", [on_item](std::string message) {
+    auto parsed = json::parse_text(message);
+    if (!parsed.ok() || !parsed->is_object()) return;
+    const auto& o = parsed->get_object();
+    const auto* method = o.if_contains("method");
+    const auto* params = o.if_contains("params");
+    if (method == nullptr || *method != "lavs/data" || params == nullptr || !params->is_object()) {
+      return;
+    }
+    if (const auto* data = params->get_object().if_contains("data")) on_item(*data);
+  });
+  auto id = co_await host_.subscribe(session, found.value(), endpoint, std::move(input), nullptr);
+  if (!id.ok()) co_return id.error();
+  std::shared_ptr<void> handle(session.get(), [session](void*) { session->close(); });
+  co_return handle;
+}
+
+// --- runs ------------------------------------------------------------------------------------
+
+std::shared_ptr<agent::Run> Runs::find(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = runs_.find(id);
+  return it != runs_.end() ? it->second : nullptr;
+}
+
+void Runs::add(std::shared_ptr<agent::Run> run) {
+  std::lock_guard lock(mu_);
+  const std::string id = run->options().run_id;
+  runs_[id] = std::move(run);
+  order_.push_back(id);
+  // Ended runs are forgotten, oldest first, past 200.
+  for (std::size_t i = 0; runs_.size() > 200 && i < order_.size();) {
+    auto it = runs_.find(order_[i]);
+    if (it != runs_.end() && it->second->status().at("status") != "running") {
+      runs_.erase(it);
+      order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Runs::cancel_all() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, run] : runs_) run->cancel();
+}
+
+namespace {
+
+Result<std::shared_ptr<Workspace>> workspace_of(Manager& manager, const json::object& params) {
+  HEARTH_ASSIGN_OR_RETURN(auto id, rpc::required_string(params, "workspaceId"));
+  return manager.find(id);
+}
+
+Result<std::optional<std::int64_t>> int_param(const json::object& params, std::string_view name,
+                                              std::int64_t min) {
+  const auto* v = params.if_contains(name);
+  if (v == nullptr || v->is_null()) return std::optional<std::int64_t>();
+  if (!v->is_int64() || v->get_int64() < min) {
+    return rpc::invalid_param(
+        std::string(name) + " must be an integer of at least " + std::to_string(min), name, "type");
+  }
+  return std::optional<std::int64_t>(v->get_int64());
+}
+
+Result<bool> bool_param(const json::object& params, std::string_view name) {
+  const auto* v = params.if_contains(name);
+  if (v == nullptr || v->is_null()) return false;
+  if (!v->is_bool())
+    return rpc::invalid_param(std::string(name) + " must be a boolean", name, "type");
+  return v->get_bool();
+}
+
+std::string actor_of(const Request& request) {
+  const std::string client = request.session ? request.session->client() : std::string();
+  return client.empty() ? "rpc" : "rpc:" + client;
+}
+
+asio::awaitable<Result<json::value>> list(Manager& manager, const Request&) {
+  json::array out;
+  for (const auto& ws : manager.list()) {
+    json::object o{{"workspaceId", ws->name()},
+                   {"description", ws->definition().description},
+                   {"version", ws->version()},
+                   {"dir", ws->definition().dir.string()}};
+    auto notes = ws->notes();
+    if (!notes.empty()) {
+      json::array n;
+      for (auto& s : notes) n.push_back(json::string(s));
+      o["notes"] = std::move(n);
+    }
+    out.push_back(std::move(o));
+  }
+  co_return json::value(json::object{{"workspaces", std::move(out)}});
+}
+
+asio::awaitable<Result<json::value>> render(Manager& manager, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto format, rpc::string_param(*params, "format", false));
+  hearth::workspace::RenderOptions options;
+  const std::string f = format.value_or("text");
+  if (f == "text") {
+    options.format = hearth::workspace::Format::kText;
+  } else if (f == "markdown") {
+    options.format = hearth::workspace::Format::kMarkdown;
+  } else if (f == "json") {
+    options.format = hearth::workspace::Format::kJson;
+  } else {
+    co_return rpc::invalid_param("format must be text, markdown or json", "format", "enum");
+  }
+  if (const auto* g = params->if_contains("guide"); g != nullptr && !g->is_null()) {
+    if (!g->is_bool()) co_return rpc::invalid_param("guide must be a boolean", "guide", "type");
+    options.guide = g->get_bool();
+  }
+  HEARTH_CO_ASSIGN_OR_RETURN(auto budget, int_param(*params, "budget", 500));
+  if (budget) options.budget = static_cast<std::size_t>(*budget);
+  json::object out{{"workspaceId", ws->name()}, {"format", f}};
+  if (options.format == hearth::workspace::Format::kJson) {
+    auto view = ws->render_object(options);
+    out["version"] = view.at("version");
+    out["view"] = std::move(view);
+  } else {
+    out["version"] = ws->version();
+    out["text"] = ws->render(options);
+  }
+  co_return json::value(std::move(out));
+}
+
+asio::awaitable<Result<json::value>> execute(Manager& manager, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
+  hearth::workspace::ExecuteRequest r;
+  HEARTH_CO_ASSIGN_OR_RETURN(r.script, rpc::required_string(*params, "script"));
+  HEARTH_CO_ASSIGN_OR_RETURN(r.expected_version, int_param(*params, "expectedVersion", 0));
+  HEARTH_CO_ASSIGN_OR_RETURN(r.dry_run, bool_param(*params, "dryRun"));
+  r.actor = actor_of(request);
+  auto out = co_await ws->execute(std::move(r));
+  if (!out.ok()) co_return out.error();
+  co_return json::value(std::move(out).value());
+}
+
+asio::awaitable<Result<json::value>> state(Manager& manager, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto name, rpc::string_param(*params, "name", false));
+  if (name) {
+    HEARTH_CO_ASSIGN_OR_RETURN(auto value, ws->state(*name, false));
+    co_return json::value(json::object{{"workspaceId", ws->name()},
+                                       {"version", ws->version()},
+                                       {"name", *name},
+                                       {"value", std::move(value)}});
+  }
+  // Every state the model may read.
+  json::object states;
+  for (const auto& s : ws->definition().states) {
+    if (!s.readable()) continue;
+    auto value = ws->state(s.name, false);
+    if (value.ok()) states[s.name] = std::move(value).value();
+  }
+  co_return json::value(json::object{
+      {"workspaceId", ws->name()}, {"version", ws->version()}, {"states", std::move(states)}});
+}
+
+asio::awaitable<Result<json::value>> history(Manager& manager, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto after, int_param(*params, "afterSeq", 0));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto limit, int_param(*params, "limit", 1));
+  const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(limit.value_or(50), 500));
+  auto entries = co_await ws->history(after.value_or(0), n);
+  if (!entries.ok()) co_return entries.error();
+  json::array out;
+  for (const auto& e : entries.value()) out.push_back(e.to_json());
+  co_return json::value(json::object{{"workspaceId", ws->name()}, {"entries", std::move(out)}});
+}
+
+asio::awaitable<Result<json::value>> revert(Manager& manager, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto version, int_param(*params, "version", 1));
+  if (!version) co_return rpc::invalid_param("version is required", "version", "required");
+  std::string actor = actor_of(request);
+  auto out = co_await ws->revert(*version, actor);
+  if (!out.ok()) co_return out.error();
+  co_return json::value(std::move(out).value());
+}
+
+json::object changed_params(const hearth::workspace::ChangeEvent& e) {
+  json::array changed;
+  for (const auto& n : e.changed) changed.push_back(json::string(n));
+  return json::object{{"workspaceId", e.workspace},
+                      {"version", e.version},
+                      {"changed", std::move(changed)},
+                      {"actor", e.actor},
+                      {"kind", e.kind}};
+}
+
+asio::awaitable<Result<json::value>> subscribe(Manager& manager, const Request& request) {
+  if (!request.session || !request.session->can_push()) {
+    co_return Error::make(ErrorCode::kMethodNotFound,
+                          "Method not found: workspace/subscribe is only available over WebSocket",
+                          json::object{{"hint", "subscribe over the WebSocket endpoint /ws"}});
+  }
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
+  std::weak_ptr<rpc::Session> weak_session = request.session;
+  const auto id = ws->add_listener([weak_session](const hearth::workspace::ChangeEvent& e) {
+    if (auto s = weak_session.lock()) {
+      s->push(json::serialize(rpc::make_notification("workspace/changed", changed_params(e))));
+    }
+  });
+  std::weak_ptr<Workspace> weak_ws = ws;
+  request.session->on_close([weak_ws, id] {
+    if (auto w = weak_ws.lock()) w->remove_listener(id);
+  });
+  co_return json::value(
+      json::object{{"workspaceId", ws->name()}, {"version", ws->version()}, {"subscribed", true}});
+}
+
+asio::awaitable<Result<json::value>> agent_run(Manager& manager, AgentSettings& settings,
+                                               Runs& runs, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto task, rpc::required_string(*params, "task"));
+  agent::ModelConfig model = settings.model;
+  std::string key_ref_given;
+  if (const auto* m = params->if_contains("model"); m != nullptr && !m->is_null()) {
+    if (!m->is_object()) co_return rpc::invalid_param("model must be an object", "model", "type");
+    const auto& mo = m->get_object();
+    HEARTH_CO_ASSIGN_OR_RETURN(auto base, rpc::string_param(mo, "baseUrl", false));
+    HEARTH_CO_ASSIGN_OR_RETURN(auto name, rpc::string_param(mo, "model", false));
+    HEARTH_CO_ASSIGN_OR_RETURN(auto key_ref, rpc::string_param(mo, "apiKeyRef", false));
+    HEARTH_CO_ASSIGN_OR_RETURN(auto stream, bool_param(mo, "stream"));
+    if (base) model.base_url = *base;
+    if (name) model.model = *name;
+    if (mo.contains("stream")) model.stream = stream;
+    if (key_ref) {
+      model.api_key.clear();
+      key_ref_given = *key_ref;
+    }
+  }
+  if (key_ref_given.empty() && model.api_key.empty()) key_ref_given = settings.default_key_ref;
+  if (!key_ref_given.empty()) {
+    if (!settings.read_key) {
+      co_return Error::make(ErrorCode::kInternalError, "this daemon has no vault for apiKeyRef");
+    }
+    auto read = settings.read_key;
+    std::string ref = key_ref_given;
+    std::function<Result<std::string>()> work = [read, ref] { return read(ref); };
+    auto key = co_await settings.writer->run(work);
+    if (!key.ok()) co_return key.error();
+    model.api_key = std::move(key).value();
+  }
+  if (model.base_url.empty() || model.model.empty()) {
+    co_return rpc::invalid_param(
+        "no model server is configured: start the daemon with --model-url and --model, or pass "
+        "model {baseUrl, model}",
+        "model", "required");
+  }
+  HEARTH_CO_ASSIGN_OR_RETURN(auto max_turns, int_param(*params, "maxTurns", 1));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto max_failures, int_param(*params, "maxFailures", 1));
+  agent::RunOptions options;
+  options.run_id = "run-" + random_hex(8);
+  options.task = task;
+  if (max_turns) options.max_turns = static_cast<int>(std::min<std::int64_t>(*max_turns, 200));
+  if (max_failures)
+    options.max_failures = static_cast<int>(std::min<std::int64_t>(*max_failures, 50));
+  if (!settings.transcripts.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(settings.transcripts, ec);
+    options.transcript = settings.transcripts / (options.run_id + ".jsonl");
+  }
+  std::weak_ptr<rpc::Session> weak_session = request.session;
+  const bool push = request.session && request.session->can_push();
+  agent::Run::EventSink sink = [weak_session, push](const json::object& event) {
+    if (!push) return;
+    if (auto s = weak_session.lock()) {
+      s->push(json::serialize(rpc::make_notification("agent/event", event)));
+    }
+  };
+  auto executor = co_await asio::this_coro::executor;
+  auto client = std::make_shared<agent::ModelClient>(executor, model);
+  auto run = std::make_shared<agent::Run>(ws, client, options, sink, *settings.writer);
+  runs.add(run);
+  // Started after the answer is written, so the runId reaches the client before any event.
+  auto start = [run, client, executor] {
+    asio::co_spawn(
+        executor,
+        [run, client]() -> asio::awaitable<void> {
+          (void)co_await run->run();
+          client->shutdown();
+        },
+        asio::detached);
+  };
+  if (request.after_reply != nullptr) {
+    request.after_reply->push_back(start);
+  } else {
+    start();
+  }
+  co_return json::value(json::object{{"runId", options.run_id},
+                                     {"workspaceId", ws->name()},
+                                     {"model", model.model},
+                                     {"transcript", options.transcript.string()}});
+}
+
+asio::awaitable<Result<json::value>> agent_cancel(Runs& runs, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto id, rpc::required_string(*params, "runId"));
+  auto run = runs.find(id);
+  if (!run) co_return rpc::invalid_param("no run " + id, "runId", "exists");
+  run->cancel();
+  co_return json::value(run->status());
+}
+
+asio::awaitable<Result<json::value>> agent_read(Runs& runs, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto id, rpc::required_string(*params, "runId"));
+  auto run = runs.find(id);
+  if (!run) co_return rpc::invalid_param("no run " + id, "runId", "exists");
+  co_return json::value(run->status());
+}
+
+}  // namespace
+
+void add_methods(rpc::Dispatcher& dispatcher, Manager& workspaces, AgentSettings& agent,
+                 Runs& runs) {
+  auto bind = [&workspaces](auto fn) {
+    return [&workspaces, fn](const Request& r) { return fn(workspaces, r); };
+  };
+  dispatcher.add("workspace/list", bind(list));
+  dispatcher.add("workspace/render", bind(render));
+  dispatcher.add("workspace/execute", bind(execute));
+  dispatcher.add("workspace/state", bind(state));
+  dispatcher.add("workspace/history", bind(history));
+  dispatcher.add("workspace/revert", bind(revert));
+  dispatcher.add("workspace/subscribe", bind(subscribe));
+  dispatcher.add("agent/run", [&workspaces, &agent, &runs](const Request& r) {
+    return agent_run(workspaces, agent, runs, r);
+  });
+  dispatcher.add("agent/cancel", [&runs](const Request& r) { return agent_cancel(runs, r); });
+  dispatcher.add("agent/read", [&runs](const Request& r) { return agent_read(runs, r); });
+}
+
+}  // namespace hearth::methods::workspace

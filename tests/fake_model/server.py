@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""A scripted stand-in for an OpenAI-compatible model server (`POST /v1/chat/completions`), for
+testing hearth's agent loop. It replays a scenario: one step per request, in order. A step says
+what the request must look like and what to answer:
+
+    {"expect": {"tools": ["execute_script", "attempt_completion"],   # tool names offered
+                "lastRole": "tool",                                   # role of the last message
+                "lastMessageContains": "schema",                      # text in the last message
+                "stream": true},                                      # the request streams
+     "reply": {"content": "thinking...",
+               "tool_calls": [{"name": "execute_script", "arguments": {"script": "x = 1"}}]},
+     "status": 429, "headers": {"Retry-After": "1"}, "body": "...",  # an error answer instead
+     "delayMs": 0}                                                    # wait before answering
+
+A reply is sent as the request asks: one chat.completion JSON, or server-sent events (the text
+and each tool call's arguments cut into several chunks, then `data: [DONE]`). Anything
+unexpected (a request past the last step, an expectation not met, a malformed request) is
+answered with HTTP 500 and recorded in `errors`, so a test that checks `errors` fails loudly.
+
+Use it in-process (`FakeModel(steps).start()` -> base_url, `.requests`, `.errors`, `.stop()`)
+or as a program: `server.py SCENARIO.jsonl [--port N]` prints its base URL on the first line.
+"""
+import argparse
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeModel:
+    def __init__(self, steps, api_key=None):
+        self.steps = list(steps)
+        self.api_key = api_key  # when set, requests must carry "Authorization: Bearer <key>"
+        self.requests = []      # every request body, parsed
+        self.errors = []        # what went wrong, in words
+        self.lock = threading.Lock()
+        self.server = None
+
+    @property
+    def base_url(self):
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def start(self, port=0):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                fake._handle(self)
+
+            def do_GET(self):
+                fake._fail(self, f"unexpected GET {self.path}")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self.base_url
+
+    def stop(self):
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+    def remaining(self):
+        with self.lock:
+            return len(self.steps)
+
+    # -- one request ------------------------------------------------------------------------
+    def _fail(self, handler, message):
+        with self.lock:
+            self.errors.append(message)
+        body = json.dumps({"error": {"message": "fake model: " + message}}).encode()
+        handler.send_response(500)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    def _handle(self, h):
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length)
+        if h.path != "/v1/chat/completions":
+            return self._fail(h, f"unexpected path {h.path}")
+        try:
+            request = json.loads(raw)
+        except ValueError:
+            return self._fail(h, "the request body is not JSON")
+        with self.lock:
+            self.requests.append(request)
+            step = self.steps.pop(0) if self.steps else None
+        if self.api_key is not None and h.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return self._fail(h, "the request does not carry the API key")
+        if step is None:
+            return self._fail(h, "a request past the end of the scenario")
+        problem = self._check(request, step.get("expect", {}))
+        if problem:
+            return self._fail(h, problem)
+        if step.get("delayMs"):
+            time.sleep(step["delayMs"] / 1000)
+        if "status" in step:
+            body = (step.get("body") or json.dumps({"error": {"message": "scripted error"}})).encode()
+            h.send_response(step["status"])
+            for k, v in step.get("headers", {}).items():
+                h.send_header(k, v)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body)
+            return
+        reply = step.get("reply", {})
+        if request.get("stream"):
+            self._stream(h, request, reply)
+        else:
+            self._plain(h, request, reply)
+
+    @staticmethod
+    def _check(request, expect):
+        for key in ("model", "messages"):
+            if key not in request:
+                return f"the request has no {key}"
+        messages = request["messages"]
+        if not isinstance(messages, list) or not messages:
+            return "messages is not a non-empty list"
+        for m in messages:
+            if m.get("role") not in ("system", "user", "assistant", "tool"):
+                return f"a message with role {m.get('role')!r}"
+            if m.get("role") == "tool" and not m.get("tool_call_id"):
+                return "a tool message without tool_call_id"
+        if "tools" in expect:
+            names = [t.get("function", {}).get("name") for t in request.get("tools", [])]
+            if sorted(names) != sorted(expect["tools"]):
+                return f"tools offered {names}, expected {expect['tools']}"
+        last = messages[-1]
+        if "lastRole" in expect and last.get("role") != expect["lastRole"]:
+            return f"the last message is {last.get('role')!r}, expected {expect['lastRole']!r}"
+        if "lastMessageContains" in expect:
+            content = last.get("content") or ""
+            if expect["lastMessageContains"] not in content:
+                return (f"the last message does not contain {expect['lastMessageContains']!r}: "
+                        f"{content[:300]!r}")
+        if "stream" in expect and bool(request.get("stream")) != expect["stream"]:
+            return f"stream is {request.get('stream')!r}, expected {expect['stream']!r}"
+        return None
+
+    @staticmethod
+    def _calls(reply):
+        out = []
+        for i, c in enumerate(reply.get("tool_calls", [])):
+            args = c.get("arguments", {})
+            out.append({"id": c.get("id", f"call_{i}_{int(time.time() * 1000) % 100000}"),
+                        "type": "function",
+                        "function": {"name": c["name"],
+                                     "arguments": args if isinstance(args, str) else json.dumps(args)}})
+        return out
+
+    def _plain(self, h, request, reply):
+        calls = self._calls(reply)
+        message = {"role": "assistant", "content": reply.get("content")}
+        if calls:
+            message["tool_calls"] = calls
+        body = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                           "model": request.get("model"),
+                           "choices": [{"index": 0, "message": message,
+                                        "finish_reason": "tool_calls" if calls else "stop"}],
+                           "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+    def _stream(self, h, request, reply):
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Cache-Control", "no-cache")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+
+        def send(obj):
+            data = obj if isinstance(obj, str) else json.dumps(obj)
+            payload = f"data: {data}\n\n".encode()
+            h.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+            h.wfile.flush()
+
+        def chunk(delta, finish=None):
+            return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": request.get("model"),
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        send(chunk({"role": "assistant", "content": ""}))
+        content = reply.get("content") or ""
+        for i in range(0, len(content), 7):
+            send(chunk({"content": content[i:i + 7]}))
+        calls = self._calls(reply)
+        for index, c in enumerate(calls):
+            args = c["function"]["arguments"]
+            send(chunk({"tool_calls": [{"index": index, "id": c["id"], "type": "function",
+                                        "function": {"name": c["function"]["name"], "arguments": ""}}]}))
+            for i in range(0, len(args), 11):
+                send(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + 11]}}]}))
+        send(chunk({}, "tool_calls" if calls else "stop"))
+        send({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": [],
+              "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+        send("[DONE]")
+        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("scenario", help="JSONL file, one step a line")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with open(args.scenario) as f:
+        steps = [json.loads(line) for line in f if line.strip()]
+    fake = FakeModel(steps)
+    print(fake.start(args.port), flush=True)
+    try:
+        while True:
+            time.sleep(1)
+            for e in fake.errors:
+                print("error:", e, file=sys.stderr, flush=True)
+            fake.errors.clear()
+    except KeyboardInterrupt:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    main()
