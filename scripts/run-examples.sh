@@ -2,7 +2,10 @@
 # `make run`: the daemon on the bundled examples, with the local servers they call: the bookshelf
 # example's catalogue (its http endpoints) and the three A2S example services of
 # examples/registry (local test domains localhost:8741-8743). Its MCP server is a stdio server
-# hearth starts itself.
+# hearth starts itself. The virtual workspaces of examples/workspace-search (its side effects
+# call the product-catalog service) and examples/trip-planner (whose trip-services endpoints are
+# backed by the registry's capabilities) are served too; agent runs need a model server: pass
+# HEARTH_SERVE_ARGS="--model-url http://127.0.0.1:11434/v1 --model qwen2.5:7b" for Ollama.
 #   scripts/run-examples.sh HEARTH_BINARY PORT
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,5 +26,7 @@ seed localhost:8741 API_KEY demo-weather-key
 seed localhost:8742 CLIENT_ID demo-client
 seed localhost:8742 CLIENT_SECRET demo-secret
 seed localhost:8743 API_KEY demo-hotel-key
-"$hearth" serve examples/ --port "$port" --registry examples/registry \
-  --local-domain localhost:8741 --local-domain localhost:8742 --local-domain localhost:8743
+"$hearth" serve examples/ examples/trip-planner/service --port "$port" --registry examples/registry \
+  --local-domain localhost:8741 --local-domain localhost:8742 --local-domain localhost:8743 \
+  --workspace examples/workspace-search/workspace --workspace examples/trip-planner/workspace \
+  ${HEARTH_SERVE_ARGS:-}
