@@ -4,6 +4,7 @@
 import { createLAVSClient } from './lavs-client.js';
 import { FallbackPanel } from './fallback.js';
 import { EndpointsPanel } from './endpoints.js';
+import { WorkspacesPanel } from './workspaces.js';
 import {
   ViewMount,
   onIgnoredMessage,
@@ -36,6 +37,7 @@ const state = {
   counts: { ignored: 0, call: 0, push: 0 },
   everOpened: false,
   failedAttempts: 0,
+  workspaces: null,
 };
 
 // -- token --------------------------------------------------------------------------------------
@@ -168,6 +170,22 @@ function connect(token) {
     log('push', `services changed: +${(params.added || []).join(', ') || '–'} ~${(params.changed || []).join(', ') || '–'} −${(params.removed || []).join(', ') || '–'}`);
     loadServices({ changed: params.changed || [], removed: params.removed || [] });
   });
+  state.workspaces = new WorkspacesPanel({
+    rpc,
+    client,
+    list: $('workspace-list'),
+    section: $('workspace'),
+    log,
+    onList: () => renderServiceList(),
+    onSelect: () => {
+      // A workspace takes the main area: the service shown before is closed.
+      closeService();
+      state.selected = null;
+      renderServiceList();
+      $('service').hidden = true;
+      $('empty').hidden = true;
+    },
+  });
   $('conn-status').addEventListener('click', () => client.socket.retryNow());
   client.socket.connect();
 }
@@ -197,6 +215,12 @@ async function loadServices({ changed = [], removed = [], reconnected = false } 
   }
   state.services = list.slice().sort((a, b) => a.name.localeCompare(b.name));
   renderServiceList();
+  const workspaces = await state.workspaces.load();
+  if (state.workspaces.selected) return;  // a workspace is shown: the services stay listed
+  if (state.services.length === 0 && workspaces.length > 0) {
+    await state.workspaces.select(workspaces[0].workspaceId);
+    return;
+  }
   $('empty').hidden = state.services.length > 0;
   $('service').hidden = state.services.length === 0;
   const names = new Set(state.services.map((s) => s.name));
@@ -245,6 +269,11 @@ function renderServiceList() {
     ul.append(li);
     select.append(new Option(s.name + (s.hasView ? ' ▣' : ''), s.name, false, s.name === state.selected));
   }
+  // On narrow screens the select stands for the rail: the workspaces are in it too.
+  for (const w of state.workspaces ? state.workspaces.workspaces : []) {
+    const id = `workspace:${w.workspaceId}`;
+    select.append(new Option(`${w.workspaceId} (workspace)`, id, false, state.workspaces.selected === w.workspaceId));
+  }
 }
 
 function closeService() {
@@ -258,6 +287,8 @@ function closeService() {
 
 async function selectService(name, { keepTab = false } = {}) {
   const seq = ++state.selectSeq;
+  if (state.workspaces && state.workspaces.selected) state.workspaces.hide();
+  $('service').hidden = false;
   closeService();
   state.viewStatus = 'none';
   document.body.dataset.view = 'none';
@@ -421,7 +452,11 @@ function start() {
       showTab(next.dataset.tab);
     });
   }
-  $('service-select').addEventListener('change', (e) => selectService(e.target.value));
+  $('service-select').addEventListener('change', (e) => {
+    const value = e.target.value;
+    if (value.startsWith('workspace:')) state.workspaces.select(value.slice('workspace:'.length));
+    else selectService(value);
+  });
   $('log-clear').addEventListener('click', () => {
     $('log-list').textContent = '';
   });
