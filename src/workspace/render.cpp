@@ -20,7 +20,10 @@ std::string_view access_word(Access a) {
   return "READ_ONLY";
 }
 
-void pretty(const json::value& v, std::size_t indent, std::string& out) {
+/// Pretty JSON (two-space indent, short scalar arrays on one line), stopping once `out` is past
+/// `limit` characters (a value that large is cut anyway).
+void pretty(const json::value& v, std::size_t indent, std::string& out,
+            std::size_t limit = std::string::npos) {
   const std::string pad(indent, ' ');
   if (const auto* o = v.if_object()) {
     if (o->empty()) {
@@ -30,8 +33,9 @@ void pretty(const json::value& v, std::size_t indent, std::string& out) {
     out += "{\n";
     std::size_t i = 0;
     for (const auto& kv : *o) {
+      if (out.size() > limit) return;
       out += pad + "  " + json::serialize(json::value(kv.key())) + ": ";
-      pretty(kv.value(), indent + 2, out);
+      pretty(kv.value(), indent + 2, out, limit);
       out += ++i < o->size() ? ",\n" : "\n";
     }
     out += pad + "}";
@@ -43,8 +47,10 @@ void pretty(const json::value& v, std::size_t indent, std::string& out) {
       return;
     }
     // Short arrays of scalars stay on one line.
-    const bool scalars = std::all_of(
-        a->begin(), a->end(), [](const json::value& e) { return !e.is_object() && !e.is_array(); });
+    const bool scalars =
+        a->size() <= 16 && std::all_of(a->begin(), a->end(), [](const json::value& e) {
+          return !e.is_object() && !e.is_array();
+        });
     if (scalars) {
       std::string line = json::serialize(v);
       if (line.size() + indent <= 60) {
@@ -54,20 +60,15 @@ void pretty(const json::value& v, std::size_t indent, std::string& out) {
     }
     out += "[\n";
     for (std::size_t i = 0; i < a->size(); ++i) {
+      if (out.size() > limit) return;
       out += pad + "  ";
-      pretty((*a)[i], indent + 2, out);
+      pretty((*a)[i], indent + 2, out, limit);
       out += i + 1 < a->size() ? ",\n" : "\n";
     }
     out += pad + "]";
     return;
   }
   out += json::serialize(v);
-}
-
-std::string pretty(const json::value& v) {
-  std::string out;
-  pretty(v, 0, out);
-  return out;
 }
 
 std::string number_text(const json::value& v) {
@@ -349,10 +350,12 @@ std::string source_line(const StateDef& s) {
 }
 
 /// The text of a value within `allowance` characters (and, when given, `max_lines` lines); a cut
-/// value ends with a note.
+/// value ends with a note. Values of up to 40 characters are shown whatever the allowance.
 std::string value_text(const json::value& v, std::size_t allowance, bool& elided,
                        std::size_t max_lines = 0) {
-  std::string text = pretty(v);
+  allowance = std::max<std::size_t>(allowance, 40);  // a small value is always shown whole
+  std::string text;
+  pretty(v, 0, text, allowance);
   elided = false;
   if (max_lines > 0) {
     // In a box every line takes the box's width, however short its text.
@@ -361,15 +364,16 @@ std::string value_text(const json::value& v, std::size_t allowance, bool& elided
       if (text[i] == '\n' && ++lines == max_lines) allowance = std::min(allowance, i);
     }
   }
-  if (text.size() <= allowance) return text;
+  if (text.size() <= allowance) return text;  // whole: pretty() stops only past the allowance
   elided = true;
-  std::size_t cut = text.rfind('\n', allowance);
+  std::size_t cut = allowance == 0 ? 0 : text.rfind('\n', allowance);
   if (cut == std::string::npos || cut < allowance / 2) cut = allowance;
   // Never split a UTF-8 sequence.
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   std::string out = text.substr(0, cut);
-  out += "\n… (elided: the value is " + std::to_string(text.size()) +
-         " characters; read it whole with workspace/state, or narrow it in a script)";
+  if (!out.empty()) out += "\n";
+  out += "… (elided: the value is " + std::to_string(json::serialize(v).size()) +
+         " characters of JSON; read it whole with workspace/state, or narrow it in a script)";
   return out;
 }
 
@@ -388,7 +392,9 @@ std::size_t value_allowance(const Definition& def, const RenderOptions& options,
   for (const auto& s : def.states) readable += s.readable() ? 1 : 0;
   if (readable == 0) return options.budget;
   const std::size_t left = options.budget > fixed ? options.budget - fixed : 0;
-  return std::max<std::size_t>(200, left / readable);
+  // A share too small to show anything useful shows the note alone.
+  const std::size_t share = left / readable;
+  return share < 80 ? 0 : share;
 }
 
 std::string guide_text(const Definition& def, bool markdown) {
@@ -484,7 +490,7 @@ std::string render_text(const Definition& def, std::int64_t version, const json:
         bool elided = false;
         const auto* v = state.if_contains(s.name);
         // A boxed line costs the box's width (its borders are 3-byte characters).
-        const std::size_t max_lines = std::max<std::size_t>(8, allowance / (kWidth + 6));
+        const std::size_t max_lines = std::max<std::size_t>(1, allowance / (kWidth + 6));
         const std::string text =
             value_text(v ? *v : json::value(nullptr), allowance, elided, max_lines);
         for (const auto& l : wrap(text, kWidth - 4)) box.line(l);
@@ -561,7 +567,7 @@ json::object render_json(const Definition& def, std::int64_t version, const json
   std::size_t readable = 0;
   for (const auto& s : def.states) readable += s.readable() ? 1 : 0;
   const std::size_t allowance =
-      readable == 0 ? options.budget : std::max<std::size_t>(200, options.budget / readable);
+      readable == 0 ? options.budget : std::max<std::size_t>(40, options.budget / readable);
   json::array states;
   for (const auto& s : def.states) {
     if (!s.is_public) continue;

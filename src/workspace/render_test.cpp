@@ -118,6 +118,28 @@ TEST(WorkspaceRender, LargeValuesAreElidedWithinTheBudget) {
   EXPECT_FALSE(results.contains("value"));
 }
 
+TEST(WorkspaceRender, ManyLargeStatesStayNearTheBudget) {
+  // 60 states of 1,000 items: the definitions alone nearly fill the budget, so the values shrink
+  // to their notes (small ones are still shown whole).
+  std::string yaml = "name: many\ncomponents:\n  - id: c\n    states:\n";
+  json::object state;
+  json::array many;
+  for (int i = 0; i < 1000; ++i) many.push_back(json::object{{"id", i}});
+  for (int i = 0; i < 60; ++i) {
+    const std::string name = "s" + std::to_string(i);
+    yaml += "      " + name + ": {permission: r, schema: {type: array}, initial: []}\n";
+    state[name] = i == 0 ? json::value(json::array{1}) : json::value(many);
+  }
+  const Definition def = definition(yaml);
+  RenderOptions options;
+  options.guide = false;
+  options.budget = 40000;
+  const std::string text = render(def, 1, state, options);
+  EXPECT_LT(text.size(), 80000u);  // the frame's boxes are 3-byte characters
+  EXPECT_NE(text.find("[1]"), std::string::npos);
+  EXPECT_NE(text.find("elided"), std::string::npos);
+}
+
 TEST(WorkspaceRender, MarkdownAndJsonForms) {
   const Definition def = definition(kYaml);
   json::object state{{"search_box_state", boost::json::parse(R"({"search_pattern":"x"})")},
