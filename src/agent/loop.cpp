@@ -94,10 +94,10 @@ void Run::emit(json::object event) {
   event["turn"] = turn_;
   event["at"] = utc_timestamp(std::chrono::system_clock::now());
   if (events_) events_(event);
-  write(std::move(event));
+  write(event);
 }
 
-void Run::write(json::object line) {
+void Run::write(const json::object& line) {
   if (options_.transcript.empty()) return;
   const auto path = options_.transcript;
   std::string text = json::serialize(line) + "\n";
@@ -137,8 +137,9 @@ asio::awaitable<Outcome> Run::run() {
                      {"messages", messages}});
   int failures = 0;
   for (turn_ = 1; turn_ <= options_.max_turns; ++turn_) {
-    if (cancel_.cancelled())
+    if (cancel_.cancelled()) {
       co_return finish("cancelled", "cancelled before turn " + std::to_string(turn_));
+    }
     emit(json::object{{"type", "turn.started"}});
     emit(json::object{{"type", "model.requested"}, {"messages", messages.size()}});
     json::array request_messages = messages;

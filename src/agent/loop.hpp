@@ -65,7 +65,7 @@ class Run : public std::enable_shared_from_this<Run> {
 
  private:
   void emit(json::object event);
-  void write(json::object line);
+  void write(const json::object& line);
   Outcome finish(std::string status, std::string reason, json::value result = nullptr);
 
   std::shared_ptr<workspace::Workspace> workspace_;

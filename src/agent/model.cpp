@@ -102,8 +102,9 @@ Result<std::string> StreamAccumulator::add(std::string_view data) {
   }
   if (const auto* u = o.if_contains("usage"); u != nullptr && !u->is_null()) reply_.usage = *u;
   const auto* choices = o.if_contains("choices");
-  if (choices == nullptr || !choices->is_array() || choices->get_array().empty())
+  if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
     return std::string();
+  }
   const auto& choice = choices->get_array()[0];
   if (!choice.is_object()) return std::string();
   if (auto reason = string_at(choice.get_object(), "finish_reason"); !reason.empty()) {

@@ -287,8 +287,9 @@ void print_event(const json::object& e) {
     const auto* r = e.if_contains("result");
     std::cerr << (type == "tool.result" ? "  ok" : "  failed");
     if (r != nullptr) std::cerr << " " << json::serialize(*r).substr(0, 400);
-    if (const auto* reason = e.if_contains("reason"))
+    if (const auto* reason = e.if_contains("reason")) {
       std::cerr << " " << reason->as_string().c_str();
+    }
     std::cerr << "\n";
   } else if (type == "model.retry") {
     std::cerr << "  (model server answered " << json::serialize(e.at("status")) << ", retrying in "
@@ -340,8 +341,8 @@ int agent_run(const WorkspaceArgs& args) {
         options.task = args.task;
         options.max_turns = args.max_turns;
         options.max_failures = args.max_failures;
-        std::error_code ec;
-        fs::create_directories(context.state_dir() / "agent", ec);
+        std::error_code mkdir_error;
+        fs::create_directories(context.state_dir() / "agent", mkdir_error);
         options.transcript = context.state_dir() / "agent" / (options.run_id + ".jsonl");
         auto client = std::make_shared<agent::ModelClient>(context.executor(), model);
         const bool as_json = args.json;

@@ -1,24 +1,26 @@
 #pragma once
 /// AsyncMutex: mutual exclusion for coroutines. lock() suspends (never blocks a thread) until the
-/// mutex is free and returns a guard that frees it when destroyed. Waiters are served in order.
-/// Thread-safe: lock and unlock from any executor.
+/// mutex is free and returns a guard that frees it when destroyed, handing it to the next waiter
+/// in order. Thread-safe: lock and unlock from any executor.
 
-#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <optional>
-#include <tuple>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <utility>
 
 namespace hearth {
 
 class AsyncMutex {
  public:
-  explicit AsyncMutex(const boost::asio::any_io_executor& executor) : token_(executor, 1) {
-    token_.try_send(boost::system::error_code{});
-  }
+  AsyncMutex() = default;
+  AsyncMutex(const AsyncMutex&) = delete;
+  AsyncMutex& operator=(const AsyncMutex&) = delete;
 
   class Guard {
    public:
@@ -37,25 +39,74 @@ class AsyncMutex {
 
    private:
     void release() {
-      if (mutex_ != nullptr) mutex_->token_.try_send(boost::system::error_code{});
+      if (mutex_ != nullptr) mutex_->unlock();
       mutex_ = nullptr;
     }
     AsyncMutex* mutex_ = nullptr;
   };
 
-  /// Waits for the mutex: `auto guard = m.guard(co_await m.lock());`. The guard is empty when
-  /// the mutex was closed (its owner is going away). (Two steps rather than one coroutine: GCC 12
-  /// warns of mismatched frame deallocation for a coroutine awaited this way.)
-  auto lock() { return token_.async_receive(boost::asio::as_tuple(boost::asio::use_awaitable)); }
-  Guard guard(const std::tuple<boost::system::error_code>& waited) {
-    return std::get<0>(waited) ? Guard() : Guard(this);
+  /// The guard; an empty guard when the mutex was closed (its owner is going away).
+  boost::asio::awaitable<Guard> lock() {
+    auto executor = co_await boost::asio::this_coro::executor;
+    std::shared_ptr<Waiter> waiter;
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) co_return Guard();
+      if (!locked_) {
+        locked_ = true;
+        co_return Guard(this);
+      }
+      waiter = std::make_shared<Waiter>(executor);
+      waiters_.push_back(waiter);
+    }
+    // unlock() or close() cancels the timer (on its executor) once the waiter's turn is decided.
+    (void)co_await waiter->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    std::lock_guard lock(mu_);
+    co_return waiter->granted ? Guard(this) : Guard();
   }
 
   /// Wakes every waiter with an empty guard; later lock() calls get one at once.
-  void close() { token_.close(); }
+  void close() {
+    std::deque<std::shared_ptr<Waiter>> woken;
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      woken.swap(waiters_);
+    }
+    for (auto& w : woken) wake(w);
+  }
 
  private:
-  boost::asio::experimental::concurrent_channel<void(boost::system::error_code)> token_;
+  struct Waiter {
+    explicit Waiter(const boost::asio::any_io_executor& executor)
+        : timer(executor, boost::asio::steady_timer::time_point::max()) {}
+    boost::asio::steady_timer timer;
+    bool granted = false;  ///< guarded by the mutex's mu_
+  };
+
+  static void wake(const std::shared_ptr<Waiter>& w) {
+    boost::asio::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+  }
+
+  void unlock() {
+    std::shared_ptr<Waiter> next;
+    {
+      std::lock_guard lock(mu_);
+      if (waiters_.empty()) {
+        locked_ = false;
+        return;
+      }
+      next = std::move(waiters_.front());
+      waiters_.pop_front();
+      next->granted = true;  // the mutex stays locked: it passes to `next`
+    }
+    wake(next);
+  }
+
+  std::mutex mu_;
+  bool locked_ = false;
+  bool closed_ = false;
+  std::deque<std::shared_ptr<Waiter>> waiters_;
 };
 
 }  // namespace hearth

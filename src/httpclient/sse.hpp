@@ -19,7 +19,7 @@ struct SseEvent {
 class SseParser {
  public:
   /// An event (or a line) larger than `max_event` bytes makes feed() fail.
-  explicit SseParser(std::size_t max_event = 16 * 1024 * 1024) : max_event_(max_event) {}
+  explicit SseParser(std::size_t max_event = std::size_t{16} << 20) : max_event_(max_event) {}
   /// Appends the events `chunk` completes to `out`; false when the stream broke a limit.
   bool feed(std::string_view chunk, std::vector<SseEvent>& out);
   /// The last event id seen (for Last-Event-ID).

@@ -89,11 +89,11 @@ struct HttpTransport::State : std::enable_shared_from_this<HttpTransport::State>
   }
 
   /// A JSON-RPC error response to request `id`, as if the server had sent it.
-  void fail_request(const json::value& id, std::string message, json::object data = {},
+  void fail_request(const json::value& id, const std::string& message, json::object data = {},
                     ErrorCode code = ErrorCode::kHandlerError) {
     json::object error;
     error["code"] = static_cast<int>(code);
-    error["message"] = std::move(message);
+    error["message"] = message;
     data["origin"] = "hearth";  // the session reports it as it is (see session.hpp)
     error["data"] = std::move(data);
     json::object response;

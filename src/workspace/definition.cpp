@@ -218,7 +218,7 @@ class Reader {
       return std::nullopt;
     }
     if (!endpoint && !subscription) {
-      add(join_path(path, subscription_allowed ? "endpoint" : "endpoint"),
+      add(join_path(path, "endpoint"),
           subscription_allowed ? "is required (or subscription)" : "is required");
       return std::nullopt;
     }
@@ -631,8 +631,9 @@ class Reader {
       }
       for (const auto& kv : *o) check_input_refs(kv.value(), def, join_path(path, kv.key()));
     } else if (const auto* a = v.if_array()) {
-      for (std::size_t i = 0; i < a->size(); ++i)
+      for (std::size_t i = 0; i < a->size(); ++i) {
         check_input_refs((*a)[i], def, index_path(path, i));
+      }
     }
   }
 
@@ -693,8 +694,9 @@ std::vector<Utility> scan_utilities(std::string_view source, const std::string& 
         rest = ascii::trim(rest.substr(8));
         if (!rest.empty() && rest.front() == '*') rest = ascii::trim(rest.substr(1));
         std::size_t n = 0;
-        while (n < rest.size() && (ascii::is_alnum(rest[n]) || rest[n] == '_' || rest[n] == '$'))
+        while (n < rest.size() && (ascii::is_alnum(rest[n]) || rest[n] == '_' || rest[n] == '$')) {
           ++n;
+        }
         const auto open = rest.find('(', n);
         const auto close = rest.find(')', n);
         if (n > 0 && open != std::string_view::npos && close != std::string_view::npos &&

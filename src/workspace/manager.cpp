@@ -65,8 +65,9 @@ asio::awaitable<Result<std::shared_ptr<Workspace>>> Manager::open(std::filesyste
     if (!parsed.ok()) co_return parsed.error();
     config.permissions.network_access = std::move(parsed).value();
   }
-  for (const auto& file : def->utility_files)
+  for (const auto& file : def->utility_files) {
     config.code_files.push_back((canonical / file).string());
+  }
   config.size = std::max<std::size_t>(1, options_.workers);
   config.worker_program = options_.worker_program.empty() ? jsworker::default_worker_program()
                                                           : options_.worker_program;

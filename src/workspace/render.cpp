@@ -240,8 +240,9 @@ char32_t next_code_point(std::string_view s, std::size_t& i) {
                                        : 1;
   if (i + len > s.size()) len = 1;
   char32_t c = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
-  for (std::size_t k = 1; k < len; ++k)
+  for (std::size_t k = 1; k < len; ++k) {
     c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  }
   i += len;
   return c;
 }

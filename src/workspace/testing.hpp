@@ -102,13 +102,14 @@ class WorkspaceFixture : public ::testing::Test {
     std::ofstream(dir_ / "ws" / name) << text;
   }
 
-  /// Loads ws/workspace.yaml (written from `yaml`) and opens it; fails the test on problems.
-  std::shared_ptr<Workspace> open(const std::string& yaml, bool with_services = true) {
+  /// Loads ws/workspace.yaml (written from `yaml`) and opens it: the workspace, or why it did
+  /// not open. A definition with problems fails the test.
+  Result<std::shared_ptr<Workspace>> try_open(const std::string& yaml, bool with_services = true) {
     write("workspace.yaml", yaml);
     Problems problems;
     auto def = load_definition(dir_ / "ws", problems);
     for (const auto& p : problems) ADD_FAILURE() << p.to_string();
-    if (!def) return nullptr;
+    if (!def) return Error::make(ErrorCode::kInvalidParams, "the definition has problems");
     jsworker::PoolConfig config;
     config.service = "workspace:" + def->name;
     config.service_dir = dir_ / "ws";
@@ -125,8 +126,15 @@ class WorkspaceFixture : public ::testing::Test {
     options.services = with_services ? &services_ : nullptr;
     workspace_ = std::make_shared<Workspace>(io_.executor(), std::move(*def), options);
     auto opened = wait(workspace_->open());
+    if (!opened.ok()) return opened.error();
+    return workspace_;
+  }
+
+  /// try_open that must succeed; null (and a failed test) otherwise.
+  std::shared_ptr<Workspace> open(const std::string& yaml, bool with_services = true) {
+    auto opened = try_open(yaml, with_services);
     EXPECT_TRUE(opened.ok()) << opened.error().message;
-    return opened.ok() ? workspace_ : nullptr;
+    return opened.ok() ? opened.value() : nullptr;
   }
 
   template <class T>

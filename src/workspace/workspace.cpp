@@ -6,8 +6,15 @@
 #include <map>
 
 #include "common/random.hpp"
+#include "common/strcat.hpp"
 #include "json/patch.hpp"
 #include "workspace/script.hpp"
+
+// GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines: Asio
+// allocates a frame past its recycling cache with aligned_alloc (thread_info_base::allocate) and
+// frees it with the matching aligned_delete, but GCC sees only the awaitable frame's operator
+// new/delete pair. A false positive in Boost's headers, silenced here only.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
 namespace hearth::workspace {
 namespace asio = boost::asio;
@@ -118,10 +125,7 @@ struct Workspace::Change {
 };
 
 Workspace::Workspace(const asio::any_io_executor& executor, Definition definition, Options options)
-    : executor_(executor),
-      def_(std::move(definition)),
-      options_(std::move(options)),
-      changes_(executor) {}
+    : executor_(executor), def_(std::move(definition)), options_(std::move(options)) {}
 
 Workspace::~Workspace() {
   close();
@@ -227,7 +231,7 @@ Result<json::value> Workspace::from_source(const StateDef& s, const json::value&
 }
 
 asio::awaitable<Status> Workspace::open() {
-  auto guard = changes_.guard(co_await changes_.lock());
+  auto guard = co_await changes_.lock();
   if (!guard) co_return Error::make(ErrorCode::kInternalError, "the workspace is closed");
   bool needs_services = false;
   for (const auto& s : def_.states) needs_services |= s.source.has_value() || !s.effects.empty();
@@ -333,8 +337,8 @@ asio::awaitable<Status> Workspace::refresh_sources(bool opening) {
       json::value input = src.call.input;
       auto handle = co_await options_.services->subscribe(service, endpoint, input, on_item);
       if (!handle.ok()) {
-        add_note(s.name + ": cannot subscribe to " + service + "/" + endpoint + ": " +
-                 handle.error().message);
+        add_note(strcat(s.name, ": cannot subscribe to ", service, "/", endpoint, ": ",
+                        handle.error().message));
         continue;
       }
       std::lock_guard lock(mu_);
@@ -348,14 +352,14 @@ asio::awaitable<Status> Workspace::refresh_sources(bool opening) {
     std::string actor = "workspace:" + def_.name;
     auto result = co_await options_.services->call(service, endpoint, input, actor);
     if (!result.ok()) {
-      add_note(s.name + ": its source " + service + "/" + endpoint +
-               " failed: " + result.error().message);
+      add_note(strcat(s.name, ": its source ", service, "/", endpoint,
+                      " failed: ", result.error().message));
       continue;
     }
     auto value = from_source(s, result.value());
     if (!value.ok()) {
-      add_note(s.name + ": its source " + service + "/" + endpoint +
-               " gave a value the state refuses: " + value.error().message);
+      add_note(strcat(s.name, ": its source ", service, "/", endpoint,
+                      " gave a value the state refuses: ", value.error().message));
       continue;
     }
     json::value v = std::move(value).value();
@@ -366,7 +370,7 @@ asio::awaitable<Status> Workspace::refresh_sources(bool opening) {
 }
 
 asio::awaitable<Status> Workspace::commit_source(const StateDef& state, json::value value) {
-  auto guard = changes_.guard(co_await changes_.lock());
+  auto guard = co_await changes_.lock();
   if (!guard) co_return Error::make(ErrorCode::kInternalError, "the workspace is closed");
   std::int64_t from = 0;
   json::value old;
@@ -432,34 +436,45 @@ json::value Workspace::resolve_input(const json::value& input, const json::value
   return input;
 }
 
-asio::awaitable<Status> Workspace::record_failure(Change& change, const Error& error) {
-  if (change.dry_run) co_return Status();
+HistoryEntry Workspace::entry_for(const Change& change, std::string outcome) const {
   HistoryEntry entry;
   entry.at_ms = now_ms();
   entry.actor = change.actor;
   entry.kind = change.kind;
   entry.script = change.script;
-  entry.outcome = "failed";
-  entry.error = error_object(error);
+  entry.outcome = std::move(outcome);
   entry.console = change.console.lines;
+  entry.output = change.output;
   entry.clock_ms = change.inputs.clock_ms;
   entry.seed = change.inputs.seed;
   entry.reverts = change.reverts;
   entry.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::steady_clock::now() - change.started)
                          .count();
+  return entry;
+}
+
+asio::awaitable<Status> Workspace::record(HistoryEntry entry) {
   Store* store = options_.store;
   const std::string name = def_.name;
-  std::function<Status()> record = [store, name, entry]() mutable {
+  std::function<Status()> work = [store, name, entry]() mutable {
     return store->record(name, entry);
   };
-  co_return co_await options_.blocking->run(record);
+  co_return co_await options_.blocking->run(work);
+}
+
+asio::awaitable<Status> Workspace::record_failure(Change& change, const Error& error) {
+  if (change.dry_run) co_return Status();
+  HistoryEntry entry = entry_for(change, "failed");
+  entry.error = error_object(error);
+  co_return co_await record(std::move(entry));
 }
 
 asio::awaitable<Result<json::object>> Workspace::execute(ExecuteRequest request) {
-  auto guard = changes_.guard(co_await changes_.lock());
-  if (!guard || closed_)
+  auto guard = co_await changes_.lock();
+  if (!guard || closed_) {
     co_return Error::make(ErrorCode::kInternalError, "the workspace is closed");
+  }
   Change change;
   change.actor = request.actor;
   change.script = std::move(request.script);
@@ -528,9 +543,10 @@ asio::awaitable<Result<json::object>> Workspace::execute(ExecuteRequest request)
 }
 
 asio::awaitable<Result<json::object>> Workspace::revert(std::int64_t version, std::string actor) {
-  auto guard = changes_.guard(co_await changes_.lock());
-  if (!guard || closed_)
+  auto guard = co_await changes_.lock();
+  if (!guard || closed_) {
     co_return Error::make(ErrorCode::kInternalError, "the workspace is closed");
+  }
   Store* store = options_.store;
   const std::string name = def_.name;
   std::function<Result<std::optional<HistoryEntry>>()> find = [store, name, version] {
@@ -653,7 +669,7 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
           std::string comp_endpoint = comp->endpoint;
           auto undone =
               co_await options_.services->call(comp_service, comp_endpoint, comp_input, actor);
-          c["compensation"] = comp_service + "/" + comp_endpoint;
+          c["compensation"] = strcat(comp_service, "/", comp_endpoint);
           c["status"] = undone.ok() ? "compensated" : "compensation failed";
           if (!undone.ok()) c["error"] = error_object(undone.error());
           compensated.push_back(std::move(c));
@@ -668,24 +684,10 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
                          {"cause", error_object(*failure)},
                          {"compensated", compensated}});
         if (!change.dry_run) {
-          HistoryEntry entry;
-          entry.at_ms = now_ms();
-          entry.actor = change.actor;
-          entry.kind = change.kind;
-          entry.script = change.script;
-          entry.outcome = "rolled_back";
+          HistoryEntry entry = entry_for(change, "rolled_back");
           entry.error = error_object(error);
           entry.effects = effects;
-          entry.console = change.console.lines;
-          entry.clock_ms = change.inputs.clock_ms;
-          entry.seed = change.inputs.seed;
-          entry.reverts = change.reverts;
-          Store* store = options_.store;
-          const std::string name = def_.name;
-          std::function<Status()> record = [store, name, entry]() mutable {
-            return store->record(name, entry);
-          };
-          (void)co_await options_.blocking->run(record);
+          (void)co_await record(std::move(entry));
         }
         co_return error;
       }
@@ -730,42 +732,15 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
     out["version"] = change.from_version;
     out["committed"] = false;
     if (!change.dry_run) {
-      HistoryEntry entry;
-      entry.at_ms = now_ms();
-      entry.actor = change.actor;
-      entry.kind = change.kind;
-      entry.script = change.script;
-      entry.outcome = "no_change";
-      entry.console = change.console.lines;
-      entry.output = change.output;
-      entry.clock_ms = change.inputs.clock_ms;
-      entry.seed = change.inputs.seed;
-      entry.elapsed_ms = elapsed;
-      Store* store = options_.store;
-      const std::string name = def_.name;
-      std::function<Status()> record = [store, name, entry]() mutable {
-        return store->record(name, entry);
-      };
-      (void)co_await options_.blocking->run(record);
+      (void)co_await record(entry_for(change, "no_change"));
     }
     co_return out;
   }
 
-  HistoryEntry entry;
-  entry.at_ms = now_ms();
-  entry.actor = change.actor;
-  entry.kind = change.kind;
-  entry.script = change.script;
-  entry.outcome = "committed";
+  HistoryEntry entry = entry_for(change, "committed");
   entry.patch = patch;
   entry.inverse = inverse;
   entry.effects = effects;
-  entry.console = change.console.lines;
-  entry.output = change.output;
-  entry.clock_ms = change.inputs.clock_ms;
-  entry.seed = change.inputs.seed;
-  entry.elapsed_ms = elapsed;
-  entry.reverts = change.reverts;
   Store* store = options_.store;
   const std::string name = def_.name;
   const std::int64_t from = change.from_version;

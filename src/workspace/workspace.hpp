@@ -128,6 +128,10 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
   boost::asio::awaitable<Status> refresh_sources(bool opening);
   boost::asio::awaitable<Status> commit_source(const StateDef& state, json::value value);
   boost::asio::awaitable<Status> record_failure(Change& change, const Error& error);
+  /// A history entry of `change` with what every outcome records.
+  HistoryEntry entry_for(const Change& change, std::string outcome) const;
+  /// Records an entry that commits nothing.
+  boost::asio::awaitable<Status> record(HistoryEntry entry);
   json::value resolve_input(const json::value& input, const json::value& changed_value,
                             const json::object& state) const;
   void notify(const ChangeEvent& event);

@@ -435,8 +435,9 @@ components:
     events.push_back(e);
   });
   services_.publish("todos/updates", json::object{{"n", 1}});
-  for (int i = 0; i < 200 && value_of("live") == json::object(); ++i)
+  for (int i = 0; i < 200 && value_of("live") == json::object(); ++i) {
     std::this_thread::sleep_for(10ms);
+  }
   EXPECT_EQ(value_of("live"), boost::json::parse(R"({"n":1})"));
   std::lock_guard lock(mu);
   ASSERT_FALSE(events.empty());
@@ -445,40 +446,18 @@ components:
 }
 
 TEST_F(WorkspaceTest, AWorkspaceThatCallsServicesNeedsThem) {
-  write("workspace.yaml", kSearch);
-  Problems problems;
-  auto def = load_definition(dir_ / "ws", problems);
-  ASSERT_TRUE(def);
-  jsworker::PoolConfig config;
-  config.service_dir = dir_ / "ws";
-  config.worker_program = jsworker::default_worker_program();
-  pool_ = std::make_shared<jsworker::Pool>(io_.executor(), config);
-  Workspace::Options options{pool_, store_.get(), &blocking_, nullptr};
-  auto ws = std::make_shared<Workspace>(io_.executor(), std::move(*def), options);
-  auto opened = wait(ws->open());
+  auto opened = try_open(kSearch, /*with_services=*/false);
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.error().message.find("LAVS services"), std::string::npos);
-  ws->close();
 }
 
 TEST_F(WorkspaceTest, UtilitiesThatDoNotCompileAreReportedAtOpen) {
   write("utils.js", "function broken( {\n");
-  write("workspace.yaml", kSearch);
-  Problems problems;
-  auto def = load_definition(dir_ / "ws", problems);
-  ASSERT_TRUE(def);
-  jsworker::PoolConfig config;
-  config.service_dir = dir_ / "ws";
-  config.worker_program = jsworker::default_worker_program();
-  pool_ = std::make_shared<jsworker::Pool>(io_.executor(), config);
-  pool_->start();
-  Workspace::Options options{pool_, store_.get(), &blocking_, &services_};
-  auto ws = std::make_shared<Workspace>(io_.executor(), std::move(*def), options);
-  auto opened = wait(ws->open());
+  auto opened = try_open(kSearch);
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.error().message.find("utilities do not load"), std::string::npos)
       << opened.error().message;
-  ws->close();
+  EXPECT_NE(opened.error().message.find("utils.js"), std::string::npos) << opened.error().message;
 }
 
 TEST_F(WorkspaceTest, StateAndHistoryOutliveTheProcess) {

@@ -221,3 +221,48 @@ class FakeApi:
             if kind == "huge":
                 return h._answer(200, b'"' + b"x" * (20 << 20) + b'"')
         return h._answer(404, {"error": "Not found"})
+
+
+class RegistryExamples:
+    """The registry examples (examples/registry) against their local servers on free ports: the
+    definitions rewritten to those ports and sealed into `registry`, the demo credentials in the
+    vault of `state_dir`. `local_args` are the daemon's --local-domain options; `rewrite(text)`
+    points another file that names the example ports (a manifest) at these."""
+
+    EXAMPLE_PORTS = {"weather": "8741", "flights": "8742", "hotels": "8743"}
+
+    def __init__(self, root, tmp_path, hearth):
+        import socket
+        self.ports = []
+        for _ in range(3):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                self.ports.append(s.getsockname()[1])
+        self.port_of = dict(zip(self.EXAMPLE_PORTS, self.ports))
+        self.servers = subprocess.Popen(
+            ["/usr/bin/python3", str(root / "examples/registry/servers/example_services.py"),
+             "--ports", ",".join(map(str, self.ports))], stderr=subprocess.PIPE)
+        self.servers.stderr.readline()  # it says it listens
+        self.registry = tmp_path / "registry"
+        self.registry.mkdir()
+        for name in self.EXAMPLE_PORTS:
+            path = self.registry / f"{name}.yaml"
+            path.write_text(self.rewrite((root / "examples/registry" / f"{name}.yaml").read_text()))
+            subprocess.run([hearth, "registry", "seal", str(path)], check=True, capture_output=True)
+        self.state_dir = tmp_path / "state"
+        creds = [("weather", "API_KEY", "demo-weather-key"), ("flights", "CLIENT_ID", "demo-client"),
+                 ("flights", "CLIENT_SECRET", "demo-secret"), ("hotels", "API_KEY", "demo-hotel-key")]
+        for service, name, value in creds:
+            subprocess.run([hearth, "vault", "set", "--state-dir", str(self.state_dir),
+                            f"localhost:{self.port_of[service]}", name], input=value, text=True,
+                           check=True, capture_output=True)
+        self.local_args = [a for p in self.ports for a in ("--local-domain", f"localhost:{p}")]
+
+    def rewrite(self, text):
+        for name, old in self.EXAMPLE_PORTS.items():
+            text = text.replace("localhost:" + old, f"localhost:{self.port_of[name]}")
+        return text
+
+    def stop(self):
+        self.servers.terminate()
+        self.servers.wait(10)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from a2s_servers import FakeApi, make_ca
+from a2s_servers import FakeApi, RegistryExamples, make_ca
 from hearthtest import Daemon, error, hearth_bin, result, wait_for
 
 CLIENT_ID = "it-client"
@@ -763,30 +763,10 @@ def test_cli_check_search_execute(tmp_path):
 # -- the bundled examples ----------------------------------------------------------------------
 
 def test_the_registry_examples_run_against_their_servers(tmp_path):
-    import socket
     from hearthtest import ROOT
-    ports = []
-    for _ in range(3):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            ports.append(s.getsockname()[1])
-    servers = subprocess.Popen(["/usr/bin/python3", str(ROOT / "examples/registry/servers/example_services.py"),
-                                "--ports", ",".join(map(str, ports))], stderr=subprocess.PIPE)
+    examples = RegistryExamples(ROOT, tmp_path, hearth_bin())
     try:
-        servers.stderr.readline()  # it says it listens
-        registry = tmp_path / "registry"
-        registry.mkdir()
-        for name, port in zip(["weather", "flights", "hotels"], ports):
-            text = (ROOT / "examples/registry" / f"{name}.yaml").read_text()
-            old = {"weather": "8741", "flights": "8742", "hotels": "8743"}[name]
-            (registry / f"{name}.yaml").write_text(text.replace("localhost:" + old, f"localhost:{port}"))
-            seal(registry / f"{name}.yaml")
-        state = tmp_path / "state"
-        creds = [(0, "API_KEY", "demo-weather-key"), (1, "CLIENT_ID", "demo-client"),
-                 (1, "CLIENT_SECRET", "demo-secret"), (2, "API_KEY", "demo-hotel-key")]
-        for i, name, value in creds:
-            vault_set(state, f"localhost:{ports[i]}", name, value)
-        local = [a for p in ports for a in ("--local-domain", f"localhost:{p}")]
+        registry, state, local = examples.registry, examples.state_dir, examples.local_args
         calls = [("WeatherService", "Forecast Weather", {"DATE": "2026-11-26", "LAT": 47.6, "LON": -122.3}),
                  ("WeatherService", "Extended Forecast", {"START": "2026-11-26", "DAYS": 2}),
                  ("FlightService", "Search Flights", {"FROM": "SEA", "TO": "SFO", "DATE_OUT": "2026-11-27",
@@ -804,5 +784,4 @@ def test_the_registry_examples_run_against_their_servers(tmp_path):
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
     finally:
-        servers.terminate()
-        servers.wait(10)
+        examples.stop()

@@ -320,35 +320,14 @@ def test_the_trip_planner_example_plans_over_the_registry(tmp_path):
     """examples/trip-planner: a trip change searches flights and hotels and fetches the forecast
     through LAVS endpoints backed by the registry examples (their local servers, their demo
     credentials in the vault); a script then picks the cheapest with the utilities."""
-    import socket
-    from test_a2s import seal, vault_set
-    ports = []
-    for _ in range(3):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            ports.append(s.getsockname()[1])
-    servers = subprocess.Popen(["/usr/bin/python3", str(ROOT / "examples/registry/servers/example_services.py"),
-                                "--ports", ",".join(map(str, ports))], stderr=subprocess.PIPE)
+    from a2s_servers import RegistryExamples
+    examples = RegistryExamples(ROOT, tmp_path, hearth_bin())
     d = None
     try:
-        servers.stderr.readline()  # it says it listens
-        old = {"weather": "8741", "flights": "8742", "hotels": "8743"}
-        registry = tmp_path / "registry"
-        registry.mkdir()
-        for name, port in zip(["weather", "flights", "hotels"], ports):
-            text = (ROOT / "examples/registry" / f"{name}.yaml").read_text()
-            (registry / f"{name}.yaml").write_text(text.replace("localhost:" + old[name], f"localhost:{port}"))
-            seal(registry / f"{name}.yaml")
         shutil.copytree(ROOT / "examples/trip-planner", tmp_path / "trip")
-        manifest = (tmp_path / "trip/service/lavs.json").read_text()
-        for name, port in zip(["weather", "flights", "hotels"], ports):
-            manifest = manifest.replace("localhost:" + old[name], f"localhost:{port}")
-        (tmp_path / "trip/service/lavs.json").write_text(manifest)
-        state = tmp_path / "state"
-        for i, name, value in [(0, "API_KEY", "demo-weather-key"), (1, "CLIENT_ID", "demo-client"),
-                               (1, "CLIENT_SECRET", "demo-secret"), (2, "API_KEY", "demo-hotel-key")]:
-            vault_set(state, f"localhost:{ports[i]}", name, value)
-        local = [a for p in ports for a in ("--local-domain", f"localhost:{p}")]
+        manifest = tmp_path / "trip/service/lavs.json"
+        manifest.write_text(examples.rewrite(manifest.read_text()))
+        state, local, registry = examples.state_dir, examples.local_args, examples.registry
         d = Daemon([tmp_path / "trip/service"], copy=False, state_dir=state,
                    extra_args=["--registry", str(registry), *local,
                                "--workspace", str(tmp_path / "trip/workspace")])
@@ -379,5 +358,4 @@ def test_the_trip_planner_example_plans_over_the_registry(tmp_path):
         if d:
             d.stop()
             d.cleanup()
-        servers.terminate()
-        servers.wait(10)
+        examples.stop()
