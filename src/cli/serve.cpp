@@ -441,7 +441,7 @@ int serve(const ServeOptions& options) {
     asio::co_spawn(
         ioc,
         [&]() -> asio::awaitable<void> {
-          json::array names;
+          json::array workspace_names;
           for (const auto& dir : options.workspace_dirs) {
             auto ws = co_await workspaces.value()->open(dir);
             if (!ws.ok()) {
@@ -453,9 +453,9 @@ int serve(const ServeOptions& options) {
             for (const auto& note : ws.value()->notes()) {
               spdlog::warn("workspace {}: {}", ws.value()->name(), note);
             }
-            names.push_back(json::string(ws.value()->name()));
+            workspace_names.push_back(json::string(ws.value()->name()));
           }
-          ready["workspaces"] = std::move(names);
+          ready["workspaces"] = std::move(workspace_names);
           workspaces_open = true;
         },
         asio::detached);

@@ -33,6 +33,13 @@ asio::awaitable<Result<std::shared_ptr<Workspace>>> Manager::open(std::filesyste
     co_return Error::make(ErrorCode::kInvalidParams,
                           "workspace folder " + dir.string() + ": " + ec.message());
   }
+  {
+    // Opening a folder that is open already gives the workspace it is.
+    std::lock_guard lock(mu_);
+    for (const auto& [name, ws] : workspaces_) {
+      if (ws->definition().dir == canonical) co_return ws;
+    }
+  }
   auto def = load_definition(canonical, problems);
   if (!def) {
     std::string message = "workspace " + canonical.string() + " has problems:";

@@ -33,8 +33,8 @@ class Manager {
                                                  Services* services);
   ~Manager();
 
-  /// Loads and opens the workspace in `dir`. Its problems come back as one error listing them
-  /// with their paths.
+  /// Loads and opens the workspace in `dir` (the one already open when it is). Its problems come
+  /// back as one error listing them with their paths.
   boost::asio::awaitable<Result<std::shared_ptr<Workspace>>> open(std::filesystem::path dir);
 
   /// The workspace of that id; -32601 naming the ones there are when there is none.

@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <chrono>
+#include <limits>
 #include <map>
 
 #include "common/random.hpp"
@@ -592,6 +593,58 @@ asio::awaitable<Result<json::object>> Workspace::revert(std::int64_t version, st
   co_return out;
 }
 
+asio::awaitable<Result<json::object>> Workspace::revert_to(std::int64_t version,
+                                                           std::string actor) {
+  auto guard = co_await changes_.lock();
+  if (!guard || closed_) {
+    co_return Error::make(ErrorCode::kInternalError, "the workspace is closed");
+  }
+  Change change;
+  change.kind = "revert";
+  change.actor = std::move(actor);
+  change.reverts = version;
+  change.script = "// revert to version " + std::to_string(version);
+  {
+    std::lock_guard lock(mu_);
+    change.from_version = version_;
+    change.before = state_;
+  }
+  if (version < 0 || version > change.from_version) {
+    co_return Error::make(ErrorCode::kInvalidParams,
+                          "workspace " + def_.name + " is at version " +
+                              std::to_string(change.from_version) +
+                              ": toVersion must be from 0 to it",
+                          json::object{{"field", "toVersion"}, {"constraint", "range"}});
+  }
+  Store* store = options_.store;
+  const std::string name = def_.name;
+  std::function<Result<std::vector<HistoryEntry>>()> read = [store, name] {
+    return store->history(name, 0, std::numeric_limits<std::int32_t>::max());
+  };
+  auto entries = co_await options_.blocking->run(read);
+  if (!entries.ok()) co_return entries.error();
+  // The inverses of the model's changes after `version`, newest first. Source updates are left
+  // alone: a source's value is what its service says now.
+  json::value doc = change.before;
+  auto& all = entries.value();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (!it->version || *it->version <= version || it->kind == "source") continue;
+    if (auto st = json::apply_patch(doc, it->inverse); !st.ok()) {
+      co_return Error::make(ErrorCode::kConflict,
+                            "version " + std::to_string(version) +
+                                " cannot be restored: the change that made version " +
+                                std::to_string(*it->version) + " no longer undoes cleanly (" +
+                                st.error().message + ")",
+                            json::object{{"version", change.from_version}, {"toVersion", version}});
+    }
+  }
+  change.after = std::move(doc.get_object());
+  auto out = co_await apply(std::move(change));
+  guard = AsyncMutex::Guard();
+  co_await after_commit(out);
+  co_return out;
+}
+
 asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
   // What changed, in declaration order.
   std::vector<const StateDef*> changed;
@@ -726,6 +779,9 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
   out["output"] = change.output;
   if (change.completion) out["completion"] = json::object{{"result", *change.completion}};
   out["elapsedMs"] = elapsed;
+  out["stats"] = json::object{{"elapsedMs", elapsed},
+                              {"consoleLines", change.console.lines.size()},
+                              {"effects", effects.size()}};
   if (change.reverts) out["reverts"] = *change.reverts;
 
   if (change.dry_run || changed_values.empty()) {

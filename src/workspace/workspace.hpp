@@ -92,6 +92,10 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
   /// Applies the inverse of the change that made `version` as a new change.
   boost::asio::awaitable<Result<json::object>> revert(std::int64_t version, std::string actor);
 
+  /// Restores the model's states as they were at `version`: the inverses of every later change
+  /// (newest first; source updates left alone) as one new change.
+  boost::asio::awaitable<Result<json::object>> revert_to(std::int64_t version, std::string actor);
+
   /// A state's committed value as the model may see it: private states do not exist and
   /// write-only ones cannot be read (-32001) unless `operator_view`.
   Result<json::value> state(std::string_view name, bool operator_view) const;

@@ -359,3 +359,49 @@ def test_the_trip_planner_example_plans_over_the_registry(tmp_path):
             d.stop()
             d.cleanup()
         examples.stop()
+
+
+def test_revert_to_a_version_history_since_a_version_and_aliases(daemon):
+    v0 = result(ws_call(daemon, "workspace/state", {}))["version"]
+    result(ws_call(daemon, "workspace/execute", {"script": "search_box_state.search_pattern = 'tea';"}))
+    out = result(ws_call(daemon, "workspace/execute", {"script": "filter_state.maxPrice = 3;"}))
+    assert out["stats"]["effects"] == 1
+    error(ws_call(daemon, "workspace/execute", {"script": "throw new Error('x')"}))
+    since = result(ws_call(daemon, "workspace/history", {"sinceVersion": v0}))["entries"]
+    assert [e["outcome"] for e in since] == ["committed", "committed", "failed"]
+    back = result(ws_call(daemon, "workspace/revert", {"toVersion": v0}))
+    assert back["committed"] is True
+    state = result(ws_call(daemon, "workspace/state", {}))["states"]
+    assert state["search_box_state"] == {"search_pattern": ""}
+    assert state["filter_state"]["maxPrice"] is None
+    err = error(ws_call(daemon, "workspace/revert", {}))
+    assert err["code"] == -32602
+    err = error(ws_call(daemon, "workspace/revert", {"version": 1, "toVersion": 0}))
+    assert err["code"] == -32602
+    # The spec's names: format tui, withGuide.
+    tui = result(ws_call(daemon, "workspace/render", {"format": "tui", "withGuide": False}))["text"]
+    assert "VIRTUAL WORKSPACE" in tui and "UTILITIES" not in tui
+
+
+def test_a_workspace_opened_at_runtime(daemon, tmp_path):
+    folder = tmp_path / "notes-ws"
+    folder.mkdir()
+    (folder / "workspace.yaml").write_text(
+        "name: scratch\ncomponents:\n  - id: c\n    states:\n"
+        "      note: {permission: rw, schema: {type: string, maxLength: 10}, initial: ''}\n")
+    opened = result(daemon.rpc("workspace/open", {"path": str(folder)}))
+    assert opened["workspaceId"] == "scratch"
+    again = result(daemon.rpc("workspace/open", {"path": str(folder)}))
+    assert again["workspaceId"] == "scratch"
+    out = result(daemon.rpc("workspace/execute", {"workspaceId": "scratch", "script": "note = 'hi';"}))
+    assert out["committed"] is True
+    ids = sorted(w["workspaceId"] for w in result(daemon.rpc("workspace/list"))["workspaces"])
+    assert ids == ["product-search", "scratch"]
+    (folder / "workspace.yaml").write_text("name: Bad\n")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "workspace.yaml").write_text("name: bad\ncomponents: []\n")
+    err = error(daemon.rpc("workspace/open", {"path": str(bad)}))
+    assert err["code"] == -32602 and err["data"]["problems"][0]["path"] == "components"
+    err = error(daemon.rpc("workspace/open", {"path": "relative/path"}))
+    assert err["code"] == -32602

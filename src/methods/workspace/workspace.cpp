@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <limits>
 
 #include "common/random.hpp"
 #include "rpc/params.hpp"
@@ -150,7 +151,7 @@ asio::awaitable<Result<json::value>> render(Manager& manager, const Request& req
   HEARTH_CO_ASSIGN_OR_RETURN(auto format, rpc::string_param(*params, "format", false));
   hearth::workspace::RenderOptions options;
   const std::string f = format.value_or("text");
-  if (f == "text") {
+  if (f == "text" || f == "tui") {
     options.format = hearth::workspace::Format::kText;
   } else if (f == "markdown") {
     options.format = hearth::workspace::Format::kMarkdown;
@@ -159,9 +160,13 @@ asio::awaitable<Result<json::value>> render(Manager& manager, const Request& req
   } else {
     co_return rpc::invalid_param("format must be text, markdown or json", "format", "enum");
   }
-  if (const auto* g = params->if_contains("guide"); g != nullptr && !g->is_null()) {
-    if (!g->is_bool()) co_return rpc::invalid_param("guide must be a boolean", "guide", "type");
-    options.guide = g->get_bool();
+  for (const char* key : {"guide", "withGuide"}) {
+    if (const auto* g = params->if_contains(key); g != nullptr && !g->is_null()) {
+      if (!g->is_bool()) {
+        co_return rpc::invalid_param(std::string(key) + " must be a boolean", key, "type");
+      }
+      options.guide = g->get_bool();
+    }
   }
   HEARTH_CO_ASSIGN_OR_RETURN(auto budget, int_param(*params, "budget", 500));
   if (budget) options.budget = static_cast<std::size_t>(*budget);
@@ -216,12 +221,23 @@ asio::awaitable<Result<json::value>> history(Manager& manager, const Request& re
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
   HEARTH_CO_ASSIGN_OR_RETURN(auto after, int_param(*params, "afterSeq", 0));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto since, int_param(*params, "sinceVersion", 0));
   HEARTH_CO_ASSIGN_OR_RETURN(auto limit, int_param(*params, "limit", 1));
   const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(limit.value_or(50), 500));
-  auto entries = co_await ws->history(after.value_or(0), n);
+  // sinceVersion: what came after the change that made that version (failed runs included).
+  const std::size_t read = since ? std::numeric_limits<std::int32_t>::max() : n;
+  auto entries = co_await ws->history(after.value_or(0), read);
   if (!entries.ok()) co_return entries.error();
   json::array out;
-  for (const auto& e : entries.value()) out.push_back(e.to_json());
+  bool past = !since || *since == 0;
+  for (const auto& e : entries.value()) {
+    if (!past) {
+      past = e.version && *e.version >= *since;
+      continue;
+    }
+    if (out.size() >= n) break;
+    out.push_back(e.to_json());
+  }
   co_return json::value(json::object{{"workspaceId", ws->name()}, {"entries", std::move(out)}});
 }
 
@@ -229,11 +245,35 @@ asio::awaitable<Result<json::value>> revert(Manager& manager, const Request& req
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
   HEARTH_CO_ASSIGN_OR_RETURN(auto version, int_param(*params, "version", 1));
-  if (!version) co_return rpc::invalid_param("version is required", "version", "required");
+  HEARTH_CO_ASSIGN_OR_RETURN(auto to_version, int_param(*params, "toVersion", 0));
+  if (version.has_value() == to_version.has_value()) {
+    co_return rpc::invalid_param(
+        "give version (undo the change that made it) or toVersion (go back to it), not both",
+        version ? "toVersion" : "version", "required");
+  }
   std::string actor = actor_of(request);
-  auto out = co_await ws->revert(*version, actor);
+  Result<json::object> out = Error::make(ErrorCode::kInternalError, "unreached");
+  if (version) {
+    out = co_await ws->revert(*version, actor);
+  } else {
+    out = co_await ws->revert_to(*to_version, actor);
+  }
   if (!out.ok()) co_return out.error();
   co_return json::value(std::move(out).value());
+}
+
+asio::awaitable<Result<json::value>> open(Manager& manager, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto path, rpc::required_string(*params, "path"));
+  std::filesystem::path dir(path);
+  if (!dir.is_absolute()) {
+    co_return rpc::invalid_param("path must be an absolute folder path", "path", "format");
+  }
+  auto ws = co_await manager.open(dir);
+  if (!ws.ok()) co_return ws.error();
+  co_return json::value(json::object{{"workspaceId", ws.value()->name()},
+                                     {"version", ws.value()->version()},
+                                     {"dir", ws.value()->definition().dir.string()}});
 }
 
 json::object changed_params(const hearth::workspace::ChangeEvent& e) {
@@ -379,6 +419,7 @@ void add_methods(rpc::Dispatcher& dispatcher, Manager& workspaces, AgentSettings
     return [&workspaces, fn](const Request& r) { return fn(workspaces, r); };
   };
   dispatcher.add("workspace/list", bind(list));
+  dispatcher.add("workspace/open", bind(open));
   dispatcher.add("workspace/render", bind(render));
   dispatcher.add("workspace/execute", bind(execute));
   dispatcher.add("workspace/state", bind(state));
