@@ -398,6 +398,32 @@ components:
   EXPECT_EQ(replay->state.at("roll"), value_of("roll"));
 }
 
+TEST_F(WorkspaceTest, GrantedFilesAreReadableWithinTheirPatternsOnly) {
+  const char* yaml = R"(
+name: files
+grants: {files: ["./data/*.json"]}
+components:
+  - id: c
+    states:
+      loaded: {permission: rw, schema: {}, initial: null}
+)";
+  std::filesystem::create_directories(dir_ / "ws" / "data");
+  write("data/prices.json", R"({"tea": 3})");
+  write("secret.txt", "not granted");
+  auto ws = open(yaml);
+  ASSERT_TRUE(ws);
+  auto out = exec("loaded = JSON.parse(readFile('data/prices.json'));");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(value_of("loaded"), boost::json::parse(R"({"tea":3})"));
+  out = exec("loaded = readFile('secret.txt');");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::kPermissionDenied) << out.error().message;
+  out = exec("await fetch('http://127.0.0.1:1/');");
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message.find("does not grant network access"), std::string::npos);
+  EXPECT_EQ(value_of("loaded"), boost::json::parse(R"({"tea":3})"));
+}
+
 TEST_F(WorkspaceTest, SourcesFeedReadOnlyStates) {
   const char* yaml = R"(
 name: feed
