@@ -51,6 +51,7 @@ struct WorkspaceArgs {
   // state, history, revert
   std::string name;
   std::int64_t version = 0;
+  bool to_version = false;
   std::size_t limit = 50;
   // agent run
   std::string task;
@@ -259,7 +260,13 @@ int revert(const WorkspaceArgs& args) {
                      [&args](std::shared_ptr<workspace::Workspace> ws) -> asio::awaitable<int> {
                        const std::int64_t version = args.version;
                        std::string actor = "cli";
-                       auto out = co_await ws->revert(version, actor);
+                       Result<json::object> out =
+                           Error::make(ErrorCode::kInternalError, "unreached");
+                       if (args.to_version) {
+                         out = co_await ws->revert_to(version, actor);
+                       } else {
+                         out = co_await ws->revert(version, actor);
+                       }
                        if (!out.ok()) co_return fail("workspace revert", out.error());
                        print(out.value());
                        co_return 0;
@@ -424,6 +431,8 @@ CLI::App* add_workspace_command(CLI::App& app, std::function<int()>& run) {
       ws->add_subcommand("revert", "Undo the change that made VERSION, as a new change");
   common(revert_cmd);
   revert_cmd->add_option("version", args.version, "The version to undo")->required();
+  revert_cmd->add_flag("--to", args.to_version,
+                       "Go back to VERSION instead: undo every later change of the model");
   revert_cmd->callback([&run] { run = [] { return revert(args); }; });
   return ws;
 }
@@ -444,7 +453,8 @@ CLI::App* add_agent_command(CLI::App& app, std::function<int()>& run) {
                       "API base URL (e.g. http://127.0.0.1:11434/v1); default $HEARTH_MODEL_URL");
   run_cmd->add_option("--model", args.model, "Model name; default $HEARTH_MODEL");
   run_cmd->add_option("--model-key", args.model_key,
-                      "Vault variable with the API key (SCOPE::NAME); default $HEARTH_MODEL_KEY");
+                      "Vault variable with the API key (SCOPE::NAME); without it, the key in "
+                      "$HEARTH_MODEL_KEY if set");
   run_cmd->add_flag("--stream", args.stream, "Stream completions (server-sent events)");
   run_cmd->add_option("--max-turns", args.max_turns, "Turn limit")
       ->capture_default_str()

@@ -284,6 +284,10 @@ def test_the_cli_works_a_workspace_without_a_daemon(tmp_path):
     assert r.returncode == 0, r.stderr
     r = run_cli("workspace", "state", ws_dir, "search_box_state", *services, state_dir=state)
     assert json.loads(r.stdout) == {"search_pattern": ""}
+    r = run_cli("workspace", "revert", ws_dir, str(out["version"] - 1), "--to", *services, state_dir=state)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("workspace", "state", ws_dir, "search_box_state", *services, state_dir=state)
+    assert json.loads(r.stdout) == {"search_pattern": ""}
     # Without the services its side effects call, the workspace is refused, saying why.
     r = run_cli("workspace", "render", ws_dir, state_dir=state)
     assert r.returncode != 0 and "--services" in r.stderr
