@@ -537,6 +537,23 @@ asio::awaitable<Result<json::object>> Workspace::execute(ExecuteRequest request)
   change.after = std::move(result->state);
   change.output = std::move(result->output);
   change.completion = std::move(result->completion);
+  co_return co_await finish(std::move(guard), std::move(change));
+}
+
+Workspace::Change Workspace::revert_change(std::string actor, std::int64_t version,
+                                           std::string_view what) const {
+  Change change;
+  change.kind = "revert";
+  change.actor = std::move(actor);
+  change.reverts = version;
+  change.script = std::string(what) + std::to_string(version);
+  std::lock_guard lock(mu_);
+  change.from_version = version_;
+  change.before = state_;
+  return change;
+}
+
+asio::awaitable<Result<json::object>> Workspace::finish(AsyncMutex::Guard guard, Change change) {
   auto out = co_await apply(std::move(change));
   guard = AsyncMutex::Guard();  // sources that refresh after a commit make changes of their own
   co_await after_commit(out);
@@ -568,16 +585,7 @@ asio::awaitable<Result<json::object>> Workspace::revert(std::int64_t version, st
                               " came from a source; it is not the model's to revert",
                           json::object{{"field", "version"}, {"constraint", "kind"}});
   }
-  Change change;
-  change.kind = "revert";
-  change.actor = std::move(actor);
-  change.reverts = version;
-  change.script = "// revert of version " + std::to_string(version);
-  {
-    std::lock_guard lock(mu_);
-    change.from_version = version_;
-    change.before = state_;
-  }
+  Change change = revert_change(std::move(actor), version, "// revert of version ");
   json::value doc = change.before;
   if (auto st = json::apply_patch(doc, entry.inverse); !st.ok()) {
     co_return Error::make(ErrorCode::kConflict,
@@ -587,10 +595,7 @@ asio::awaitable<Result<json::object>> Workspace::revert(std::int64_t version, st
                           json::object{{"version", change.from_version}, {"reverts", version}});
   }
   change.after = std::move(doc.get_object());
-  auto out = co_await apply(std::move(change));
-  guard = AsyncMutex::Guard();
-  co_await after_commit(out);
-  co_return out;
+  co_return co_await finish(std::move(guard), std::move(change));
 }
 
 asio::awaitable<Result<json::object>> Workspace::revert_to(std::int64_t version,
@@ -599,16 +604,7 @@ asio::awaitable<Result<json::object>> Workspace::revert_to(std::int64_t version,
   if (!guard || closed_) {
     co_return Error::make(ErrorCode::kInternalError, "the workspace is closed");
   }
-  Change change;
-  change.kind = "revert";
-  change.actor = std::move(actor);
-  change.reverts = version;
-  change.script = "// revert to version " + std::to_string(version);
-  {
-    std::lock_guard lock(mu_);
-    change.from_version = version_;
-    change.before = state_;
-  }
+  Change change = revert_change(std::move(actor), version, "// revert to version ");
   if (version < 0 || version > change.from_version) {
     co_return Error::make(ErrorCode::kInvalidParams,
                           "workspace " + def_.name + " is at version " +
@@ -639,10 +635,7 @@ asio::awaitable<Result<json::object>> Workspace::revert_to(std::int64_t version,
     }
   }
   change.after = std::move(doc.get_object());
-  auto out = co_await apply(std::move(change));
-  guard = AsyncMutex::Guard();
-  co_await after_commit(out);
-  co_return out;
+  co_return co_await finish(std::move(guard), std::move(change));
 }
 
 asio::awaitable<Result<json::object>> Workspace::apply(Change change) {

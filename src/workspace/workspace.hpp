@@ -127,6 +127,10 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
  private:
   struct Change;
   boost::asio::awaitable<Result<json::object>> apply(Change change);
+  /// apply(), then (the mutex released) the sources that refresh after a commit.
+  boost::asio::awaitable<Result<json::object>> finish(AsyncMutex::Guard guard, Change change);
+  /// A revert of `version` starting from the committed state.
+  Change revert_change(std::string actor, std::int64_t version, std::string_view what) const;
   /// Runs the sources that refresh after a commit when `result` committed (without the lock).
   boost::asio::awaitable<void> after_commit(const Result<json::object>& result);
   boost::asio::awaitable<Status> refresh_sources(bool opening);
