@@ -269,6 +269,18 @@ SpiderMonkeyEngine* engine_of(JSContext* cx) {
 
 class SpiderMonkeyEngine final : public Engine {
  public:
+  /// The engine's promise rejection tracker: during an evaluation, promises rejected with no
+  /// handler are kept, so that an evaluation that leaves one behind fails with its reason (a
+  /// forgotten `await` must not pass silently).
+  void track_rejection(JS::HandleObject promise, JS::PromiseRejectionHandlingState state) {
+    if (!track_rejections_) return;
+    if (state == JS::PromiseRejectionHandlingState::Unhandled) {
+      rejected_.push_back(std::make_unique<JS::PersistentRootedObject>(cx_, promise));
+      return;
+    }
+    std::erase_if(rejected_, [&](const auto& p) { return p->get() == promise.get(); });
+  }
+
   SpiderMonkeyEngine(WorkerConfig config, JSContext* cx)
       : config_(std::move(config)),
         network_(network_policy(config_.network)),
@@ -299,7 +311,10 @@ class SpiderMonkeyEngine final : public Engine {
     as_call.timeout = request.timeout;
     g_pinned_clock_us =
         request.clock_ms ? std::optional<double>(*request.clock_ms * 1000.0) : std::nullopt;
+    track_rejections_ = true;
     Outcome out = with_limits(as_call, sink, [this, &request] { return run_source(request); });
+    track_rejections_ = false;
+    rejected_.clear();
     g_pinned_clock_us.reset();
     return out;
   }
@@ -688,6 +703,16 @@ class SpiderMonkeyEngine final : public Engine {
       return take_exception();
     }
     if (auto failed = settle(&result)) return std::move(*failed);
+    if (!rejected_.empty()) {
+      // A promise the source created was rejected and nothing awaited or caught it.
+      JS::RootedObject promise(cx_, rejected_.front()->get());
+      JS::RootedValue reason(cx_, JS::GetPromiseResult(promise));
+      if (!JS::SetSettledPromiseIsHandled(cx_, promise)) JS_ClearPendingException(cx_);
+      JS::RootedObject stack(cx_);
+      Outcome out = error_outcome(reason, stack);
+      out.message = "a promise was rejected and nothing awaited it: " + out.message;
+      return out;
+    }
 
     Outcome out;
     if (!stringify(cx_, result, out.value_json)) return take_exception();
@@ -1401,6 +1426,8 @@ class SpiderMonkeyEngine final : public Engine {
   std::vector<Timer> timers_;
   std::uint32_t next_timer_ = 1;
   std::optional<Outcome> failure_;
+  bool track_rejections_ = false;                                      ///< during an evaluation
+  std::vector<std::unique_ptr<JS::PersistentRootedObject>> rejected_;  ///< not handled (yet)
   const CallRequest* request_ = nullptr;
   const CallSink* sink_ = nullptr;
   // Handler logs reach the daemon's log: bounded so that a loop of console.log cannot fill the
@@ -1466,6 +1493,11 @@ std::unique_ptr<Engine> Engine::create(WorkerConfig config, std::string& error) 
   JS_SetContextPrivate(cx, engine.get());
   JS_AddInterruptCallback(cx, interrupt_callback);
   JS::SetReduceMicrosecondTimePrecisionCallback(pinned_clock);
+  JS::SetPromiseRejectionTrackerCallback(
+      cx,
+      [](JSContext*, bool, JS::HandleObject promise, JS::PromiseRejectionHandlingState state,
+         void* data) { static_cast<SpiderMonkeyEngine*>(data)->track_rejection(promise, state); },
+      engine.get());
   JS::SetModuleResolveHook(JS_GetRuntime(cx), module_resolve_hook);
   return engine;
 }

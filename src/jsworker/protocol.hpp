@@ -56,7 +56,8 @@ struct CallFunction {
 /// Runs `source` as the body of a strict async function (so `return` gives the value and `await`
 /// works) in a fresh global that holds, besides the standard library, `console` and
 /// `setTimeout`, one writable property per member of `globals` (a copy of its JSON value). The
-/// answer carries the value returned and those globals' final values.
+/// answer carries the value returned and those globals' final values; a promise the source
+/// leaves rejected with no handler fails it.
 struct EvaluateSource {
   std::uint64_t id = 0;
   std::string source;

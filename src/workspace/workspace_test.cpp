@@ -189,6 +189,9 @@ TEST_F(WorkspaceTest, EscapesFailWithAClearErrorAndChangeNothing) {
   for (const auto& c : std::vector<Case>{
            {"counter = 1; await (async()=>{}).constructor('return process')();",
             "process is not defined"},
+           {"counter = 1; (async()=>{}).constructor('return process')();",
+            "process is not defined"},
+           {"counter = 1; Promise.reject(new Error('forgotten'));", "nothing awaited it"},
            {"counter = 1; Function('return require')()('fs');", "require is not defined"},
            {"counter = 1; globalThis.constructor.constructor('return this')().process.exit();",
             "undefined"},
@@ -206,6 +209,18 @@ TEST_F(WorkspaceTest, EscapesFailWithAClearErrorAndChangeNothing) {
     EXPECT_EQ(value_of("counter"), 0) << c.script;
   }
   EXPECT_EQ(ws->version(), 0);
+}
+
+TEST_F(WorkspaceTest, RejectionsThatAreHandledDoNotFailAScript) {
+  auto ws = open(kSearch);
+  ASSERT_TRUE(ws);
+  auto out = exec(
+      "try { await Promise.reject(new Error('a')); } catch (e) {}\n"
+      "Promise.reject(new Error('b')).catch(() => {});\n"
+      "const late = Promise.reject(new Error('c')); await null; await late.catch(() => {});\n"
+      "counter = 2;");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(value_of("counter"), 2);
 }
 
 TEST_F(WorkspaceTest, PrototypePollutionReachesNoStoredValue) {

@@ -104,6 +104,7 @@ def test_schema_violations_and_dry_runs_commit_nothing(daemon):
 
 @pytest.mark.parametrize("script,says", [
     ("await (async()=>{}).constructor('return process')();", "process is not defined"),
+    ("(async()=>{}).constructor('return process.env')();", "process is not defined"),
     ("globalThis.constructor.constructor('return this')().require('fs');", "require"),
     ("categories.push({name: 'x', count: 1});", "categories is read-only"),
     ("Object.getOwnPropertyDescriptor(globalThis, 'recommendation').get().reason;", "write-only"),
