@@ -273,18 +273,28 @@ int serve(const ServeOptions& options) {
   agent_settings.model.model = options.model;
   agent_settings.model.stream = options.model_stream;
   agent_settings.default_key_ref = options.model_key_ref;
-  agent_settings.read_key = [vault = vault.value()](const std::string& ref) -> Result<std::string> {
+  agent_settings.read_key = [vault = vault.value(),
+                             &audit](const std::string& ref) -> Result<std::string> {
     auto variable = methods::a2s::split_variable(ref);
     if (!variable) {
       return Error::make(ErrorCode::kInvalidParams,
                          "a key reference is SCOPE::NAME (a vault variable), not '" + ref + "'");
     }
-    HEARTH_ASSIGN_OR_RETURN(auto secret, vault->get(variable->first, variable->second));
-    if (!secret) {
+    auto secret = vault->get(variable->first, variable->second);
+    // Every read of a model key is recorded (the value never is).
+    host::AuditRecord record;
+    record.service = variable->first;
+    record.endpoint = ref;
+    record.method = "agent/modelKey";
+    record.transport = "daemon";
+    record.outcome = !secret.ok() ? "error" : secret.value() ? "ok" : "absent";
+    audit.record(record);
+    if (!secret.ok()) return secret.error();
+    if (!secret.value()) {
       return Error::make(ErrorCode::kInvalidParams,
                          "the vault has no " + ref + ": set it with hearth vault set");
     }
-    return secret->value;
+    return secret.value()->value;
   };
   agent_settings.transcripts = state_dir / "agent";
   agent_settings.writer = &transcript_writer;

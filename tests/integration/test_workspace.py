@@ -410,3 +410,26 @@ def test_a_workspace_opened_at_runtime(daemon, tmp_path):
     assert err["code"] == -32602 and err["data"]["problems"][0]["path"] == "components"
     err = error(daemon.rpc("workspace/open", {"path": "relative/path"}))
     assert err["code"] == -32602
+
+
+def test_the_model_key_comes_from_the_vault_and_its_reads_are_audited(daemon):
+    r = subprocess.run([hearth_bin(), "vault", "set", "--state-dir", str(daemon.state_dir), "global",
+                        "MODEL_KEY"], input="sk-vault-777", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    fake = FakeModel([{"reply": {"tool_calls": [{"name": "attempt_completion",
+                                                 "arguments": {"result": "nothing to do"}}]}}],
+                     api_key="sk-vault-777")
+    base = fake.start()
+    try:
+        run = result(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x", "model": {
+            "baseUrl": base, "model": "fake", "apiKeyRef": "global::MODEL_KEY"}}))
+        assert wait_ended(daemon, run["runId"], 30)["status"] == "completed"
+        assert fake.errors == []
+        err = error(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x", "model": {
+            "baseUrl": base, "model": "fake", "apiKeyRef": "global::NOPE"}}))
+        assert "no global::NOPE" in err["message"]
+        audit = Path(daemon.ready["auditLog"]).read_text()
+        assert "agent/modelKey" in audit and "sk-vault-777" not in audit
+        assert "sk-vault-777" not in Path(run["transcript"]).read_text()
+    finally:
+        fake.stop()
