@@ -3,6 +3,8 @@
 /// these, so that a missing or mistyped one gets the same -32602 error everywhere
 /// (`data.field`, `data.constraint`).
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +29,15 @@ Result<std::optional<std::string>> string_param(const json::object& params, std:
 
 /// A required string member.
 Result<std::string> required_string(const json::object& params, std::string_view name);
+
+/// A boolean member; false when absent (or null).
+Result<bool> bool_param(const json::object& params, std::string_view name);
+
+/// An integer member from `min` to `max`; nullopt when absent (or null). Not an integer:
+/// constraint "type"; out of range: "range".
+Result<std::optional<std::int64_t>> int_param(
+    const json::object& params, std::string_view name, std::int64_t min,
+    std::int64_t max = std::numeric_limits<std::int64_t>::max());
 
 /// A member as it is; null when absent.
 json::value value_param(const json::object& params, std::string_view name);

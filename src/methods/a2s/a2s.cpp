@@ -20,25 +20,8 @@ std::optional<std::pair<std::string, std::string>> split_variable(std::string_vi
 namespace {
 
 Result<std::size_t> limit_param(const json::object& params) {
-  const auto* v = params.if_contains("limit");
-  if (v == nullptr || v->is_null()) return std::size_t{10};
-  if (!v->is_int64() && !v->is_uint64()) {
-    return rpc::invalid_param("limit must be an integer from 1 to 100", "limit", "type");
-  }
-  const auto n = v->is_int64() ? v->as_int64() : static_cast<std::int64_t>(v->as_uint64());
-  if (n < 1 || n > 100) {
-    return rpc::invalid_param("limit must be an integer from 1 to 100", "limit", "range");
-  }
-  return static_cast<std::size_t>(n);
-}
-
-Result<bool> bool_param(const json::object& params, std::string_view name) {
-  const auto* v = params.if_contains(name);
-  if (v == nullptr || v->is_null()) return false;
-  if (!v->is_bool()) {
-    return rpc::invalid_param(std::string(name) + " must be a boolean", name, "type");
-  }
-  return v->as_bool();
+  HEARTH_ASSIGN_OR_RETURN(auto limit, rpc::int_param(params, "limit", 1, 100));
+  return static_cast<std::size_t>(limit.value_or(10));
 }
 
 /// scope and name, given as {"scope", "name"} or as {"variable": "SCOPE::NAME"}.
@@ -125,8 +108,8 @@ asio::awaitable<Result<json::value>> execute(Gateway& gateway, const Request& re
     co_return rpc::invalid_param("variables must be an object of NAME: value", "variables", "type");
   }
   if (variables.is_object()) p.variables = variables.as_object();
-  HEARTH_CO_ASSIGN_OR_RETURN(p.dry_run, bool_param(*params, "dryRun"));
-  HEARTH_CO_ASSIGN_OR_RETURN(p.store, bool_param(*params, "store"));
+  HEARTH_CO_ASSIGN_OR_RETURN(p.dry_run, rpc::bool_param(*params, "dryRun"));
+  HEARTH_CO_ASSIGN_OR_RETURN(p.store, rpc::bool_param(*params, "store"));
   p.caller = caller_of(request).client;
   co_return co_await gateway.execute(std::move(p));
 }

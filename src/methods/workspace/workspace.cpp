@@ -102,26 +102,6 @@ Result<std::shared_ptr<Workspace>> workspace_of(Manager& manager, const json::ob
   return manager.find(id);
 }
 
-Result<std::optional<std::int64_t>> int_param(const json::object& params, std::string_view name,
-                                              std::int64_t min) {
-  const auto* v = params.if_contains(name);
-  if (v == nullptr || v->is_null()) return std::optional<std::int64_t>();
-  if (!v->is_int64() || v->get_int64() < min) {
-    return rpc::invalid_param(
-        std::string(name) + " must be an integer of at least " + std::to_string(min), name, "type");
-  }
-  return std::optional<std::int64_t>(v->get_int64());
-}
-
-Result<bool> bool_param(const json::object& params, std::string_view name) {
-  const auto* v = params.if_contains(name);
-  if (v == nullptr || v->is_null()) return false;
-  if (!v->is_bool()) {
-    return rpc::invalid_param(std::string(name) + " must be a boolean", name, "type");
-  }
-  return v->get_bool();
-}
-
 std::string actor_of(const Request& request) {
   const std::string client = request.session ? request.session->client() : std::string();
   return client.empty() ? "rpc" : "rpc:" + client;
@@ -168,7 +148,7 @@ asio::awaitable<Result<json::value>> render(Manager& manager, const Request& req
       options.guide = g->get_bool();
     }
   }
-  HEARTH_CO_ASSIGN_OR_RETURN(auto budget, int_param(*params, "budget", 500));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto budget, rpc::int_param(*params, "budget", 500));
   if (budget) options.budget = static_cast<std::size_t>(*budget);
   json::object out{{"workspaceId", ws->name()}, {"format", f}};
   if (options.format == hearth::workspace::Format::kJson) {
@@ -187,8 +167,8 @@ asio::awaitable<Result<json::value>> execute(Manager& manager, const Request& re
   HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
   hearth::workspace::ExecuteRequest r;
   HEARTH_CO_ASSIGN_OR_RETURN(r.script, rpc::required_string(*params, "script"));
-  HEARTH_CO_ASSIGN_OR_RETURN(r.expected_version, int_param(*params, "expectedVersion", 0));
-  HEARTH_CO_ASSIGN_OR_RETURN(r.dry_run, bool_param(*params, "dryRun"));
+  HEARTH_CO_ASSIGN_OR_RETURN(r.expected_version, rpc::int_param(*params, "expectedVersion", 0));
+  HEARTH_CO_ASSIGN_OR_RETURN(r.dry_run, rpc::bool_param(*params, "dryRun"));
   r.actor = actor_of(request);
   auto out = co_await ws->execute(std::move(r));
   if (!out.ok()) co_return out.error();
@@ -220,9 +200,9 @@ asio::awaitable<Result<json::value>> state(Manager& manager, const Request& requ
 asio::awaitable<Result<json::value>> history(Manager& manager, const Request& request) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto after, int_param(*params, "afterSeq", 0));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto since, int_param(*params, "sinceVersion", 0));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto limit, int_param(*params, "limit", 1));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto after, rpc::int_param(*params, "afterSeq", 0));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto since, rpc::int_param(*params, "sinceVersion", 0));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto limit, rpc::int_param(*params, "limit", 1));
   const std::size_t n = static_cast<std::size_t>(std::min<std::int64_t>(limit.value_or(50), 500));
   // sinceVersion: what came after the change that made that version (failed runs included).
   const std::size_t read = since ? std::numeric_limits<std::int32_t>::max() : n;
@@ -244,8 +224,8 @@ asio::awaitable<Result<json::value>> history(Manager& manager, const Request& re
 asio::awaitable<Result<json::value>> revert(Manager& manager, const Request& request) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto version, int_param(*params, "version", 1));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto to_version, int_param(*params, "toVersion", 0));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto version, rpc::int_param(*params, "version", 1));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto to_version, rpc::int_param(*params, "toVersion", 0));
   if (version.has_value() == to_version.has_value()) {
     co_return rpc::invalid_param(
         "give version (undo the change that made it) or toVersion (go back to it), not both",
@@ -321,7 +301,7 @@ asio::awaitable<Result<json::value>> agent_run(Manager& manager, AgentSettings& 
     HEARTH_CO_ASSIGN_OR_RETURN(auto base, rpc::string_param(mo, "baseUrl", false));
     HEARTH_CO_ASSIGN_OR_RETURN(auto name, rpc::string_param(mo, "model", false));
     HEARTH_CO_ASSIGN_OR_RETURN(auto key_ref, rpc::string_param(mo, "apiKeyRef", false));
-    HEARTH_CO_ASSIGN_OR_RETURN(auto stream, bool_param(mo, "stream"));
+    HEARTH_CO_ASSIGN_OR_RETURN(auto stream, rpc::bool_param(mo, "stream"));
     if (base) model.base_url = *base;
     if (name) model.model = *name;
     if (mo.contains("stream")) model.stream = stream;
@@ -347,8 +327,8 @@ asio::awaitable<Result<json::value>> agent_run(Manager& manager, AgentSettings& 
         "model {baseUrl, model}",
         "model", "required");
   }
-  HEARTH_CO_ASSIGN_OR_RETURN(auto max_turns, int_param(*params, "maxTurns", 1));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto max_failures, int_param(*params, "maxFailures", 1));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto max_turns, rpc::int_param(*params, "maxTurns", 1));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto max_failures, rpc::int_param(*params, "maxFailures", 1));
   agent::RunOptions options;
   options.run_id = "run-" + random_hex(8);
   options.task = task;
