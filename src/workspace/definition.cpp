@@ -1,11 +1,10 @@
 #include "workspace/definition.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "common/ascii.hpp"
+#include "common/beneath.hpp"
 #include "egress/network_policy.hpp"
 #include "json/patch.hpp"
 #include "json/yaml.hpp"
@@ -85,22 +84,16 @@ bool is_reserved(std::string_view s) {
   return kReserved.contains(s) || s.starts_with("__");
 }
 
-std::string text_of(const fs::path& file, std::string& error) {
-  std::error_code ec;
-  const auto size = fs::file_size(file, ec);
-  if (ec) {
-    error = "cannot read " + file.filename().string() + ": " + ec.message();
-    return {};
+/// A file of the workspace folder, read below it (no symbolic link followed, no component
+/// leaving it: common/beneath.hpp); nullopt with `error` saying why not.
+std::optional<std::string> text_of(const fs::path& dir, const std::string& rel,
+                                   std::string& error) {
+  auto text = read_beneath(dir, rel, kMaxFileBytes);
+  if (!text) {
+    error = "cannot read " + rel +
+            " (missing, not a regular file, a symbolic link, or larger than 1 MiB)";
   }
-  if (size > kMaxFileBytes) {
-    error = file.filename().string() + " is larger than 1 MiB";
-    return {};
-  }
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (!in.good() && !in.eof()) error = "cannot read " + file.filename().string();
-  return out.str();
+  return text;
 }
 
 class Reader {
@@ -411,24 +404,13 @@ class Reader {
   void read_utilities(const std::string& rel, const std::string& path, Definition& def,
                       std::map<std::string, std::string>& names,
                       const std::map<std::string, std::string>& state_paths) {
-    const fs::path p(rel);
-    if (rel.empty() || p.is_absolute() ||
-        std::any_of(p.begin(), p.end(), [](const fs::path& part) { return part == ".."; }) ||
-        p.extension() != ".js") {
-      add(path, "must be a relative path to a .js file inside the workspace folder");
-      return;
-    }
-    std::error_code ec;
-    const fs::path file = fs::weakly_canonical(dir_ / p, ec);
-    const fs::path root = fs::weakly_canonical(dir_, ec);
-    const auto rel_to_root = file.lexically_relative(root);
-    if (ec || rel_to_root.empty() || *rel_to_root.begin() == "..") {
-      add(path, "must stay inside the workspace folder");
+    if (!is_clean_relative(rel) || fs::path(rel).extension() != ".js") {
+      add(path, "must be a relative path to a .js file inside the workspace folder (no '..')");
       return;
     }
     std::string error;
-    std::string text = text_of(file, error);
-    if (!error.empty()) {
+    auto text = text_of(dir_, rel, error);
+    if (!text) {
       add(path, error);
       return;
     }
@@ -436,7 +418,7 @@ class Reader {
         def.utility_files.end()) {
       return;  // listed by two components: loaded once
     }
-    for (auto& u : scan_utilities(text, rel)) {
+    for (auto& u : scan_utilities(*text, rel)) {
       if (is_reserved(u.name) || state_paths.contains(u.name)) {
         add(path, "function '" + u.name + "' takes a name a state or a script global uses");
         continue;
@@ -452,7 +434,7 @@ class Reader {
     if (!def.utilities_source.empty() && def.utilities_source.back() != '\n') {
       def.utilities_source += '\n';
     }
-    def.utilities_source += text;
+    def.utilities_source += *text;
   }
 
   void read_examples(const json::array& examples, const std::string& path,
@@ -741,16 +723,15 @@ std::optional<Definition> parse_definition(const json::value& document, const fs
 
 std::optional<Definition> load_definition(const fs::path& dir, Problems& problems) {
   for (const char* name : {"workspace.yaml", "workspace.yml", "workspace.json"}) {
-    const fs::path file = dir / name;
     std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) continue;
+    if (!fs::exists(fs::symlink_status(dir / name, ec))) continue;
     std::string error;
-    const std::string text = text_of(file, error);
-    if (!error.empty()) {
+    const auto text = text_of(dir, name, error);
+    if (!text) {
       problems.push_back({"", error});
       return std::nullopt;
     }
-    auto document = json::yaml_to_json(text);
+    auto document = json::yaml_to_json(*text);
     if (!document.ok()) {
       problems.push_back({"", std::string(name) + ": " + document.error().message});
       return std::nullopt;

@@ -501,6 +501,24 @@ TEST_F(WorkspaceTest, UtilitiesThatDoNotCompileAreReportedAtOpen) {
   EXPECT_NE(opened.error().message.find("utils.js"), std::string::npos) << opened.error().message;
 }
 
+TEST_F(WorkspaceTest, UtilitiesAreReadBelowTheFolderWithoutFollowingLinks) {
+  std::filesystem::remove(dir_ / "ws" / "utils.js");
+  std::filesystem::create_symlink("/etc/hostname", dir_ / "ws" / "utils.js");
+  write("workspace.yaml", kSearch);
+  Problems problems;
+  EXPECT_FALSE(load_definition(dir_ / "ws", problems));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].path, "components[0].utilities[0]");
+  EXPECT_NE(problems[0].message.find("symbolic link"), std::string::npos) << problems[0].message;
+  std::string yaml = kSearch;
+  yaml.replace(yaml.find("[utils.js]"), 10, "[../utils.js]");
+  write("workspace.yaml", yaml);
+  problems.clear();
+  EXPECT_FALSE(load_definition(dir_ / "ws", problems));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].message.find("no '..'"), std::string::npos);
+}
+
 TEST_F(WorkspaceTest, StateAndHistoryOutliveTheProcess) {
   auto ws = open(kSearch);
   ASSERT_TRUE(ws);
