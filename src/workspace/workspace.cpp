@@ -744,20 +744,26 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
     }
   }
 
-  // The patch over {state: value}, for every state that differs now (assigned ones included).
-  json::value before(change.before);
-  json::value after(change.after);
-  json::array patch = json::diff(before, after);
-  json::array inverse = json::diff(after, before);
+  // The patch over {state: value}, made of the states that differ now (assigned ones included):
+  // the others are neither copied nor compared again.
+  json::array patch;
+  json::array inverse;
   json::array changed_names;
   std::map<std::string, json::value> changed_values;
   for (const auto& s : def_.states) {
     const auto* a = change.before.if_contains(s.name);
     const auto* b = change.after.if_contains(s.name);
-    if (b != nullptr && (a == nullptr || *a != *b)) {
-      changed_names.push_back(json::string(s.name));
-      changed_values.emplace(s.name, *b);
+    if (b == nullptr || (a != nullptr && *a == *b)) continue;
+    changed_names.push_back(json::string(s.name));
+    changed_values.emplace(s.name, *b);
+    const std::string base = "/" + json::escape_pointer_token(s.name);
+    if (a == nullptr) {
+      patch.push_back(json::object{{"op", "add"}, {"path", base}, {"value", *b}});
+      inverse.push_back(json::object{{"op", "remove"}, {"path", base}});
+      continue;
     }
+    for (auto& op : json::diff(*a, *b, base)) patch.push_back(std::move(op));
+    for (auto& op : json::diff(*b, *a, base)) inverse.push_back(std::move(op));
   }
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::steady_clock::now() - change.started)
