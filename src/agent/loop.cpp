@@ -1,6 +1,11 @@
 #include "agent/loop.hpp"
 
-#include <fstream>
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "common/clock.hpp"
 
@@ -99,11 +104,27 @@ void Run::emit(json::object event) {
 
 void Run::write(const json::object& line) {
   if (options_.transcript.empty()) return;
-  const auto path = options_.transcript;
   std::string text = json::serialize(line) + "\n";
-  writer_.post([path, text = std::move(text)] {
-    std::ofstream out(path, std::ios::app | std::ios::binary);
-    out << text;
+  // On the writer's one thread, in order: the file is opened once (0600, appended to, never
+  // through a symbolic link), then each line is written whole.
+  writer_.post([file = transcript_, path = options_.transcript, text = std::move(text)] {
+    if (!file->opened) {
+      file->opened = true;
+      file->fd =
+          Fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+      if (!file->fd) spdlog::warn("agent transcript {}: {}", path.string(), std::strerror(errno));
+    }
+    if (!file->fd) return;
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      const ssize_t n = ::write(file->fd.get(), rest.data(), rest.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        spdlog::warn("agent transcript {}: {}", path.string(), std::strerror(errno));
+        return;
+      }
+      rest.remove_prefix(static_cast<std::size_t>(n));
+    }
   });
 }
 

@@ -21,6 +21,7 @@
 
 #include "agent/model.hpp"
 #include "common/blocking.hpp"
+#include "common/fd.hpp"
 #include "workspace/workspace.hpp"
 
 namespace hearth::agent {
@@ -74,6 +75,12 @@ class Run : public std::enable_shared_from_this<Run> {
   EventSink events_;
   BlockingExecutor& writer_;
   Cancel cancel_;
+  /// The transcript file, opened on the writer's thread at the first line.
+  struct TranscriptFile {
+    bool opened = false;
+    Fd fd;
+  };
+  std::shared_ptr<TranscriptFile> transcript_ = std::make_shared<TranscriptFile>();
   int turn_ = 0;
   mutable std::mutex mu_;
   std::optional<Outcome> outcome_;

@@ -207,6 +207,7 @@ def test_an_agent_recovers_from_bad_scripts_and_completes(daemon, stream):
             assert "model.delta" in types
         status = result(daemon.rpc("agent/read", {"runId": run["runId"]}))
         assert status["status"] == "completed" and status["turns"] == 4
+        assert Path(run["transcript"]).stat().st_mode & 0o777 == 0o600
         lines = [json.loads(l) for l in Path(run["transcript"]).read_text().splitlines()]
         assert lines[0]["type"] == "run.started"
         assert any(l["type"] == "task.completed" for l in lines)
