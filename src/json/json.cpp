@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json/basic_parser_impl.hpp>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -268,6 +269,19 @@ void canonical_into(const value& v, std::string& out) {
         canonical_into(item, out);
       }
       out += ']';
+      break;
+    }
+    case kind::double_: {
+      // Integral values as integers (1.0 and 1 are one number), others in their shortest form
+      // that reads back the same.
+      const double d = v.get_double();
+      if (std::floor(d) == d && std::fabs(d) < 9007199254740992.0) {
+        out += std::to_string(static_cast<long long>(d));
+        break;
+      }
+      char buf[64];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d);
+      out.append(buf, ec == std::errc() ? end : buf);
       break;
     }
     default:

@@ -52,7 +52,10 @@ Result<value> parse_message(std::string_view text, ParseLimits limits, std::vect
 /// Compact serialisation.
 std::string dump(const value& v);
 
-/// Serialisation with object keys sorted, so equal values give equal strings.
+/// The canonical form: compact, object keys sorted (by their UTF-8 bytes), integral numbers
+/// written as integers (1.0 as 1) and other numbers in their shortest round-trip form, strings
+/// escaped only where JSON requires (", \, control characters; other text as UTF-8). Equal
+/// values give equal strings; A2S checksums are SHA-256 over it (docs/a2s.md).
 std::string canonical(const value& v);
 
 /// "null", "boolean", "integer", "number", "string", "array" or "object".

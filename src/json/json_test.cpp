@@ -132,5 +132,11 @@ TEST(JsonText, ScalarsAsTextCompositesAsJsonNullAsNothing) {
   EXPECT_EQ(text_of(value(nullptr)), std::nullopt);
 }
 
+TEST(JsonCanonical, NumbersStringsAndKeysHaveOneForm) {
+  auto v = parse_text(R"({"b":[1.0,2.5,-0.0,1e21],"a":"\u00e9\n\u0001/"})");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(canonical(*v), R"({"a":"é\n\u0001/","b":[1,2.5,0,1e+21]})");
+}
+
 }  // namespace
 }  // namespace hearth::json
