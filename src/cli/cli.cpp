@@ -338,6 +338,12 @@ int run(int argc, char** argv) {
                    "How often --watch looks at the manifests, in milliseconds")
       ->capture_default_str()
       ->check(CLI::Range(20, 60000));
+  serve_cmd
+      ->add_option("--mcp-progress-interval", serve_options.mcp_progress_interval_ms,
+                   "How often (ms) a running tool call on /mcp reports progress, when the "
+                   "client asked for it")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 600000));
   serve_cmd->add_flag("--insecure-no-sandbox", serve_options.insecure_no_sandbox,
                       "Run handlers WITHOUT the jail (permissions not enforced by the OS; for "
                       "machines that lack Landlock, seccomp or namespaces). Logged on every call");

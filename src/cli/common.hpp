@@ -45,6 +45,7 @@ struct ServeOptions {
   bool insecure_no_sandbox = false;
   bool watch = false;           ///< reload services whose lavs.json is added, edited or removed
   int watch_interval_ms = 500;  ///< how often --watch looks
+  int mcp_progress_interval_ms = 1000;    ///< how often a running MCP tool call reports progress
   std::vector<std::string> view_origins;  ///< origins `cdn` view components may load code from
   std::filesystem::path web_dir;  ///< the host page's files; empty: views::default_web_dir()
   bool open = false;              ///< open the view host in a browser once ready

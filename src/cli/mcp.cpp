@@ -165,8 +165,12 @@ int list_tools(const ToolsOptions& options) {
 
 }  // namespace
 
+void add_mcp_serve_command(CLI::App& mcp_cmd, std::function<bool()>& chosen,
+                           std::function<int()>& run);  // cli/mcp_serve.cpp
+
 CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run) {
-  auto* mcp_cmd = app.add_subcommand("mcp", "MCP servers of a service (mcp-config.json)");
+  auto* mcp_cmd = app.add_subcommand(
+      "mcp", "hearth as an MCP server (serve), and the MCP servers of a service (tools)");
   mcp_cmd->require_subcommand(1);
   auto options = std::make_shared<ToolsOptions>();
   auto* tools_cmd = mcp_cmd->add_subcommand(
@@ -189,7 +193,12 @@ CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run) {
       "Stdio servers run under the jail with the permissions of the first endpoint that calls\n"
       "them (else the manifest's). Exit status: 0 when every server answered, 1 when one did\n"
       "not, 2 when the configuration is missing or invalid.");
-  run = [options] { return list_tools(*options); };
+  std::function<bool()> serve_chosen;
+  std::function<int()> serve_run;
+  add_mcp_serve_command(*mcp_cmd, serve_chosen, serve_run);
+  run = [options, serve_chosen, serve_run] {
+    return serve_chosen() ? serve_run() : list_tools(*options);
+  };
   return mcp_cmd;
 }
 

@@ -20,6 +20,7 @@
 #include <iostream>
 #include <thread>
 
+#include "a2a/a2a.hpp"
 #include "a2s/exec/gateway.hpp"
 #include "cli/common.hpp"
 #include "cli/remote.hpp"
@@ -28,6 +29,8 @@
 #include "httpclient/client.hpp"
 #include "httpclient/url.hpp"
 #include "jail/jail.hpp"
+#include "mcpserver/http.hpp"
+#include "mcpserver/server.hpp"
 #include "methods/a2s/a2s.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/view/view.hpp"
@@ -111,7 +114,7 @@ void log_reload(const host::ReloadReport& report) {
 
 /// --watch: every `interval`, reloads what changed under `paths` (on a blocking thread) and tells
 /// every WebSocket client what did. Ends when `timer` is cancelled.
-asio::awaitable<void> watch_services(host::Host& host, net::Server& server,
+asio::awaitable<void> watch_services(host::Host& host, net::Server& server, mcpserver::Server& mcp,
                                      std::vector<fs::path> paths,
                                      std::chrono::milliseconds interval,
                                      asio::steady_timer& timer) {
@@ -122,7 +125,13 @@ asio::awaitable<void> watch_services(host::Host& host, net::Server& server,
     std::function<host::ReloadReport()> work = [&host, &paths] { return host.reload(paths); };
     auto report = co_await host.blocking().run(std::move(work));
     log_reload(report);
-    if (report.any_change()) server.broadcast(services_changed(report));
+    if (report.any_change()) {
+      server.broadcast(services_changed(report));
+      std::vector<std::string> what = report.added;
+      what.insert(what.end(), report.changed.begin(), report.changed.end());
+      what.insert(what.end(), report.removed.begin(), report.removed.end());
+      mcp.services_changed(what);
+    }
   }
 }
 
@@ -250,6 +259,28 @@ int serve(const ServeOptions& options) {
     spdlog::error("routes: {}", st.error().message);
     return 1;
   }
+  // hearth as an MCP server: /mcp (Streamable HTTP), the same tools and resources as
+  // `hearth mcp serve` over stdio.
+  mcpserver::Options mcp_options;
+  mcp_options.version = HEARTH_VERSION;
+  mcp_options.cdn_origins = view_options.cdn_origins;
+  mcp_options.progress_interval = std::chrono::milliseconds(options.mcp_progress_interval_ms);
+  mcpserver::Server mcp_server(*host, ioc.get_executor(), mcp_options);
+  auto mcp_http = mcpserver::add_http_route(routes, mcp_server);
+  if (!mcp_http.ok()) {
+    spdlog::error("routes: {}", mcp_http.error().message);
+    return 1;
+  }
+  // hearth as an A2A agent: the Agent Card and /a2a (the URL is known once listening).
+  std::string base_url;
+  a2a::Options a2a_options;
+  a2a_options.version = HEARTH_VERSION;
+  a2a_options.base_url = [&base_url] { return base_url; };
+  auto a2a_agent = a2a::add_routes(routes, *host, ioc.get_executor(), a2a_options);
+  if (!a2a_agent.ok()) {
+    spdlog::error("routes: {}", a2a_agent.error().message);
+    return 1;
+  }
   if (!fs::is_regular_file(view_options.web_dir / "index.html")) {
     spdlog::warn("the host page's files are not in {} (set --web-dir): /ui/ answers 404",
                  view_options.web_dir.string());
@@ -344,6 +375,7 @@ int serve(const ServeOptions& options) {
                               ? "[" + options.address + "]"
                               : options.address;
   std::string url = "http://" + host_part + ":" + std::to_string(*port);
+  base_url = url;
   json::object ready;
   ready["url"] = url;
   ready["rpcUrl"] = url + "/rpc";
@@ -352,6 +384,9 @@ int serve(const ServeOptions& options) {
   ready["tokenFile"] = fs::absolute(token_file).string();
   ready["auditLog"] = audit.path().string();
   ready["uiUrl"] = url + "/ui/";
+  ready["mcpUrl"] = url + "/mcp";
+  ready["a2aUrl"] = url + "/a2a";
+  ready["agentCardUrl"] = url + "/.well-known/agent-card.json";
   ready["registry"] = json::object{{"services", gateway->snapshot()->definitions.size()},
                                    {"refused", gateway->snapshot()->failures.size()}};
   ready["pid"] = ::getpid();
@@ -387,6 +422,7 @@ int serve(const ServeOptions& options) {
     gateway->stop();
     a2s_client->shutdown();
     server.stop();
+    mcp_server.close_all();
     host->shutdown();
     proc::kill_all();
     stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
@@ -475,7 +511,7 @@ int serve(const ServeOptions& options) {
   if (options.watch) {
     asio::co_spawn(
         ioc,
-        watch_services(*host, server, options.paths,
+        watch_services(*host, server, mcp_server, options.paths,
                        std::chrono::milliseconds(options.watch_interval_ms), watch_timer),
         asio::detached);
   }

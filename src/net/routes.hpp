@@ -7,6 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,21 @@ struct HttpRequest {
   std::optional<std::string_view> header(std::string_view name) const;
 };
 
+/// A body written as it is produced, with chunked transfer coding (server-sent events). The
+/// server writes the head, then each piece next() gives until it gives nullopt, then ends the
+/// connection. The peer closing its side, or the server stopping, calls cancel(): next() must
+/// then end soon. A producer that may stay silent sends comments now and then, so that a peer
+/// gone without a word is noticed at the next write.
+class BodyStream {
+ public:
+  virtual ~BodyStream() = default;
+  /// The next piece of the body, or nullopt at its end. Called on the connection's strand, one
+  /// call at a time.
+  virtual boost::asio::awaitable<std::optional<std::string>> next() = 0;
+  /// From any thread, any number of times.
+  virtual void cancel() = 0;
+};
+
 /// A route handler's answer. The server adds Server, X-Content-Type-Options: nosniff, the CORS
 /// headers of an allowed cross origin, Content-Length, and Cache-Control: no-store unless the
 /// handler set a Cache-Control of its own. A HEAD request gets the headers without the body.
@@ -36,6 +52,8 @@ struct HttpResponse {
   std::string content_type;  ///< empty for none
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  /// When set, the body is this stream (and `body` is ignored); never for HEAD.
+  std::shared_ptr<BodyStream> stream;
 };
 
 /// What a request must show to reach a route.

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
@@ -340,6 +341,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
 
   void stop_on_strand() {
     stopping_ = true;
+    if (body_stream_) body_stream_->cancel();
     switch (phase_) {
       case Phase::kHttp:
         close_socket();
@@ -689,6 +691,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       co_return co_await reply_error(parser, http::status::internal_server_error, "internal error",
                                      true);
     }
+    if (out->stream && req.method() != http::verb::head) {
+      co_return co_await write_stream(req.version(), *out);
+    }
     const bool keep_alive = req.keep_alive();
     auto res = make_response(http::status::ok, req.version(), std::move(out->body), keep_alive);
     res.result(static_cast<unsigned>(out->status));
@@ -697,16 +702,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     } else {
       res.set(http::field::content_type, out->content_type);
     }
-    for (const auto& [name, value] : out->headers) {
-      // A value from a file or a manifest must not split the header block.
-      if (name.empty() || value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos ||
-          name.find_first_of(std::string_view(":\r\n\0 ", 5)) != std::string::npos) {
-        server_->log("{} route {} gave an invalid header '{}': not sent", peer_, route.path,
-                     loggable(name));
-        continue;
-      }
-      res.set(name, value);
-    }
+    set_route_headers(res, *out, route.path);
     res.content_length(res.body().size());
     if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays
     if (!co_await write(std::move(res))) co_return false;
@@ -715,6 +711,74 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       stream_.socket().shutdown(tcp::socket::shutdown_send, shutdown_ec);
     }
     co_return keep_alive;
+  }
+
+  /// A route's own headers; a value from a file or a manifest must not split the header block.
+  template <class Message>
+  void set_route_headers(Message& res, const HttpResponse& out, std::string_view route_path) {
+    for (const auto& [name, value] : out.headers) {
+      if (name.empty() || value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos ||
+          name.find_first_of(std::string_view(":\r\n\0 ", 5)) != std::string::npos) {
+        server_->log("{} route {} gave an invalid header '{}': not sent", peer_, route_path,
+                     loggable(name));
+        continue;
+      }
+      res.set(name, value);
+    }
+  }
+
+  /// A streamed route answer: the head, then each piece as a chunk until the producer ends or the
+  /// peer goes away; the connection ends with it (false).
+  asio::awaitable<bool> write_stream(unsigned version, const HttpResponse& out) {
+    http::response<http::empty_body> res{static_cast<http::status>(out.status), version};
+    res.set(http::field::server, "hearth");
+    res.set(http::field::cache_control, "no-store");
+    res.set("X-Content-Type-Options", "nosniff");
+    if (!cors_origin_.empty()) {
+      res.set(http::field::access_control_allow_origin, cors_origin_);
+      res.set(http::field::vary, "Origin");
+    }
+    if (!out.content_type.empty()) res.set(http::field::content_type, out.content_type);
+    set_route_headers(res, out, "stream");
+    res.keep_alive(false);
+    res.chunked(true);
+    body_stream_ = out.stream;
+    if (stopping_) body_stream_->cancel();
+    stream_.expires_never();  // the producer's own pace; a dead peer fails a write or the watch
+    http::response_serializer<http::empty_body> head{res};
+    auto [head_ec, head_n] = co_await http::async_write_header(stream_, head, kUseTuple);
+    (void)head_n;
+    if (!head_ec) {
+      // Reading is how a peer's close is seen while the producer is silent.
+      asio::co_spawn(strand_, watch_peer(shared_from_this(), out.stream), asio::detached);
+      while (auto piece = co_await out.stream->next()) {
+        if (piece->empty()) continue;
+        auto [ec, n] =
+            co_await asio::async_write(stream_, http::make_chunk(asio::buffer(*piece)), kUseTuple);
+        (void)n;
+        if (ec) break;
+      }
+      auto [last_ec, last_n] =
+          co_await asio::async_write(stream_, http::make_chunk_last(), kUseTuple);
+      (void)last_ec;
+      (void)last_n;
+    }
+    out.stream->cancel();
+    body_stream_.reset();
+    beast::error_code shutdown_ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, shutdown_ec);
+    co_return false;
+  }
+
+  /// Waits for the peer to send or close while a stream is written: either ends the stream.
+  static asio::awaitable<void> watch_peer(std::shared_ptr<Connection> self,
+                                          std::shared_ptr<BodyStream> stream) {
+    std::array<char, 256> scratch{};
+    auto [ec, n] =
+        co_await self->stream_.socket().async_read_some(asio::buffer(scratch), kUseTuple);
+    (void)ec;
+    (void)n;
+    stream->cancel();
   }
 
   asio::awaitable<bool> handle_rpc(http::request_parser<http::string_body>& parser) {
@@ -925,7 +989,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   std::shared_ptr<Server::Impl> server_;
   std::uint64_t id_ = 0;  // the listener's, set by start()
   asio::any_io_executor strand_;
-  beast::tcp_stream stream_;  // moved into ws_ on upgrade
+  beast::tcp_stream stream_;                 // moved into ws_ on upgrade
+  std::shared_ptr<BodyStream> body_stream_;  // a streamed route answer being written
   std::optional<websocket::stream<beast::tcp_stream>> ws_;
   beast::flat_buffer buffer_;
   asio::steady_timer close_timer_;

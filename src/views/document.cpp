@@ -186,7 +186,7 @@ Headers page_headers(std::string_view host) {
 std::string content_type_of(std::string_view name) {
   const std::size_t dot = name.rfind('.');
   const std::string ext = dot == std::string_view::npos ? "" : ascii::lower(name.substr(dot + 1));
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 18> kTypes = {{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kTypes = {{
       {"html", "text/html; charset=utf-8"},
       {"htm", "text/html; charset=utf-8"},
       {"js", "text/javascript; charset=utf-8"},
@@ -204,6 +204,10 @@ std::string content_type_of(std::string_view name) {
       {"woff2", "font/woff2"},
       {"woff", "font/woff"},
       {"txt", "text/plain; charset=utf-8"},
+      {"md", "text/markdown; charset=utf-8"},
+      {"csv", "text/csv; charset=utf-8"},
+      {"yaml", "application/yaml"},
+      {"yml", "application/yaml"},
       {"wasm", "application/wasm"},
   }};
   for (const auto& [e, type] : kTypes) {

@@ -1,0 +1,234 @@
+// `hearth mcp serve PATH...`: the services under PATH as an MCP server over stdio (one JSON-RPC
+// message per line on stdin and stdout; logs on stderr), for MCP clients that start their
+// servers. The protocol is src/mcpserver's, the same as /mcp on the daemon.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <csignal>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "cli/common.hpp"
+#include "host/host.hpp"
+#include "jail/jail.hpp"
+#include "mcpserver/server.hpp"
+#include "proc/process.hpp"
+#include "rpc/dispatcher.hpp"
+
+namespace hearth::cli {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Writes whole lines to stdout, one message at a time.
+class StdoutWriter {
+ public:
+  void write(const std::string& message) {
+    std::lock_guard lock(mu_);
+    std::string line = message + "\n";
+    std::size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(STDOUT_FILENO, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the client is gone: stdin's end stops us
+      done += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+};
+
+asio::awaitable<void> handle_line(mcpserver::Server& server,
+                                  std::shared_ptr<mcpserver::Session> session, std::string line,
+                                  StdoutWriter& out) {
+  auto parsed = json::parse_text(line);
+  if (!parsed.ok()) {
+    out.write(json::dump(rpc::make_error_response(
+        nullptr, Error::make(ErrorCode::kParseError, "Parse error: " + parsed.error().message))));
+    co_return;
+  }
+  auto answer = co_await server.handle(session, std::move(parsed).value());
+  if (answer) out.write(json::dump(*answer));
+}
+
+asio::awaitable<void> watch(host::Host& host, mcpserver::Server& server,
+                            std::vector<fs::path> paths, std::chrono::milliseconds interval,
+                            asio::steady_timer& timer) {
+  for (;;) {
+    timer.expires_after(interval);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+    std::function<host::ReloadReport()> work = [&host, &paths] { return host.reload(paths); };
+    auto report = co_await host.blocking().run(std::move(work));
+    for (const auto& failure : report.problems.failures) {
+      for (const auto& problem : failure.problems) {
+        spdlog::error("{}: {} (not reloaded)", failure.file.string(), problem.to_string());
+      }
+    }
+    if (report.any_change()) {
+      std::vector<std::string> what = report.added;
+      what.insert(what.end(), report.changed.begin(), report.changed.end());
+      what.insert(what.end(), report.removed.begin(), report.removed.end());
+      spdlog::info("services changed: {} added, {} changed, {} removed", report.added.size(),
+                   report.changed.size(), report.removed.size());
+      server.services_changed(what);
+    }
+  }
+}
+
+}  // namespace
+
+struct McpServeOptions {
+  std::vector<fs::path> paths;
+  fs::path state_dir;
+  bool insecure_no_sandbox = false;
+  int watch_interval_ms = 1000;
+  bool no_watch = false;
+  int progress_interval_ms = 1000;
+};
+
+int mcp_serve(const McpServeOptions& options) {
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
+  asio::io_context ioc(2);
+
+  jail::JailOptions jail_options;
+  jail_options.launcher = proc::launcher();
+  jail_options.insecure_no_sandbox = options.insecure_no_sandbox;
+  auto jail = jail::Jail::create(jail_options);
+  if (!jail.ok()) {
+    spdlog::error("jail: {}", jail.error().message);
+    return 1;
+  }
+  if (options.insecure_no_sandbox) {
+    spdlog::warn("--insecure-no-sandbox: handler processes run WITHOUT the jail");
+  }
+  host::HostOptions host_options;
+  host_options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
+  host::LoadReport report;
+  auto host = host::Host::load(options.paths, host_options, ioc.get_executor(), report);
+  print_load_report(report);
+  if (!host) return 1;
+
+  host::AuditLog audit;
+  std::string error;
+  const fs::path state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;
+  if (ensure_private_dir(state_dir, error)) {
+    if (auto st = audit.open(state_dir / "audit.log"); st.ok()) host->set_audit(&audit);
+  } else {
+    spdlog::warn("state dir: {} (calls are not audited)", error);
+  }
+
+  mcpserver::Options server_options;
+  server_options.version = HEARTH_VERSION;
+  server_options.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
+  mcpserver::Server server(*host, ioc.get_executor(), server_options);
+  StdoutWriter out;
+  auto session = server.open("stdio", [&out](std::string message) { out.write(message); });
+
+  auto guard = asio::make_work_guard(ioc);
+  asio::steady_timer watch_timer(ioc);
+  asio::steady_timer poll(ioc);
+  std::atomic<bool> stopping{false};
+  auto stop_at = std::chrono::steady_clock::time_point::max();
+  std::function<void()> wait_children = [&] {
+    if (proc::running_count() == 0 || std::chrono::steady_clock::now() >= stop_at) {
+      ioc.stop();
+      return;
+    }
+    poll.expires_after(std::chrono::milliseconds(20));
+    poll.async_wait([&](const boost::system::error_code& ec) {
+      if (!ec) wait_children();
+    });
+  };
+  std::function<void()> begin_shutdown = [&] {
+    if (stopping.exchange(true)) return;
+    watch_timer.cancel();
+    server.close_all();
+    host->shutdown();
+    proc::kill_all();
+    guard.reset();
+    stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    wait_children();
+  };
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) begin_shutdown();
+  });
+  if (!options.no_watch) {
+    asio::co_spawn(ioc,
+                   watch(*host, server, options.paths,
+                         std::chrono::milliseconds(options.watch_interval_ms), watch_timer),
+                   asio::detached);
+  }
+
+  // stdin on a thread of its own: each line is handled on the io_context as it arrives (calls
+  // run concurrently, so a cancel can reach one in flight); its end ends the server.
+  std::thread reader([&] {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      asio::co_spawn(ioc, handle_line(server, session, std::move(line), out), asio::detached);
+      line.clear();
+    }
+    asio::post(ioc, [&] { begin_shutdown(); });
+  });
+  spdlog::info("hearth MCP server on stdio: {} service(s)", host->services()->size());
+
+  std::thread second([&] { ioc.run(); });
+  ioc.run();
+  second.join();
+  // The reader is blocked in getline only if stdin is still open (a signal stopped us).
+  if (reader.joinable()) reader.detach();
+  proc::kill_all();
+  return 0;
+}
+
+void add_mcp_serve_command(CLI::App& mcp_cmd, std::function<bool()>& chosen,
+                           std::function<int()>& run) {
+  auto options = std::make_shared<McpServeOptions>();
+  auto* cmd = mcp_cmd.add_subcommand(
+      "serve",
+      "Serve the services under PATH as an MCP server over stdio: every query and mutation "
+      "endpoint a tool, files, views and subscriptions resources");
+  cmd->add_option("paths", options->paths, "Service folders (or folders holding them)")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--state-dir", options->state_dir, "Where the audit log is kept");
+  cmd->add_flag("--insecure-no-sandbox", options->insecure_no_sandbox,
+                "Run handlers WITHOUT the jail");
+  cmd->add_flag("--no-watch", options->no_watch,
+                "Do not reload edited manifests (tools/list_changed)");
+  cmd->add_option("--watch-interval", options->watch_interval_ms,
+                  "How often (ms) manifests are checked for changes")
+      ->capture_default_str()
+      ->check(CLI::Range(50, 3600000));
+  cmd->add_option("--progress-interval", options->progress_interval_ms,
+                  "How often (ms) a running tool call reports progress, when asked")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 600000));
+  cmd->footer(
+      "One JSON-RPC message per line on stdin and stdout; logs go to stderr. The daemon serves\n"
+      "the same protocol over Streamable HTTP at /mcp (hearth serve). See docs/mcp-server.md.");
+  chosen = [cmd] { return static_cast<bool>(*cmd); };
+  run = [options] { return mcp_serve(*options); };
+}
+
+}  // namespace hearth::cli

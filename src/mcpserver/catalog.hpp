@@ -1,0 +1,68 @@
+#pragma once
+/// What hearth's services look like to an MCP client, with no I/O: tool names and definitions
+/// (an endpoint's schemas with `#/types` resolved), tool results (structuredContent plus a text
+/// block; a handler's error as an `isError` result), and the resource URIs of a service's files,
+/// view and subscriptions. The protocol engine (server.hpp) and the tests use it.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.hpp"
+#include "json/json.hpp"
+#include "manifest/manifest.hpp"
+
+namespace hearth::mcpserver {
+
+/// The MIME type of an MCP Apps view resource.
+inline constexpr std::string_view kAppMimeType = "text/html;profile=mcp-app";
+
+/// An endpoint as an MCP tool: "<endpoint>" when one service is served, else
+/// "<service>.<endpoint>", with every character outside [A-Za-z0-9_.-] made '_' and the name cut
+/// to 128 characters (the MCP tool-name rule).
+std::string tool_name(std::string_view service, std::string_view endpoint, bool qualified);
+
+/// `schema` with every `{"$ref": "#/types/Name"}` replaced by the type (recursively). A type that
+/// refers to itself (directly or through others) is kept once under `$defs` and referred to as
+/// `#/$defs/Name`, so the result is a self-contained JSON Schema. A ref to a missing type is
+/// left as written.
+json::value resolve_types(const json::value& schema, const json::object& types);
+
+/// The endpoint's input or output schema as written in the manifest (`schema.input` /
+/// `schema.output`), null when it has none.
+json::value endpoint_schema(const manifest::Manifest& m, std::string_view endpoint,
+                            std::string_view which);
+
+/// Whether values of `schema` are JSON objects for sure (its type is "object"). Other results are
+/// wrapped as {"result": value} in structuredContent, which MCP requires to be an object.
+bool is_object_schema(const json::value& schema);
+
+/// The tools/list entry of a query or mutation endpoint: name, title, description, inputSchema,
+/// outputSchema (when the endpoint declares one), annotations (a query is read-only and
+/// idempotent), and `_meta.ui.resourceUri` when the service has a view (`ui_uri` non-empty).
+json::object tool_definition(const manifest::Manifest& m, const manifest::Endpoint& endpoint,
+                             const std::string& name, const std::string& ui_uri);
+
+/// A tools/call result from what the LAVS call pipeline returned: structuredContent (the value,
+/// or {"result": value} when `wrap`), and the same JSON as a text block; an error as
+/// {isError: true, content: [text]} with the LAVS error under `_meta["hearth/error"]`.
+json::object tool_result(const Result<json::value>& outcome, bool wrap);
+
+/// Resource URIs.
+std::string view_uri(std::string_view service);  ///< ui://svc/view
+std::string subscription_uri(std::string_view service, std::string_view endpoint);  ///< lavs://
+std::string file_uri(const std::string& absolute_path);  ///< file:// with percent-encoding
+
+/// A resource URI taken apart.
+struct ResourceRef {
+  enum class Kind { kView, kSubscription, kFile };
+  Kind kind = Kind::kFile;
+  std::string service;   ///< view, subscription
+  std::string endpoint;  ///< subscription
+  std::string path;      ///< file: the absolute path, decoded
+};
+/// Parses a URI made by the functions above; nullopt for anything else.
+std::optional<ResourceRef> parse_resource_uri(std::string_view uri);
+
+}  // namespace hearth::mcpserver

@@ -1,0 +1,492 @@
+"""hearth as an MCP server (stdio: `hearth mcp serve`; Streamable HTTP: /mcp on the daemon) and as
+an A2A agent (/.well-known/agent-card.json, /a2a), against the real binary."""
+import json
+import os
+import queue
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hearthtest import EXAMPLES, Daemon, hearth_bin, wait_for
+
+FIXTURE = Path(__file__).resolve().parents[1] / "services" / "mcp"
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}}
+
+
+def copy_service(src, tmp):
+    dest = Path(tmp) / src.name
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("todos.json", ".todos.lock"))
+    return dest
+
+
+class Stdio:
+    """`hearth mcp serve` with line-delimited JSON-RPC on its stdin and stdout."""
+
+    def __init__(self, paths, *args):
+        self.state = tempfile.mkdtemp(prefix="hearth-mcp-state-")
+        self.proc = subprocess.Popen([hearth_bin(), "mcp", "serve", *map(str, paths), "--state-dir", self.state,
+                                      "--log-level", "warn", *args],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.messages = queue.Queue()
+        self.pending = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next_id = 1
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.messages.put(json.loads(line))
+        self.messages.put(None)
+
+    def send(self, msg):
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method, params=None, timeout=20):
+        id_ = self.next_id
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": id_, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.response(id_, timeout)
+
+    def response(self, id_, timeout=20):
+        deadline = time.time() + timeout
+        while True:
+            for m in self.pending:
+                if m.get("id") == id_ and "method" not in m:
+                    self.pending.remove(m)
+                    return m
+            m = self.messages.get(timeout=max(0.01, deadline - time.time()))
+            assert m is not None, "the server ended: " + self.proc.stderr.read().decode()
+            self.pending.append(m)
+
+    def notification(self, method, timeout=20, where=None):
+        deadline = time.time() + timeout
+        while True:
+            for m in self.pending:
+                if m.get("method") == method and "id" not in m and (where is None or where(m)):
+                    self.pending.remove(m)
+                    return m
+            m = self.messages.get(timeout=max(0.01, deadline - time.time()))
+            assert m is not None, "the server ended"
+            self.pending.append(m)
+
+    def initialize(self):
+        r = self.request("initialize", INIT)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.state, ignore_errors=True)
+        return self.proc.returncode
+
+
+@pytest.fixture
+def tmp_services():
+    d = tempfile.mkdtemp(prefix="hearth-mcp-")
+    yield Path(d)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def stdio(tmp_services):
+    servers = []
+
+    def start(paths, *args):
+        s = Stdio(paths, *args)
+        servers.append(s)
+        return s
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+# -- stdio -------------------------------------------------------------------------------------
+
+def test_stdio_initialize_gate_tools_and_calls(stdio, tmp_services):
+    s = stdio([copy_service(FIXTURE, tmp_services)])
+    early = s.request("tools/list")
+    assert early["error"]["code"] == -32600 and "initialize" in early["error"]["message"]
+    assert s.request("ping")["result"] == {}
+    init = s.initialize()["result"]
+    assert init["protocolVersion"] == "2025-11-25"
+    assert init["capabilities"]["tools"] == {"listChanged": True}
+    assert init["capabilities"]["resources"]["subscribe"] is True
+    assert init["serverInfo"]["name"] == "hearth"
+    # An unknown version gets hearth's newest.
+    assert s.request("initialize", {**INIT, "protocolVersion": "1999-01-01"})["result"]["protocolVersion"] == "2025-11-25"
+
+    tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
+    assert set(tools) == {"test_simple_text", "test_error_handling", "test_tool_with_progress", "echo", "add"}
+    echo = tools["echo"]
+    assert echo["inputSchema"]["properties"]["item"]["required"] == ["name"]  # #/types/Item resolved
+    assert "#/types" not in json.dumps(echo)
+    assert tools["add"]["annotations"]["readOnlyHint"] is False
+    assert tools["echo"]["annotations"]["readOnlyHint"] is True
+    assert tools["add"]["outputSchema"]["required"] == ["sum"]
+    assert tools["test_simple_text"]["outputSchema"]["properties"]["result"] == {"type": "string"}
+    assert tools["add"]["_meta"]["ui"]["resourceUri"] == "ui://mcp-fixture/view"
+
+    r = s.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 40}})["result"]
+    assert r["structuredContent"] == {"sum": 42} and r["isError"] is False
+    assert json.loads(r["content"][0]["text"]) == {"sum": 42}
+    text = s.request("tools/call", {"name": "test_simple_text"})["result"]
+    assert text["structuredContent"] == {"result": "This is a simple text response for testing."}
+
+    # Bad input and a failing handler are tool errors the model can read; an unknown tool is a
+    # protocol error.
+    bad = s.request("tools/call", {"name": "add", "arguments": {"a": "x"}})["result"]
+    assert bad["isError"] is True and "Invalid params" in bad["content"][0]["text"]
+    assert bad["_meta"]["hearth/error"]["code"] == -32602
+    failed = s.request("tools/call", {"name": "test_error_handling", "arguments": {}})["result"]
+    assert failed["isError"] is True and "intentionally" in failed["content"][0]["text"]
+    unknown = s.request("tools/call", {"name": "nope", "arguments": {}})
+    assert unknown["error"]["code"] == -32602 and "nope" in unknown["error"]["message"]
+    not_object = s.request("tools/call", {"name": "add", "arguments": [1, 2]})
+    assert not_object["error"]["code"] == -32602
+    assert s.request("no/such")["error"]["code"] == -32601
+
+    # A line that is not JSON gets a parse error, and the server goes on.
+    s.proc.stdin.write(b"{not json\n")
+    s.proc.stdin.flush()
+    m = s.messages.get(timeout=10)
+    assert m["error"]["code"] == -32700 and m["id"] is None
+    assert s.request("ping")["result"] == {}
+    assert s.close() == 0
+
+
+def test_stdio_progress_cancel_and_logging(stdio, tmp_services):
+    s = stdio([copy_service(FIXTURE, tmp_services)], "--progress-interval", "100")
+    s.initialize()
+    assert s.request("logging/setLevel", {"level": "warning"})["result"] == {}
+    assert s.request("logging/setLevel", {"level": "loud"})["error"]["code"] == -32602
+
+    r = s.request("tools/call", {"name": "test_tool_with_progress", "arguments": {"ms": 700},
+                                 "_meta": {"progressToken": "tok-1"}})
+    assert r["result"]["structuredContent"] == {"waited": 700}
+    progress = [m for m in s.pending if m.get("method") == "notifications/progress"]
+    assert len(progress) >= 3
+    values = [m["params"]["progress"] for m in progress]
+    assert values == sorted(values) and all(m["params"]["progressToken"] == "tok-1" for m in progress)
+    s.pending = [m for m in s.pending if m.get("method") != "notifications/progress"]
+
+    # A failure is logged at warning.
+    s.request("tools/call", {"name": "test_error_handling"})
+    log = s.notification("notifications/message")
+    assert log["params"]["level"] == "warning" and "test_error_handling" in log["params"]["data"]
+
+    # Cancelled: no answer for that request; the server goes on.
+    s.send({"jsonrpc": "2.0", "id": 900, "method": "tools/call",
+            "params": {"name": "test_tool_with_progress", "arguments": {"ms": 3000}}})
+    time.sleep(0.3)
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 900, "reason": "test"}})
+    assert s.request("ping")["result"] == {}
+    with pytest.raises(queue.Empty):
+        s.response(900, timeout=1.5)
+    # A cancel for a request that is not running is ignored.
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 12345}})
+    assert s.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})["result"]["structuredContent"] == {"sum": 2}
+
+
+def test_stdio_resources_files_view_and_subscriptions(stdio, tmp_services):
+    fixture = copy_service(FIXTURE, tmp_services)
+    todo = copy_service(EXAMPLES / "todo-manager-js", tmp_services)
+    s = stdio([fixture, todo])
+    s.initialize()
+    resources = {r["uri"]: r for r in s.request("resources/list")["result"]["resources"]}
+    readme = "file://" + str(fixture / "docs" / "readme.md")
+    pixel = "file://" + str(fixture / "docs" / "pixel.png")
+    assert readme in resources and pixel in resources
+    assert resources[readme]["mimeType"].startswith("text/markdown")
+    assert not any(u.endswith("lavs.json") or u.endswith("handlers.mjs") for u in resources)  # not in fileAccess
+    assert "ui://mcp-fixture/view" in resources
+    assert resources["ui://mcp-fixture/view"]["mimeType"] == "text/html;profile=mcp-app"
+    sub_uri = "lavs://todo-manager-js/subscriptions/todoUpdates"
+    assert sub_uri in resources
+
+    text = s.request("resources/read", {"uri": readme})["result"]["contents"][0]
+    assert text["text"].startswith("# MCP fixture") and text["uri"] == readme
+    blob = s.request("resources/read", {"uri": pixel})["result"]["contents"][0]
+    assert blob["blob"].startswith("iVBOR") and blob["mimeType"] == "image/png"
+    outside = s.request("resources/read", {"uri": "file://" + str(fixture / "lavs.json")})
+    assert outside["error"]["code"] == -32002
+    traversal = s.request("resources/read", {"uri": "file://" + str(fixture / "docs" / ".." / "handlers.mjs")})
+    assert traversal["error"]["code"] == -32002
+    assert s.request("resources/read", {"uri": "file:///etc/passwd"})["error"]["code"] == -32002
+    assert s.request("resources/read", {"uri": "test://static-text"})["error"]["code"] == -32002
+
+    view = s.request("resources/read", {"uri": "ui://mcp-fixture/view"})["result"]["contents"][0]
+    assert view["mimeType"] == "text/html;profile=mcp-app"
+    assert "ui/initialize" in view["text"] and "mcp-fixture-view" in view["text"]
+    assert '"add":"mcp-fixture.add"' in view["text"]  # two services: qualified tool names
+
+    # Subscriptions: only lavs:// resources; updates arrive as notifications, read gives the item.
+    assert s.request("resources/subscribe", {"uri": readme})["error"]["code"] == -32602
+    assert s.request("resources/subscribe", {"uri": sub_uri})["result"] == {}
+    s.notification("notifications/resources/updated", where=lambda m: m["params"]["uri"] == sub_uri)
+    first = json.loads(s.request("resources/read", {"uri": sub_uri})["result"]["contents"][0]["text"])
+    assert first is not None
+    s.request("tools/call", {"name": "todo-manager-js.addTodo", "arguments": {"text": "from mcp"}})
+    s.notification("notifications/resources/updated", where=lambda m: m["params"]["uri"] == sub_uri)
+    assert "from mcp" in s.request("resources/read", {"uri": sub_uri})["result"]["contents"][0]["text"]
+    assert s.request("resources/unsubscribe", {"uri": sub_uri})["result"] == {}
+    assert s.request("resources/unsubscribe", {"uri": sub_uri})["error"]["code"] == -32602
+
+
+def test_stdio_list_changed_when_a_manifest_changes(stdio, tmp_services):
+    fixture = copy_service(FIXTURE, tmp_services)
+    s = stdio([fixture], "--watch-interval", "100")
+    s.initialize()
+    manifest = json.loads((fixture / "lavs.json").read_text())
+    manifest["endpoints"].append({"id": "added_later", "method": "query",
+                                  "handler": {"type": "function", "module": "handlers.mjs", "function": "simpleText"}})
+    (fixture / "lavs.json").write_text(json.dumps(manifest))
+    s.notification("notifications/tools/list_changed", timeout=15)
+    names = [t["name"] for t in s.request("tools/list")["result"]["tools"]]
+    assert "added_later" in names
+
+
+def test_stdio_refuses_a_broken_service():
+    p = subprocess.run([hearth_bin(), "mcp", "serve", "/nonexistent-hearth-path"], capture_output=True, timeout=30)
+    assert p.returncode != 0
+
+
+# -- Streamable HTTP -----------------------------------------------------------------------------
+
+def mcp_post(d, body, session=None, headers=None, token=True, path="/mcp"):
+    h = {"Accept": "application/json, text/event-stream"}
+    if session:
+        h["Mcp-Session-Id"] = session
+    h.update(headers or {})
+    with d.http() as c:
+        return c.post(body, headers=h, path=path, token=token)
+
+
+def sse_events(raw):
+    out = []
+    for block in raw.decode().split("\n\n"):
+        data = [line[5:].strip() for line in block.split("\n") if line.startswith("data:")]
+        if data and data[0]:
+            out.append(json.loads("\n".join(data)))
+    return out
+
+
+@pytest.fixture
+def daemon(daemon_factory):
+    return daemon_factory([FIXTURE, EXAMPLES / "todo-manager-js"],
+                          extra_args=["--watch", "--watch-interval", "100", "--mcp-progress-interval", "100"])
+
+
+def test_http_session_tools_and_sse_progress(daemon):
+    status, headers, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+    assert status == 200
+    session = headers["Mcp-Session-Id"]
+    assert len(session) >= 32
+    assert json.loads(body)["result"]["protocolVersion"] == "2025-11-25"
+    status, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    assert status == 202 and body == b""
+    _, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, session,
+                          {"MCP-Protocol-Version": "2025-11-25"})
+    names = {t["name"] for t in json.loads(body)["result"]["tools"]}
+    assert {"mcp-fixture.add", "todo-manager-js.listTodos"} <= names  # two services: qualified
+    status, headers, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "mcp-fixture.test_tool_with_progress", "arguments": {"ms": 600}, "_meta": {"progressToken": 7}}}, session)
+    assert status == 200 and headers["Content-Type"] == "text/event-stream"
+    events = sse_events(body)
+    assert [e.get("method") for e in events[:-1]] == ["notifications/progress"] * (len(events) - 1)
+    assert len(events) >= 4 and events[-1]["id"] == 3
+    assert events[-1]["result"]["structuredContent"] == {"waited": 600}
+
+    # Stateless: no session id, no initialize.
+    _, headers, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                         "params": {"name": "mcp-fixture.add", "arguments": {"a": 1, "b": 2}}})
+    assert "Mcp-Session-Id" not in headers
+    assert json.loads(body)["result"]["structuredContent"] == {"sum": 3}
+
+    # DELETE ends the session; it is unknown afterwards.
+    with daemon.http() as c:
+        status, _, _ = c.request("DELETE", "/mcp", headers={"Authorization": f"Bearer {daemon.token}",
+                                                            "Host": c.host, "Mcp-Session-Id": session})
+    assert status == 204
+    status, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 5, "method": "ping"}, session)
+    assert status == 404
+
+
+def test_http_wire_rules(daemon):
+    msg = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert mcp_post(daemon, msg, token=False)[0] == 401
+    assert mcp_post(daemon, msg, headers={"Host": "evil.example.com"})[0] == 403
+    assert mcp_post(daemon, msg, headers={"Origin": "http://evil.example.com"})[0] == 403
+    assert mcp_post(daemon, msg, headers={"MCP-Protocol-Version": "1999-01-01"})[0] == 400
+    assert mcp_post(daemon, msg, headers={"Content-Type": "text/plain"})[0] == 415
+    assert mcp_post(daemon, msg, headers={"Accept": "text/html"})[0] == 406
+    assert mcp_post(daemon, "{broken")[0] == 400
+    assert mcp_post(daemon, msg, session="not-a-session")[0] == 404
+    # The token as a query parameter (clients configured with a URL only).
+    status, _, body = mcp_post(daemon, msg, token=False, path=f"/mcp?token={daemon.token}")
+    assert status == 200 and json.loads(body)["result"] == {}
+    with daemon.http() as c:
+        status, _, _ = c.request("GET", "/mcp", headers={"Authorization": f"Bearer {daemon.token}", "Host": c.host,
+                                                         "Accept": "text/event-stream"})
+    assert status == 405  # a GET stream needs a session
+
+
+def test_http_get_stream_gets_updates_and_list_changed(daemon):
+    import http.client
+    _, headers, _ = mcp_post(daemon, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+    session = headers["Mcp-Session-Id"]
+    conn = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=20)
+    conn.request("GET", "/mcp", headers={"Authorization": f"Bearer {daemon.token}", "Host": f"127.0.0.1:{daemon.port}",
+                                         "Accept": "text/event-stream", "Mcp-Session-Id": session})
+    stream = conn.getresponse()
+    assert stream.status == 200 and stream.getheader("Content-Type") == "text/event-stream"
+    # A second stream for the same session is refused.
+    with daemon.http() as c:
+        status, _, _ = c.request("GET", "/mcp", headers={"Authorization": f"Bearer {daemon.token}", "Host": c.host,
+                                                         "Accept": "text/event-stream", "Mcp-Session-Id": session})
+    assert status == 409
+    events = queue.Queue()
+
+    def read():
+        buf = b""
+        try:
+            while True:
+                chunk = stream.fp.readline()
+                if not chunk:
+                    break
+                buf += chunk
+                if chunk in (b"\n", b"\r\n"):
+                    for e in sse_events(buf):
+                        events.put(e)
+                    buf = b""
+        except Exception:
+            pass
+    threading.Thread(target=read, daemon=True).start()
+
+    uri = "lavs://todo-manager-js/subscriptions/todoUpdates"
+    _, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": uri}}, session)
+    assert json.loads(body)["result"] == {}
+
+    def next_event(method, timeout=15):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            e = events.get(timeout=max(0.01, deadline - time.time()))
+            if e.get("method") == method:
+                return e
+        raise AssertionError("no " + method)
+    assert next_event("notifications/resources/updated")["params"]["uri"] == uri
+    mcp_post(daemon, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "todo-manager-js.addTodo", "arguments": {"text": "over http"}}}, session)
+    next_event("notifications/resources/updated")
+    _, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": uri}}, session)
+    assert "over http" in json.loads(body)["result"]["contents"][0]["text"]
+
+    manifest_path = daemon.service_dir("mcp") / "lavs.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["endpoints"] = [e for e in manifest["endpoints"] if e["id"] != "add"]
+    manifest_path.write_text(json.dumps(manifest))
+    next_event("notifications/tools/list_changed")
+    _, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}, session)
+    assert "mcp-fixture.add" not in {t["name"] for t in json.loads(body)["result"]["tools"]}
+    conn.close()
+
+
+def test_http_calls_are_audited(daemon):
+    mcp_post(daemon, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "mcp-fixture.add", "arguments": {"a": 5, "b": 5}}})
+    audit = Path(daemon.ready["auditLog"])
+    assert wait_for(lambda: audit.exists() and '"tools/call"' in audit.read_text())
+    line = [json.loads(l) for l in audit.read_text().splitlines() if '"tools/call"' in l][-1]
+    assert line["service"] == "mcp-fixture" and line["endpoint"] == "add"
+
+
+# -- A2A -----------------------------------------------------------------------------------------
+
+def a2a(daemon, method, params, id=1):
+    status, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": id, "method": method, "params": params}, path="/a2a")
+    assert status == 200, body
+    return json.loads(body)
+
+
+def user_message(skill, data, **extra):
+    m = {"kind": "message", "role": "user", "messageId": "m-" + str(time.time()),
+         "parts": [{"kind": "data", "data": data}]}
+    if skill:
+        m["metadata"] = {"skillId": skill}
+    m.update(extra)
+    return m
+
+
+def test_a2a_card_send_get_cancel(daemon):
+    with daemon.http() as c:
+        status, _, _ = c.request("GET", "/.well-known/agent-card.json", headers={"Host": c.host})
+        assert status == 401
+        status, headers, body = c.request("GET", "/.well-known/agent-card.json",
+                                          headers={"Host": c.host, "Authorization": f"Bearer {daemon.token}"})
+    assert status == 200
+    card = json.loads(body)
+    for key in ("protocolVersion", "name", "description", "url", "version", "capabilities", "skills",
+                "defaultInputModes", "defaultOutputModes"):
+        assert key in card, key
+    assert card["url"] == f"http://127.0.0.1:{daemon.port}/a2a" and card["preferredTransport"] == "JSONRPC"
+    assert card["capabilities"]["streaming"] is True
+    skills = {s["id"]: s for s in card["skills"]}
+    assert "mcp-fixture.add" in skills and "mcp-fixture" in skills["mcp-fixture.add"]["tags"]
+
+    task = a2a(daemon, "message/send", {"message": user_message("mcp-fixture.add", {"a": 20, "b": 22})})["result"]
+    assert task["kind"] == "task" and task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"][0] == {"kind": "data", "data": {"sum": 42}}
+    assert [m["role"] for m in task["history"]] == ["user", "agent"]
+    got = a2a(daemon, "tasks/get", {"id": task["id"], "historyLength": 1})["result"]
+    assert got["status"]["state"] == "completed" and len(got["history"]) == 1
+    assert a2a(daemon, "tasks/cancel", {"id": task["id"]})["error"]["code"] == -32002
+    assert a2a(daemon, "tasks/get", {"id": "nope"})["error"]["code"] == -32001
+
+    # The skill named in a data part; a failing call is a failed task with the error.
+    failed = a2a(daemon, "message/send", {"message": user_message(None, {"skill": "mcp-fixture.add", "input": {"a": "x"}})})
+    assert failed["result"]["status"]["state"] == "failed"
+    assert failed["result"]["status"]["message"]["parts"][1]["data"]["code"] == -32602
+    missing = a2a(daemon, "message/send", {"message": user_message(None, {"a": 1})})
+    assert missing["error"]["code"] == -32602 and "mcp-fixture.add" in missing["error"]["message"]
+    assert a2a(daemon, "message/send", {"message": user_message("nope", {})})["error"]["code"] == -32602
+    assert a2a(daemon, "tasks/pushNotificationConfig/set", {"taskId": "x"})["error"]["code"] == -32003
+
+    # Not blocking: the task is returned at once and finishes later; a working task can be canceled.
+    slow = a2a(daemon, "message/send", {"message": user_message("mcp-fixture.test_tool_with_progress", {"ms": 300}),
+                                        "configuration": {"blocking": False}})["result"]
+    assert slow["status"]["state"] in ("submitted", "working")
+    assert wait_for(lambda: a2a(daemon, "tasks/get", {"id": slow["id"]})["result"]["status"]["state"] == "completed")
+    longer = a2a(daemon, "message/send", {"message": user_message("mcp-fixture.test_tool_with_progress", {"ms": 3000}),
+                                          "configuration": {"blocking": False}})["result"]
+    canceled = a2a(daemon, "tasks/cancel", {"id": longer["id"]})["result"]
+    assert canceled["status"]["state"] == "canceled"
+    time.sleep(3.3)
+    assert a2a(daemon, "tasks/get", {"id": longer["id"]})["result"]["status"]["state"] == "canceled"
+
+
+def test_a2a_message_stream(daemon):
+    status, headers, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 9, "method": "message/stream", "params": {
+        "message": user_message("mcp-fixture.echo", {"item": {"name": "x"}})}}, path="/a2a")
+    assert status == 200 and headers["Content-Type"] == "text/event-stream"
+    events = [e["result"] for e in sse_events(body)]
+    assert all(e for e in events)
+    assert events[0]["kind"] == "task"
+    kinds = [e["kind"] for e in events]
+    assert kinds[-1] == "status-update" and events[-1]["final"] is True
+    assert events[-1]["status"]["state"] == "completed"
+    artifact = next(e for e in events if e["kind"] == "artifact-update")
+    assert artifact["artifact"]["parts"][0]["data"] == {"echoed": {"item": {"name": "x"}}}
