@@ -131,7 +131,12 @@ def test_stdio_initialize_gate_tools_and_calls(stdio, tmp_services):
     assert s.request("initialize", {**INIT, "protocolVersion": "1999-01-01"})["result"]["protocolVersion"] == "2025-11-25"
 
     tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
-    assert set(tools) == {"test_simple_text", "test_error_handling", "test_tool_with_progress", "echo", "add"}
+    assert set(tools) == {"test_simple_text", "test_error_handling", "test_tool_with_progress", "echo", "add",
+                          "json_schema_2020_12_tool"}
+    # A schema's own keywords reach the client as written.
+    modern = tools["json_schema_2020_12_tool"]["inputSchema"]
+    assert modern["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert modern["$defs"]["address"]["type"] == "object" and modern["additionalProperties"] is False
     echo = tools["echo"]
     assert echo["inputSchema"]["properties"]["item"]["required"] == ["name"]  # #/types/Item resolved
     assert "#/types" not in json.dumps(echo)
@@ -156,6 +161,9 @@ def test_stdio_initialize_gate_tools_and_calls(stdio, tmp_services):
     assert failed["isError"] is True and "intentionally" in failed["content"][0]["text"]
     unknown = s.request("tools/call", {"name": "nope", "arguments": {}})
     assert unknown["error"]["code"] == -32602 and "nope" in unknown["error"]["message"]
+    extra = s.request("tools/call", {"name": "json_schema_2020_12_tool",
+                                     "arguments": {"name": "x", "address": {"city": 1}}})["result"]
+    assert extra["isError"] is True  # validated through its $defs
     not_object = s.request("tools/call", {"name": "add", "arguments": [1, 2]})
     assert not_object["error"]["code"] == -32602
     assert s.request("no/such")["error"]["code"] == -32601
