@@ -4,8 +4,8 @@
 # expected failures of expected-failures.yml (reasons in docs/conformance.md). The daemon serves
 # tests/services/mcp, whose endpoints are the tools the scenarios call.
 #   run.sh HEARTH_BINARY [--suite active|all|pending]
-# The suite speaks Streamable HTTP only; stdio is tested by tests/mcp_clients (the SDK's client
-# and the Inspector CLI) and tests/integration/test_mcp_server.py, on the same protocol engine.
+# Then the protocol scenarios again against `hearth mcp serve` (stdio), through stdio-relay.mjs:
+# the suite speaks Streamable HTTP only, the relay passes its messages unchanged.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 hearth="$(realpath "$1")"
@@ -36,5 +36,31 @@ done
 url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' "$tmp/ready.json")
 token=$(cat "$tmp/token")
 # The token as ?token=: the suite takes a URL and no headers.
+echo "== Streamable HTTP: /mcp on the daemon"
 node "$modules/.bin/conformance" server --url "$url/mcp?token=$token" "${suite[@]}" \
   --expected-failures "$here/expected-failures.yml" -o "$tmp/results"
+
+echo "== stdio: hearth mcp serve, through the relay"
+node "$here/stdio-relay.mjs" "$tmp/relay.port" "$hearth" mcp serve "$tmp/mcp-fixture" \
+  --state-dir "$tmp/stdio-state" --log-level warn --progress-interval 200 --no-watch &
+relay=$!
+trap 'kill $relay 2>/dev/null; cleanup' EXIT
+for _ in $(seq 1 400); do
+  [[ -f "$tmp/relay.port" ]] && break
+  kill -0 "$relay" 2>/dev/null || exit 1
+  sleep 0.05
+done
+relay_url="http://127.0.0.1:$(cat "$tmp/relay.port")/mcp"
+failed=0
+for scenario in server-initialize logging-set-level ping tools-list tools-call-simple-text \
+  tools-call-error tools-call-with-progress resources-list json-schema-2020-12; do
+  if ! node "$modules/.bin/conformance" server --url "$relay_url" --scenario "$scenario" \
+      > "$tmp/stdio-$scenario.log" 2>&1; then
+    echo "stdio: $scenario FAILED"
+    cat "$tmp/stdio-$scenario.log"
+    failed=1
+  else
+    echo "stdio: $scenario passed"
+  fi
+done
+exit "$failed"
