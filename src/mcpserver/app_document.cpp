@@ -91,18 +91,11 @@ constexpr std::string_view kBridge = R"JS(
   };
   window.lavsClient = client;
   function mount() {
-    var defined = window.__hearthDefined || [];
-    var el = null;
-    if (config.element) {
-      el = document.createElement(config.element);
-      document.body.appendChild(el);
-    }
-    var targets = el ? [el] : Array.prototype.filter.call(document.querySelectorAll('*'), function (e) {
+    var targets = Array.prototype.filter.call(document.querySelectorAll('*'), function (e) {
       return typeof e.setLAVSClient === 'function';
     });
-    targets.forEach(function (t) { if (typeof t.setLAVSClient === 'function') t.setLAVSClient(client); });
+    targets.forEach(function (t) { t.setLAVSClient(client); });
     window.dispatchEvent(new CustomEvent('lavs-client', { detail: client }));
-    void defined;
   }
   window.__hearthMount = mount;
 })();
@@ -194,11 +187,12 @@ Result<AppDocument> app_document(const host::Host::Service& service,
       break;
     case views::Component::Type::kCdn:
       doc.resource_domains.push_back(component.script_origin);
-      body = "<script type=\"module\">" + std::string(kModuleMount) + "import(\"" +
-             escape_attribute(component.module) +
-             "\").then(function (mod) {\n  var first = defined[0];\n  var cls = mod[\"" +
-             escape_attribute(component.export_name.empty() ? "default" : component.export_name) +
-             "\"];\n  if (!first && typeof cls === 'function') { first = 'lavs-view-app'; "
+      body = "<script type=\"module\">" + std::string(kModuleMount) + "import(" +
+             script_text(json::dump(json::value(component.module))) +
+             ").then(function (mod) {\n  var first = defined[0];\n  var cls = mod[" +
+             script_text(json::dump(json::value(
+                 component.export_name.empty() ? std::string("default") : component.export_name))) +
+             "];\n  if (!first && typeof cls === 'function') { first = 'lavs-view-app'; "
              "original(first, cls); }\n  if (first) document.body.appendChild("
              "document.createElement(first));\n  window.__hearthMount();\n});\n</script>";
       break;

@@ -1,0 +1,109 @@
+#include "mcpserver/app_document.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace hearth::mcpserver {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AppDocumentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("hearth-app-doc-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_ / "view");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  host::Host::Service service(std::string_view view) {
+    host::Host::Service s;
+    s.dir = dir_;
+    s.manifest.name = "demo";
+    s.manifest.version = "1.2.3";
+    s.manifest.dir = dir_;
+    s.manifest.view = json::parse_text(view).value();
+    manifest::Endpoint add;
+    add.id = "add";
+    add.method = manifest::Method::kMutation;
+    manifest::Endpoint changes;
+    changes.id = "changes";
+    changes.method = manifest::Method::kSubscription;
+    s.manifest.endpoints = {add, changes};
+    s.manifest.raw = json::object{{"name", "demo"}};
+    return s;
+  }
+  void write(const fs::path& rel, std::string_view text) { std::ofstream(dir_ / rel) << text; }
+
+  fs::path dir_;
+};
+
+TEST_F(AppDocumentTest, InlineComponentWithBridgeAndToolNames) {
+  auto doc = app_document(
+      service(
+          R"({"component":{"type":"inline","code":"customElements.define('x-v', class extends HTMLElement {});"}})"),
+      {}, false);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const std::string& html = doc.value().html;
+  EXPECT_NE(html.find("customElements.define('x-v'"), std::string::npos);
+  EXPECT_NE(html.find("ui/initialize"), std::string::npos);
+  EXPECT_NE(html.find(R"("tools":{"add":"add"})"), std::string::npos);
+  EXPECT_NE(html.find(R"("subscriptions":{"changes":"lavs://demo/subscriptions/changes"})"),
+            std::string::npos);
+  EXPECT_TRUE(doc.value().resource_domains.empty());
+  auto qualified = app_document(service(R"({"component":{"type":"inline","code":"1"}})"), {}, true);
+  ASSERT_TRUE(qualified.ok());
+  EXPECT_NE(qualified.value().html.find(R"("add":"demo.add")"), std::string::npos);
+}
+
+TEST_F(AppDocumentTest, LocalModuleIsInlinedAndCannotCloseItsScript) {
+  write("view/view.js", "const s = '</script><script>alert(1)</script>';\n");
+  auto doc =
+      app_document(service(R"({"component":{"type":"local","path":"view/view.js"}})"), {}, false);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  EXPECT_EQ(doc.value().html.find("</script><script>alert(1)"), std::string::npos);
+  EXPECT_NE(doc.value().html.find(R"(<\/script><script>alert(1)<\/script>)"), std::string::npos);
+}
+
+TEST_F(AppDocumentTest, LocalHtmlGetsTheBridgeFirstInItsHead) {
+  write("view/index.html",
+        "<!doctype html><html><head><title>t</title></head><body><p>hi</p></body></html>");
+  auto doc = app_document(service(R"({"component":{"type":"local","path":"view/index.html"}})"), {},
+                          false);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  const std::string& html = doc.value().html;
+  const auto bridge = html.find("hearth-mcp-app");
+  ASSERT_NE(bridge, std::string::npos);
+  EXPECT_LT(html.find("<head>"), bridge);
+  EXPECT_LT(bridge, html.find("<title>"));
+  EXPECT_NE(html.find("<p>hi</p>"), std::string::npos);
+}
+
+TEST_F(AppDocumentTest, CdnModuleIsImportedFromAnAllowedOriginOnly) {
+  const std::string view =
+      R"({"component":{"type":"cdn","url":"https://cdn.example.com/v.js?x=\"1\"","exportName":"View"}})";
+  auto refused = app_document(service(view), {}, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
+  auto doc = app_document(service(view), {"https://cdn.example.com"}, false);
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  EXPECT_EQ(doc.value().resource_domains, std::vector<std::string>{"https://cdn.example.com"});
+  // The URL as a JSON string: its quotes cannot end the script's string.
+  EXPECT_NE(doc.value().html.find(R"#(import("https://cdn.example.com/v.js?x=\"1\""))#"),
+            std::string::npos)
+      << doc.value().html;
+  EXPECT_NE(doc.value().html.find(R"(mod["View"])"), std::string::npos);
+}
+
+TEST_F(AppDocumentTest, NpmComponentIsNotOffered) {
+  auto doc = app_document(
+      service(R"({"component":{"type":"npm","package":"demo-view","version":"1"}})"), {}, false);
+  ASSERT_FALSE(doc.ok());
+}
+
+}  // namespace
+}  // namespace hearth::mcpserver
