@@ -11,9 +11,12 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <csignal>
 #include <iostream>
@@ -65,6 +68,33 @@ asio::awaitable<void> handle_line(mcpserver::Server& server,
   }
   auto answer = co_await server.handle(session, std::move(parsed).value());
   if (answer) out.write(json::dump(*answer));
+}
+
+/// A message longer than this ends the session (after a parse error saying why).
+constexpr std::size_t kMaxLine = std::size_t{64} << 20;
+
+/// Reads newline-terminated messages from `in` until its end or an error.
+asio::awaitable<void> read_lines(asio::posix::stream_descriptor& in,
+                                 std::function<void(std::string)> on_line, StdoutWriter& out) {
+  std::string buffer;
+  for (;;) {
+    auto [ec, n] = co_await asio::async_read_until(in, asio::dynamic_buffer(buffer, kMaxLine), '\n',
+                                                   asio::as_tuple(asio::use_awaitable));
+    if (ec == asio::error::not_found) {
+      out.write(json::dump(rpc::make_error_response(
+          nullptr, Error::make(ErrorCode::kParseError,
+                               "Parse error: a message is longer than 64 MiB; closing"))));
+      co_return;
+    }
+    if (ec) {
+      // The end of stdin: a last line without its newline still counts.
+      if (!buffer.empty()) on_line(std::move(buffer));
+      co_return;
+    }
+    std::string line = buffer.substr(0, n - 1);
+    buffer.erase(0, n);
+    on_line(std::move(line));
+  }
 }
 
 asio::awaitable<void> watch(host::Host& host, mcpserver::Server& server,
@@ -143,6 +173,8 @@ int mcp_serve(const McpServeOptions& options) {
   auto session = server.open("stdio", [&out](std::string message) { out.write(message); });
 
   auto guard = asio::make_work_guard(ioc);
+  auto stdin_strand = asio::make_strand(ioc);
+  asio::posix::stream_descriptor in(stdin_strand);
   asio::steady_timer watch_timer(ioc);
   asio::steady_timer poll(ioc);
   std::atomic<bool> stopping{false};
@@ -160,6 +192,10 @@ int mcp_serve(const McpServeOptions& options) {
   std::function<void()> begin_shutdown = [&] {
     if (stopping.exchange(true)) return;
     watch_timer.cancel();
+    asio::post(stdin_strand, [&in] {
+      boost::system::error_code ignored;
+      in.close(ignored);
+    });
     server.close_all();
     host->shutdown();
     proc::kill_all();
@@ -178,25 +214,37 @@ int mcp_serve(const McpServeOptions& options) {
                    asio::detached);
   }
 
-  // stdin on a thread of its own: each line is handled on the io_context as it arrives (calls
-  // run concurrently, so a cancel can reach one in flight); its end ends the server.
-  std::thread reader([&] {
-    std::string line;
-    while (std::getline(std::cin, line)) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      asio::co_spawn(ioc, handle_line(server, session, std::move(line), out), asio::detached);
-      line.clear();
-    }
-    asio::post(ioc, [&] { begin_shutdown(); });
-  });
+  // stdin: each line is handled on the io_context as it arrives (calls run concurrently, so a
+  // cancel can reach one in flight); its end ends the server. A pipe, socket or terminal is read
+  // asynchronously; a regular file (which epoll cannot watch) on a thread, to its end.
+  auto on_line = [&](std::string line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) return;
+    asio::co_spawn(ioc, handle_line(server, session, std::move(line), out), asio::detached);
+  };
+  boost::system::error_code assign_ec;
+  const int stdin_copy = ::dup(STDIN_FILENO);
+  in.assign(stdin_copy, assign_ec);
+  if (assign_ec && stdin_copy >= 0) ::close(stdin_copy);
+  std::thread reader;
+  if (!assign_ec) {
+    asio::co_spawn(stdin_strand, read_lines(in, on_line, out),
+                   [&](const std::exception_ptr&) { begin_shutdown(); });
+  } else {
+    reader = std::thread([&] {
+      std::string line;
+      while (std::getline(std::cin, line)) {
+        asio::post(ioc, [&on_line, line]() mutable { on_line(std::move(line)); });
+      }
+      asio::post(ioc, [&] { begin_shutdown(); });
+    });
+  }
   spdlog::info("hearth MCP server on stdio: {} service(s)", host->services()->size());
 
   std::thread second([&] { ioc.run(); });
   ioc.run();
   second.join();
-  // The reader is blocked in getline only if stdin is still open (a signal stopped us).
-  if (reader.joinable()) reader.detach();
+  if (reader.joinable()) reader.join();
   proc::kill_all();
   return 0;
 }
