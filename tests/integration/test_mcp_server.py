@@ -268,6 +268,22 @@ def test_stdio_list_changed_when_a_manifest_changes(stdio, tmp_services):
     assert "added_later" in names
 
 
+def test_stdio_ends_on_sigterm_and_on_the_end_of_stdin(tmp_services):
+    import signal
+    fixture = copy_service(FIXTURE, tmp_services)
+    p = subprocess.Popen([hearth_bin(), "mcp", "serve", str(fixture), "--state-dir", str(tmp_services / "st")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    p.stdin.flush()
+    assert json.loads(p.stdout.readline()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    p.send_signal(signal.SIGTERM)  # stdin still open
+    assert p.wait(timeout=10) == 0
+    # A last message without its newline is still answered before the end.
+    done = subprocess.run([hearth_bin(), "mcp", "serve", str(fixture), "--state-dir", str(tmp_services / "st")],
+                          input=b'{"jsonrpc":"2.0","id":2,"method":"ping"}', capture_output=True, timeout=30)
+    assert done.returncode == 0 and json.loads(done.stdout) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
 def test_stdio_refuses_a_broken_service():
     p = subprocess.run([hearth_bin(), "mcp", "serve", "/nonexistent-hearth-path"], capture_output=True, timeout=30)
     assert p.returncode != 0
