@@ -259,6 +259,11 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
       if (auto it = mailboxes_.find(session->id()); it != mailboxes_.end()) box = it->second;
     }
     if (!box) co_return rpc_error(404, -32001, "Session not found: initialize again");
+    if (req.method == "HEAD") {
+      net::HttpResponse head;
+      head.content_type = "text/event-stream";
+      co_return head;
+    }
     auto stream = std::make_shared<net::EventStream>(server_executor(), options_.keep_alive);
     {
       std::lock_guard lock(box->mu);

@@ -53,7 +53,7 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   /// When set, the body is this stream (and `body` is ignored); never for HEAD.
-  std::shared_ptr<BodyStream> stream;
+  std::shared_ptr<BodyStream> stream = nullptr;
 };
 
 /// What a request must show to reach a route.

@@ -691,8 +691,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       co_return co_await reply_error(parser, http::status::internal_server_error, "internal error",
                                      true);
     }
-    if (out->stream && req.method() != http::verb::head) {
-      co_return co_await write_stream(req.version(), *out);
+    if (out->stream) {
+      if (req.method() != http::verb::head) co_return co_await write_stream(req.version(), *out);
+      out->stream->cancel();  // a HEAD request gets the head only: the producer ends
     }
     const bool keep_alive = req.keep_alive();
     auto res = make_response(http::status::ok, req.version(), std::move(out->body), keep_alive);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "json/json.hpp"
+#include "net/event_stream.hpp"
 #include "rpc/dispatcher.hpp"
 #include "rpc/session.hpp"
 
@@ -489,6 +490,72 @@ TEST_F(ServerTest, UnknownPathGets404AndOtherMethodsGet405) {
   auto ok = client.send(rpc_request(rpc_text(1, "echo")));
   ASSERT_FALSE(ok.ec);
   EXPECT_EQ(ok.res.result(), http::status::ok);
+}
+
+TEST_F(ServerTest, StreamedRouteWritesEventsAsTheyComeAndEndsWhenThePeerLeaves) {
+  std::shared_ptr<EventStream> open_stream;
+  std::promise<void> peer_gone;
+  std::mutex mu;
+  Route route;
+  route.path = "/events";
+  route.handler = [&](net::HttpRequest req) -> asio::awaitable<net::HttpResponse> {
+    auto stream = std::make_shared<EventStream>(ioc_.get_executor(), std::chrono::seconds(30));
+    net::HttpResponse res;
+    res.content_type = "text/event-stream";
+    res.stream = stream;
+    if (req.query == "finite") {
+      stream->send(R"({"n":1})");
+      stream->send(R"({"n":2})");
+      stream->end();
+    } else {
+      stream->on_cancel([&peer_gone] { peer_gone.set_value(); });
+      std::lock_guard lock(mu);
+      open_stream = stream;
+    }
+    co_return res;
+  };
+  ASSERT_TRUE(routes_.add(std::move(route)).ok());
+  start_server();
+
+  // A stream that ends: chunked events, then the connection closes.
+  HttpClient client(port_);
+  auto reply = client.send(make_request(http::verb::get, "/events?finite"));
+  ASSERT_FALSE(reply.ec) << reply.ec.message();
+  EXPECT_EQ(reply.res[http::field::content_type], "text/event-stream");
+  EXPECT_TRUE(reply.res.chunked());
+  EXPECT_EQ(reply.res.body(),
+            "event: message\ndata: {\"n\":1}\n\nevent: message\ndata: {\"n\":2}\n\n");
+  EXPECT_TRUE(client.closed_by_server());
+
+  // A HEAD request gets the head and no body, and the producer is told to end.
+  {
+    HttpClient head(port_);
+    ASSERT_FALSE(head.write(make_request(http::verb::head, "/events")));
+    http::response_parser<http::string_body> parser;
+    parser.skip(true);
+    ASSERT_FALSE(head.read_with(parser));
+    EXPECT_EQ(parser.get().result(), http::status::ok);
+    ASSERT_EQ(peer_gone.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  }
+  peer_gone = std::promise<void>();
+
+  // A stream that stays open: the peer leaving is noticed although nothing is written.
+  {
+    {
+      std::lock_guard lock(mu);
+      open_stream.reset();
+    }
+    HttpClient watcher(port_);
+    ASSERT_FALSE(watcher.write(make_request(http::verb::get, "/events")));
+    bool opened = false;
+    for (int i = 0; i < 1000 && !opened; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::lock_guard lock(mu);
+      opened = open_stream != nullptr;
+    }
+    ASSERT_TRUE(opened);
+  }  // the client closes its socket here
+  ASSERT_EQ(peer_gone.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
 }
 
 TEST_F(ServerTest, MissingOrWrongTokenGets401) {

@@ -373,6 +373,12 @@ def test_http_get_stream_gets_updates_and_list_changed(daemon):
     import http.client
     _, headers, _ = mcp_post(daemon, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
     session = headers["Mcp-Session-Id"]
+    # A HEAD request does not take the session's stream.
+    with daemon.http() as c:
+        status, headers, _ = c.request("HEAD", "/mcp", headers={"Authorization": f"Bearer {daemon.token}",
+                                                               "Host": c.host, "Accept": "text/event-stream",
+                                                               "Mcp-Session-Id": session})
+        assert status == 200 and headers["Content-Type"] == "text/event-stream"
     conn = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=20)
     conn.request("GET", "/mcp", headers={"Authorization": f"Bearer {daemon.token}", "Host": f"127.0.0.1:{daemon.port}",
                                          "Accept": "text/event-stream", "Mcp-Session-Id": session})
