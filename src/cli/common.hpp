@@ -1,11 +1,16 @@
 #pragma once
 /// Pieces shared by the CLI commands.
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "host/host.hpp"
+#include "jail/jail.hpp"
 
 namespace hearth::vault {
 class Vault;
@@ -24,6 +29,15 @@ void print_load_report(const host::LoadReport& report);
 
 /// Sets up spdlog on stderr at `level` ("trace" ... "off").
 void setup_logging(const std::string& level);
+
+/// The jail of a serving command: the machine probed once, what is missing logged (or the loud
+/// --insecure-no-sandbox warning); null, with the error logged, when it cannot be made.
+std::shared_ptr<const jail::Jail> open_jail(bool insecure_no_sandbox);
+
+/// Stops `ioc` once no child process runs any more, or at `deadline`, whichever comes first
+/// (looking every 20 ms with `timer`): the end of a graceful shutdown.
+void stop_when_children_gone(boost::asio::io_context& ioc, boost::asio::steady_timer& timer,
+                             std::chrono::steady_clock::time_point deadline);
 
 struct ServeOptions {
   std::vector<std::filesystem::path> paths;

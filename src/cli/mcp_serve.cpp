@@ -138,19 +138,10 @@ int mcp_serve(const McpServeOptions& options) {
   std::signal(SIGXFSZ, SIG_IGN);
   asio::io_context ioc(2);
 
-  jail::JailOptions jail_options;
-  jail_options.launcher = proc::launcher();
-  jail_options.insecure_no_sandbox = options.insecure_no_sandbox;
-  auto jail = jail::Jail::create(jail_options);
-  if (!jail.ok()) {
-    spdlog::error("jail: {}", jail.error().message);
-    return 1;
-  }
-  if (options.insecure_no_sandbox) {
-    spdlog::warn("--insecure-no-sandbox: handler processes run WITHOUT the jail");
-  }
+  auto jail = open_jail(options.insecure_no_sandbox);
+  if (!jail) return 1;
   host::HostOptions host_options;
-  host_options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
+  host_options.kinds.jail = jail;
   host::LoadReport report;
   auto host = host::Host::load(options.paths, host_options, ioc.get_executor(), report);
   print_load_report(report);
@@ -178,17 +169,6 @@ int mcp_serve(const McpServeOptions& options) {
   asio::steady_timer watch_timer(ioc);
   asio::steady_timer poll(ioc);
   std::atomic<bool> stopping{false};
-  auto stop_at = std::chrono::steady_clock::time_point::max();
-  std::function<void()> wait_children = [&] {
-    if (proc::running_count() == 0 || std::chrono::steady_clock::now() >= stop_at) {
-      ioc.stop();
-      return;
-    }
-    poll.expires_after(std::chrono::milliseconds(20));
-    poll.async_wait([&](const boost::system::error_code& ec) {
-      if (!ec) wait_children();
-    });
-  };
   std::function<void()> begin_shutdown = [&] {
     if (stopping.exchange(true)) return;
     watch_timer.cancel();
@@ -200,8 +180,7 @@ int mcp_serve(const McpServeOptions& options) {
     host->shutdown();
     proc::kill_all();
     guard.reset();
-    stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-    wait_children();
+    stop_when_children_gone(ioc, poll, std::chrono::steady_clock::now() + std::chrono::seconds(3));
   };
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {

@@ -137,6 +137,39 @@ asio::awaitable<void> watch_services(host::Host& host, net::Server& server, mcps
 
 }  // namespace
 
+std::shared_ptr<const jail::Jail> open_jail(bool insecure_no_sandbox) {
+  jail::JailOptions jail_options;
+  jail_options.launcher = proc::launcher();
+  jail_options.insecure_no_sandbox = insecure_no_sandbox;
+  auto jail = jail::Jail::create(jail_options);
+  if (!jail.ok()) {
+    spdlog::error("jail: {}", jail.error().message);
+    return nullptr;
+  }
+  if (insecure_no_sandbox) {
+    spdlog::warn(
+        "*** --insecure-no-sandbox: handler processes run WITHOUT the jail. fileAccess, "
+        "networkAccess and maxMemory are NOT enforced by the operating system. ***");
+  } else {
+    for (const auto& m : jail.value().capabilities().mechanisms) {
+      if (!m.ok) spdlog::warn("jail: {} is not available: {}", m.name, m.detail);
+    }
+  }
+  return std::make_shared<const jail::Jail>(std::move(jail).value());
+}
+
+void stop_when_children_gone(asio::io_context& ioc, asio::steady_timer& timer,
+                             std::chrono::steady_clock::time_point deadline) {
+  if (proc::running_count() == 0 || std::chrono::steady_clock::now() >= deadline) {
+    ioc.stop();
+    return;
+  }
+  timer.expires_after(std::chrono::milliseconds(20));
+  timer.async_wait([&ioc, &timer, deadline](const boost::system::error_code& ec) {
+    if (!ec) stop_when_children_gone(ioc, timer, deadline);
+  });
+}
+
 int serve(const ServeOptions& options) {
   // Children's pipes may close under us; a write to them must be an error, not a signal.
   std::signal(SIGPIPE, SIG_IGN);
@@ -156,23 +189,8 @@ int serve(const ServeOptions& options) {
   asio::io_context ioc(static_cast<int>(threads));
 
   // The jail: probe the machine once; every handler process goes through it.
-  jail::JailOptions jail_options;
-  jail_options.launcher = proc::launcher();
-  jail_options.insecure_no_sandbox = options.insecure_no_sandbox;
-  auto jail = jail::Jail::create(jail_options);
-  if (!jail.ok()) {
-    spdlog::error("jail: {}", jail.error().message);
-    return 1;
-  }
-  if (options.insecure_no_sandbox) {
-    spdlog::warn(
-        "*** --insecure-no-sandbox: handler processes run WITHOUT the jail. fileAccess, "
-        "networkAccess and maxMemory are NOT enforced by the operating system. ***");
-  } else {
-    for (const auto& m : jail.value().capabilities().mechanisms) {
-      if (!m.ok) spdlog::warn("jail: {} is not available: {}", m.name, m.detail);
-    }
-  }
+  auto jail = open_jail(options.insecure_no_sandbox);
+  if (!jail) return 1;
 
   // A2S: the vault under the state dir, the registry folders, and their HTTP client.
   auto vault = open_vault(state_dir);
@@ -206,7 +224,7 @@ int serve(const ServeOptions& options) {
   host_options.allow_no_services =
       options.paths.empty() && (!options.registry_dirs.empty() || !options.workspace_dirs.empty());
   host_options.default_timeout = std::chrono::milliseconds(options.default_timeout_ms);
-  host_options.kinds.jail = std::make_shared<const jail::Jail>(std::move(jail).value());
+  host_options.kinds.jail = jail;
   host_options.kinds.js_workers = static_cast<std::size_t>(options.js_workers);
   host::LoadReport report;
   auto host = host::Host::load(options.paths, host_options, ioc.get_executor(), report);
@@ -403,16 +421,6 @@ int serve(const ServeOptions& options) {
   asio::steady_timer watch_timer(ioc);
   auto stop_at = std::chrono::steady_clock::time_point::max();
   int exit_code = 0;
-  std::function<void()> wait_children = [&] {
-    if (proc::running_count() == 0 || std::chrono::steady_clock::now() >= stop_at) {
-      ioc.stop();
-      return;
-    }
-    poll.expires_after(std::chrono::milliseconds(20));
-    poll.async_wait([&](const boost::system::error_code& ec) {
-      if (!ec) wait_children();
-    });
-  };
   auto begin_shutdown = [&] {
     if (stop_at != std::chrono::steady_clock::time_point::max()) return;
     ready_poll.cancel();
@@ -426,7 +434,7 @@ int serve(const ServeOptions& options) {
     host->shutdown();
     proc::kill_all();
     stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-    wait_children();
+    stop_when_children_gone(ioc, poll, stop_at);
   };
   signals.async_wait([&](const boost::system::error_code& ec, int signo) {
     if (ec) return;

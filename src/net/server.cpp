@@ -363,9 +363,10 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   // ------------------------------------------------------------------------------------------
   // HTTP
 
-  WireResponse make_response(http::status status, unsigned version, std::string body,
-                             bool keep_alive) const {
-    WireResponse res{status, version};
+  /// What every answer carries: the server's name, no caching, no sniffing, and the CORS headers
+  /// of an allowed cross origin.
+  template <class Message>
+  void set_common_headers(Message& res) const {
     res.set(http::field::server, "hearth");
     res.set(http::field::cache_control, "no-store");
     res.set("X-Content-Type-Options", "nosniff");
@@ -373,6 +374,12 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       res.set(http::field::access_control_allow_origin, cors_origin_);
       res.set(http::field::vary, "Origin");
     }
+  }
+
+  WireResponse make_response(http::status status, unsigned version, std::string body,
+                             bool keep_alive) const {
+    WireResponse res{status, version};
+    set_common_headers(res);
     if (!body.empty()) res.set(http::field::content_type, "application/json");
     if (status != http::status::no_content) res.content_length(body.size());
     res.body() = std::move(body);
@@ -732,13 +739,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   /// peer goes away; the connection ends with it (false).
   asio::awaitable<bool> write_stream(unsigned version, const HttpResponse& out) {
     http::response<http::empty_body> res{static_cast<http::status>(out.status), version};
-    res.set(http::field::server, "hearth");
-    res.set(http::field::cache_control, "no-store");
-    res.set("X-Content-Type-Options", "nosniff");
-    if (!cors_origin_.empty()) {
-      res.set(http::field::access_control_allow_origin, cors_origin_);
-      res.set(http::field::vary, "Origin");
-    }
+    set_common_headers(res);
     if (!out.content_type.empty()) res.set(http::field::content_type, out.content_type);
     set_route_headers(res, out, "stream");
     res.keep_alive(false);
