@@ -155,7 +155,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
     json::value message = std::move(parsed).value();
     const auto* method = json::member(message, "method");
     if (method != nullptr && method->is_string() && method->get_string() == "message/stream") {
-      co_return stream(std::move(message));
+      co_return stream(message);
     }
     auto session = std::make_shared<rpc::Session>("a2a", nullptr);
     auto answer = co_await dispatcher_.handle_value(std::move(message), session);
@@ -305,7 +305,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   }
 
   /// Changes a task's state and tells its streams (under mu_).
-  void set_state(Task& t, std::string state, json::value message, bool final) {
+  void set_state(Task& t, std::string state, const json::value& message, bool final) {
     t.state = std::move(state);
     t.timestamp = now_iso();
     t.status_message = message;
@@ -346,7 +346,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
       json::value reply = agent_message(result.error().message, to_json(result.error()), task->id,
                                         task->context_id);
       task->history.push_back(reply);
-      self->set_state(*task, "failed", std::move(reply), true);
+      self->set_state(*task, "failed", reply, true);
       co_return;
     }
     json::value data = result.value().is_object()
@@ -362,7 +362,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
     for (auto& w : task->watchers) w(event, false);
     json::value reply = agent_message(skill.id + " completed", nullptr, task->id, task->context_id);
     task->history.push_back(reply);
-    self->set_state(*task, "completed", std::move(reply), true);
+    self->set_state(*task, "completed", reply, true);
   }
 
   /// Waits until `task` ends (message/send with blocking).
@@ -392,7 +392,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
               blocking = b->get_bool();
             }
           }
-          if (blocking) co_await wait(task, mu_);
+          if (blocking) {
+            co_await wait(task, mu_);
+          }
           std::lock_guard lock(mu_);
           co_return json::value(task_json(*task));
         });
@@ -432,7 +434,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
   }
 
   /// message/stream: the task, then its status and artifact updates, as server-sent events.
-  net::HttpResponse stream(json::value message) {
+  net::HttpResponse stream(const json::value& message) {
     auto events = std::make_shared<net::EventStream>(executor_, std::chrono::seconds(15));
     net::HttpResponse res;
     res.status = 200;

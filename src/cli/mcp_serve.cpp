@@ -161,7 +161,7 @@ int mcp_serve(const McpServeOptions& options) {
   server_options.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
   mcpserver::Server server(*host, ioc.get_executor(), server_options);
   StdoutWriter out;
-  auto session = server.open("stdio", [&out](std::string message) { out.write(message); });
+  auto session = server.open("stdio", [&out](const std::string& message) { out.write(message); });
 
   auto guard = asio::make_work_guard(ioc);
   auto stdin_strand = asio::make_strand(ioc);

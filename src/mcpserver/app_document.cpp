@@ -200,8 +200,9 @@ Result<AppDocument> app_document(const host::Host::Service& service,
   // The tools a view calls: the endpoints of its own service, named as tools/list names them.
   json::object& tool_names = config["tools"].as_object();
   for (const auto& e : m.endpoints) {
-    if (e.method != manifest::Method::kSubscription)
+    if (e.method != manifest::Method::kSubscription) {
       tool_names[e.id] = tool_name(m.name, e.id, qualified);
+    }
   }
   const std::string head = "<script type=\"application/json\" id=\"hearth-mcp-app\">" +
                            views::script_json(config) + "</script>\n<script>" +

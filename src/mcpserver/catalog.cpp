@@ -41,11 +41,7 @@ bool recursive_type(const std::string& name, const json::object& types) {
     if (type == nullptr) continue;
     std::function<void(const json::value&)> walk = [&](const json::value& v) {
       if (auto ref = type_ref(v); !ref.empty()) {
-        if (ref == name) {
-          todo.push_back(ref);
-        } else if (!seen.contains(ref)) {
-          todo.push_back(ref);
-        }
+        if (ref == name || !seen.contains(ref)) todo.push_back(ref);
       }
       if (v.is_object()) {
         for (const auto& [k, child] : v.get_object()) walk(child);

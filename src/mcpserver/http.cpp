@@ -35,7 +35,7 @@ struct Mailbox {
   void push(std::string message) {
     std::lock_guard lock(mu);
     if (stream) {
-      stream->send(std::move(message));
+      stream->send(message);
       return;
     }
     if (backlog.size() >= max_backlog) backlog.pop_front();
@@ -98,8 +98,12 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
       co_return rpc_error(400, -32600,
                           "Bad Request: unsupported MCP-Protocol-Version " + std::string(*version));
     }
-    if (req.method == "POST") co_return co_await post(std::move(req));
-    if (req.method == "GET" || req.method == "HEAD") co_return co_await get(req);
+    if (req.method == "POST") {
+      co_return co_await post(std::move(req));
+    }
+    if (req.method == "GET" || req.method == "HEAD") {
+      co_return co_await get(req);
+    }
     co_return remove(req);
   }
 
@@ -233,7 +237,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
                                              std::shared_ptr<Session> session, json::value message,
                                              std::shared_ptr<net::EventStream> stream,
                                              bool stateless) {
-    RequestSink sink = [stream](std::string text) { stream->send(std::move(text)); };
+    RequestSink sink = [stream](const std::string& text) { stream->send(text); };
     auto answer = co_await self->server_.handle(session, std::move(message), sink, stateless);
     if (answer) stream->send(json::dump(*answer));
     stream->end();
@@ -269,7 +273,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
       std::lock_guard lock(box->mu);
       if (box->stream) co_return rpc_error(409, -32600, "Conflict: the session's stream is open");
       box->stream = stream;
-      for (auto& m : box->backlog) stream->send(std::move(m));
+      for (auto& m : box->backlog) stream->send(m);
       box->backlog.clear();
     }
     stream->on_cancel([box, weak = std::weak_ptr<net::EventStream>(stream)] {
@@ -317,7 +321,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
 };
 
 Result<std::shared_ptr<HttpTransport>> add_http_route(net::Routes& routes, Server& server,
-                                                      HttpOptions options) {
+                                                      const HttpOptions& options) {
   auto transport = std::make_shared<HttpTransport>(server, options);
   net::Route route;
   route.path = options.path;

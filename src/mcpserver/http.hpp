@@ -36,6 +36,6 @@ class HttpTransport;
 
 /// Adds the /mcp route; the returned transport must outlive the server's connections.
 Result<std::shared_ptr<HttpTransport>> add_http_route(net::Routes& routes, Server& server,
-                                                      HttpOptions options = {});
+                                                      const HttpOptions& options = {});
 
 }  // namespace hearth::mcpserver

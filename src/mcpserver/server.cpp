@@ -712,7 +712,7 @@ asio::awaitable<Result<json::value>> Server::resources_subscribe(const rpc::Requ
   std::weak_ptr<Session> weak_session = session;
   std::weak_ptr<Session::Subscription> weak_sub = sub;
   sub->channel = std::make_shared<rpc::Session>(
-      "mcp-" + session->transport(), [weak_session, weak_sub, uri](std::string text) {
+      "mcp-" + session->transport(), [weak_session, weak_sub, uri](const std::string& text) {
         auto s = weak_session.lock();
         auto item = weak_sub.lock();
         if (!s || !item) return;

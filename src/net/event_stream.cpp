@@ -29,7 +29,7 @@ void EventStream::cancel() {
   });
 }
 
-void EventStream::send(std::string data, std::string_view event) {
+void EventStream::send(const std::string& data, std::string_view event) {
   std::string piece = "event: " + std::string(event) + "\ndata: " + data + "\n\n";
   asio::post(strand_, [self = shared_from_this(), piece = std::move(piece)]() mutable {
     self->queue_.push_back(std::move(piece));

@@ -23,7 +23,7 @@ class EventStream : public BodyStream, public std::enable_shared_from_this<Event
   boost::asio::awaitable<std::optional<std::string>> next() override;
   void cancel() override;
   /// Queues one event whose data is `data` (one line: JSON).
-  void send(std::string data, std::string_view event = "message");
+  void send(const std::string& data, std::string_view event = "message");
   /// Ends the stream once what is queued has been written.
   void end();
   /// Runs `hook` (on the stream's strand) once the peer is gone or the server stops; at once

@@ -699,7 +699,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
                                      true);
     }
     if (out->stream) {
-      if (req.method() != http::verb::head) co_return co_await write_stream(req.version(), *out);
+      if (req.method() != http::verb::head) {
+        co_return co_await write_stream(req.version(), *out);
+      }
       out->stream->cancel();  // a HEAD request gets the head only: the producer ends
     }
     const bool keep_alive = req.keep_alive();
