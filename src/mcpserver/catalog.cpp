@@ -149,6 +149,19 @@ bool is_object_schema(const json::value& schema) {
   return type != nullptr && type->is_string() && type->get_string() == "object";
 }
 
+bool wraps_input(const json::value& input_schema) {
+  const auto* type = json::member(input_schema, "type");
+  if (type == nullptr) return false;
+  if (type->is_string()) return type->get_string() != "object";
+  if (type->is_array()) {
+    for (const auto& t : type->get_array()) {
+      if (t.is_string() && t.get_string() == "object") return type->get_array().size() != 1;
+    }
+    return true;
+  }
+  return false;
+}
+
 json::object tool_definition(const manifest::Manifest& m, const manifest::Endpoint& endpoint,
                              const std::string& name, const std::string& ui_uri) {
   json::object tool;
@@ -162,7 +175,13 @@ json::object tool_definition(const manifest::Manifest& m, const manifest::Endpoi
   json::value input = endpoint_schema(m, endpoint.id, "input");
   if (input.is_object()) {
     input = resolve_types(input, m.types);
-    if (!input.get_object().contains("type")) input.get_object()["type"] = "object";
+    if (wraps_input(input)) {
+      input = json::object{{"type", "object"},
+                           {"properties", json::object{{"input", input}}},
+                           {"required", json::array{"input"}}};
+    } else if (!input.get_object().contains("type")) {
+      input.get_object()["type"] = "object";
+    }
   } else {
     // No input schema: any object (MCP requires an object schema).
     input = json::object{{"type", "object"}};

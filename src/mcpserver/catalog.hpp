@@ -38,6 +38,10 @@ json::value endpoint_schema(const manifest::Manifest& m, std::string_view endpoi
 /// wrapped as {"result": value} in structuredContent, which MCP requires to be an object.
 bool is_object_schema(const json::value& schema);
 
+/// Whether an endpoint's input schema (types resolved) says its input is not an object: MCP
+/// arguments are always an object, so such an input travels as the argument "input".
+bool wraps_input(const json::value& input_schema);
+
 /// The tools/list entry of a query or mutation endpoint: name, title, description, inputSchema,
 /// outputSchema (when the endpoint declares one), annotations (a query is read-only and
 /// idempotent), and `_meta.ui.resourceUri` when the service has a view (`ui_uri` non-empty).

@@ -88,6 +88,25 @@ TEST(ToolDefinition, MutationKeepsItsSchemasResolved) {
   EXPECT_FALSE(tool.contains("_meta") && tool.at("_meta").as_object().contains("ui"));
 }
 
+TEST(ToolDefinition, AnInputThatIsNotAnObjectTravelsAsTheArgumentInput) {
+  EXPECT_TRUE(wraps_input(parse(R"({"type":"array"})")));
+  EXPECT_TRUE(wraps_input(parse(R"({"type":["string","null"]})")));
+  EXPECT_FALSE(wraps_input(parse(R"({"type":"object"})")));
+  EXPECT_FALSE(wraps_input(parse(R"({"properties":{}})")));
+  EXPECT_TRUE(wraps_input(parse(R"({"type":["object","array"]})")));
+  manifest::Manifest m = todo_manifest();
+  m.raw = parse(
+      R"({"endpoints":[{"id":"sum","method":"query","schema":{"input":{"$ref":"#/types/Numbers"}}}]})");
+  m.types = parse(R"({"Numbers":{"type":"array","items":{"type":"number"}}})").get_object();
+  manifest::Endpoint sum;
+  sum.id = "sum";
+  auto tool = tool_definition(m, sum, "sum", "");
+  EXPECT_EQ(
+      tool.at("inputSchema"),
+      parse(
+          R"({"type":"object","properties":{"input":{"type":"array","items":{"type":"number"}}},"required":["input"]})"));
+}
+
 TEST(ToolResult, StructuredContentAndText) {
   auto object = tool_result(Result<json::value>(parse(R"({"n":1})")), false);
   EXPECT_EQ(object.at("structuredContent"), parse(R"({"n":1})"));

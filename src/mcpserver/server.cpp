@@ -122,7 +122,8 @@ struct Server::Catalog {
   struct Target {
     std::shared_ptr<const host::Host::Service> service;
     std::string endpoint;
-    bool wrap = false;
+    bool wrap = false;        ///< the result travels as {"result": value}
+    bool wrap_input = false;  ///< the input travels as the argument "input"
   };
   std::map<std::string, Target, std::less<>> by_name;
 };
@@ -148,7 +149,9 @@ std::shared_ptr<const Server::Catalog> Server::catalog() {
       json::value output = endpoint_schema(m, endpoint.id, "output");
       const bool wrap = output.is_object() && !is_object_schema(resolve_types(output, m.types));
       built->tools.push_back(tool_definition(m, endpoint, name, ui));
-      built->by_name.emplace(name, Catalog::Target{service, endpoint.id, wrap});
+      json::value input = endpoint_schema(m, endpoint.id, "input");
+      const bool wrap_input = input.is_object() && wraps_input(resolve_types(input, m.types));
+      built->by_name.emplace(name, Catalog::Target{service, endpoint.id, wrap, wrap_input});
     }
   }
   std::lock_guard lock(mu_);
@@ -459,6 +462,10 @@ asio::awaitable<Result<json::value>> Server::tools_call(const rpc::Request& requ
                           json::object{{"field", "name"}, {"constraint", "exists"}});
   }
   const auto& target = it->second;
+  if (target.wrap_input) {
+    const auto* wrapped = input.is_object() ? input.get_object().if_contains("input") : nullptr;
+    input = wrapped != nullptr ? *wrapped : json::value(nullptr);
+  }
   const auto start = std::chrono::steady_clock::now();
   std::string client;
   std::string key = json::dump(request.id);

@@ -132,7 +132,13 @@ def test_stdio_initialize_gate_tools_and_calls(stdio, tmp_services):
 
     tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
     assert set(tools) == {"test_simple_text", "test_error_handling", "test_tool_with_progress", "echo", "add",
-                          "json_schema_2020_12_tool"}
+                          "json_schema_2020_12_tool", "sum"}
+    # An input that is not an object travels as the argument "input".
+    assert tools["sum"]["inputSchema"] == {"type": "object", "required": ["input"], "properties": {
+        "input": {"type": "array", "items": {"type": "number"}, "maxItems": 1000}}}
+    summed = s.request("tools/call", {"name": "sum", "arguments": {"input": [1, 2, 3.5]}})["result"]
+    assert summed["structuredContent"] == {"result": 6.5}
+    assert s.request("tools/call", {"name": "sum", "arguments": {}})["result"]["isError"] is True
     # A schema's own keywords reach the client as written.
     modern = tools["json_schema_2020_12_tool"]["inputSchema"]
     assert modern["$schema"] == "https://json-schema.org/draft/2020-12/schema"

@@ -77,6 +77,10 @@ async function exercise(transport) {
     assert.deepEqual(sum.structuredContent, { sum: 42 });
     assert.equal(sum.isError, false);
 
+    // An array input travels as the argument "input" (MCP arguments are objects).
+    const total = await client.callTool({ name: 'sum', arguments: { input: [2, 3] } });
+    assert.deepEqual(total.structuredContent, { result: 5 });
+
     const failed = await client.callTool({ name: 'test_error_handling', arguments: {} });
     assert.equal(failed.isError, true);
     assert.match(failed.content[0].text, /intentionally/);

@@ -20,3 +20,7 @@ export function echo(input) {
 export function add(input) {
   return { sum: input.a + input.b };
 }
+
+export function sum(input) {
+  return input.reduce((a, b) => a + b, 0);
+}
