@@ -327,6 +327,10 @@ Result<std::shared_ptr<HttpTransport>> add_http_route(net::Routes& routes, Serve
   route.path = options.path;
   route.methods = {"POST", "GET", "DELETE"};
   route.access = net::Access::kTokenOrQuery;
+  // A browser client on an --allow-origin page sends and reads the session headers.
+  route.cors_request_headers = {"Accept", "Mcp-Session-Id", "MCP-Protocol-Version",
+                                "Last-Event-ID"};
+  route.cors_expose_headers = {"Mcp-Session-Id"};
   route.handler = [transport](net::HttpRequest req) -> asio::awaitable<net::HttpResponse> {
     co_return co_await transport->handle(std::move(req));
   };

@@ -76,6 +76,11 @@ struct Route {
   /// sandboxed frame's subresource requests carry). Only for content fetched by a view frame;
   /// never for routes that act.
   bool opaque_origin = false;
+  /// For a page of an allowed cross origin (--allow-origin): request headers it may send beyond
+  /// Authorization and Content-Type (the preflight's Access-Control-Allow-Headers), and response
+  /// headers it may read (Access-Control-Expose-Headers).
+  std::vector<std::string> cors_request_headers = {};
+  std::vector<std::string> cors_expose_headers = {};
 };
 
 class Routes {

@@ -560,7 +560,11 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     if (req.method() == http::verb::options && (path == "/rpc" || route != nullptr)) {
       // Named: GCC 12 frees a temporary argument of a co_awaited coroutine twice.
       std::string allow = route != nullptr ? allow_header(*route) : std::string("POST, OPTIONS");
-      co_return co_await reply_preflight(parser, std::move(allow));
+      std::string headers = "Authorization, Content-Type";
+      if (route != nullptr) {
+        for (const auto& h : route->cors_request_headers) headers += ", " + h;
+      }
+      co_return co_await reply_preflight(parser, std::move(allow), std::move(headers));
     }
     const Access access = path == "/ws"      ? Access::kTokenOrQuery
                           : route != nullptr ? route->access
@@ -619,7 +623,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   }
 
   asio::awaitable<bool> reply_preflight(http::request_parser<http::string_body>& parser,
-                                        std::string allow) {
+                                        std::string allow, std::string headers) {
     bool readable = parser.is_done() || co_await discard_body(parser);
     const auto& req = parser.get();
     bool keep_alive = req.keep_alive() && readable;
@@ -627,7 +631,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     res.set(http::field::allow, allow);
     if (!cors_origin_.empty()) {
       res.set(http::field::access_control_allow_methods, allow);
-      res.set(http::field::access_control_allow_headers, "Authorization, Content-Type");
+      res.set(http::field::access_control_allow_headers, headers);
       res.set(http::field::access_control_max_age, "600");
     }
     if (!co_await write(std::move(res))) co_return false;
@@ -700,7 +704,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     }
     if (out->stream) {
       if (req.method() != http::verb::head) {
-        co_return co_await write_stream(req.version(), *out);
+        co_return co_await write_stream(req.version(), *out, route);
       }
       out->stream->cancel();  // a HEAD request gets the head only: the producer ends
     }
@@ -713,6 +717,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       res.set(http::field::content_type, out->content_type);
     }
     set_route_headers(res, *out, route.path);
+    set_expose_headers(res, route);
     res.content_length(res.body().size());
     if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays
     if (!co_await write(std::move(res))) co_return false;
@@ -737,13 +742,24 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     }
   }
 
+  /// The response headers a page of an allowed cross origin may read.
+  template <class Message>
+  void set_expose_headers(Message& res, const Route& route) const {
+    if (cors_origin_.empty() || route.cors_expose_headers.empty()) return;
+    std::string list;
+    for (const auto& h : route.cors_expose_headers) list += (list.empty() ? "" : ", ") + h;
+    res.set(http::field::access_control_expose_headers, list);
+  }
+
   /// A streamed route answer: the head, then each piece as a chunk until the producer ends or the
   /// peer goes away; the connection ends with it (false).
-  asio::awaitable<bool> write_stream(unsigned version, const HttpResponse& out) {
+  asio::awaitable<bool> write_stream(unsigned version, const HttpResponse& out,
+                                     const Route& route) {
     http::response<http::empty_body> res{static_cast<http::status>(out.status), version};
     set_common_headers(res);
     if (!out.content_type.empty()) res.set(http::field::content_type, out.content_type);
-    set_route_headers(res, out, "stream");
+    set_route_headers(res, out, route.path);
+    set_expose_headers(res, route);
     res.keep_alive(false);
     res.chunked(true);
     body_stream_ = out.stream;

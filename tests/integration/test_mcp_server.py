@@ -375,6 +375,24 @@ def test_http_wire_rules(daemon):
     assert status == 405  # a GET stream needs a session
 
 
+def test_http_from_an_allowed_browser_origin(daemon_factory):
+    origin = "http://localhost:6274"
+    d = daemon_factory([FIXTURE], extra_args=["--allow-origin", origin])
+    with d.http() as c:
+        status, headers, _ = c.request("OPTIONS", "/mcp", headers={
+            "Host": c.host, "Origin": origin, "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-session-id, mcp-protocol-version"})
+    assert status == 204
+    allowed = {h.strip().lower() for h in headers["Access-Control-Allow-Headers"].split(",")}
+    assert {"authorization", "mcp-session-id", "mcp-protocol-version", "last-event-id"} <= allowed
+    status, headers, _ = mcp_post(d, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT},
+                                  headers={"Origin": origin})
+    assert status == 200 and headers["Access-Control-Allow-Origin"] == origin
+    assert headers["Access-Control-Expose-Headers"] == "Mcp-Session-Id" and headers["Mcp-Session-Id"]
+    # Another origin is still refused.
+    assert mcp_post(d, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers={"Origin": "http://localhost:9999"})[0] == 403
+
+
 def test_http_get_stream_gets_updates_and_list_changed(daemon):
     import http.client
     _, headers, _ = mcp_post(daemon, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
