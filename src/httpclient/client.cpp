@@ -251,10 +251,26 @@ void Abort::operator()() const {
 
 struct Client::State : std::enable_shared_from_this<Client::State> {
   State(asio::any_io_executor ex, Options opts)
-      : executor(std::move(ex)), options(opts), tls(ssl::context::tls_client), sweep(executor) {
-    tls.set_default_verify_paths();  // throws: start-up only
-    tls.set_verify_mode(ssl::verify_peer);
-    SSL_CTX_set_min_proto_version(tls.native_handle(), TLS1_2_VERSION);
+      : executor(std::move(ex)), options(opts), sweep(executor) {}
+
+  /// The TLS context, made for the first https request: reading the system CA store costs
+  /// start-up time and memory that a daemon calling only plain-HTTP services never needs. Null,
+  /// with `error` saying why, when the store cannot be read.
+  ssl::context* tls_context(std::string& error) {
+    std::lock_guard lock(tls_mutex);
+    if (!tls) {
+      try {
+        auto context = std::make_unique<ssl::context>(ssl::context::tls_client);
+        context->set_default_verify_paths();
+        context->set_verify_mode(ssl::verify_peer);
+        SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION);
+        tls = std::move(context);
+      } catch (const std::exception& e) {
+        error = e.what();
+        return nullptr;
+      }
+    }
+    return tls.get();
   }
 
   /// The most recently used idle connection to `origin` that is still usable, or null.
@@ -357,7 +373,8 @@ struct Client::State : std::enable_shared_from_this<Client::State> {
 
   asio::any_io_executor executor;
   Options options;
-  ssl::context tls;
+  std::mutex tls_mutex;
+  std::unique_ptr<ssl::context> tls;  ///< made by tls_context()
   std::atomic<std::uint64_t> opened{0};
   std::atomic<std::uint64_t> next_id{0};
 
@@ -427,7 +444,12 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> open(State& state, Exchange
   conn->socket.set_option(tcp::no_delay(true), ignored);
 
   if (url.tls) {
-    conn->tls.emplace(conn->socket, state.tls);
+    std::string tls_error;
+    ssl::context* context = state.tls_context(tls_error);
+    if (context == nullptr) {
+      co_return failure("cannot set up TLS (the system CA store): " + tls_error);
+    }
+    conn->tls.emplace(conn->socket, *context);
     SSL* ssl = conn->tls->native_handle();
     if (literal_ec) {
       // A name: sent as SNI (never an address, RFC 6066) and checked against the certificate.

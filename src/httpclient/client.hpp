@@ -95,9 +95,10 @@ class Client {
     std::chrono::milliseconds idle_timeout{30000};
   };
 
-  /// Loads the system CA store; throws at start-up if TLS cannot be set up at all.
-  /// (Two constructors rather than a default argument: GCC 12 cannot use a nested struct's
-  /// default member initialisers in a default argument of the enclosing class.)
+  /// The system CA store is read at the first https request (a failure to read it fails that
+  /// request with a clear error), not here: plain-HTTP users never pay for it. (Two constructors
+  /// rather than a default argument: GCC 12 cannot use a nested struct's default member
+  /// initialisers in a default argument of the enclosing class.)
   explicit Client(boost::asio::any_io_executor executor);
   Client(boost::asio::any_io_executor executor, Options options);
   ~Client();

@@ -494,10 +494,9 @@ class HttpKind final : public Kind {
     try {
       client_ = std::make_shared<httpclient::Client>(executor);
     } catch (const std::exception& e) {
-      // Only the CA store can fail here (set_default_verify_paths).
-      spdlog::error("http handlers: cannot set up TLS: {}", e.what());
+      spdlog::error("http handlers: cannot set up the HTTP client: {}", e.what());
       return Error::make(ErrorCode::kHandlerError,
-                         std::string("cannot set up the HTTP client's TLS: ") + e.what());
+                         std::string("cannot set up the HTTP client: ") + e.what());
     }
     return client_;
   }
