@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,16 @@ void setup_logging(const std::string& level);
 /// The jail of a serving command: the machine probed once, what is missing logged (or the loud
 /// --insecure-no-sandbox warning); null, with the error logged, when it cannot be made.
 std::shared_ptr<const jail::Jail> open_jail(bool insecure_no_sandbox);
+
+/// --watch: every `interval`, reloads what changed under `paths` (on a blocking thread), logs what
+/// it did, and gives `on_change` every report that changed a service. Ends when `timer` is
+/// cancelled.
+boost::asio::awaitable<void> watch_services(
+    host::Host& host, std::vector<std::filesystem::path> paths, std::chrono::milliseconds interval,
+    boost::asio::steady_timer& timer, std::function<void(const host::ReloadReport&)> on_change);
+
+/// The names of the services a reload added, changed or removed.
+std::vector<std::string> changed_services(const host::ReloadReport& report);
 
 /// Stops `ioc` once no child process runs any more, or at `deadline`, whichever comes first
 /// (looking every 20 ms with `timer`): the end of a graceful shutdown.

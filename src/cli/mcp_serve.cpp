@@ -97,31 +97,6 @@ asio::awaitable<void> read_lines(asio::posix::stream_descriptor& in,
   }
 }
 
-asio::awaitable<void> watch(host::Host& host, mcpserver::Server& server,
-                            std::vector<fs::path> paths, std::chrono::milliseconds interval,
-                            asio::steady_timer& timer) {
-  for (;;) {
-    timer.expires_after(interval);
-    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (ec) co_return;
-    std::function<host::ReloadReport()> work = [&host, &paths] { return host.reload(paths); };
-    auto report = co_await host.blocking().run(std::move(work));
-    for (const auto& failure : report.problems.failures) {
-      for (const auto& problem : failure.problems) {
-        spdlog::error("{}: {} (not reloaded)", failure.file.string(), problem.to_string());
-      }
-    }
-    if (report.any_change()) {
-      std::vector<std::string> what = report.added;
-      what.insert(what.end(), report.changed.begin(), report.changed.end());
-      what.insert(what.end(), report.removed.begin(), report.removed.end());
-      spdlog::info("services changed: {} added, {} changed, {} removed", report.added.size(),
-                   report.changed.size(), report.removed.size());
-      server.services_changed(what);
-    }
-  }
-}
-
 }  // namespace
 
 struct McpServeOptions {
@@ -188,8 +163,11 @@ int mcp_serve(const McpServeOptions& options) {
   });
   if (!options.no_watch) {
     asio::co_spawn(ioc,
-                   watch(*host, server, options.paths,
-                         std::chrono::milliseconds(options.watch_interval_ms), watch_timer),
+                   watch_services(*host, options.paths,
+                                  std::chrono::milliseconds(options.watch_interval_ms), watch_timer,
+                                  [&server](const host::ReloadReport& reload) {
+                                    server.services_changed(changed_services(reload));
+                                  }),
                    asio::detached);
   }
 

@@ -112,12 +112,11 @@ void log_reload(const host::ReloadReport& report) {
   }
 }
 
-/// --watch: every `interval`, reloads what changed under `paths` (on a blocking thread) and tells
-/// every WebSocket client what did. Ends when `timer` is cancelled.
-asio::awaitable<void> watch_services(host::Host& host, net::Server& server, mcpserver::Server& mcp,
-                                     std::vector<fs::path> paths,
-                                     std::chrono::milliseconds interval,
-                                     asio::steady_timer& timer) {
+}  // namespace
+
+asio::awaitable<void> watch_services(host::Host& host, std::vector<fs::path> paths,
+                                     std::chrono::milliseconds interval, asio::steady_timer& timer,
+                                     std::function<void(const host::ReloadReport&)> on_change) {
   for (;;) {
     timer.expires_after(interval);
     auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -125,17 +124,16 @@ asio::awaitable<void> watch_services(host::Host& host, net::Server& server, mcps
     std::function<host::ReloadReport()> work = [&host, &paths] { return host.reload(paths); };
     auto report = co_await host.blocking().run(std::move(work));
     log_reload(report);
-    if (report.any_change()) {
-      server.broadcast(services_changed(report));
-      std::vector<std::string> what = report.added;
-      what.insert(what.end(), report.changed.begin(), report.changed.end());
-      what.insert(what.end(), report.removed.begin(), report.removed.end());
-      mcp.services_changed(what);
-    }
+    if (report.any_change()) on_change(report);
   }
 }
 
-}  // namespace
+std::vector<std::string> changed_services(const host::ReloadReport& report) {
+  std::vector<std::string> what = report.added;
+  what.insert(what.end(), report.changed.begin(), report.changed.end());
+  what.insert(what.end(), report.removed.begin(), report.removed.end());
+  return what;
+}
 
 std::shared_ptr<const jail::Jail> open_jail(bool insecure_no_sandbox) {
   jail::JailOptions jail_options;
@@ -517,11 +515,16 @@ int serve(const ServeOptions& options) {
   asio::post(ioc, announce);
   if (!options.registry_dirs.empty()) gateway->start_watching(std::chrono::milliseconds(1000));
   if (options.watch) {
-    asio::co_spawn(
-        ioc,
-        watch_services(*host, server, mcp_server, options.paths,
-                       std::chrono::milliseconds(options.watch_interval_ms), watch_timer),
-        asio::detached);
+    asio::co_spawn(ioc,
+                   watch_services(*host, options.paths,
+                                  std::chrono::milliseconds(options.watch_interval_ms), watch_timer,
+                                  [&server, &mcp_server](const host::ReloadReport& reload) {
+                                    // WebSocket clients get lavs/servicesChanged, MCP sessions
+                                    // list_changed.
+                                    server.broadcast(services_changed(reload));
+                                    mcp_server.services_changed(changed_services(reload));
+                                  }),
+                   asio::detached);
   }
 
   std::vector<std::thread> pool;
