@@ -195,7 +195,7 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
         session = open_session();
         headers.emplace_back("Mcp-Session-Id", session->id());
       } else {
-        session = server_.open("http", nullptr);
+        session = Server::stateless("http");
         stateless = true;
       }
     }

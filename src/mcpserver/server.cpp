@@ -180,6 +180,10 @@ std::shared_ptr<Session> Server::open(std::string transport, Session::PushFn pus
   return session;
 }
 
+std::shared_ptr<Session> Server::stateless(std::string transport) {
+  return std::make_shared<Session>(std::string(), std::move(transport), nullptr);
+}
+
 std::shared_ptr<Session> Server::find(const std::string& id) const {
   std::lock_guard lock(mu_);
   auto it = sessions_.find(id);
@@ -437,6 +441,41 @@ asio::awaitable<std::optional<Result<json::value>>> wait_call(std::shared_ptr<Se
 
 }  // namespace
 
+asio::awaitable<std::optional<Result<json::value>>> Server::run_cancellable(
+    const rpc::Request& request, std::shared_ptr<Session> session,
+    std::shared_ptr<const host::Host::Service> service, std::string endpoint, json::value input,
+    host::Caller caller, json::value progress_token) {
+  // The call runs on a strand of its own, so that a cancel (another message of the session) or
+  // the progress timer can end the wait while the call runs on.
+  const std::string key = json::dump(request.id);
+  auto call = std::make_shared<Session::Call>(executor_);
+  if (session) {
+    std::lock_guard lock(session->mu_);
+    if (!session->closed_) session->calls_[key] = call;
+  }
+  asio::co_spawn(call->strand,
+                 run_call(host_, std::move(service), std::move(endpoint), std::move(input),
+                          std::move(caller), call),
+                 asio::detached);
+  std::function<void(int)> progress;
+  if (!progress_token.is_null()) {
+    progress = [channel = request.session, progress_token,
+                interval = options_.progress_interval](int tick) {
+      const auto seconds = static_cast<double>(tick * interval.count()) / 1000.0;
+      json::object note{{"progressToken", progress_token},
+                        {"progress", tick},
+                        {"message", fmt::format("running for {:.1f} s", seconds)}};
+      channel->push(notification("notifications/progress", std::move(note)));
+    };
+  }
+  auto waited = co_await on(call->strand, wait_call(call, options_.progress_interval, progress));
+  if (session) {
+    std::lock_guard lock(session->mu_);
+    session->calls_.erase(key);
+  }
+  co_return waited;
+}
+
 asio::awaitable<Result<json::value>> Server::tools_call(const rpc::Request& request) {
   auto session = session_of(request);
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
@@ -468,33 +507,20 @@ asio::awaitable<Result<json::value>> Server::tools_call(const rpc::Request& requ
   }
   const auto start = std::chrono::steady_clock::now();
   std::string client;
-  std::string key = json::dump(request.id);
-  auto call = std::make_shared<Session::Call>(executor_);
   if (session) {
     std::lock_guard lock(session->mu_);
     client = session->client_name_;
-    if (!session->closed_) session->calls_[key] = call;
   }
   host::Caller caller{"mcp", client, {}};
-  asio::co_spawn(
-      call->strand,
-      run_call(host_, target.service, target.endpoint, std::move(input), std::move(caller), call),
-      asio::detached);
-  std::function<void(int)> progress;
-  if (!progress_token.is_null()) {
-    progress = [channel = request.session, progress_token,
-                interval = options_.progress_interval](int tick) {
-      const auto seconds = static_cast<double>(tick * interval.count()) / 1000.0;
-      json::object note{{"progressToken", progress_token},
-                        {"progress", tick},
-                        {"message", fmt::format("running for {:.1f} s", seconds)}};
-      channel->push(notification("notifications/progress", std::move(note)));
-    };
-  }
-  auto waited = co_await on(call->strand, wait_call(call, options_.progress_interval, progress));
-  if (session) {
-    std::lock_guard lock(session->mu_);
-    session->calls_.erase(key);
+  std::optional<Result<json::value>> waited;
+  if (progress_token.is_null() && (!session || session->id().empty())) {
+    // Nothing can cancel it and nobody asked for progress: the call is simply awaited.
+    auto result =
+        co_await host_.call(*target.service, target.endpoint, std::move(input), std::move(caller));
+    waited.emplace(std::move(result));
+  } else {
+    waited = co_await run_cancellable(request, session, target.service, target.endpoint,
+                                      std::move(input), std::move(caller), progress_token);
   }
   host::AuditRecord record;
   record.service = target.service->manifest.name;

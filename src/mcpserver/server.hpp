@@ -55,7 +55,7 @@ class Session {
   /// block). Empty when the transport has none (stateless HTTP).
   using PushFn = std::function<void(std::string message)>;
   Session(std::string id, std::string transport, PushFn push);
-  const std::string& id() const { return id_; }
+  const std::string& id() const { return id_; }  ///< empty for a stateless request's session
   const std::string& transport() const { return transport_; }
   bool initialized() const;
   std::string protocol_version() const;
@@ -93,6 +93,10 @@ class Server {
 
   /// A new session with a fresh random id.
   std::shared_ptr<Session> open(std::string transport, Session::PushFn push);
+  /// A session for one stateless request (HTTP without Mcp-Session-Id): no id, not registered,
+  /// nothing to push to; nothing can reach it after its request, so its calls are not made
+  /// cancellable.
+  static std::shared_ptr<Session> stateless(std::string transport);
   /// Handles one parsed message (request, notification, response or batch) from `session`'s
   /// client; the answer, or nullopt when none is due (notifications, responses, a cancelled
   /// request). `stateless` requests need no initialize first.
@@ -127,6 +131,11 @@ class Server {
   boost::asio::awaitable<Result<json::value>> initialize(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> tools_list(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> tools_call(const rpc::Request& request);
+  /// A call that can be cancelled or reports progress: nullopt when it was cancelled.
+  boost::asio::awaitable<std::optional<Result<json::value>>> run_cancellable(
+      const rpc::Request& request, std::shared_ptr<Session> session,
+      std::shared_ptr<const host::Host::Service> service, std::string endpoint, json::value input,
+      host::Caller caller, json::value progress_token);
   boost::asio::awaitable<Result<json::value>> resources_list(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> resources_read(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> resources_subscribe(const rpc::Request& request);
