@@ -18,6 +18,12 @@
 #include "rpc/dispatcher.hpp"
 #include "rpc/params.hpp"
 
+// GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines: Asio
+// allocates a frame past its recycling cache with aligned_alloc (thread_info_base::allocate) and
+// frees it with the matching aligned_delete, but GCC sees only the awaitable frame's operator
+// new/delete pair. A false positive in Boost's headers, silenced here only.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
 namespace hearth::a2a {
 
 namespace asio = boost::asio;
@@ -51,23 +57,11 @@ bool terminal(std::string_view state) {
   return state == "completed" || state == "canceled" || state == "failed" || state == "rejected";
 }
 
-/// The skill a name denotes: the same names as hearth's MCP tools.
-struct Skill {
-  std::shared_ptr<const host::Host::Service> service;
-  const manifest::Endpoint* endpoint = nullptr;
-  std::string id;
-};
+/// A skill: an endpoint with the name it has as an MCP tool.
+using Skill = mcpserver::NamedEndpoint;
 
 std::vector<Skill> skills_of(const host::Host::ServiceList& services) {
-  std::vector<Skill> out;
-  const bool qualified = services.size() > 1;
-  for (const auto& s : services) {
-    for (const auto& e : s->manifest.endpoints) {
-      if (e.method == manifest::Method::kSubscription) continue;
-      out.push_back(Skill{s, &e, mcpserver::tool_name(s->manifest.name, e.id, qualified)});
-    }
-  }
-  return out;
+  return mcpserver::name_tools(services);
 }
 
 json::object agent_message(std::string text, json::value data, const std::string& task_id,
@@ -92,12 +86,13 @@ json::object agent_card(const host::Host& host, const Options& options) {
     std::string description =
         (e.description.empty() ? e.id + " of " + m.name : e.description) +
         (e.method == manifest::Method::kQuery ? " (query: reads only)" : " (mutation)") +
-        ". Send a message with metadata.skillId \"" + skill.id + "\" and the input as a data part.";
+        ". Send a message with metadata.skillId \"" + skill.name +
+        "\" and the input as a data part.";
     if (input.is_object()) {
       description += " Input schema: " + json::dump(mcpserver::resolve_types(input, m.types));
     }
     skills.push_back(json::object{
-        {"id", skill.id},
+        {"id", skill.name},
         {"name", m.name + ": " + e.id},
         {"description", std::move(description)},
         {"tags", json::array{json::string(m.name),
@@ -234,9 +229,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
       break;
     }
     auto skills = skills_of(*host_.services());
-    if (skill_id.empty() && skills.size() == 1) skill_id = skills.front().id;
+    if (skill_id.empty() && skills.size() == 1) skill_id = skills.front().name;
     std::string names;
-    for (const auto& s : skills) names += (names.empty() ? "" : ", ") + s.id;
+    for (const auto& s : skills) names += (names.empty() ? "" : ", ") + s.name;
     if (skill_id.empty()) {
       return rpc::invalid_param(
           "name the skill in message.metadata.skillId (or a data part {\"skill\", \"input\"}); "
@@ -245,7 +240,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
           "message.metadata.skillId", "required");
     }
     for (auto& s : skills) {
-      if (s.id == skill_id) return std::make_pair(s, std::move(input));
+      if (s.name == skill_id) return std::make_pair(s, std::move(input));
     }
     return rpc::invalid_param("no skill '" + skill_id + "'; skills: " + names,
                               "message.metadata.skillId", "enum");
@@ -353,14 +348,15 @@ class Agent : public std::enable_shared_from_this<Agent> {
                            ? result.value()
                            : json::value(json::object{{"result", result.value()}});
     json::object artifact{{"artifactId", random_hex(16)},
-                          {"name", skill.id},
+                          {"name", skill.name},
                           {"parts", json::array{json::object{{"kind", "data"}, {"data", data}}}}};
     task->artifacts.push_back(artifact);
     json::object event{
         {"kind", "artifact-update"}, {"taskId", task->id}, {"contextId", task->context_id},
         {"artifact", artifact},      {"append", false},    {"lastChunk", true}};
     for (auto& w : task->watchers) w(event, false);
-    json::value reply = agent_message(skill.id + " completed", nullptr, task->id, task->context_id);
+    json::value reply =
+        agent_message(skill.name + " completed", nullptr, task->id, task->context_id);
     task->history.push_back(reply);
     self->set_state(*task, "completed", reply, true);
   }

@@ -143,19 +143,19 @@ customElements.define = function (name, cls, options) { defined.push(name); retu
 }  // namespace
 
 Result<AppDocument> app_document(const host::Host::Service& service,
-                                 const std::vector<std::string>& cdn_origins, bool qualified) {
+                                 const std::vector<std::string>& cdn_origins,
+                                 const json::object& tool_names) {
   const auto& m = service.manifest;
   HEARTH_ASSIGN_OR_RETURN(views::Component component, views::resolve(m.dir, m.view, cdn_origins));
-  json::object tools;
   json::object subscriptions;
   for (const auto& e : m.endpoints) {
     if (e.method == manifest::Method::kSubscription) {
       subscriptions[e.id] = subscription_uri(m.name, e.id);
     }
   }
-  json::object config{{"service", m.name},         {"version", m.version},
-                      {"tools", std::move(tools)}, {"subscriptions", std::move(subscriptions)},
-                      {"manifest", m.raw},         {"dir", file_uri(m.dir.string())}};
+  json::object config{{"service", m.name},   {"version", m.version},
+                      {"tools", tool_names}, {"subscriptions", std::move(subscriptions)},
+                      {"manifest", m.raw},   {"dir", file_uri(m.dir.string())}};
   AppDocument doc;
   std::string body;
   switch (component.type) {
@@ -196,13 +196,6 @@ Result<AppDocument> app_document(const host::Host::Service& service,
              "original(first, cls); }\n  if (first) document.body.appendChild("
              "document.createElement(first));\n  window.__hearthMount();\n});\n</script>";
       break;
-  }
-  // The tools a view calls: the endpoints of its own service, named as tools/list names them.
-  json::object& tool_names = config["tools"].as_object();
-  for (const auto& e : m.endpoints) {
-    if (e.method != manifest::Method::kSubscription) {
-      tool_names[e.id] = tool_name(m.name, e.id, qualified);
-    }
   }
   const std::string head = "<script type=\"application/json\" id=\"hearth-mcp-app\">" +
                            views::script_json(config) + "</script>\n<script>" +

@@ -21,9 +21,10 @@ struct AppDocument {
 
 /// Builds the document of `service`'s view. Blocking (reads the component's file). Errors: the
 /// component cannot be resolved (as the view host says), or it is an npm package (its module
-/// graph is not one file: served by hearth's view host only). `qualified`: tools are named
-/// "<service>.<endpoint>" (several services served).
+/// graph is not one file: served by hearth's view host only). `tool_names`: the service's
+/// endpoint ids -> their tool names (as tools/list gives them), what the bridge calls.
 Result<AppDocument> app_document(const host::Host::Service& service,
-                                 const std::vector<std::string>& cdn_origins, bool qualified);
+                                 const std::vector<std::string>& cdn_origins,
+                                 const json::object& tool_names);
 
 }  // namespace hearth::mcpserver

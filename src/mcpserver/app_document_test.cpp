@@ -46,7 +46,7 @@ TEST_F(AppDocumentTest, InlineComponentWithBridgeAndToolNames) {
   auto doc = app_document(
       service(
           R"({"component":{"type":"inline","code":"customElements.define('x-v', class extends HTMLElement {});"}})"),
-      {}, false);
+      {}, json::object{{"add", "add"}});
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   const std::string& html = doc.value().html;
   EXPECT_NE(html.find("customElements.define('x-v'"), std::string::npos);
@@ -55,7 +55,8 @@ TEST_F(AppDocumentTest, InlineComponentWithBridgeAndToolNames) {
   EXPECT_NE(html.find(R"("subscriptions":{"changes":"lavs://demo/subscriptions/changes"})"),
             std::string::npos);
   EXPECT_TRUE(doc.value().resource_domains.empty());
-  auto qualified = app_document(service(R"({"component":{"type":"inline","code":"1"}})"), {}, true);
+  auto qualified = app_document(service(R"({"component":{"type":"inline","code":"1"}})"), {},
+                                json::object{{"add", "demo.add"}});
   ASSERT_TRUE(qualified.ok());
   EXPECT_NE(qualified.value().html.find(R"("add":"demo.add")"), std::string::npos);
 }
@@ -63,7 +64,7 @@ TEST_F(AppDocumentTest, InlineComponentWithBridgeAndToolNames) {
 TEST_F(AppDocumentTest, LocalModuleIsInlinedAndCannotCloseItsScript) {
   write("view/view.js", "const s = '</script><script>alert(1)</script>';\n");
   auto doc =
-      app_document(service(R"({"component":{"type":"local","path":"view/view.js"}})"), {}, false);
+      app_document(service(R"({"component":{"type":"local","path":"view/view.js"}})"), {}, {});
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   EXPECT_EQ(doc.value().html.find("</script><script>alert(1)"), std::string::npos);
   EXPECT_NE(doc.value().html.find(R"(<\/script><script>alert(1)<\/script>)"), std::string::npos);
@@ -72,8 +73,8 @@ TEST_F(AppDocumentTest, LocalModuleIsInlinedAndCannotCloseItsScript) {
 TEST_F(AppDocumentTest, LocalHtmlGetsTheBridgeFirstInItsHead) {
   write("view/index.html",
         "<!doctype html><html><head><title>t</title></head><body><p>hi</p></body></html>");
-  auto doc = app_document(service(R"({"component":{"type":"local","path":"view/index.html"}})"), {},
-                          false);
+  auto doc =
+      app_document(service(R"({"component":{"type":"local","path":"view/index.html"}})"), {}, {});
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   const std::string& html = doc.value().html;
   const auto bridge = html.find("hearth-mcp-app");
@@ -86,10 +87,10 @@ TEST_F(AppDocumentTest, LocalHtmlGetsTheBridgeFirstInItsHead) {
 TEST_F(AppDocumentTest, CdnModuleIsImportedFromAnAllowedOriginOnly) {
   const std::string view =
       R"({"component":{"type":"cdn","url":"https://cdn.example.com/v.js?x=\"1\"","exportName":"View"}})";
-  auto refused = app_document(service(view), {}, false);
+  auto refused = app_document(service(view), {}, {});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
-  auto doc = app_document(service(view), {"https://cdn.example.com"}, false);
+  auto doc = app_document(service(view), {"https://cdn.example.com"}, {});
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   EXPECT_EQ(doc.value().resource_domains, std::vector<std::string>{"https://cdn.example.com"});
   // The URL as a JSON string: its quotes cannot end the script's string.
@@ -101,7 +102,7 @@ TEST_F(AppDocumentTest, CdnModuleIsImportedFromAnAllowedOriginOnly) {
 
 TEST_F(AppDocumentTest, NpmComponentIsNotOffered) {
   auto doc = app_document(
-      service(R"({"component":{"type":"npm","package":"demo-view","version":"1"}})"), {}, false);
+      service(R"({"component":{"type":"npm","package":"demo-view","version":"1"}})"), {}, {});
   ASSERT_FALSE(doc.ok());
 }
 

@@ -114,6 +114,24 @@ std::string tool_name(std::string_view service, std::string_view endpoint, bool 
   return name;
 }
 
+std::vector<NamedEndpoint> name_tools(const host::Host::ServiceList& services) {
+  std::vector<NamedEndpoint> out;
+  std::set<std::string> taken;
+  const bool qualified = services.size() > 1;
+  for (const auto& service : services) {
+    const auto& m = service->manifest;
+    for (const auto& endpoint : m.endpoints) {
+      if (endpoint.method == manifest::Method::kSubscription) continue;
+      const std::string base = tool_name(m.name, endpoint.id, qualified);
+      std::string name = base;
+      for (int n = 2; taken.contains(name); ++n) name = base + "_" + std::to_string(n);
+      taken.insert(name);
+      out.push_back(NamedEndpoint{service, &endpoint, std::move(name)});
+    }
+  }
+  return out;
+}
+
 json::value resolve_types(const json::value& schema, const json::object& types) {
   Resolver resolver(types);
   json::value out = resolver.resolve(schema);

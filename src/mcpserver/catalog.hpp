@@ -4,12 +4,14 @@
 /// block; a handler's error as an `isError` result), and the resource URIs of a service's files,
 /// view and subscriptions. The protocol engine (server.hpp) and the tests use it.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.hpp"
+#include "host/host.hpp"
 #include "json/json.hpp"
 #include "manifest/manifest.hpp"
 
@@ -22,6 +24,18 @@ inline constexpr std::string_view kAppMimeType = "text/html;profile=mcp-app";
 /// "<service>.<endpoint>", with every character outside [A-Za-z0-9_.-] made '_' and the name cut
 /// to 128 characters (the MCP tool-name rule).
 std::string tool_name(std::string_view service, std::string_view endpoint, bool qualified);
+
+/// A query or mutation endpoint of a served service with its tool name.
+struct NamedEndpoint {
+  std::shared_ptr<const host::Host::Service> service;
+  const manifest::Endpoint* endpoint = nullptr;  ///< in service->manifest
+  std::string name;
+};
+
+/// Every query and mutation endpoint of `services` named as tools: tool_name(), qualified when
+/// several services are served, a name already taken getting "_2", "_3". The one naming of
+/// hearth's MCP tools, A2A skills and the tool names an MCP App's bridge calls.
+std::vector<NamedEndpoint> name_tools(const host::Host::ServiceList& services);
 
 /// `schema` with every `{"$ref": "#/types/Name"}` replaced by the type (recursively). A type that
 /// refers to itself (directly or through others) is kept once under `$defs` and referred to as

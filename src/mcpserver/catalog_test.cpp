@@ -16,6 +16,33 @@ TEST(ToolName, EndpointAloneOrQualifiedWithForbiddenCharactersReplaced) {
   EXPECT_EQ(tool_name("s", std::string(300, 'x'), false).size(), 128u);
 }
 
+std::shared_ptr<const host::Host::Service> service_with(std::string name,
+                                                        std::vector<std::string> endpoints) {
+  auto s = std::make_shared<host::Host::Service>();
+  s->manifest.name = std::move(name);
+  for (auto& id : endpoints) {
+    manifest::Endpoint e;
+    e.id = std::move(id);
+    e.method = e.id == "live" ? manifest::Method::kSubscription : manifest::Method::kQuery;
+    s->manifest.endpoints.push_back(std::move(e));
+  }
+  return s;
+}
+
+TEST(NameTools, OneServiceByEndpointSeveralQualifiedClashesNumbered) {
+  host::Host::ServiceList one{service_with("todo", {"list", "live"})};
+  auto named = name_tools(one);
+  ASSERT_EQ(named.size(), 1u);  // a subscription is no tool
+  EXPECT_EQ(named[0].name, "list");
+  EXPECT_EQ(named[0].endpoint->id, "list");
+  host::Host::ServiceList two{service_with("x y", {"e"}), service_with("x_y", {"e"})};
+  named = name_tools(two);
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named[0].name, "x_y.e");
+  EXPECT_EQ(named[1].name, "x_y.e_2");
+  EXPECT_EQ(named[1].service->manifest.name, "x_y");
+}
+
 TEST(ResolveTypes, InlinesTypesAndKeepsSiblings) {
   auto types = parse(R"({"Todo":{"type":"object","properties":{"id":{"type":"number"}}},
                         "List":{"type":"array","items":{"$ref":"#/types/Todo"}}})")

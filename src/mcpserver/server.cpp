@@ -136,23 +136,19 @@ std::shared_ptr<const Server::Catalog> Server::catalog() {
   }
   auto built = std::make_shared<Catalog>();
   built->services = services;
-  const bool qualified = services->size() > 1;
-  for (const auto& service : *services) {
-    const auto& m = service->manifest;
+  for (auto& named : name_tools(*services)) {
+    const auto& m = named.service->manifest;
+    const auto& endpoint = *named.endpoint;
     const std::string ui = m.view.is_null() ? std::string() : view_uri(m.name);
-    for (const auto& endpoint : m.endpoints) {
-      if (endpoint.method == manifest::Method::kSubscription) continue;
-      std::string name = tool_name(m.name, endpoint.id, qualified);
-      for (int n = 2; built->by_name.contains(name); ++n) {
-        name = tool_name(m.name, endpoint.id, qualified) + "_" + std::to_string(n);
-      }
-      json::value output = endpoint_schema(m, endpoint.id, "output");
-      const bool wrap = output.is_object() && !is_object_schema(resolve_types(output, m.types));
-      built->tools.push_back(tool_definition(m, endpoint, name, ui));
-      json::value input = endpoint_schema(m, endpoint.id, "input");
-      const bool wrap_input = input.is_object() && wraps_input(resolve_types(input, m.types));
-      built->by_name.emplace(name, Catalog::Target{service, endpoint.id, wrap, wrap_input});
-    }
+    // An output that is not an object travels as {"result": value}, an input that is not one
+    // as the argument "input" (tool_definition describes them so).
+    json::value output = endpoint_schema(m, endpoint.id, "output");
+    const bool wrap = output.is_object() && !is_object_schema(resolve_types(output, m.types));
+    json::value input = endpoint_schema(m, endpoint.id, "input");
+    const bool wrap_input = input.is_object() && wraps_input(resolve_types(input, m.types));
+    built->tools.push_back(tool_definition(m, endpoint, named.name, ui));
+    built->by_name.emplace(named.name,
+                           Catalog::Target{named.service, endpoint.id, wrap, wrap_input});
   }
   std::lock_guard lock(mu_);
   catalog_ = built;
@@ -674,9 +670,12 @@ asio::awaitable<Result<json::value>> Server::resources_read(const rpc::Request& 
   if (ref->kind == ResourceRef::Kind::kView) {
     if (service->manifest.view.is_null()) co_return not_found();
     std::vector<std::string> origins = options_.cdn_origins;
-    const bool qualified = services->size() > 1;
-    std::function<Result<AppDocument>()> work = [service, origins, qualified] {
-      return app_document(*service, origins, qualified);
+    json::object tool_names;  // the service's endpoints by the names tools/list gives them
+    for (const auto& [tool, target] : catalog()->by_name) {
+      if (target.service == service) tool_names[target.endpoint] = tool;
+    }
+    std::function<Result<AppDocument>()> work = [service, origins, tool_names] {
+      return app_document(*service, origins, tool_names);
     };
     auto document = co_await host_.blocking().run(std::move(work));
     if (!document.ok()) co_return document.error();
