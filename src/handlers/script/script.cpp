@@ -9,12 +9,14 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <mutex>
 
 #include "common/ascii.hpp"
 #include "common/utf8.hpp"
 #include "confine/confine.hpp"
 #include "handlers/config.hpp"
 #include "handlers/create.hpp"
+#include "handlers/script/persistent.hpp"
 #include "handlers/script/program.hpp"
 #include "json/text.hpp"
 #include "proc/process.hpp"
@@ -211,7 +213,34 @@ struct Config final : manifest::HandlerConfig {
                                          ///< service folder
   std::chrono::milliseconds timeout{0};  ///< 0: none of its own
   std::vector<std::pair<std::string, std::string>> env;
-  EnvFields env_fields;  ///< created, env mode: the input fields the input schema declares
+  EnvFields env_fields;         ///< created, env mode: the input fields the input schema declares
+  bool persistent = false;      ///< one process serves many calls (handlers/script/persistent.hpp)
+  std::size_t instances = 1;    ///< persistent: processes at most
+  std::uint64_t max_calls = 0;  ///< persistent: calls after which a process is replaced; 0: never
+};
+
+/// The persistent processes of a kind's handlers, stopped together when the daemon stops.
+class PersistentRegistry {
+ public:
+  void add(const std::shared_ptr<Persistent>& persistent) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(entries_, [](const auto& weak) { return weak.expired(); });
+    entries_.push_back(persistent);
+  }
+  void stop_all() {
+    std::vector<std::weak_ptr<Persistent>> entries;
+    {
+      std::lock_guard lock(mutex_);
+      entries.swap(entries_);
+    }
+    for (const auto& weak : entries) {
+      if (auto persistent = weak.lock()) persistent->stop();
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::weak_ptr<Persistent>> entries_;
 };
 
 /// Who is running: for the environment and the log.
@@ -328,24 +357,105 @@ class ScriptStream final : public Stream {
   std::shared_ptr<Confinement> jail_;
 };
 
+/// What a handler needs to start its processes; shared with its persistent processes, which may
+/// outlive the handler by the calls still in flight.
+struct Setup {
+  Config config;
+  Identity who;
+  KindOptions options;
+  std::shared_ptr<PersistentRegistry> registry;
+
+  /// Puts `cmd` under the jail (nullptr: no jail configured, as in unit tests).
+  Result<std::shared_ptr<Confinement>> confine(const Call& call, proc::Command& cmd) const {
+    if (!options.jail) return std::shared_ptr<Confinement>();
+    if (!call.executor) {
+      return Error::make(ErrorCode::kInternalError,
+                         "no executor to serve the jail's control socket");
+    }
+    manifest::Permissions permissions;
+    std::filesystem::path dir = who.dir;
+    if (call.endpoint != nullptr) permissions = call.endpoint->effective;
+    if (call.service != nullptr) dir = call.service->dir;
+    return Confinement::start(*options.jail, permissions, dir, config.args, cmd, call.executor,
+                              who.service + "." + who.endpoint);
+  }
+
+  Result<proc::Command> prepare(const json::value& input, bool publish_fd) const {
+    Environment vars = base_environment(who.service, who.dir);
+    vars["LAVS_ENDPOINT"] = who.endpoint;
+    if (publish_fd) vars["LAVS_PUBLISH_FD"] = "3";
+    for (const auto& [name, value] : config.env) vars[name] = value;
+    if (config.input == InputMode::kEnv) {
+      auto extra = input_to_env(input, config.env_fields);
+      if (!extra.ok()) return std::move(extra).error();
+      for (auto& [name, value] : extra.value()) vars[name] = std::move(value);
+    }
+
+    auto program = proc::find_program(config.command, vars["PATH"], config.cwd);
+    if (!program) {
+      json::object data;
+      data["command"] = config.command;
+      return Error::make(ErrorCode::kHandlerError, "command not found: " + config.command,
+                         std::move(data));
+    }
+
+    // Checked again at each start: a file or link in the folder may have changed since the load.
+    if (auto refused = program_refusal(*program, who.dir)) {
+      json::object data;
+      data["command"] = config.command;
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "command '" + config.command + "' " + *refused, std::move(data));
+    }
+
+    proc::Command cmd;
+    cmd.program = std::move(*program);
+    cmd.argv.reserve(config.args.size() + 1);
+    cmd.argv.push_back(config.command);
+    for (const auto& arg : config.args) {
+      auto expanded = expand_argument(arg, input);
+      if (!expanded.ok()) return std::move(expanded).error();
+      cmd.argv.push_back(std::move(expanded).value());
+    }
+    cmd.env = environment_entries(vars);
+    cmd.cwd = config.cwd;
+    if (config.input == InputMode::kStdin) cmd.stdin_data = json::dump(input);
+    cmd.event_pipe = publish_fd;
+    return cmd;
+  }
+};
+
 class ScriptHandler final : public Handler {
  public:
-  ScriptHandler(Config config, Identity who, KindOptions options)
-      : config_(std::move(config)), who_(std::move(who)), options_(std::move(options)) {}
+  explicit ScriptHandler(std::shared_ptr<const Setup> setup) : setup_(std::move(setup)) {}
+  ~ScriptHandler() override {
+    std::lock_guard lock(mutex_);
+    if (persistent_) persistent_->stop();
+  }
+  ScriptHandler(const ScriptHandler&) = delete;
+  ScriptHandler& operator=(const ScriptHandler&) = delete;
 
   asio::awaitable<Result<json::value>> call(Call call) override {
-    auto command = prepare(call.input, /*publish_fd=*/true);
+    if (setup_->config.persistent) {
+      auto persistent = persistent_for(call);
+      if (!persistent.ok()) co_return std::move(persistent).error();
+      const auto timeout = call.limit(setup_->config.timeout);
+      auto result =
+          co_await persistent.value()->call(std::move(call.input), timeout, call.publisher);
+      co_return result;
+    }
+    const Config& config = setup_->config;
+    const Identity& who = setup_->who;
+    const KindOptions& options = setup_->options;
+    auto command = setup_->prepare(call.input, /*publish_fd=*/true);
     if (!command.ok()) co_return std::move(command).error();
-    auto confinement = confine(call, command.value());
+    auto confinement = setup_->confine(call, command.value());
     if (!confinement.ok()) co_return std::move(confinement).error();
     proc::RunLimits limits;
-    limits.timeout = call.limit(config_.timeout);
-    limits.max_stdout = options_.max_output_bytes;
+    limits.timeout = call.limit(config.timeout);
+    limits.max_stdout = options.max_output_bytes;
     limits.stderr_tail = kStderrTail;
     Publisher* publisher = call.publisher;
-    auto on_event = [publisher, who = who_](std::string_view line) {
-      publish_line(line, publisher, who);
-    };
+    auto on_event = [publisher, who](std::string_view line) { publish_line(line, publisher, who); };
     proc::RunResult result;
     if (call.executor) {
       result = co_await asio::co_spawn(call.executor,
@@ -355,7 +465,7 @@ class ScriptHandler final : public Handler {
       result = co_await proc::run(std::move(command).value(), limits, on_event);
     }
     if (result.status != proc::RunResult::Status::kExited || result.exit_code != 0) {
-      spdlog::debug("{}.{}: script ended with status {} in {} us", who_.service, who_.endpoint,
+      spdlog::debug("{}.{}: script ended with status {} in {} us", who.service, who.endpoint,
                     static_cast<int>(result.status), result.duration.count());
     }
     if (confinement.value()) {
@@ -366,16 +476,18 @@ class ScriptHandler final : public Handler {
         co_return std::move(*verdict);
       }
     }
-    co_return interpret(result, limits.timeout, options_.max_output_bytes, config_.command);
+    co_return interpret(result, limits.timeout, options.max_output_bytes, config.command);
   }
 
   Result<std::shared_ptr<Stream>> open_stream(Call call, StreamSink sink) override {
+    const Identity& who = setup_->who;
+    const Config& config = setup_->config;
     if (!call.executor) {
       return Error::make(ErrorCode::kInternalError, "no executor to run the subscription on");
     }
-    auto command = prepare(call.input, /*publish_fd=*/false);
+    auto command = setup_->prepare(call.input, /*publish_fd=*/false);
     if (!command.ok()) return std::move(command).error();
-    auto confinement = confine(call, command.value());
+    auto confinement = setup_->confine(call, command.value());
     if (!confinement.ok()) return std::move(confinement).error();
     std::shared_ptr<Confinement> jail = std::move(confinement).value();
     auto shared_sink = std::make_shared<StreamSink>(std::move(sink));
@@ -386,7 +498,7 @@ class ScriptHandler final : public Handler {
       shared_sink->on_data(parsed.ok() ? std::move(parsed).value()
                                        : json::value(json::string(valid_utf8(line))));
     };
-    callbacks.on_exit = [shared_sink, who = who_, jail](const proc::RunResult& r) {
+    callbacks.on_exit = [shared_sink, who, jail](const proc::RunResult& r) {
       std::optional<Error> error;
       if (jail) error = jail->finish(r);
       if (!error) error = stream_end(r);
@@ -397,7 +509,7 @@ class ScriptHandler final : public Handler {
         proc::start_line_stream(call.executor, std::move(command).value(), std::move(callbacks));
     if (!stream.ok()) {
       json::object data;
-      data["command"] = config_.command;
+      data["command"] = config.command;
       return Error::make(ErrorCode::kHandlerError,
                          "Subscription handler could not be started: " + stream.error().message,
                          std::move(data));
@@ -407,67 +519,44 @@ class ScriptHandler final : public Handler {
   }
 
  private:
-  /// Puts `cmd` under the jail (nullptr: no jail configured, as in unit tests).
-  Result<std::shared_ptr<Confinement>> confine(const Call& call, proc::Command& cmd) const {
-    if (!options_.jail) return std::shared_ptr<Confinement>();
-    if (!call.executor) {
-      return Error::make(ErrorCode::kInternalError,
-                         "no executor to serve the jail's control socket");
+  /// The endpoint's persistent processes, made at its first call (which gives the executor and
+  /// the permissions they run under).
+  Result<std::shared_ptr<Persistent>> persistent_for(const Call& call) {
+    std::lock_guard lock(mutex_);
+    if (persistent_) return persistent_;
+    asio::any_io_executor executor =
+        setup_->options.executor ? setup_->options.executor : call.executor;
+    if (!executor) {
+      return Error::make(ErrorCode::kInternalError, "no executor to run the persistent process on");
     }
     manifest::Permissions permissions;
-    std::filesystem::path dir = who_.dir;
+    fs::path dir = setup_->who.dir;
     if (call.endpoint != nullptr) permissions = call.endpoint->effective;
     if (call.service != nullptr) dir = call.service->dir;
-    return Confinement::start(*options_.jail, permissions, dir, config_.args, cmd, call.executor,
-                              who_.service + "." + who_.endpoint);
+    PersistentSpec spec;
+    spec.label = setup_->who.service + "." + setup_->who.endpoint;
+    spec.instances = setup_->config.instances;
+    spec.max_calls = setup_->config.max_calls;
+    spec.max_line = setup_->options.max_output_bytes;
+    auto prepare = [setup = setup_, permissions, dir,
+                    executor](proc::Command& cmd) -> Result<std::shared_ptr<Confinement>> {
+      auto command = setup->prepare(json::value(nullptr), /*publish_fd=*/false);
+      if (!command.ok()) return std::move(command).error();
+      cmd = std::move(command).value();
+      cmd.stdin_data.reset();
+      cmd.env.push_back("LAVS_PERSISTENT=1");
+      if (!setup->options.jail) return std::shared_ptr<Confinement>();
+      return Confinement::start(*setup->options.jail, permissions, dir, setup->config.args, cmd,
+                                executor, setup->who.service + "." + setup->who.endpoint);
+    };
+    persistent_ = std::make_shared<Persistent>(executor, std::move(spec), std::move(prepare));
+    if (setup_->registry) setup_->registry->add(persistent_);
+    return persistent_;
   }
 
-  Result<proc::Command> prepare(const json::value& input, bool publish_fd) const {
-    Environment vars = base_environment(who_.service, who_.dir);
-    vars["LAVS_ENDPOINT"] = who_.endpoint;
-    if (publish_fd) vars["LAVS_PUBLISH_FD"] = "3";
-    for (const auto& [name, value] : config_.env) vars[name] = value;
-    if (config_.input == InputMode::kEnv) {
-      auto extra = input_to_env(input, config_.env_fields);
-      if (!extra.ok()) return std::move(extra).error();
-      for (auto& [name, value] : extra.value()) vars[name] = std::move(value);
-    }
-
-    auto program = proc::find_program(config_.command, vars["PATH"], config_.cwd);
-    if (!program) {
-      json::object data;
-      data["command"] = config_.command;
-      return Error::make(ErrorCode::kHandlerError, "command not found: " + config_.command,
-                         std::move(data));
-    }
-
-    // Checked again at each start: a file or link in the folder may have changed since the load.
-    if (auto refused = program_refusal(*program, who_.dir)) {
-      json::object data;
-      data["command"] = config_.command;
-      return Error::make(ErrorCode::kPermissionDenied,
-                         "command '" + config_.command + "' " + *refused, std::move(data));
-    }
-
-    proc::Command cmd;
-    cmd.program = std::move(*program);
-    cmd.argv.reserve(config_.args.size() + 1);
-    cmd.argv.push_back(config_.command);
-    for (const auto& arg : config_.args) {
-      auto expanded = expand_argument(arg, input);
-      if (!expanded.ok()) return std::move(expanded).error();
-      cmd.argv.push_back(std::move(expanded).value());
-    }
-    cmd.env = environment_entries(vars);
-    cmd.cwd = config_.cwd;
-    if (config_.input == InputMode::kStdin) cmd.stdin_data = json::dump(input);
-    cmd.event_pipe = publish_fd;
-    return cmd;
-  }
-
-  Config config_;
-  Identity who_;
-  KindOptions options_;
+  std::shared_ptr<const Setup> setup_;
+  std::mutex mutex_;  ///< guards persistent_
+  std::shared_ptr<Persistent> persistent_;
 };
 
 bool inside(const fs::path& path, const fs::path& base) {
@@ -545,6 +634,10 @@ class ScriptKind final : public Kind {
 
     config->timeout = in.milliseconds("timeout");
 
+    if (const auto* persistent = in.get("persistent")) {
+      parse_persistent(*persistent, *config, in);
+    }
+
     if (const auto* env = in.get("env")) {
       if (!env->is_object()) {
         in.add("env", "must be an object of strings");
@@ -611,13 +704,72 @@ class ScriptKind final : public Kind {
       return Error::make(ErrorCode::kInternalError, *refused);
     }
 
-    Identity who{service.name, endpoint.id, base};
-    return std::unique_ptr<Handler>(
-        std::make_unique<ScriptHandler>(std::move(config), std::move(who), options_));
+    auto setup = std::make_shared<Setup>();
+    setup->config = std::move(config);
+    setup->who = Identity{service.name, endpoint.id, base};
+    setup->options = options_;
+    setup->registry = registry_;
+    return std::unique_ptr<Handler>(std::make_unique<ScriptHandler>(std::move(setup)));
   }
 
+  void shutdown() override { registry_->stop_all(); }
+
  private:
+  /// `persistent`: true, false or {instances, maxCalls}; with it, the input must come on stdin
+  /// (the protocol's requests) and `args` may hold no placeholder (one process, many inputs).
+  static void parse_persistent(const json::value& value, Config& config, ConfigReader& in) {
+    if (value.is_bool()) {
+      config.persistent = value.get_bool();
+    } else if (value.is_object()) {
+      config.persistent = true;
+      const auto& object = value.get_object();
+      for (const auto& member : object) {
+        const std::string key(member.key());
+        const std::string field = join_path("persistent", key);
+        const auto& v = member.value();
+        const bool whole = v.is_int64() || v.is_uint64() ||
+                           (v.is_double() && std::floor(v.get_double()) == v.get_double());
+        const double number = v.is_double()   ? v.get_double()
+                              : v.is_int64()  ? static_cast<double>(v.get_int64())
+                              : v.is_uint64() ? static_cast<double>(v.get_uint64())
+                                              : -1.0;
+        if (key == "instances") {
+          if (!whole || number < 1 || number > 16) {
+            in.add(field, "must be a whole number from 1 to 16");
+          } else {
+            config.instances = static_cast<std::size_t>(number);
+          }
+        } else if (key == "maxCalls") {
+          if (!whole || number < 0 || number > 1e15) {
+            in.add(field, "must be a whole number >= 0 (0: no limit)");
+          } else {
+            config.max_calls = static_cast<std::uint64_t>(number);
+          }
+        } else {
+          in.add(field, "is not a persistent-mode setting (instances, maxCalls)");
+        }
+      }
+    } else {
+      in.add("persistent", "must be true, false or an object {instances, maxCalls}");
+      return;
+    }
+    if (!config.persistent) return;
+    if (config.input != InputMode::kStdin) {
+      in.add("persistent",
+             "a persistent process receives each call's input as a request line on its stdin: "
+             "\"input\" must be \"stdin\" (or absent)");
+    }
+    for (std::size_t i = 0; i < config.args.size(); ++i) {
+      if (config.args[i].find("{{") != std::string::npos) {
+        in.add(index_path("args", i),
+               "cannot hold a {{placeholder}} in persistent mode: one process serves every "
+               "input");
+      }
+    }
+  }
+
   KindOptions options_;
+  std::shared_ptr<PersistentRegistry> registry_ = std::make_shared<PersistentRegistry>();
 };
 
 }  // namespace

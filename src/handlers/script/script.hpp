@@ -14,6 +14,12 @@
 ///   timeout  number >= 0 (ms)    0 or absent: the endpoint's time limit; a maxExecutionTime
 ///                                permission caps it in every case
 ///   env      {string: string}    variables set on top of the base environment
+///   persistent true | {instances, maxCalls}
+///                                one jailed process serves many calls over a line protocol
+///                                instead of a process per call (handlers/script/persistent.hpp);
+///                                instances 1-16 (default 1), maxCalls >= 0 (default 0: no
+///                                limit). Requires input "stdin" and no placeholder in args.
+///                                LAVS_PERSISTENT=1 is set in its environment.
 ///
 /// --- Input modes (copied into docs/protocol.md) ---------------------------------------------
 /// stdin (the default when `input` is absent)

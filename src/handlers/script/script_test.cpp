@@ -18,6 +18,8 @@ using namespace handlers::testing;
 
 const bool kSigpipeIgnored = ignore_sigpipe();
 
+using proc::testing::IoThread;
+
 class ScriptTest : public KindTest {
  protected:
   void SetUp() override {
@@ -553,9 +555,236 @@ TEST_F(ScriptTest, ConcurrentCallsAreAllComplete) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Subscriptions
+// Persistent mode
 
-using proc::testing::IoThread;
+TEST_F(ScriptTest, CheckPersistentSettings) {
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "python3", "args": ["s.py"],
+      "persistent": true})")),
+            "");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "python3",
+      "persistent": {"instances": 4, "maxCalls": 1000}})")),
+            "");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x", "input": "args",
+      "args": ["{{name}}"], "persistent": false})")),
+            "");
+  EXPECT_EQ(
+      problem_list(check(R"({"type": "script", "command": "x", "persistent": "yes"})")),
+      "endpoints[1].handler.persistent: must be true, false or an object {instances, maxCalls}\n");
+  EXPECT_EQ(problem_list(check(R"({"type": "script", "command": "x",
+      "persistent": {"instances": 0, "maxCalls": 1.5, "warm": true}})")),
+            "endpoints[1].handler.persistent.instances: must be a whole number from 1 to 16\n"
+            "endpoints[1].handler.persistent.maxCalls: must be a whole number >= 0 (0: no "
+            "limit)\n"
+            "endpoints[1].handler.persistent.warm: is not a persistent-mode setting (instances, "
+            "maxCalls)\n");
+  const auto problems = problem_list(check(R"({"type": "script", "command": "x", "input": "env",
+      "args": ["a", "--name={{name}}"], "persistent": {"instances": 17}})"));
+  EXPECT_NE(problems.find("persistent.instances: must be a whole number from 1 to 16"),
+            std::string::npos)
+      << problems;
+  EXPECT_NE(problems.find("handler.persistent: a persistent process receives each call's input"),
+            std::string::npos)
+      << problems;
+  EXPECT_NE(problems.find("handler.args[1]: cannot hold a {{placeholder}} in persistent mode"),
+            std::string::npos)
+      << problems;
+}
+
+/// A persistent-mode server speaking the line protocol, steered by each call's input.
+constexpr std::string_view kPersistentServer = R"(import json, os, sys, time
+count = 0
+for line in sys.stdin:
+    req = json.loads(line)
+    inp = req['input']
+    count += 1
+    op = inp.get('op')
+    def answer(obj):
+        sys.stdout.write(json.dumps(obj) + '\n')
+        sys.stdout.flush()
+    if op == 'crash':
+        sys.stderr.write('boom\n'); sys.stderr.flush(); os._exit(3)
+    if op == 'sleep':
+        time.sleep(inp['s'])
+    if op == 'garbage':
+        answer('hello'); continue
+    if op == 'wrong-id':
+        answer({'id': req['id'] + 1000, 'result': 1}); continue
+    if op == 'fail':
+        answer({'id': req['id'], 'error': {'message': 'no such item', 'data': {'item': 7}}})
+        continue
+    if op == 'publish':
+        answer({'publish': 'updates', 'data': {'n': count}})
+    answer({'id': req['id'], 'result': {'pid': os.getpid(), 'count': count, 'echo': inp,
+            'persistent': os.environ.get('LAVS_PERSISTENT')}})
+)";
+
+class PersistentTest : public ScriptTest {
+ protected:
+  void SetUp() override {
+    ScriptTest::SetUp();
+    write("server.py", std::string(kPersistentServer));
+  }
+
+  /// Creates the persistent handler with `settings` (the value of "persistent").
+  void start(std::string_view settings = "true") {
+    auto handler = create(R"({"type": "script", "command": "python3", "args": ["server.py"],
+        "persistent": )" + std::string(settings) +
+                          "}");
+    ASSERT_TRUE(handler.ok()) << handler.error().message;
+    handler_ = std::move(handler).value();
+  }
+
+  std::future<std::optional<Result<json::value>>> begin(std::string_view input,
+                                                        std::chrono::milliseconds timeout = 30s) {
+    Call call = KindTest::make_call(parse(input), timeout, io_.executor(), &endpoint_);
+    return start_call(io_.executor(), *handler_, std::move(call));
+  }
+
+  Result<json::value> call(std::string_view input, std::chrono::milliseconds timeout = 30s) {
+    return *begin(input, timeout).get();
+  }
+
+  /// The pid a successful call reports.
+  static std::int64_t pid_of(const Result<json::value>& r) {
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? r.value().at("pid").as_int64() : -1;
+  }
+
+  IoThread io_;
+  std::unique_ptr<Handler> handler_;  // destroyed before io_: its processes stop first
+};
+
+TEST_F(PersistentTest, OneProcessServesManyCalls) {
+  start();
+  std::int64_t pid = -1;
+  for (int i = 1; i <= 5; ++i) {
+    auto r = call(R"({"op": "echo", "i": )" + std::to_string(i) + "}");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    if (i == 1) pid = pid_of(r);
+    EXPECT_EQ(pid_of(r), pid);
+    EXPECT_EQ(r->at("count"), json::value(i));
+    EXPECT_EQ(r->at("echo").at("i"), json::value(i));
+    EXPECT_EQ(r->at("persistent"), json::value("1"));
+  }
+}
+
+TEST_F(PersistentTest, MaxCallsReplacesTheProcess) {
+  start(R"({"maxCalls": 2})");
+  std::vector<std::int64_t> pids;
+  for (int i = 0; i < 5; ++i) pids.push_back(pid_of(call(R"({})")));
+  EXPECT_EQ(pids[0], pids[1]);
+  EXPECT_NE(pids[1], pids[2]);
+  EXPECT_EQ(pids[2], pids[3]);
+  EXPECT_NE(pids[3], pids[4]);
+  EXPECT_NE(pids[0], pids[4]);
+}
+
+TEST_F(PersistentTest, ACrashFailsOnlyItsCallAndTheNextCallGetsANewProcess) {
+  start();
+  const auto first = pid_of(call(R"({})"));
+  auto crashed = call(R"({"op": "crash"})");
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_EQ(crashed.error().code, ErrorCode::kHandlerError);
+  EXPECT_EQ(crashed.error().message, "Handler exited with code 3");
+  EXPECT_EQ(crashed.error().data.at("exitCode"), json::value(3));
+  EXPECT_EQ(crashed.error().data.at("stderr"), json::value("boom\n"));
+  auto after = call(R"({})");
+  EXPECT_NE(pid_of(after), first);
+  EXPECT_EQ(after->at("count"), json::value(1));  // a fresh process: nothing carried over
+}
+
+TEST_F(PersistentTest, ACallOutOfTimeKillsItsProcess) {
+  start();
+  const auto first = pid_of(call(R"({})"));
+  auto slow = call(R"({"op": "sleep", "s": 30})", 300ms);
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(slow.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(slow.error().data.at("timeoutMs"), json::value(300));
+  // The process that overran is gone; the next call gets a new one.
+  for (int i = 0; i < 100 && ::kill(static_cast<pid_t>(first), 0) == 0; ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_NE(::kill(static_cast<pid_t>(first), 0), 0);
+  EXPECT_NE(pid_of(call(R"({})")), first);
+}
+
+TEST_F(PersistentTest, BreakingTheProtocolFailsTheCallAndReplacesTheProcess) {
+  start();
+  for (const char* op : {"garbage", "wrong-id"}) {
+    const auto before = pid_of(call(R"({})"));
+    auto r = call(R"({"op": ")" + std::string(op) + "\"}");
+    ASSERT_FALSE(r.ok()) << op;
+    EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+    EXPECT_NE(r.error().message.find("Handler broke the persistent line protocol"),
+              std::string::npos)
+        << r.error().message;
+    EXPECT_NE(pid_of(call(R"({})")), before) << op;
+  }
+}
+
+TEST_F(PersistentTest, AnErrorAnswerIsAHandlerErrorAndTheProcessStays) {
+  start();
+  const auto before = pid_of(call(R"({})"));
+  auto r = call(R"({"op": "fail"})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+  EXPECT_EQ(r.error().message, "no such item");
+  EXPECT_EQ(r.error().data, parse(R"({"data": {"item": 7}})"));
+  EXPECT_EQ(pid_of(call(R"({})")), before);
+}
+
+TEST_F(PersistentTest, PublishLinesReachThePublisher) {
+  start();
+  auto r = call(R"({"op": "publish"})");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(publisher_.published(), std::vector<json::value>{parse(R"({"n": 1})")});
+}
+
+TEST_F(PersistentTest, InstancesServeCallsSideBySide) {
+  start(R"({"instances": 2})");
+  std::vector<std::future<std::optional<Result<json::value>>>> calls;
+  for (int i = 0; i < 6; ++i) calls.push_back(begin(R"({"op": "sleep", "s": 0.2})"));
+  std::set<std::int64_t> pids;
+  for (auto& f : calls) pids.insert(pid_of(*f.get()));
+  EXPECT_EQ(pids.size(), 2U);
+}
+
+TEST_F(PersistentTest, AProcessThatKeepsDyingIsNotStartedAgainAtOnce) {
+  write("dies.sh", "echo 'bad start' >&2\nexit 1\n");
+  auto handler = create(R"({"type": "script", "command": "sh", "args": ["dies.sh"],
+      "persistent": true})");
+  ASSERT_TRUE(handler.ok());
+  handler_ = std::move(handler).value();
+  std::vector<std::string> messages;
+  for (int i = 0; i < 4; ++i) {
+    auto r = call(R"({})");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kHandlerError);
+    messages.push_back(r.error().message);
+  }
+  EXPECT_EQ(messages[0], "Handler exited with code 1");
+  EXPECT_EQ(messages[1], "Handler exited with code 1");
+  // The second death in a row pauses the starts: the next call fails at once naming it.
+  EXPECT_NE(messages[2].find("Handler exited with code 1 (the persistent process keeps exiting "
+                             "before it answers; next start in"),
+            std::string::npos)
+      << messages[2];
+}
+
+TEST_F(PersistentTest, TheProcessStopsWithItsHandler) {
+  start();
+  const auto pid = pid_of(call(R"({})"));
+  handler_.reset();
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = ::kill(static_cast<pid_t>(pid), 0) != 0;
+    if (!gone) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(gone);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subscriptions
 
 struct SinkRecorder {
   std::mutex mutex;

@@ -1,0 +1,5 @@
+let count = 0;
+export function next() {
+  count += 1;
+  return { count };
+}
