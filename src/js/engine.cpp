@@ -291,6 +291,7 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   ~SpiderMonkeyEngine() override {
+    kept_.clear();
     modules_.clear();
     timers_.clear();
     cache_.clear();
@@ -394,7 +395,7 @@ class SpiderMonkeyEngine final : public Engine {
 
   /// The module record for `rel`, instantiated in the current realm (once per call).
   JSObject* load_module(const std::string& rel) {
-    if (auto it = modules_.find(rel); it != modules_.end()) return it->second->get();
+    if (auto it = module_map_->find(rel); it != module_map_->end()) return it->second->get();
     CachedScript* script = compile(rel, /*as_module=*/std::optional<bool>(true));
     if (script == nullptr) return nullptr;
     if (!script->module) {
@@ -411,7 +412,7 @@ class SpiderMonkeyEngine final : public Engine {
     JS::RootedString name(cx_, new_string(cx_, rel));
     if (!name) return nullptr;
     JS::SetModulePrivate(module, JS::StringValue(name));
-    modules_.emplace(rel, std::make_unique<JS::PersistentRootedObject>(cx_, module));
+    module_map_->emplace(rel, std::make_unique<JS::PersistentRootedObject>(cx_, module));
     return module;
   }
 
@@ -561,55 +562,108 @@ class SpiderMonkeyEngine final : public Engine {
 
  private:
   Outcome run(const CallRequest& request) {
+    if (request.keep_state) return run_kept(request);
     JS::RootedObject global(cx_, new_global());
     if (!global) return take_exception();
     JSAutoRealm realm(cx_, global);
     // The standard classes resolve lazily (DefaultGlobalClassOps' resolve hooks): initialising
     // them all up front costs ~300 us a global, a lazy global ~23 us (docs/benchmarks.md).
     if (!define_globals(global)) return take_exception();
+    JS::RootedObject exports(cx_);
+    bool is_module = false;
+    if (auto failed = load_entry(request, global, &exports, is_module)) return std::move(*failed);
+    return call_export(request, global, exports, is_module);
+  }
 
+  /// A call of a module whose realm the worker keeps between calls (`isolation: "worker"`): the
+  /// first call makes the realm and evaluates the module, later ones only call the export.
+  Outcome run_kept(const CallRequest& request) {
+    auto it = kept_.find(request.module);
+    if (it == kept_.end()) {
+      JS::RootedObject global(cx_, new_global());
+      if (!global) return take_exception();
+      JSAutoRealm realm(cx_, global);
+      if (!define_globals(global)) return take_exception();
+      auto kept = std::make_unique<Kept>();
+      module_map_ = &kept->modules;
+      JS::RootedObject exports(cx_);
+      bool is_module = false;
+      auto failed = load_entry(request, global, &exports, is_module);
+      module_map_ = &modules_;
+      if (failed) return std::move(*failed);
+      kept->global = std::make_unique<JS::PersistentRootedObject>(cx_, global);
+      kept->exports = std::make_unique<JS::PersistentRootedObject>(cx_, exports);
+      kept->is_module = is_module;
+      it = kept_.emplace(request.module, std::move(kept)).first;
+    }
+    Kept& kept = *it->second;
+    JS::RootedObject global(cx_, kept.global->get());
+    JS::RootedObject exports(cx_, kept.exports->get());
+    JSAutoRealm realm(cx_, global);
+    module_map_ = &kept.modules;  // a dynamic import() finds the instances this realm has
+    Outcome out = call_export(request, global, exports, kept.is_module);
+    module_map_ = &modules_;
+    if (out.kind == Outcome::Kind::kTimeout || out.kind == Outcome::Kind::kOutOfMemory) {
+      // Stopped anywhere: the module's state may be half changed. The next call starts afresh.
+      kept_.erase(request.module);
+    }
+    return out;
+  }
+
+  /// Compiles and evaluates the request's module (or plain script) in the current realm, whose
+  /// global is `global`; `exports` gets the module namespace (or `module.exports` of a script,
+  /// null when it is not an object).
+  std::optional<Outcome> load_entry(const CallRequest& request, JS::HandleObject global,
+                                    JS::MutableHandleObject exports, bool& is_module) {
     CachedScript* script = compile(request.module, std::nullopt);
     if (script == nullptr) return config_error_from_exception();
-
-    JS::RootedValue fn(cx_);
+    is_module = script->module;
     if (script->module) {
       JS::RootedObject module(cx_, load_module(request.module));
       if (!module || !JS::ModuleInstantiate(cx_, module)) return config_error_from_exception();
       JS::RootedValue evaluated(cx_);
       if (!JS::ModuleEvaluate(cx_, module, &evaluated)) return take_exception();
-      if (auto failed = settle(&evaluated)) return std::move(*failed);
-      JS::RootedObject ns(cx_, JS::GetModuleNamespace(cx_, module));
-      if (!ns || !JS_GetProperty(cx_, ns, request.function.c_str(), &fn)) return take_exception();
-    } else {
-      // A plain script: `module.exports.f`, `exports.f` or a global function `f`.
-      JS::RootedObject module_obj(cx_, JS_NewPlainObject(cx_));
-      JS::RootedObject exports(cx_, JS_NewPlainObject(cx_));
-      if (!module_obj || !exports) return take_exception();
-      JS::RootedValue v(cx_, JS::ObjectValue(*exports));
-      if (!JS_DefineProperty(cx_, module_obj, "exports", v, JSPROP_ENUMERATE) ||
-          !JS_DefineProperty(cx_, global, "exports", v, JSPROP_ENUMERATE)) {
-        return take_exception();
-      }
-      v.setObject(*module_obj);
-      if (!JS_DefineProperty(cx_, global, "module", v, JSPROP_ENUMERATE)) return take_exception();
-      JS::CompileOptions copts(cx_);
-      copts.setFileAndLine(script->filename.c_str(), 1);
-      JS::InstantiateOptions instantiate(copts);
-      JS::RootedScript compiled(cx_,
-                                JS::InstantiateGlobalStencil(cx_, instantiate, script->stencil));
-      JS::RootedValue ignored(cx_);
-      if (!compiled || !JS_ExecuteScript(cx_, compiled, &ignored)) return take_exception();
-      JS::RootedValue nothing(cx_);
-      if (auto failed = settle(&nothing)) return std::move(*failed);
-      JS::RootedValue exported(cx_);
-      if (!JS_GetProperty(cx_, module_obj, "exports", &exported)) return take_exception();
-      if (exported.isObject()) {
-        JS::RootedObject eobj(cx_, &exported.toObject());
-        if (!JS_GetProperty(cx_, eobj, request.function.c_str(), &fn)) return take_exception();
-      }
-      if (!fn.isObject() && !JS_GetProperty(cx_, global, request.function.c_str(), &fn)) {
-        return take_exception();
-      }
+      if (auto failed = settle(&evaluated)) return failed;
+      exports.set(JS::GetModuleNamespace(cx_, module));
+      if (!exports) return take_exception();
+      return std::nullopt;
+    }
+    // A plain script: `module.exports.f`, `exports.f` or a global function `f`.
+    JS::RootedObject module_obj(cx_, JS_NewPlainObject(cx_));
+    JS::RootedObject initial(cx_, JS_NewPlainObject(cx_));
+    if (!module_obj || !initial) return take_exception();
+    JS::RootedValue v(cx_, JS::ObjectValue(*initial));
+    if (!JS_DefineProperty(cx_, module_obj, "exports", v, JSPROP_ENUMERATE) ||
+        !JS_DefineProperty(cx_, global, "exports", v, JSPROP_ENUMERATE)) {
+      return take_exception();
+    }
+    v.setObject(*module_obj);
+    if (!JS_DefineProperty(cx_, global, "module", v, JSPROP_ENUMERATE)) return take_exception();
+    JS::CompileOptions copts(cx_);
+    copts.setFileAndLine(script->filename.c_str(), 1);
+    JS::InstantiateOptions instantiate(copts);
+    JS::RootedScript compiled(cx_, JS::InstantiateGlobalStencil(cx_, instantiate, script->stencil));
+    JS::RootedValue ignored(cx_);
+    if (!compiled || !JS_ExecuteScript(cx_, compiled, &ignored)) return take_exception();
+    JS::RootedValue nothing(cx_);
+    if (auto failed = settle(&nothing)) return failed;
+    JS::RootedValue exported(cx_);
+    if (!JS_GetProperty(cx_, module_obj, "exports", &exported)) return take_exception();
+    exports.set(exported.isObject() ? &exported.toObject() : nullptr);
+    return std::nullopt;
+  }
+
+  /// Calls the request's function: an export of `exports` (for a plain script, else a global
+  /// function of that name) with the input and a fresh ctx.
+  Outcome call_export(const CallRequest& request, JS::HandleObject global, JS::HandleObject exports,
+                      bool is_module) {
+    JS::RootedValue fn(cx_);
+    if (exports && !JS_GetProperty(cx_, exports, request.function.c_str(), &fn)) {
+      return take_exception();
+    }
+    if (!is_module && !fn.isObject() &&
+        !JS_GetProperty(cx_, global, request.function.c_str(), &fn)) {
+      return take_exception();
     }
     if (!fn.isObject() || !JS::IsCallable(&fn.toObject())) {
       Outcome out;
@@ -1421,7 +1475,17 @@ class SpiderMonkeyEngine final : public Engine {
   std::uint64_t baseline_;  ///< resident bytes once the engine is up
   jail::GlobSet globs_;
   std::map<std::string, CachedScript> cache_;
-  std::map<std::string, std::unique_ptr<JS::PersistentRootedObject>> modules_;
+  using ModuleMap = std::map<std::string, std::unique_ptr<JS::PersistentRootedObject>>;
+  ModuleMap modules_;                  ///< the current call's module instances
+  ModuleMap* module_map_ = &modules_;  ///< where load_module finds and keeps instances
+  /// A realm kept between calls (isolation "worker"), by module.
+  struct Kept {
+    std::unique_ptr<JS::PersistentRootedObject> global;
+    std::unique_ptr<JS::PersistentRootedObject> exports;  ///< may hold null (a script)
+    bool is_module = false;
+    ModuleMap modules;  ///< its module graph's instances
+  };
+  std::map<std::string, std::unique_ptr<Kept>> kept_;
   std::map<std::string, Fd> locks_;  ///< files locked by the current call, by real path
   std::vector<Timer> timers_;
   std::uint32_t next_timer_ = 1;

@@ -52,6 +52,11 @@ struct CallRequest {
   /// shared) until the call returns, so concurrent read-modify-write calls on other workers do not
   /// lose updates.
   bool mutation = false;
+  /// Keep the module's realm for the next calls of the same module in this worker (a handler's
+  /// `isolation: "worker"`): it is instantiated and evaluated once, and what the module keeps
+  /// in its own variables survives between calls. A call that times out or fails while the
+  /// module loads drops the kept realm. Default: a fresh realm and module instance per call.
+  bool keep_state = false;
   std::chrono::milliseconds timeout{30000};
 };
 

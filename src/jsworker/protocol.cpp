@@ -46,6 +46,7 @@ json::object to_object(const CallFunction& m) {
   o["input"] = m.input;
   o["timeoutMs"] = m.timeout.count();
   if (m.mutation) o["mutation"] = true;
+  if (m.keep_state) o["keepState"] = true;
   return o;
 }
 
@@ -304,6 +305,7 @@ Result<ToWorker> decode_to_worker(const json::value& message) {
     m.input = r.any("input");
     m.timeout = std::chrono::milliseconds(r.signed_number("timeoutMs"));
     m.mutation = r.boolean("mutation");
+    m.keep_state = r.boolean("keepState");
     return r.done<ToWorker>(std::move(m));
   }
   if (type == "eval") {

@@ -50,6 +50,9 @@ struct CallFunction {
   boost::json::value input;
   std::chrono::milliseconds timeout{0};  ///< the time left when the worker gets it
   bool mutation = false;  ///< the files it touches are locked exclusively (else shared)
+  /// The handler's `isolation: "worker"`: the module is instantiated once in a realm the worker
+  /// keeps for the later calls of the same module (module state survives between them).
+  bool keep_state = false;
   bool operator==(const CallFunction&) const = default;
 };
 

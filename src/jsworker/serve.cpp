@@ -146,6 +146,7 @@ void run(js::Engine& engine, const CallFunction& call) {
   request.endpoint = call.endpoint;
   request.input_json = json::serialize(call.input);
   request.mutation = call.mutation;
+  request.keep_state = call.keep_state;
   request.timeout = call.timeout;
   const js::CallSink sink = sink_for(call.id);
   answer(call.id, engine.call(request, sink), /*evaluation=*/false);

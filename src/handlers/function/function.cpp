@@ -31,6 +31,7 @@ struct Config final : manifest::HandlerConfig {
   std::string module;  ///< relative, normalised
   std::string function;
   std::chrono::milliseconds timeout{0};  ///< the handler's own; 0: none
+  bool keep_state = false;               ///< isolation "worker"
 };
 
 class FunctionStream final : public Stream {
@@ -100,6 +101,7 @@ class FunctionHandler final : public Handler {
     request.input = call.input;
     request.mutation =
         call.endpoint != nullptr && call.endpoint->method == manifest::Method::kMutation;
+    request.keep_state = config_.keep_state;
     jsworker::Job j;
     j.request = std::move(request);
     j.timeout = call.limit(config_.timeout);
@@ -195,6 +197,17 @@ class FunctionKind final : public Kind {
       config->function = std::string(fn->get_string());
     }
     config->timeout = in.milliseconds("timeout");
+    if (const auto* isolation = in.get("isolation")) {
+      if (isolation->is_string() && isolation->get_string() == "call") {
+        config->keep_state = false;
+      } else if (isolation->is_string() && isolation->get_string() == "worker") {
+        config->keep_state = true;
+      } else {
+        in.add("isolation",
+               "must be \"call\" (a fresh module instance per call, the default) or \"worker\" "
+               "(the module's state kept between the calls a worker runs)");
+      }
+    }
     return in.result(std::move(config));
   }
 

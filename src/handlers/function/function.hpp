@@ -7,6 +7,13 @@
 ///                                TypeScript is refused with a message saying to compile it)
 ///   function  string, required  the exported function's name (`default` for a default export)
 ///   timeout   number >= 0 (ms)  as for scripts: capped by maxExecutionTime
+///   isolation "call" | "worker"  "call" (the default): every call gets a fresh realm and its own
+///                                instance of the module, so no call sees what another left.
+///                                "worker": each worker instantiates the module once and keeps
+///                                it for the calls it runs later (module-level variables, caches
+///                                and globals survive between calls on that worker, and callers
+///                                may see each other's leftovers); several times faster per call.
+///                                A call that times out drops the kept instance.
 ///
 /// The function is called as `f(input, ctx)`; its return value (or what its promise resolves to)
 /// is the result, as JSON (`undefined` is null). The whole contract - ctx, modules, errors,

@@ -247,6 +247,49 @@ export function bump() { globalThis.leak = (globalThis.leak || 0) + 1; count += 
   }
 }
 
+TEST_F(FunctionTest, WorkerIsolationKeepsTheModuleBetweenCallsOfAWorker) {
+  EXPECT_EQ(problem_list(check(
+                R"({"type":"function","module":"a.mjs","function":"f","isolation":"worker"})")),
+            "");
+  EXPECT_EQ(problem_list(
+                check(R"({"type":"function","module":"a.mjs","function":"f","isolation":"call"})")),
+            "");
+  EXPECT_EQ(problem_list(check(
+                R"({"type":"function","module":"a.mjs","function":"f","isolation":"realm"})")),
+            "endpoints[0].handler.isolation: must be \"call\" (a fresh module instance per call, "
+            "the default) or \"worker\" (the module's state kept between the calls a worker "
+            "runs)\n");
+
+  options_.js_workers = 1;  // one worker: every call meets the same kept instance
+  kind_ = make_kind(options_);
+  write("kept.mjs", R"(
+import { seen } from './lib/shared.mjs';
+let count = 0;
+export function bump(input) { count += 1; seen.push(input.tag); return {count, seen: seen.length}; }
+export function spin() { count = 1000; for (;;) {} }
+)");
+  write("lib/shared.mjs", "export const seen = [];\n");
+  auto& ep = add_endpoint("bump", R"({"type":"function","module":"kept.mjs","function":"bump",
+      "isolation":"worker"})");
+  auto& spin_ep = add_endpoint("spin", R"({"type":"function","module":"kept.mjs",
+      "function":"spin","isolation":"worker"})");
+  auto bump = kind_->create(service_, ep);
+  auto spin = kind_->create(service_, spin_ep);
+  ASSERT_TRUE(bump.ok() && spin.ok());
+  for (int i = 1; i <= 4; ++i) {
+    auto r = run(**bump, json::object{{"tag", i}});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value(), (json::object{{"count", i}, {"seen", i}}));
+  }
+  // A call stopped at its deadline drops the kept instance: the next call starts afresh.
+  auto r = run(**spin, nullptr, 300ms);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  r = run(**bump, json::object{{"tag", 9}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value(), (json::object{{"count", 1}, {"seen", 1}}));
+}
+
 TEST_F(FunctionTest, AThrownErrorComesBackWithItsMessageAndStack) {
   write("lib/fail.mjs",
         "export function deep(x) {\n  throw new TypeError('bad input: ' + x);\n}\n");
