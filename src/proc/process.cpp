@@ -667,7 +667,10 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
                      RunLimits{}.stderr_tail, std::nullopt);
     boost::system::error_code ec;
     stdin_.assign(stdin_w.get(), ec);
-    if (!ec) stdin_w.release();
+    if (!ec) {
+      stdin_w.release();
+      stdin_.non_blocking(true, ec);  // write() tries the pipe at once from any thread
+    }
   }
 
   void start() {
@@ -685,8 +688,14 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
         strand_,
         [self = shared_from_this()]() -> asio::awaitable<void> {
           co_await self->session_->drive();
-          boost::system::error_code ignored;
-          self->stdin_.close(ignored);
+          {
+            // Under the queue's lock: write() may be trying the pipe from another thread.
+            std::lock_guard lock(self->queue_mutex_);
+            self->stdin_closed_ = true;
+            self->queue_.clear();
+            boost::system::error_code ignored;
+            self->stdin_.close(ignored);
+          }
           const RunResult result = self->session_->result();
           self->guarded([&] {
             if (self->callbacks_.on_exit) self->callbacks_.on_exit(result);
@@ -701,6 +710,24 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
     {
       std::lock_guard lock(queue_mutex_);
       if (stdin_closed_) return false;
+      if (!writing_ && stdin_.is_open()) {
+        // Nothing in flight: try the pipe now (non-blocking, one syscall), so that a request
+        // that fits - the usual case - costs no hop to the strand and back.
+        const int fd = stdin_.native_handle();
+        std::size_t written = 0;
+        while (written < data.size()) {
+          const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+          if (n > 0) {
+            written += static_cast<std::size_t>(n);
+          } else if (n < 0 && errno == EINTR) {
+            continue;
+          } else {
+            break;  // EAGAIN (pipe full) or EPIPE (child gone): the strand takes over
+          }
+        }
+        if (written == data.size()) return true;
+        data.erase(0, written);
+      }
       queue_.push_back(std::move(data));
       if (writing_) return true;
       writing_ = true;
@@ -737,8 +764,11 @@ class DuplexState : public std::enable_shared_from_this<DuplexState> {
     }
     if (stop_posted_.exchange(true)) return;
     asio::post(strand_, [self = shared_from_this()] {
-      boost::system::error_code ignored;
-      self->stdin_.close(ignored);
+      {
+        std::lock_guard lock(self->queue_mutex_);
+        boost::system::error_code ignored;
+        self->stdin_.close(ignored);
+      }
       self->session_->terminate(std::nullopt);
       self->session_->close_pipes();
     });
@@ -842,16 +872,20 @@ asio::awaitable<RunResult> run(Command cmd, RunLimits limits,
       asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
 }
 
-Result<std::shared_ptr<DuplexState>> start_duplex_state(const asio::any_io_executor& executor,
-                                                        Command cmd, Duplex::Callbacks callbacks) {
+Result<std::shared_ptr<DuplexState>> start_duplex_state(const Strand& strand, Command cmd,
+                                                        Duplex::Callbacks callbacks) {
   cmd.event_pipe = false;
   cmd.stdin_data = std::string();  // asks spawn_child for a stdin pipe; DuplexState owns it
   auto child = spawn_child(cmd);
   if (!child) return std::move(child).error();
-  auto state = std::make_shared<DuplexState>(asio::make_strand(executor), std::move(*child),
-                                             std::move(callbacks));
+  auto state = std::make_shared<DuplexState>(strand, std::move(*child), std::move(callbacks));
   state->start();
   return state;
+}
+
+Result<std::shared_ptr<DuplexState>> start_duplex_state(const asio::any_io_executor& executor,
+                                                        Command cmd, Duplex::Callbacks callbacks) {
+  return start_duplex_state(asio::make_strand(executor), std::move(cmd), std::move(callbacks));
 }
 
 Result<std::shared_ptr<LineStream>> start_line_stream(const asio::any_io_executor& executor,
@@ -909,6 +943,13 @@ Result<std::shared_ptr<LineStream>> start_line_stream(const asio::any_io_executo
 Result<std::shared_ptr<Duplex>> start_duplex(const asio::any_io_executor& executor, Command cmd,
                                              Duplex::Callbacks callbacks) {
   auto state = start_duplex_state(executor, std::move(cmd), std::move(callbacks));
+  if (!state.ok()) return std::move(state).error();
+  return std::shared_ptr<Duplex>(std::make_shared<DuplexHandle>(std::move(state).value()));
+}
+
+Result<std::shared_ptr<Duplex>> start_duplex_on(const Strand& strand, Command cmd,
+                                                Duplex::Callbacks callbacks) {
+  auto state = start_duplex_state(strand, std::move(cmd), std::move(callbacks));
   if (!state.ok()) return std::move(state).error();
   return std::shared_ptr<Duplex>(std::make_shared<DuplexHandle>(std::move(state).value()));
 }

@@ -20,6 +20,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/strand.hpp>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -130,6 +131,13 @@ class Duplex {
 /// last, once the child has exited and its pipes reached EOF.
 Result<std::shared_ptr<Duplex>> start_duplex(const boost::asio::any_io_executor& executor,
                                              Command cmd, Duplex::Callbacks callbacks);
+
+/// start_duplex with the callbacks on `strand` itself, the caller's own: a caller that keeps its
+/// state on that strand handles the child's output in the callback, without a copy and a hop.
+/// A callback may call stop() of any Duplex on the same strand.
+Result<std::shared_ptr<Duplex>> start_duplex_on(
+    const boost::asio::strand<boost::asio::any_io_executor>& strand, Command cmd,
+    Duplex::Callbacks callbacks);
 
 /// Resolves a command name the way execvp would, using `path_env` (a PATH value) instead of the
 /// daemon's own PATH; a name containing '/' is taken relative to `cwd`. nullopt if not found or
