@@ -102,6 +102,8 @@ class SubscriptionHub final : public handlers::Publisher,
   void deliver_locked(Subscriber& sub, std::string message,
                       std::vector<std::pair<std::shared_ptr<rpc::Session>, std::string>>& out);
   void forget_producer_locked(std::map<std::string, Producer>::iterator it);
+  /// Takes `id` out of its session's ids (lock held).
+  void forget_id_locked(std::uint64_t session_id, const std::string& id);
 
   void on_data(const std::string& key, const json::value& data);
   void on_end(const std::string& key, const std::optional<Error>& error);
@@ -117,7 +119,7 @@ class SubscriptionHub final : public handlers::Publisher,
   std::set<std::uint64_t> hooked_sessions_;        // sessions whose close hook is registered
   Limits limits_;
   std::map<std::uint64_t, std::size_t> producers_by_session_;
-  std::map<std::uint64_t, std::size_t> subscriptions_by_session_;
+  std::map<std::uint64_t, std::set<std::string>> ids_by_session_;  ///< subscription ids
 };
 
 /// A fresh, unguessable subscription id ("sub-" + 16 hex digits).

@@ -139,6 +139,28 @@ TEST_F(HubTest, UnsharedProducersGiveEverySubscriberItsOwnSnapshot) {
   EXPECT_FALSE(streams_[0]->closed);
 }
 
+TEST_F(HubTest, ADisconnectRemovesExactlyThatConnectionsSubscriptions) {
+  Recorder a, b;
+  std::vector<std::string> ids_a, ids_b;
+  for (int i = 0; i < 3; ++i) ids_a.push_back(subscribe(a));
+  for (int i = 0; i < 2; ++i) ids_b.push_back(subscribe(b));
+  for (const auto& id : ids_a) hub_->activate(id);
+  for (const auto& id : ids_b) hub_->activate(id);
+  EXPECT_EQ(hub_->subscriber_count(), 5u);
+  a.session->close();  // runs the hub's hook: drop_session
+  EXPECT_EQ(hub_->subscriber_count(), 2u);
+  EXPECT_FALSE(streams_[0]->closed);  // b still subscribes to the shared producer
+  ASSERT_TRUE(hub_->publish("updates", json::value(7)));
+  for (const auto& id : ids_b) EXPECT_EQ(b.seen(id), std::vector<std::string>{"data:7"});
+  for (const auto& id : ids_a) EXPECT_TRUE(a.seen(id).empty());
+  // b's count is its own: it may hold three more (of 5), not fewer, not more.
+  for (int i = 0; i < 3; ++i) subscribe(b);
+  EXPECT_FALSE(hub_->subscribe(b.session, "updates", json::object{}, opener()).ok());
+  b.session->close();
+  EXPECT_EQ(hub_->subscriber_count(), 0u);
+  EXPECT_TRUE(streams_[0]->closed);  // the last subscriber left
+}
+
 TEST_F(HubTest, AConnectionHasACapOnProducersAndSubscriptions) {
   Recorder r, other;
   std::vector<std::string> ids;
