@@ -1,0 +1,4 @@
+export function bump(input, ctx) {
+  ctx.publish('updates', { round: input.round });
+  return { published: input.round };
+}

@@ -1,0 +1,3 @@
+export function add(input) {
+  return { sum: input.a + input.b };
+}
