@@ -93,6 +93,8 @@ class Host {
     std::filesystem::path dir;  ///< the folder it was loaded from
     std::string source;         ///< its lavs.json as read then, to tell an edit
     manifest::Manifest manifest;
+    /// manifest.raw as JSON text, made once at load (lavs/manifest answers with it).
+    std::shared_ptr<const std::string> manifest_text;
     std::map<std::string, std::unique_ptr<handlers::Handler>, std::less<>> handlers;
     std::shared_ptr<SubscriptionHub> hub;
   };

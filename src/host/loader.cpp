@@ -87,6 +87,7 @@ std::unique_ptr<Host::Service> Host::load_service(const std::filesystem::path& d
   service->dir = dir;
   service->source = std::move(source);
   service->manifest = std::move(*loaded);
+  service->manifest_text = std::make_shared<const std::string>(json::dump(service->manifest.raw));
   const auto& m = service->manifest;
   std::set<std::string, std::less<>> subscription_ids;
   for (std::size_t i = 0; i < m.endpoints.size(); ++i) {

@@ -79,6 +79,19 @@ json::object Dispatcher::error_response(const json::value& id, const Error& erro
 }
 
 std::string Dispatcher::to_text(const Reply& reply) {
+  if (reply.raw_result) {
+    // The body ends with "result":null}; the kept text takes the null's place.
+    Reply plain{reply.body, reply.id_text, nullptr};
+    std::string text = to_text(plain);
+    constexpr std::string_view kTail = R"("result":null})";
+    if (text.size() >= kTail.size() &&
+        text.compare(text.size() - kTail.size(), kTail.size(), kTail) == 0) {
+      text.resize(text.size() - 5);
+      text += *reply.raw_result;
+      text += '}';
+    }
+    return text;
+  }
   if (reply.id_text.empty() || !reply.body.is_object()) return json::dump(reply.body);
   // Responses are built with "jsonrpc" then "id" first: the id's text goes where the DOM's
   // null stands.
@@ -183,6 +196,8 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
     }
   }
 
+  std::shared_ptr<const std::string> raw_result;
+  if (!request.envelope) request.raw_result = &raw_result;
   Result<json::value> result = Error::make(ErrorCode::kInternalError, "Internal error");
   try {
     result = co_await it->second(request);
@@ -197,7 +212,9 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
         id, lafs::envelope_for_call(lafs_call(id, operation, request.lafs, session), result)));
   }
   if (!result.ok()) co_return reply(make_error_response(id, result.error()));
-  co_return reply(make_result_response(id, std::move(result).value()));
+  auto answer = reply(make_result_response(id, std::move(result).value()));
+  if (raw_result && answer) answer->raw_result = std::move(raw_result);
+  co_return answer;
 }
 
 asio::awaitable<std::optional<std::vector<Dispatcher::Reply>>> Dispatcher::handle_parsed(
@@ -271,6 +288,12 @@ asio::awaitable<std::optional<json::value>> Dispatcher::handle_value(
   const bool batch = is_batch(message);
   auto replies = co_await handle_parsed(std::move(message), std::move(session), options, {});
   if (!replies) co_return std::nullopt;
+  // A result kept as text goes back into the value here (this caller wants values).
+  for (auto& r : *replies) {
+    if (!r.raw_result || !r.body.is_object()) continue;
+    auto parsed = json::parse_text(*r.raw_result);
+    r.body.get_object()["result"] = parsed.ok() ? std::move(parsed).value() : json::value();
+  }
   if (!batch) co_return std::move(replies->front().body);
   json::array out;
   for (auto& r : *replies) out.push_back(std::move(r.body));

@@ -32,6 +32,10 @@ struct Request {
   /// Where to leave work for after the answer; null when the transport runs none (then the
   /// method does it at once).
   AfterReply* after_reply = nullptr;
+  /// Outside envelope mode, a method whose result is JSON text it keeps ready (a manifest) may
+  /// put that text here and return null: the text is written as the result, unparsed and
+  /// uncopied. Null in envelope mode, where the envelope needs the value.
+  std::shared_ptr<const std::string>* raw_result = nullptr;
 };
 
 /// Per-message options a transport passes along.
@@ -82,6 +86,7 @@ class Dispatcher {
   struct Reply {
     json::value body;
     std::string id_text;
+    std::shared_ptr<const std::string> raw_result;  ///< the result's text (body has null there)
   };
   static std::string to_text(const Reply& reply);
   /// An array that is answered with an array (not refused whole as empty or too large).

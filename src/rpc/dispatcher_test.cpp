@@ -43,6 +43,15 @@ class DispatcherTest : public ::testing::Test {
       release_timer_.cancel();
       co_return "done";
     });
+    // A result kept as text where the transport allows it, else as a value.
+    dispatcher_.add("kept", [](const Request& r) -> asio::awaitable<Result<json::value>> {
+      static const auto text = std::make_shared<const std::string>(R"({"name":"kept","n":[1,2]})");
+      if (r.raw_result != nullptr) {
+        *r.raw_result = text;
+        co_return nullptr;
+      }
+      co_return json::parse(*text);
+    });
   }
 
   /// Sends `text` and returns the response text ("<none>" when nothing is sent back).
@@ -92,6 +101,33 @@ TEST_F(DispatcherTest, ResultEchoesStringNumberAndNullIds) {
             R"({"jsonrpc":"2.0","id":7,"result":[1]})");
   EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":null,"method":"echo"})"),
             R"({"jsonrpc":"2.0","id":null,"result":null})");
+}
+
+TEST_F(DispatcherTest, AResultKeptAsTextIsWrittenAsIs) {
+  EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":7,"method":"kept"})"),
+            R"({"jsonrpc":"2.0","id":7,"result":{"name":"kept","n":[1,2]}})");
+  // The id as written, and in a batch.
+  EXPECT_EQ(
+      send(
+          R"([{"jsonrpc":"2.0","id":1.50,"method":"kept"},{"jsonrpc":"2.0","id":2,"method":"echo","params":[3]}])"),
+      R"([{"jsonrpc":"2.0","id":1.50,"result":{"name":"kept","n":[1,2]}},{"jsonrpc":"2.0","id":2,"result":[3]}])");
+  // A caller that wants values gets the value.
+  std::optional<json::value> value;
+  asio::co_spawn(
+      ioc_,
+      [&]() -> asio::awaitable<void> {
+        value = co_await dispatcher_.handle_value(
+            json::parse(R"({"jsonrpc":"2.0","id":3,"method":"kept"})"),
+            std::make_shared<Session>("test", nullptr));
+      },
+      asio::detached);
+  ioc_.restart();
+  ioc_.run_for(std::chrono::seconds(5));
+  ASSERT_TRUE(value.has_value());
+  EXPECT_EQ(value->at("result"), json::parse(R"({"name":"kept","n":[1,2]})"));
+  // In envelope mode the method is not offered the text: the envelope wraps the value.
+  auto enveloped = send_json(R"({"jsonrpc":"2.0","id":4,"method":"kept","params":{"_lafs":true}})");
+  EXPECT_EQ(enveloped.at("result").at("result"), json::parse(R"({"name":"kept","n":[1,2]})"));
 }
 
 TEST_F(DispatcherTest, NotificationGetsNoResponseButRuns) {

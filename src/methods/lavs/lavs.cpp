@@ -81,6 +81,11 @@ asio::awaitable<Result<json::value>> manifest(Host& host, const Request& request
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   Target target;
   HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
+  if (request.raw_result != nullptr && service->manifest_text) {
+    // Serialised once at load: answering is a copy of the text, not of the tree.
+    *request.raw_result = service->manifest_text;
+    co_return json::value();
+  }
   co_return service->manifest.raw;
 }
 
