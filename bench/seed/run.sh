@@ -6,7 +6,9 @@
 #     module instance per call (the default) | hearth, `isolation: "worker"`;
 #   script endpoint (python3, a + b): seed stand-in (spawn per call, unsandboxed) | hearth, a
 #     jailed process per call (the default) | hearth, `persistent` (2 jailed processes kept).
-# Every response body is checked ("sum":3). Usage: bench/seed/run.sh [BUILD_DIR]; CONNECTIONS
+# Every response body is checked ("sum":3). CPU per request: the server process (the daemon, or
+# the stand-in's node) and, apart, the processes it started (JS workers, jails, scripts), from
+# /proc before and after each run (bench/proc_cpu.py). Usage: bench/seed/run.sh [BUILD_DIR]; CONNECTIONS
 # (default 32), DURATION (default 5), ROUNDS (default 3), THREADS and JS_WORKERS (default 2) from
 # the environment. Prints a Markdown table for docs/benchmarks.md.
 cd "$(dirname "$0")/../.."
@@ -18,10 +20,13 @@ JS_WORKERS=${JS_WORKERS:-2}
 service=bench/seed/service
 
 start_hearth seed "$service" --js-workers "$JS_WORKERS" --log-level error
+hearth_pid=${pids[-1]}
 background sh -c 'exec node bench/seed/server.mjs "$1" "$2" > /dev/null' - "$service" "$work/seed.port"
+seed_pid=${pids[-1]}
 port=$(hearth_port seed)
 wait_for "$work/seed.port"
 seed_port=$(cat "$work/seed.port")
+seed_pid_port=$seed_port
 call='{"jsonrpc":"2.0","id":1,"method":"lavs/call","params":{"endpoint":"ENDPOINT","input":{"a":1,"b":2}}}'
 token=(--token-file "$work/seed/token")
 
@@ -40,7 +45,11 @@ done
 for round in $(seq "$ROUNDS"); do
   for t in "${targets[@]}"; do
     set -- $t
+    pid=$hearth_pid
+    [ "$2" = "$seed_pid_port" ] && pid=$seed_pid
+    python3 bench/proc_cpu.py "$pid" > "$work/$1-$round.cpu0"
     load "$1-$round" "$2" /rpc "${call/ENDPOINT/$3}" '"sum":3' "$CONNECTIONS" "$DURATION" "${token[@]}"
+    python3 bench/proc_cpu.py "$pid" > "$work/$1-$round.cpu1"
   done
 done
 
@@ -49,7 +58,13 @@ import json, os, sys
 work, rounds, conns, dur, threads, workers = sys.argv[1:]
 rounds = int(rounds)
 def r(name, i):
-    return json.load(open(os.path.join(work, f"{name}-{i}.json")))
+    x = json.load(open(os.path.join(work, f"{name}-{i}.json")))
+    before = [float(v) for v in open(os.path.join(work, f"{name}-{i}.cpu0")).read().split()]
+    after = [float(v) for v in open(os.path.join(work, f"{name}-{i}.cpu1")).read().split()]
+    n = max(1, x["requests"])
+    x["own_us"] = (after[0] - before[0]) / n
+    x["kids_us"] = (after[1] - before[1]) / n
+    return x
 print(f"{conns} keep-alive connections, {dur} s a target, {rounds} rounds interleaved; hearth: "
       f"{threads} I/O thread(s), {workers} JS workers; nproc {os.cpu_count()}\n")
 groups = [
@@ -62,13 +77,15 @@ groups = [
         ("hearth: jailed python3 per call (default)", "hearth-script"),
         ("hearth: `persistent`, 2 jailed python3 kept", "hearth-script-persistent")]),
 ]
-print("| endpoint | target | round | req/s | p50 (us) | p99 (us) | failures | vs seed (same round) |")
-print("|---|---|---:|---:|---:|---:|---:|---:|")
+print("| endpoint | target | round | req/s | p50 (us) | p99 (us) | failures | server CPU/req (us) | "
+      "its handler processes CPU/req (us) | req/s vs seed (same round) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for kind, base, rows in groups:
     for i in range(1, rounds + 1):
         b = r(base, i)["rps"]
         for label, name in rows:
             x = r(name, i)
             print(f"| {kind} | {label} | {i} | {x['rps']:.0f} | {x['p50_us']:.0f} | "
-                  f"{x['p99_us']:.0f} | {x['failures']} | {x['rps'] / b:.2f} |")
+                  f"{x['p99_us']:.0f} | {x['failures']} | {x['own_us']:.0f} | {x['kids_us']:.0f} | "
+                  f"{x['rps'] / b:.2f} |")
 PY

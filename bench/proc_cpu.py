@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Prints the CPU time (user + system, in microseconds) of process PID and of all its
+descendants together: "<pid's own> <descendants'>". Benchmarks read it before and after a run
+to give CPU time per request (bench/seed/run.sh). Usage: proc_cpu.py PID"""
+import os
+import sys
+
+TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
+
+
+def stat(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(fields[1]), int(fields[11]) + int(fields[12])  # ppid, utime + stime
+
+
+def main():
+    root = int(sys.argv[1])
+    parents = {}
+    cpu = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            parents[int(entry)], cpu[int(entry)] = stat(int(entry))
+        except (OSError, IndexError, ValueError):
+            pass
+    children = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    total = 0
+    stack = list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        total += cpu.get(pid, 0)
+        stack += children.get(pid, [])
+    print(f"{cpu.get(root, 0) * TICK_US:.0f} {total * TICK_US:.0f}")
+
+
+main()
