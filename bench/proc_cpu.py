@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the CPU time (user + system, in microseconds) of process PID and of all its
-descendants together: "<pid's own> <descendants'>". Benchmarks read it before and after a run
+descendants together, those alive and those it has reaped: "<pid's own> <descendants'>". Benchmarks read it before and after a run
 to give CPU time per request (bench/seed/run.sh). Usage: proc_cpu.py PID"""
 import os
 import sys
@@ -10,28 +10,31 @@ TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
 
 def stat(pid):
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return int(fields[1]), int(fields[11]) + int(fields[12])  # ppid, utime + stime
+    # ppid; utime + stime; cutime + cstime (children it has reaped, and theirs)
+    return int(fields[1]), int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
 
 
 def main():
     root = int(sys.argv[1])
     parents = {}
     cpu = {}
+    reaped = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            parents[int(entry)], cpu[int(entry)] = stat(int(entry))
+            parents[int(entry)], cpu[int(entry)], reaped[int(entry)] = stat(int(entry))
         except (OSError, IndexError, ValueError):
             pass
     children = {}
     for pid, ppid in parents.items():
         children.setdefault(ppid, []).append(pid)
-    total = 0
+    # Descendants: those alive now, and those gone (counted in their parent's reaped time).
+    total = reaped.get(root, 0)
     stack = list(children.get(root, []))
     while stack:
         pid = stack.pop()
-        total += cpu.get(pid, 0)
+        total += cpu.get(pid, 0) + reaped.get(pid, 0)
         stack += children.get(pid, [])
     print(f"{cpu.get(root, 0) * TICK_US:.0f} {total * TICK_US:.0f}")
 

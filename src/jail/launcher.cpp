@@ -274,6 +274,7 @@ int run_jail(const LaunchOptions& options, const char* program, char** argv) {
   }
   if (cgroups.oom_killed()) hearth::jail::send_message(g_control, "oom");
   cgroups.remove();
+  trace("L cgroups removed");
 
   const int final_status = program_status.value_or(status);
   if (WIFEXITED(final_status)) return WEXITSTATUS(final_status);
