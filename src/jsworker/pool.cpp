@@ -239,27 +239,10 @@ bool Pool::spawn() {
     }
     worker->confinement = std::move(confinement).value();
   }
-  std::weak_ptr<Pool> weak = weak_from_this();
-  std::weak_ptr<Worker> weak_worker = worker;
   // The worker's output is handled right in its callbacks, which run on this pool's strand
   // (start_duplex_on): no copy of each chunk and no hop per chunk.
-  proc::Duplex::Callbacks callbacks;
-  callbacks.on_stdout = [weak, weak_worker](std::string_view data) {
-    auto pool = weak.lock();
-    auto w = weak_worker.lock();
-    if (pool && w) pool->on_bytes(*w, data);
-  };
-  callbacks.on_stderr = [weak_worker](std::string_view data) {
-    if (auto w = weak_worker.lock()) {
-      w->stderr_tail += data;
-      if (w->stderr_tail.size() > 8192) w->stderr_tail.erase(0, w->stderr_tail.size() - 4096);
-    }
-  };
-  callbacks.on_exit = [weak, weak_worker](const proc::RunResult& result) {
-    auto pool = weak.lock();
-    auto w = weak_worker.lock();
-    if (pool && w) pool->on_exit(w, result);
-  };
+  auto callbacks = proc::callbacks_for(shared_from_this(), worker, &Pool::on_bytes, &Pool::on_exit,
+                                       &Worker::stderr_tail, 4096);
   auto child = proc::start_duplex_on(strand_, cmd, std::move(callbacks));
   if (!child.ok()) {
     fail_everything(child.error());
@@ -280,7 +263,8 @@ void Pool::fail_everything(const Error& error) {
   queue_.clear();
 }
 
-void Pool::on_bytes(Worker& w, std::string_view bytes) {
+void Pool::on_bytes(const std::shared_ptr<Worker>& worker, std::string_view bytes) {
+  Worker& w = *worker;
   if (w.state == Worker::State::kGone) return;
   w.reader.feed(bytes);
   while (auto payload = w.reader.next()) {

@@ -117,7 +117,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void fill();
   bool spawn();
   void fail_everything(const Error& error);
-  void on_bytes(Worker& w, std::string_view bytes);
+  void on_bytes(const std::shared_ptr<Worker>& worker, std::string_view bytes);
   void on_message(Worker& w, FromWorker message);
   Error to_error(const Slot& slot, const Failed& failed) const;
   void finish_request(Worker& w);

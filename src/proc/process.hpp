@@ -132,6 +132,40 @@ class Duplex {
 Result<std::shared_ptr<Duplex>> start_duplex(const boost::asio::any_io_executor& executor,
                                              Command cmd, Duplex::Callbacks callbacks);
 
+/// Duplex callbacks that hand a child's output to its owner, both held weakly (either may be gone
+/// by then: the callback then does nothing): stdout to `(owner->*on_stdout)(child, data)`, the
+/// end to `(owner->*on_exit)(child, result)`, and stderr kept in `child->*stderr_tail` (its
+/// last `keep` bytes at least, at most twice that). For owners that run the child with
+/// start_duplex_on on their own strand, so that the members are called there.
+template <class Owner, class Child>
+Duplex::Callbacks callbacks_for(
+    const std::shared_ptr<Owner>& owner, const std::shared_ptr<Child>& child,
+    void (Owner::*on_stdout)(const std::shared_ptr<Child>&, std::string_view),
+    void (Owner::*on_exit)(const std::shared_ptr<Child>&, const RunResult&),
+    std::string Child::*stderr_tail, std::size_t keep) {
+  std::weak_ptr<Owner> weak_owner = owner;
+  std::weak_ptr<Child> weak_child = child;
+  Duplex::Callbacks callbacks;
+  callbacks.on_stdout = [weak_owner, weak_child, on_stdout](std::string_view data) {
+    auto o = weak_owner.lock();
+    auto c = weak_child.lock();
+    if (o && c) ((*o).*on_stdout)(c, data);
+  };
+  callbacks.on_stderr = [weak_child, stderr_tail, keep](std::string_view data) {
+    if (auto c = weak_child.lock()) {
+      std::string& tail = (*c).*stderr_tail;
+      tail += data;
+      if (tail.size() > 2 * keep) tail.erase(0, tail.size() - keep);
+    }
+  };
+  callbacks.on_exit = [weak_owner, weak_child, on_exit](const RunResult& result) {
+    auto o = weak_owner.lock();
+    auto c = weak_child.lock();
+    if (o && c) ((*o).*on_exit)(c, result);
+  };
+  return callbacks;
+}
+
 /// start_duplex with the callbacks on `strand` itself, the caller's own: a caller that keeps its
 /// state on that strand handles the child's output in the callback, without a copy and a hop.
 /// A callback may call stop() of any Duplex on the same strand.

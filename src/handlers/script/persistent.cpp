@@ -193,28 +193,9 @@ std::shared_ptr<Persistent::Instance> Persistent::spawn(Error& error) {
   }
   instance->confinement = std::move(confinement).value();
 
-  std::weak_ptr<Persistent> weak = weak_from_this();
-  std::weak_ptr<Instance> weak_instance = instance;
   // The callbacks run on this object's strand (start_duplex_on): output is handled in them.
-  proc::Duplex::Callbacks callbacks;
-  callbacks.on_stdout = [weak, weak_instance](std::string_view data) {
-    auto self = weak.lock();
-    auto live = weak_instance.lock();
-    if (self && live) self->on_bytes(live, data);
-  };
-  callbacks.on_stderr = [weak_instance](std::string_view data) {
-    if (auto live = weak_instance.lock()) {
-      live->stderr_tail += data;
-      if (live->stderr_tail.size() > 2 * kStderrTail) {
-        live->stderr_tail.erase(0, live->stderr_tail.size() - kStderrTail);
-      }
-    }
-  };
-  callbacks.on_exit = [weak, weak_instance](const proc::RunResult& result) {
-    auto self = weak.lock();
-    auto live = weak_instance.lock();
-    if (self && live) self->on_exit(live, result);
-  };
+  auto callbacks = proc::callbacks_for(shared_from_this(), instance, &Persistent::on_bytes,
+                                       &Persistent::on_exit, &Instance::stderr_tail, kStderrTail);
   auto child = proc::start_duplex_on(strand_, cmd, std::move(callbacks));
   if (!child.ok()) {
     error = child.error();
