@@ -106,6 +106,21 @@ struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
   }
 };
 
+std::string ended_how(const proc::RunResult& result, json::object& data) {
+  switch (result.status) {
+    case proc::RunResult::Status::kSignaled:
+      data["signal"] = result.signal;
+      return "was killed by signal " + std::to_string(result.signal);
+    case proc::RunResult::Status::kExited:
+      data["exitCode"] = result.exit_code;
+      return "exited with code " + std::to_string(result.exit_code);
+    default:
+      return "ended (" +
+             (result.spawn_error.empty() ? std::string("it could not run") : result.spawn_error) +
+             ")";
+  }
+}
+
 bool looks_out_of_memory(std::string_view tail) {
   const std::string lower = ascii::lower(tail);
   for (const char* needle :

@@ -77,6 +77,10 @@ using Environment = std::map<std::string, std::string, std::less<>>;
 Environment base_environment(const std::string& service, const std::filesystem::path& dir);
 std::vector<std::string> environment_entries(const Environment& vars);
 
+/// How a long-lived child ended, for an error message ("was killed by signal 9", "exited with
+/// code 3"), with `data` given {signal} or {exitCode}.
+std::string ended_how(const proc::RunResult& result, json::object& data);
+
 /// True when a failed run's stderr says it ran out of memory (Python's MemoryError, the C
 /// library's ENOMEM text, V8's and C++'s allocation failures...). Exposed for tests.
 bool looks_out_of_memory(std::string_view stderr_tail);

@@ -425,14 +425,7 @@ void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& resu
       complete(slot, *verdict);
     } else {
       json::object data;
-      std::string how;
-      if (result.status == proc::RunResult::Status::kSignaled) {
-        how = "was killed by signal " + std::to_string(result.signal);
-        data["signal"] = result.signal;
-      } else {
-        how = "exited with code " + std::to_string(result.exit_code);
-        data["exitCode"] = result.exit_code;
-      }
+      std::string how = confine::ended_how(result, data);
       data["stderr"] = valid_utf8(w->stderr_tail.size() > 4096
                                       ? w->stderr_tail.substr(w->stderr_tail.size() - 4096)
                                       : w->stderr_tail);

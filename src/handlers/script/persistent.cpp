@@ -356,16 +356,7 @@ void Persistent::on_exit(const std::shared_ptr<Instance>& instance, const proc::
     error = std::move(*verdict);
   } else {
     json::object data;
-    std::string how;
-    if (result.status == proc::RunResult::Status::kSignaled) {
-      how = "was killed by signal " + std::to_string(result.signal);
-      data["signal"] = result.signal;
-    } else if (result.status == proc::RunResult::Status::kExited) {
-      how = "exited with code " + std::to_string(result.exit_code);
-      data["exitCode"] = result.exit_code;
-    } else {
-      how = "ended (" + result.spawn_error + ")";
-    }
+    const std::string how = confine::ended_how(result, data);
     data["stderr"] = tail(instance->stderr_tail);
     error = Error::make(ErrorCode::kHandlerError, "Handler " + how, std::move(data));
   }
