@@ -23,7 +23,7 @@ namespace hearth::confine {
 namespace asio = boost::asio;
 
 struct Confinement::State : std::enable_shared_from_this<Confinement::State> {
-  State(asio::any_io_executor executor, Fd fd)
+  State(const asio::any_io_executor& executor, Fd fd)
       : strand(asio::make_strand(executor)), descriptor(strand, fd.get()) {
     fd.release();  // the descriptor owns it now
   }
@@ -131,10 +131,13 @@ bool looks_out_of_memory(std::string_view tail) {
   return false;
 }
 
-Result<std::shared_ptr<Confinement>> Confinement::start(
-    const jail::Jail& jail, const manifest::Permissions& permissions,
-    const std::filesystem::path& service_dir, const std::vector<std::string>& raw_args,
-    proc::Command& cmd, asio::any_io_executor executor, std::string who, ConfineExtras extras) {
+Result<std::shared_ptr<Confinement>> Confinement::start(const jail::Jail& jail,
+                                                        const manifest::Permissions& permissions,
+                                                        const std::filesystem::path& service_dir,
+                                                        const std::vector<std::string>& raw_args,
+                                                        proc::Command& cmd,
+                                                        const asio::any_io_executor& executor,
+                                                        std::string who, ConfineExtras extras) {
   jail::Request request;
   request.service_dir = service_dir;
   request.file_access = permissions.file_access;
@@ -164,8 +167,9 @@ Result<std::shared_ptr<Confinement>> Confinement::start(
   c->confined_ = true;
 
   std::optional<egress::AllowList> allow;
-  if (plan.value().options.net == jail::NetMode::kProxy)
+  if (plan.value().options.net == jail::NetMode::kProxy) {
     allow = std::move(plan.value().proxy_allow);
+  }
 
   auto fds = make_socket_pair(SOCK_SEQPACKET | SOCK_CLOEXEC);
   if (!fds.ok()) {

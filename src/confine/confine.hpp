@@ -44,7 +44,7 @@ class Confinement {
                                                     const std::filesystem::path& service_dir,
                                                     const std::vector<std::string>& raw_args,
                                                     proc::Command& cmd,
-                                                    boost::asio::any_io_executor executor,
+                                                    const boost::asio::any_io_executor& executor,
                                                     std::string who, ConfineExtras extras = {});
 
   ~Confinement();

@@ -671,6 +671,7 @@ TEST_F(PersistentTest, OneProcessServesManyCalls) {
 TEST_F(PersistentTest, MaxCallsReplacesTheProcess) {
   start(R"({"maxCalls": 2})");
   std::vector<std::int64_t> pids;
+  pids.reserve(5);
   for (int i = 0; i < 5; ++i) pids.push_back(pid_of(call(R"({})")));
   EXPECT_EQ(pids[0], pids[1]);
   EXPECT_NE(pids[1], pids[2]);
@@ -743,6 +744,7 @@ TEST_F(PersistentTest, PublishLinesReachThePublisher) {
 TEST_F(PersistentTest, InstancesServeCallsSideBySide) {
   start(R"({"instances": 2})");
   std::vector<std::future<std::optional<Result<json::value>>>> calls;
+  calls.reserve(6);
   for (int i = 0; i < 6; ++i) calls.push_back(begin(R"({"op": "sleep", "s": 0.2})"));
   std::set<std::int64_t> pids;
   for (auto& f : calls) pids.insert(pid_of(*f.get()));
