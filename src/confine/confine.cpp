@@ -15,6 +15,7 @@
 
 #include "common/ascii.hpp"
 #include "common/pipes.hpp"
+#include "common/utf8.hpp"
 #include "egress/proxy.hpp"
 #include "jail/control.hpp"
 
@@ -119,6 +120,12 @@ std::string ended_how(const proc::RunResult& result, json::object& data) {
              (result.spawn_error.empty() ? std::string("it could not run") : result.spawn_error) +
              ")";
   }
+}
+
+std::string stderr_excerpt(std::string_view stderr_tail) {
+  constexpr std::size_t kKeep = 4096;
+  if (stderr_tail.size() > kKeep) stderr_tail.remove_prefix(stderr_tail.size() - kKeep);
+  return valid_utf8(std::string(stderr_tail));
 }
 
 bool looks_out_of_memory(std::string_view tail) {

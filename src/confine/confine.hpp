@@ -81,6 +81,9 @@ std::vector<std::string> environment_entries(const Environment& vars);
 /// code 3"), with `data` given {signal} or {exitCode}.
 std::string ended_how(const proc::RunResult& result, json::object& data);
 
+/// The last 4 KiB of a child's stderr, as valid UTF-8, for an error's data.
+std::string stderr_excerpt(std::string_view stderr_tail);
+
 /// True when a failed run's stderr says it ran out of memory (Python's MemoryError, the C
 /// library's ENOMEM text, V8's and C++'s allocation failures...). Exposed for tests.
 bool looks_out_of_memory(std::string_view stderr_tail);

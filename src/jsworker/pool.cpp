@@ -426,9 +426,7 @@ void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& resu
     } else {
       json::object data;
       std::string how = confine::ended_how(result, data);
-      data["stderr"] = valid_utf8(w->stderr_tail.size() > 4096
-                                      ? w->stderr_tail.substr(w->stderr_tail.size() - 4096)
-                                      : w->stderr_tail);
+      data["stderr"] = confine::stderr_excerpt(w->stderr_tail);
       // Memory only on evidence: the jail's OOM verdict (above), an out-of-memory message,
       // or the engine's own crash on a failed allocation. A SIGKILL or SIGTERM without a
       // verdict came from outside hearth and is reported as such.

@@ -99,6 +99,17 @@ class Daemon:
             self.proc.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
+    # `with Daemon(...) as d:` stops it and removes its files at the end (a module fixture's
+    # whole body: `with Daemon(...) as d: yield d`).
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.stop()
+        finally:
+            self.cleanup()
+
     # -- HTTP -----------------------------------------------------------------------------
     def http(self):
         return HttpClient("127.0.0.1", self.port, self.token)

@@ -34,10 +34,8 @@ def worker_pids(service_dir):
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon([SERVICE], extra_args=["--js-workers", "2"])
-    yield d
-    d.stop()
-    d.cleanup()
+    with Daemon([SERVICE], extra_args=["--js-workers", "2"]) as d:
+        yield d
 
 
 def test_calls_return_json_and_imports_load(daemon):

@@ -11,10 +11,8 @@ SERVICE = ROOT / "tests" / "services" / "modes"
 
 @pytest.fixture(scope="module")
 def daemon():
-    d = Daemon([SERVICE], extra_args=["--js-workers", "2"])
-    yield d
-    d.stop()
-    d.cleanup()
+    with Daemon([SERVICE], extra_args=["--js-workers", "2"]) as d:
+        yield d
 
 
 def test_a_call_never_meets_what_an_earlier_call_left(daemon):

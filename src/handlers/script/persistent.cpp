@@ -22,10 +22,6 @@ namespace {
 
 constexpr std::size_t kStderrTail = 4096;
 
-std::string tail(const std::string& text) {
-  return valid_utf8(text.size() > kStderrTail ? text.substr(text.size() - kStderrTail) : text);
-}
-
 Error stopping_error() {
   return Error::make(ErrorCode::kHandlerError,
                      "the endpoint's persistent process was stopped (reload or shutdown)");
@@ -318,7 +314,7 @@ void Persistent::broke_protocol(const std::shared_ptr<Instance>& instance, const
   spdlog::warn("{}: persistent process {} broke the line protocol ({}); killing it", spec_.label,
                instance->serial, why);
   json::object data;
-  data["stderr"] = tail(instance->stderr_tail);
+  data["stderr"] = confine::stderr_excerpt(instance->stderr_tail);
   retire(instance,
          Error::make(ErrorCode::kHandlerError, "Handler broke the persistent line protocol: " + why,
                      std::move(data)));
@@ -357,7 +353,7 @@ void Persistent::on_exit(const std::shared_ptr<Instance>& instance, const proc::
   } else {
     json::object data;
     const std::string how = confine::ended_how(result, data);
-    data["stderr"] = tail(instance->stderr_tail);
+    data["stderr"] = confine::stderr_excerpt(instance->stderr_tail);
     error = Error::make(ErrorCode::kHandlerError, "Handler " + how, std::move(data));
   }
   if (instance->served == 0) {
