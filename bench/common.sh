@@ -69,3 +69,15 @@ mcp_sdk_server() {
   cp bench/js/mcp-server.mjs "$cache/mcp-server.mjs"
   echo "$cache"
 }
+
+# start_js_and_sdk: hearth serving bench/js/service (JS_WORKERS workers, default 2) and the MCP
+# SDK's server doing the same tool beside it; sets `port` (hearth) and `sdk_port`.
+start_js_and_sdk() {
+  local cache
+  cache=$(mcp_sdk_server)
+  start_hearth js bench/js/service --js-workers "${JS_WORKERS:-2}" --log-level error
+  background sh -c 'cd "$1" && exec node mcp-server.mjs "$2"' - "$cache" "$work/mcp.port"
+  port=$(hearth_port js)
+  wait_for "$work/mcp.port"
+  sdk_port=$(cat "$work/mcp.port")
+}

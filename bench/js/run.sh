@@ -13,13 +13,8 @@
 cd "$(dirname "$0")/../.."
 source bench/common.sh
 JS_WORKERS=${JS_WORKERS:-2}
-CACHE=$(mcp_sdk_server)
-
-start_hearth js bench/js/service --js-workers "$JS_WORKERS" --log-level error
-background sh -c 'cd "$1" && exec node mcp-server.mjs "$2"' - "$CACHE" "$work/mcp.port"
-port=$(hearth_port js)
-wait_for "$work/mcp.port"
-mcp_port=$(cat "$work/mcp.port")
+start_js_and_sdk
+mcp_port=$sdk_port
 call='{"jsonrpc":"2.0","id":1,"method":"lavs/call","params":{"endpoint":"ENDPOINT","input":{"a":1,"b":2}}}'
 mcp='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
 accept=(--header "Accept: application/json, text/event-stream")
