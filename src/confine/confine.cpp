@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -192,6 +194,8 @@ Result<std::shared_ptr<Confinement>> Confinement::start(const jail::Jail& jail,
   c->state_ = state;
 
   plan.value().options.control_fd = 4;
+  plan.value().options.exec_on_request = extras.exec_on_request;
+  if (extras.exec_on_request) c->jail_env_ = plan.value().env;
   cmd.control_fd = child_end;
   cmd.launcher_options = plan.value().options.to_args();
   for (auto& entry : plan.value().env) cmd.env.push_back(std::move(entry));
@@ -201,6 +205,33 @@ Result<std::shared_ptr<Confinement>> Confinement::start(const jail::Jail& jail,
 
 Confinement::~Confinement() {
   if (state_) state_->close();
+}
+
+Status Confinement::release(const std::vector<std::string>& argv, std::vector<std::string> env) {
+  auto failed = [](const std::string& why) {
+    return Error::make(ErrorCode::kInternalError, "cannot start the program in its jail: " + why);
+  };
+  if (!state_) return failed("the process is not jailed");
+  for (const auto& entry : jail_env_) env.push_back(entry);
+  const std::string spec = jail::encode_exec(argv, env);
+  if (spec.size() > jail::kMaxExecSpec)
+    return failed("its arguments and environment are too large");
+  Fd memfd(::memfd_create("hearth-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!memfd) return failed(std::string("memfd_create: ") + std::strerror(errno));
+  for (std::size_t written = 0; written < spec.size();) {
+    const ssize_t n = ::write(memfd.get(), spec.data() + written, spec.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return failed(std::string("writing the exec message: ") + std::strerror(errno));
+    written += static_cast<std::size_t>(n);
+  }
+  // Sealed: what the launcher reads is what was written, whoever else holds the memfd.
+  ::fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+  std::lock_guard lock(state_->mutex);
+  if (state_->closed) return failed("the jail was closed");
+  if (!jail::send_message(state_->descriptor.native_handle(), "exec", memfd.get())) {
+    return failed(std::string("sending the exec message: ") + std::strerror(errno));
+  }
+  return {};
 }
 
 std::optional<Error> Confinement::finish(const proc::RunResult& result) {
@@ -235,6 +266,10 @@ std::optional<Error> Confinement::finish(const proc::RunResult& result) {
     return Error::make(ErrorCode::kHandlerError, "memory limit exceeded", std::move(data));
   }
   return std::nullopt;
+}
+
+void Confinement::close() {
+  if (state_) state_->close();
 }
 
 void Confinement::abandon(int launcher_pid) {

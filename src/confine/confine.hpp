@@ -32,6 +32,9 @@ namespace hearth::confine {
 struct ConfineExtras {
   std::uint64_t address_space = 0;  ///< added to RLIMIT_AS
   std::uint64_t memory = 0;         ///< added to the memory cgroup's limit
+  /// A warm jail: the launcher builds the jail, then waits for release() before it starts the
+  /// program (with release()'s arguments and environment, not `cmd`'s).
+  bool exec_on_request = false;
 };
 
 class Confinement {
@@ -51,9 +54,18 @@ class Confinement {
   Confinement(const Confinement&) = delete;
   Confinement& operator=(const Confinement&) = delete;
 
+  /// A warm jail's call (started with ConfineExtras::exec_on_request): hands the launcher waiting
+  /// in the jail the program's argv (argv[0] included) and environment; the jail's own variables
+  /// (the proxy's) are added to `env`. Once per jail.
+  Status release(const std::vector<std::string>& argv, std::vector<std::string> env);
+
   /// Once the child has exited: reads what the launcher reported, stops the proxy, removes the
   /// launch's cgroups, and returns the error to report instead of the run's own outcome, if any.
   std::optional<Error> finish(const proc::RunResult& result);
+
+  /// Closes the control socket and stops the proxy (a warm jail still waiting for release() then
+  /// exits by itself). finish() still gives the verdict afterwards.
+  void close();
 
   /// Clean-up when the run's result is not known (a stream stopped by the daemon).
   void abandon(int launcher_pid);
@@ -68,6 +80,7 @@ class Confinement {
   const jail::Jail* jail_ = nullptr;
   bool confined_ = false;
   std::optional<std::uint64_t> max_memory_;
+  std::vector<std::string> jail_env_;  ///< the plan's variables, for release()
 };
 
 /// The environment a handler process starts from, never the daemon's: PATH (the system's

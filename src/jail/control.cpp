@@ -55,4 +55,41 @@ std::optional<Message> receive_message(int socket, bool wait) {
   return out;
 }
 
+std::string encode_exec(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  std::string out = std::to_string(argv.size());
+  out += '\0';
+  for (const auto* list : {&argv, &env}) {
+    for (const auto& entry : *list) {
+      out += entry;
+      out += '\0';
+    }
+  }
+  return out;
+}
+
+bool decode_exec(std::string_view data, std::vector<std::string>& argv,
+                 std::vector<std::string>& env) {
+  argv.clear();
+  env.clear();
+  if (data.empty() || data.back() != '\0') return false;
+  std::size_t count = 0;
+  bool first = true;
+  while (!data.empty()) {
+    const auto end = data.find('\0');
+    const std::string_view entry = data.substr(0, end);
+    data.remove_prefix(end + 1);
+    if (first) {
+      first = false;
+      if (entry.empty() || entry.size() > 7 ||
+          entry.find_first_not_of("0123456789") != std::string_view::npos) {
+        return false;
+      }
+      count = static_cast<std::size_t>(std::stoul(std::string(entry)));
+      continue;
+    }
+    (argv.size() < count ? argv : env).emplace_back(entry);
+  }
+  return count > 0 && argv.size() == count;
+}
+
 }  // namespace hearth::jail

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "jail/control.hpp"
 #include "jail/sandbox.hpp"
 
 namespace hearth::jail {
@@ -410,6 +411,7 @@ TEST(LaunchOptions, RoundTrip) {
   o.net = NetMode::kProxy;
   o.proxy_port = 8080;
   o.control_fd = 4;
+  o.exec_on_request = true;
   o.address_space = 1 << 30;
   o.memory = 1 << 29;
   o.nproc = 99;
@@ -437,6 +439,40 @@ TEST(LaunchOptions, UnknownAndInvalidOptionsAreRefused) {
   EXPECT_FALSE(parse_launch_args(5, relative, error));
   const char* net[] = {"hearth-launch", "--net=maybe", "--", "/bin/true", "true"};
   EXPECT_FALSE(parse_launch_args(5, net, error));
+  // A warm jail waits for its call on the control socket: without one (or without a jail) it
+  // could never start the program.
+  const char* no_control[] = {"hearth-launch", "--jail", "--exec-on-request", "--",
+                              "/bin/true",     "true"};
+  EXPECT_FALSE(parse_launch_args(6, no_control, error));
+  EXPECT_NE(error.find("--exec-on-request"), std::string::npos);
+  const char* no_jail[] = {
+      "hearth-launch", "--control-fd=4", "--exec-on-request", "--", "/bin/true", "true"};
+  EXPECT_FALSE(parse_launch_args(6, no_jail, error));
+}
+
+TEST(ExecMessage, ArgumentsAndEnvironmentRoundTrip) {
+  const std::vector<std::string> argv = {"python3", "", "a b\tc", "{{x}}", "\xc3\xa9"};
+  const std::vector<std::string> env = {"PATH=/usr/bin", "EMPTY=", "LAVS_INPUT={\"a\":1}"};
+  std::vector<std::string> argv_out = {"stale"};
+  std::vector<std::string> env_out = {"stale"};
+  ASSERT_TRUE(decode_exec(encode_exec(argv, env), argv_out, env_out));
+  EXPECT_EQ(argv_out, argv);
+  EXPECT_EQ(env_out, env);
+  ASSERT_TRUE(decode_exec(encode_exec({"true"}, {}), argv_out, env_out));
+  EXPECT_EQ(argv_out, std::vector<std::string>{"true"});
+  EXPECT_TRUE(env_out.empty());
+}
+
+TEST(ExecMessage, MalformedMessagesAreRefused) {
+  std::vector<std::string> argv, env;
+  using namespace std::string_literals;
+  EXPECT_FALSE(decode_exec("", argv, env));
+  EXPECT_FALSE(decode_exec("1\0true"s, argv, env));    // not NUL-ended
+  EXPECT_FALSE(decode_exec("0\0"s, argv, env));        // no argv[0]
+  EXPECT_FALSE(decode_exec("3\0a\0b\0"s, argv, env));  // fewer entries than counted
+  EXPECT_FALSE(decode_exec("x\0a\0"s, argv, env));     // no count
+  EXPECT_FALSE(decode_exec("-1\0a\0"s, argv, env));
+  EXPECT_FALSE(decode_exec("99999999\0a\0"s, argv, env));  // absurd count
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ std::vector<std::string> LaunchOptions::to_args() const {
   add("net", to_string(net));
   if (net == NetMode::kProxy) add("proxy-port", proxy_port);
   if (control_fd >= 0) add("control-fd", control_fd);
+  if (exec_on_request) args.emplace_back("--exec-on-request");
   if (address_space > 0) add("as", address_space);
   if (memory > 0) add("memory", memory);
   if (nproc > 0) add("nproc", nproc);
@@ -135,6 +136,8 @@ std::optional<ParsedLaunch> parse_launch_args(int argc, const char* const* argv,
       ok = has_value && parse_number<std::uint16_t>(value, o.proxy_port, 1);
     } else if (name == "control-fd") {
       ok = has_value && parse_number(value, o.control_fd, 3, 1 << 20);
+    } else if (name == "exec-on-request" && !has_value) {
+      o.exec_on_request = true;
     } else if (name == "as") {
       ok = has_value && parse_number<std::uint64_t>(value, o.address_space, 1);
     } else if (name == "memory") {
@@ -161,6 +164,10 @@ std::optional<ParsedLaunch> parse_launch_args(int argc, const char* const* argv,
       return std::nullopt;
     }
     if (!ok) return bad();
+  }
+  if (o.exec_on_request && (!o.jail || o.control_fd < 0)) {
+    error = "--exec-on-request needs --jail and --control-fd";
+    return std::nullopt;
   }
   parsed.program_index = i;
   return parsed;

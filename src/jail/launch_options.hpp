@@ -63,6 +63,10 @@ struct LaunchOptions {
   NetMode net = NetMode::kNone;
   std::uint16_t proxy_port = 3128;
   int control_fd = -1;
+  /// A warm jail: everything is set up ahead of the call, then the jail waits for the call's
+  /// arguments and environment on the control socket (an "exec" message, see control.hpp) before
+  /// it starts the program. Needs control_fd.
+  bool exec_on_request = false;
   std::uint64_t address_space = 0;  ///< 0: unlimited
   std::uint64_t memory = 0;         ///< 0: no cgroup limit
   std::uint32_t nproc = 0;          ///< 0: unlimited

@@ -25,6 +25,9 @@
 ///   --insecure-no-sandbox runs handlers this way.
 /// - with --jail: see src/jail/sandbox.hpp for the three processes (L, this one, the supervisor;
 ///   C, the jail's init; G, the program) and run_jail() below for the order of the steps.
+///   With --exec-on-request as well (a warm jail), C waits before it forks G for the daemon's
+///   "exec" message on the control socket (jail/control.hpp): G then runs PROGRAM with that
+///   message's argv and environment instead of ARGV0 ARG... and the launcher's own environment.
 ///
 /// Everything else (fds 0-3, session, signal mask and dispositions, working directory) was set by
 /// posix_spawn in the daemon. Exit status 127, with a one-line message on stderr (and an `error`
@@ -51,6 +54,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jail/control.hpp"
 #include "jail/launch_options.hpp"
@@ -145,6 +149,36 @@ std::string receive(int socket, hearth::Fd* fd = nullptr) {
   std::_Exit(kExitCannotRun);
 }
 
+/// A warm jail's call (--exec-on-request): waits on the control socket for the daemon's "exec"
+/// message and reads the argv and environment from the memfd it carries into `argv` and `env`;
+/// the environment then replaces this process's own. Exits quietly when the daemon closes the
+/// socket instead (it dropped the jail unused).
+void receive_exec(std::vector<std::string>& argv, std::vector<std::string>& env) {
+  hearth::jail::send_message(g_control, "ready");
+  auto message = hearth::jail::receive_message(g_control, /*wait=*/true);
+  if (!message) std::_Exit(0);
+  if (message->text != "exec" || !message->fd) {
+    refuse({"launcher", "expected the call's exec message on the control socket"});
+  }
+  std::string spec;
+  char buffer[65536];
+  for (off_t offset = 0;;) {
+    const ssize_t n = ::pread(message->fd.get(), buffer, sizeof buffer, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      refuse({"launcher", std::string("reading the exec message: ") + std::strerror(errno)});
+    if (n == 0) break;
+    offset += n;
+    spec.append(buffer, static_cast<std::size_t>(n));
+    if (spec.size() > hearth::jail::kMaxExecSpec) refuse({"launcher", "exec message too large"});
+  }
+  if (!hearth::jail::decode_exec(spec, argv, env)) {
+    refuse({"launcher", "malformed exec message"});
+  }
+  ::clearenv();
+  for (auto& entry : env) ::putenv(entry.data());  // `env` outlives the exec
+}
+
 /// C: pid 1 of the jail. Sets up the namespaces' contents, starts G, reaps every orphan, and sends
 /// G's wait status to L before exiting (which kills whatever G left behind).
 [[noreturn]] void jail_init(const LaunchOptions& options, int sync,
@@ -179,6 +213,19 @@ std::string receive(int socket, hearth::Fd* fd = nullptr) {
     refuse({"landlock", detail});
   }
   if (landlock != "landlock" || !ruleset) std::_Exit(kExitCannotRun);
+
+  // A warm jail: everything above was done ahead of the call; the call's arguments come now.
+  std::vector<std::string> call_argv;
+  std::vector<std::string> call_env;
+  std::vector<char*> call_argp;
+  if (options.exec_on_request) {
+    receive_exec(call_argv, call_env);
+    trace("C exec request");
+    call_argp.reserve(call_argv.size() + 1);
+    for (auto& arg : call_argv) call_argp.push_back(arg.data());
+    call_argp.push_back(nullptr);
+    argv = call_argp.data();
+  }
 
   const pid_t child = ::fork();
   if (child < 0) refuse({"pid namespace", std::string("fork: ") + std::strerror(errno)});

@@ -612,24 +612,17 @@ class Session {
   std::optional<RunResult::Status> forced_;
 };
 
-asio::awaitable<RunResult> run_on_strand(Strand strand, Command cmd, RunLimits limits,
-                                         std::function<void(std::string_view)> on_event) {
-  const auto started = std::chrono::steady_clock::now();
+/// Drives a spawned child to its end (run() and run_started()).
+asio::awaitable<RunResult> drive_child(Strand strand, Child child,
+                                       std::optional<std::string> stdin_data, RunLimits limits,
+                                       std::function<void(std::string_view)> on_event,
+                                       std::chrono::steady_clock::time_point started) {
   auto elapsed = [&started] {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                  started);
   };
-  auto child = spawn_child(cmd);
-  if (!child) {
-    RunResult failed;
-    failed.status = RunResult::Status::kSpawnFailed;
-    failed.spawn_error = child.error().message;
-    failed.duration = elapsed();
-    co_return failed;
-  }
-
-  Session session(strand, std::move(*child), limits.timeout, limits.stderr_tail,
-                  std::move(cmd.stdin_data));
+  Session session(strand, std::move(child), limits.timeout, limits.stderr_tail,
+                  std::move(stdin_data));
   std::string out;
   session.on_stdout = [&](std::string_view data) {
     if (out.size() + data.size() > limits.max_stdout) {
@@ -653,6 +646,22 @@ asio::awaitable<RunResult> run_on_strand(Strand strand, Command cmd, RunLimits l
   result.out = std::move(out);
   result.duration = elapsed();
   co_return result;
+}
+
+asio::awaitable<RunResult> run_on_strand(Strand strand, Command cmd, RunLimits limits,
+                                         std::function<void(std::string_view)> on_event) {
+  const auto started = std::chrono::steady_clock::now();
+  auto child = spawn_child(cmd);
+  if (!child) {
+    RunResult failed;
+    failed.status = RunResult::Status::kSpawnFailed;
+    failed.spawn_error = child.error().message;
+    failed.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - started);
+    co_return failed;
+  }
+  co_return co_await drive_child(strand, std::move(*child), std::move(cmd.stdin_data), limits,
+                                 std::move(on_event), started);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -869,6 +878,60 @@ asio::awaitable<RunResult> run(Command cmd, RunLimits limits,
   // reap its child. Its own timeout ends it.
   co_return co_await asio::co_spawn(
       strand, run_on_strand(strand, std::move(cmd), limits, std::move(on_event)),
+      asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
+}
+
+struct Started::Impl {
+  Child child;
+  bool stdin_pipe = false;
+};
+
+Started::Started(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Started::~Started() {
+  if (!impl_ || impl_->child.pid <= 0) return;
+  // Dropped unused: kill the group and reap the launcher (the wait after SIGKILL is short).
+  const pid_t pid = impl_->child.pid;
+  auto& reg = registry();
+  {
+    std::lock_guard lock(reg.mutex);
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  std::lock_guard lock(reg.mutex);
+  reg.groups.erase(pid);
+}
+
+int Started::pid() const {
+  return impl_ ? impl_->child.pid : -1;
+}
+
+Result<std::unique_ptr<Started>> start_ahead(const Command& cmd) {
+  auto child = spawn_child(cmd);
+  if (!child) return std::move(child).error();
+  auto impl = std::make_unique<Started::Impl>();
+  impl->child = std::move(*child);
+  impl->stdin_pipe = cmd.stdin_data.has_value();
+  return std::unique_ptr<Started>(new Started(std::move(impl)));
+}
+
+asio::awaitable<RunResult> run_started(std::unique_ptr<Started> child,
+                                       std::optional<std::string> stdin_data, RunLimits limits,
+                                       std::function<void(std::string_view line)> on_event) {
+  const auto started = std::chrono::steady_clock::now();
+  Child taken = std::move(child->impl_->child);
+  const bool stdin_pipe = child->impl_->stdin_pipe;
+  child->impl_->child.pid = -1;  // the session owns it now
+  if (!stdin_pipe) stdin_data.reset();
+  if (stdin_pipe && !stdin_data) stdin_data.emplace();  // EOF at once
+  auto executor = co_await asio::this_coro::executor;
+  auto strand = asio::make_strand(executor);
+  co_return co_await asio::co_spawn(
+      strand,
+      drive_child(strand, std::move(taken), std::move(stdin_data), limits, std::move(on_event),
+                  started),
       asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
 }
 

@@ -80,6 +80,40 @@ struct RunResult {
 boost::asio::awaitable<RunResult> run(Command cmd, RunLimits limits,
                                       std::function<void(std::string_view line)> on_event = {});
 
+/// A child started ahead of its call: a warm jail's launcher, which builds the jail and then waits
+/// for the call (jail/control.hpp, "exec") before it starts the program. Destroying it unused
+/// kills its group and reaps it.
+class Started {
+ public:
+  ~Started();
+  Started(const Started&) = delete;
+  Started& operator=(const Started&) = delete;
+  /// The launcher's pid (the child's process group).
+  int pid() const;
+
+  struct Impl;
+
+ private:
+  explicit Started(std::unique_ptr<Impl> impl);
+  friend Result<std::unique_ptr<Started>> start_ahead(const Command& cmd);
+  friend boost::asio::awaitable<RunResult> run_started(std::unique_ptr<Started> child,
+                                                       std::optional<std::string> stdin_data,
+                                                       RunLimits limits,
+                                                       std::function<void(std::string_view)>);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Spawns `cmd` now, for run_started() later; cmd.stdin_data only says whether stdin is a pipe
+/// (what is written to it is given to run_started). Fails (kHandlerError) when it cannot start.
+Result<std::unique_ptr<Started>> start_ahead(const Command& cmd);
+
+/// Runs a child started ahead from now on, as run() does: `stdin_data` is written to its stdin
+/// pipe (if it has one) and closed, the time limit and the result's duration count from this
+/// call.
+boost::asio::awaitable<RunResult> run_started(
+    std::unique_ptr<Started> child, std::optional<std::string> stdin_data, RunLimits limits,
+    std::function<void(std::string_view line)> on_event = {});
+
 /// A long-running child whose stdout is consumed line by line (subscription handlers).
 class LineStream {
  public:

@@ -825,3 +825,64 @@ TEST(ProcDuplex, ReportsAnExitAndItsStderr) {
 
 }  // namespace
 }  // namespace hearth::proc
+
+namespace hearth::proc {
+namespace {
+
+RunResult run_started_sync(std::unique_ptr<Started> child, std::optional<std::string> stdin_data,
+                           RunLimits limits = {}) {
+  asio::io_context io;
+  RunResult result;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        result = co_await run_started(std::move(child), std::move(stdin_data), limits);
+      },
+      asio::detached);
+  io.run();
+  return result;
+}
+
+TEST(StartedAhead, RunsLaterWithTheStdinGivenThen) {
+  Command cmd = make_command({"cat"});
+  cmd.stdin_data = std::string();  // a stdin pipe; what goes into it comes with the run
+  auto started = start_ahead(cmd);
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  const int pid = started.value()->pid();
+  EXPECT_GT(pid, 0);
+  auto r = run_started_sync(std::move(started).value(), std::string("given at the call"));
+  EXPECT_EQ(r.status, Status::kExited);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "given at the call");
+  EXPECT_EQ(r.pid, pid);
+  EXPECT_TRUE(process_gone(pid, 1s));
+}
+
+TEST(StartedAhead, TheTimeLimitCountsFromTheRun) {
+  // Started 600 ms before its run, with a 500 ms limit: the 300 ms left of its work fit in it.
+  auto started = start_ahead(shell("sleep 0.9; echo done"));
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  std::this_thread::sleep_for(600ms);
+  RunLimits limits;
+  limits.timeout = 500ms;
+  auto r = run_started_sync(std::move(started).value(), std::nullopt, limits);
+  EXPECT_EQ(r.status, Status::kExited);
+  EXPECT_EQ(r.out, "done\n");
+  EXPECT_LT(r.duration, 500ms);
+}
+
+TEST(StartedAhead, DroppedUnusedItIsKilledAndReaped) {
+  auto started = start_ahead(shell("sleep 30"));
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  const int pid = started.value()->pid();
+  const auto before = running_count();
+  EXPECT_GE(before, 1U);
+  started.value().reset();
+  // Reaped, not a zombie: the pid no longer exists at all.
+  EXPECT_EQ(::kill(pid, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+  EXPECT_EQ(running_count(), before - 1);
+}
+
+}  // namespace
+}  // namespace hearth::proc

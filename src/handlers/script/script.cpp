@@ -18,6 +18,7 @@
 #include "handlers/create.hpp"
 #include "handlers/script/persistent.hpp"
 #include "handlers/script/program.hpp"
+#include "handlers/script/warm.hpp"
 #include "json/text.hpp"
 #include "proc/process.hpp"
 
@@ -219,7 +220,8 @@ struct Config final : manifest::HandlerConfig {
   std::uint64_t max_calls = 0;  ///< persistent: calls after which a process is replaced; 0: never
 };
 
-/// The persistent processes of a kind's handlers, stopped together when the daemon stops.
+/// The long-lived processes of a kind's handlers (persistent processes, warm jails), stopped
+/// together when the daemon stops.
 class PersistentRegistry {
  public:
   void add(const std::shared_ptr<Persistent>& persistent) {
@@ -227,20 +229,31 @@ class PersistentRegistry {
     std::erase_if(entries_, [](const auto& weak) { return weak.expired(); });
     entries_.push_back(persistent);
   }
+  void add(const std::shared_ptr<WarmJails>& warm) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(warm_, [](const auto& weak) { return weak.expired(); });
+    warm_.push_back(warm);
+  }
   void stop_all() {
     std::vector<std::weak_ptr<Persistent>> entries;
+    std::vector<std::weak_ptr<WarmJails>> warm;
     {
       std::lock_guard lock(mutex_);
       entries.swap(entries_);
+      warm.swap(warm_);
     }
     for (const auto& weak : entries) {
       if (auto persistent = weak.lock()) persistent->stop();
+    }
+    for (const auto& weak : warm) {
+      if (auto jails = weak.lock()) jails->stop();
     }
   }
 
  private:
   std::mutex mutex_;
   std::vector<std::weak_ptr<Persistent>> entries_;
+  std::vector<std::weak_ptr<WarmJails>> warm_;
 };
 
 /// Who is running: for the environment and the log.
@@ -380,12 +393,15 @@ struct Setup {
                               who.service + "." + who.endpoint);
   }
 
-  Result<proc::Command> prepare(const json::value& input, bool publish_fd) const {
+  /// The command of a call with `input`; with call = false, the command a warm jail's launcher
+  /// is started with, ahead of any call: no input in its arguments or environment (the call's
+  /// come with Confinement::release), and a stdin pipe when calls get their input there.
+  Result<proc::Command> prepare(const json::value& input, bool publish_fd, bool call = true) const {
     Environment vars = base_environment(who.service, who.dir);
     vars["LAVS_ENDPOINT"] = who.endpoint;
     if (publish_fd) vars["LAVS_PUBLISH_FD"] = "3";
     for (const auto& [name, value] : config.env) vars[name] = value;
-    if (config.input == InputMode::kEnv) {
+    if (call && config.input == InputMode::kEnv) {
       auto extra = input_to_env(input, config.env_fields);
       if (!extra.ok()) return std::move(extra).error();
       for (auto& [name, value] : extra.value()) vars[name] = std::move(value);
@@ -412,13 +428,14 @@ struct Setup {
     cmd.argv.reserve(config.args.size() + 1);
     cmd.argv.push_back(config.command);
     for (const auto& arg : config.args) {
+      if (!call) break;
       auto expanded = expand_argument(arg, input);
       if (!expanded.ok()) return std::move(expanded).error();
       cmd.argv.push_back(std::move(expanded).value());
     }
     cmd.env = environment_entries(vars);
     cmd.cwd = config.cwd;
-    if (config.input == InputMode::kStdin) cmd.stdin_data = json::dump(input);
+    if (config.input == InputMode::kStdin) cmd.stdin_data = call ? json::dump(input) : "";
     cmd.event_pipe = publish_fd;
     return cmd;
   }
@@ -430,6 +447,7 @@ class ScriptHandler final : public Handler {
   ~ScriptHandler() override {
     std::lock_guard lock(mutex_);
     if (persistent_) persistent_->stop();
+    if (warm_) warm_->stop();
   }
   ScriptHandler(const ScriptHandler&) = delete;
   ScriptHandler& operator=(const ScriptHandler&) = delete;
@@ -448,8 +466,6 @@ class ScriptHandler final : public Handler {
     const KindOptions& options = setup_->options;
     auto command = setup_->prepare(call.input, /*publish_fd=*/true);
     if (!command.ok()) co_return std::move(command).error();
-    auto confinement = setup_->confine(call, command.value());
-    if (!confinement.ok()) co_return std::move(confinement).error();
     proc::RunLimits limits;
     limits.timeout = call.limit(config.timeout);
     limits.max_stdout = options.max_output_bytes;
@@ -457,19 +473,34 @@ class ScriptHandler final : public Handler {
     Publisher* publisher = call.publisher;
     auto on_event = [publisher, who](std::string_view line) { publish_line(line, publisher, who); };
     proc::RunResult result;
-    if (call.executor) {
-      result = co_await asio::co_spawn(call.executor,
-                                       proc::run(std::move(command).value(), limits, on_event),
-                                       asio::use_awaitable);
+    std::shared_ptr<Confinement> jail;
+    // A warm jail when one waits (handlers/script/warm.hpp), else the jail is made now.
+    std::optional<WarmJail> warm = take_warm(call, command.value());
+    if (warm) {
+      jail = std::move(warm->jail);
+      result = co_await asio::co_spawn(
+          call.executor,
+          proc::run_started(std::move(warm->child), std::move(command.value().stdin_data), limits,
+                            on_event),
+          asio::use_awaitable);
     } else {
-      result = co_await proc::run(std::move(command).value(), limits, on_event);
+      auto confinement = setup_->confine(call, command.value());
+      if (!confinement.ok()) co_return std::move(confinement).error();
+      jail = std::move(confinement).value();
+      if (call.executor) {
+        result = co_await asio::co_spawn(call.executor,
+                                         proc::run(std::move(command).value(), limits, on_event),
+                                         asio::use_awaitable);
+      } else {
+        result = co_await proc::run(std::move(command).value(), limits, on_event);
+      }
     }
     if (result.status != proc::RunResult::Status::kExited || result.exit_code != 0) {
       spdlog::debug("{}.{}: script ended with status {} in {} us", who.service, who.endpoint,
                     static_cast<int>(result.status), result.duration.count());
     }
-    if (confinement.value()) {
-      if (auto verdict = confinement.value()->finish(result)) {
+    if (jail) {
+      if (auto verdict = jail->finish(result)) {
         if (verdict->code == ErrorCode::kHandlerError && verdict->data.is_object()) {
           verdict->data.get_object()["stderr"] = valid_utf8(result.err_tail);
         }
@@ -554,9 +585,72 @@ class ScriptHandler final : public Handler {
     return persistent_;
   }
 
+  /// A warm jail for `cmd` handed its call's argv and environment, or nullopt (no jail configured,
+  /// none waiting, or it could not take the call: then the call makes its jail itself).
+  std::optional<WarmJail> take_warm(const Call& call, const proc::Command& cmd) {
+    if (!setup_->options.jail || !call.executor) return std::nullopt;
+    std::shared_ptr<WarmJails> jails;
+    {
+      std::lock_guard lock(mutex_);
+      if (!warm_) {
+        warm_ = make_warm_jails(call);
+        if (setup_->registry) setup_->registry->add(warm_);
+      }
+      jails = warm_;
+    }
+    std::optional<WarmJail> warm = jails->take();
+    if (!warm) return std::nullopt;
+    if (warm->program != cmd.program) {
+      WarmJails::drop(std::move(*warm), call.executor);
+      return std::nullopt;
+    }
+    if (auto released = warm->jail->release(cmd.argv, cmd.env); !released.ok()) {
+      spdlog::warn("{}.{}: warm jail not used: {}", setup_->who.service, setup_->who.endpoint,
+                   released.error().message);
+      WarmJails::drop(std::move(*warm), call.executor);
+      return std::nullopt;
+    }
+    return warm;
+  }
+
+  /// The endpoint's warm jails, made at its first call (which gives the executor and the
+  /// permissions they are built for).
+  std::shared_ptr<WarmJails> make_warm_jails(const Call& call) const {
+    manifest::Permissions permissions;
+    fs::path dir = setup_->who.dir;
+    if (call.endpoint != nullptr) permissions = call.endpoint->effective;
+    if (call.service != nullptr) dir = call.service->dir;
+    auto make = [setup = setup_, permissions, dir, executor = call.executor]() -> Result<WarmJail> {
+      // The launcher's own command line holds nothing of any input: the call's argv and
+      // environment come with release().
+      auto command = setup->prepare(json::value(nullptr), /*publish_fd=*/true, /*call=*/false);
+      if (!command.ok()) return std::move(command).error();
+      proc::Command cmd = std::move(command).value();
+      confine::ConfineExtras extras;
+      extras.exec_on_request = true;
+      auto jail =
+          Confinement::start(*setup->options.jail, permissions, dir, setup->config.args, cmd,
+                             executor, setup->who.service + "." + setup->who.endpoint, extras);
+      if (!jail.ok()) return std::move(jail).error();
+      if (!jail.value()->confined()) {
+        return Error::make(ErrorCode::kInternalError, "the jail is off (--insecure-no-sandbox)");
+      }
+      auto started = proc::start_ahead(cmd);
+      if (!started.ok()) return std::move(started).error();
+      WarmJail warm;
+      warm.child = std::move(started).value();
+      warm.jail = std::move(jail).value();
+      warm.program = cmd.program;
+      return warm;
+    };
+    return std::make_shared<WarmJails>(call.executor, std::move(make),
+                                       setup_->who.service + "." + setup_->who.endpoint);
+  }
+
   std::shared_ptr<const Setup> setup_;
-  std::mutex mutex_;  ///< guards persistent_
+  std::mutex mutex_;  ///< guards persistent_ and warm_
   std::shared_ptr<Persistent> persistent_;
+  std::shared_ptr<WarmJails> warm_;
 };
 
 bool inside(const fs::path& path, const fs::path& base) {
