@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -140,13 +141,12 @@ bool looks_out_of_memory(std::string_view tail) {
   return false;
 }
 
-Result<std::shared_ptr<Confinement>> Confinement::start(const jail::Jail& jail,
-                                                        const manifest::Permissions& permissions,
-                                                        const std::filesystem::path& service_dir,
-                                                        const std::vector<std::string>& raw_args,
-                                                        proc::Command& cmd,
-                                                        const asio::any_io_executor& executor,
-                                                        std::string who, ConfineExtras extras) {
+namespace {
+
+jail::Request jail_request(const manifest::Permissions& permissions,
+                           const std::filesystem::path& service_dir,
+                           const std::vector<std::string>& raw_args, const proc::Command& cmd,
+                           const ConfineExtras& extras) {
   jail::Request request;
   request.service_dir = service_dir;
   request.file_access = permissions.file_access;
@@ -160,7 +160,52 @@ Result<std::shared_ptr<Confinement>> Confinement::start(const jail::Jail& jail,
     const std::filesystem::path p(arg);
     request.args.push_back(p.is_absolute() || cmd.cwd.empty() ? arg : (cmd.cwd / p).string());
   }
-  auto plan = jail.plan(request);
+  return request;
+}
+
+/// The launcher's options, then each path they name with its device and inode (lstat: a link
+/// swapped in counts as a change), "-" when absent.
+std::string fingerprint_of(const jail::LaunchOptions& options) {
+  std::string out;
+  for (const auto& arg : options.to_args()) {
+    out += arg;
+    out += '\n';
+  }
+  for (const auto* list : {&options.read_exec, &options.read_only, &options.read_write,
+                           &options.read_write_keep, &options.hide}) {
+    for (const auto& path : *list) {
+      struct stat st {};
+      out += path;
+      if (::lstat(path.c_str(), &st) == 0) {
+        out += '\t' + std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + '\n';
+      } else {
+        out += "\t-\n";
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> Confinement::plan_fingerprint(const jail::Jail& jail,
+                                                  const manifest::Permissions& permissions,
+                                                  const std::filesystem::path& service_dir,
+                                                  const std::vector<std::string>& raw_args,
+                                                  const proc::Command& cmd, ConfineExtras extras) {
+  auto plan = jail.plan(jail_request(permissions, service_dir, raw_args, cmd, extras));
+  if (!plan.ok()) return std::move(plan).error();
+  return fingerprint_of(plan.value().options);
+}
+
+Result<std::shared_ptr<Confinement>> Confinement::start(const jail::Jail& jail,
+                                                        const manifest::Permissions& permissions,
+                                                        const std::filesystem::path& service_dir,
+                                                        const std::vector<std::string>& raw_args,
+                                                        proc::Command& cmd,
+                                                        const asio::any_io_executor& executor,
+                                                        std::string who, ConfineExtras extras) {
+  auto plan = jail.plan(jail_request(permissions, service_dir, raw_args, cmd, extras));
   if (!plan.ok()) return std::move(plan).error();
 
   std::shared_ptr<Confinement> c(new Confinement());
@@ -174,6 +219,7 @@ Result<std::shared_ptr<Confinement>> Confinement::start(const jail::Jail& jail,
     return c;
   }
   c->confined_ = true;
+  if (extras.exec_on_request) c->fingerprint_ = fingerprint_of(plan.value().options);
 
   std::optional<egress::AllowList> allow;
   if (plan.value().options.net == jail::NetMode::kProxy) {

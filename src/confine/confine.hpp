@@ -54,6 +54,19 @@ class Confinement {
   Confinement(const Confinement&) = delete;
   Confinement& operator=(const Confinement&) = delete;
 
+  /// What a jail planned now for these arguments (as start() takes them) would be: the launcher's
+  /// options and the identity (device, inode) of every path they name. A warm jail whose
+  /// fingerprint() differs was planned against a filesystem that has changed since (a file a
+  /// negated pattern hides added, removed or replaced, a folder made again: its covers and rules
+  /// are tied to what existed then) and must not take a call.
+  static Result<std::string> plan_fingerprint(const jail::Jail& jail,
+                                              const manifest::Permissions& permissions,
+                                              const std::filesystem::path& service_dir,
+                                              const std::vector<std::string>& raw_args,
+                                              const proc::Command& cmd, ConfineExtras extras = {});
+  /// The fingerprint of this jail's plan, taken when it was made (start()).
+  const std::string& fingerprint() const { return fingerprint_; }
+
   /// A warm jail's call (started with ConfineExtras::exec_on_request): hands the launcher waiting
   /// in the jail the program's argv (argv[0] included) and environment; the jail's own variables
   /// (the proxy's) are added to `env`. Once per jail.
@@ -81,6 +94,7 @@ class Confinement {
   bool confined_ = false;
   std::optional<std::uint64_t> max_memory_;
   std::vector<std::string> jail_env_;  ///< the plan's variables, for release()
+  std::string fingerprint_;
 };
 
 /// The environment a handler process starts from, never the daemon's: PATH (the system's

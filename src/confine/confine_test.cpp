@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <fstream>
 
 namespace hearth::confine {
 namespace {
@@ -114,6 +116,49 @@ TEST_F(ConfineTest, MissingMechanismRefusesBeforeAnythingRuns) {
   EXPECT_EQ(c.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(c.error().message.find("seccomp"), std::string::npos);
   EXPECT_EQ(cmd.control_fd, -1);
+}
+
+}  // namespace
+}  // namespace hearth::confine
+
+namespace hearth::confine {
+namespace {
+
+TEST_F(ConfineTest, AWarmJailsFingerprintChangesWithTheFilesItWasPlannedFrom) {
+  char pattern[] = "/tmp/hearth-confine-XXXXXX";
+  const std::filesystem::path dir = ::mkdtemp(pattern);
+  std::filesystem::create_directories(dir / "data" / "secret");
+  std::ofstream(dir / "data" / "a.key") << "key";
+  std::ofstream(dir / "data" / "secret" / "file.txt") << "secret";
+  manifest::Permissions permissions;
+  permissions.file_access = std::vector<std::string>{"./**", "!data/*.key", "!data/secret/**"};
+  auto cmd = true_command();
+  cmd.cwd = dir;
+  ConfineExtras extras;
+  extras.exec_on_request = true;
+  auto made =
+      Confinement::start(jail_, permissions, dir, {}, cmd, ioc_.get_executor(), "s.e", extras);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_TRUE(has_option(cmd, "--exec-on-request"));
+  const std::string planned = made.value()->fingerprint();
+  ASSERT_FALSE(planned.empty());
+  auto now = [&] {
+    auto fresh = true_command();
+    fresh.cwd = dir;
+    auto fingerprint = Confinement::plan_fingerprint(jail_, permissions, dir, {}, fresh);
+    EXPECT_TRUE(fingerprint.ok());
+    return fingerprint.ok() ? fingerprint.value() : std::string();
+  };
+  EXPECT_EQ(now(), planned);  // nothing changed: the warm jail may take the call
+  // A hidden file renamed over (an atomic save): same name, another inode.
+  std::ofstream(dir / "data" / "a.key.new") << "new key";
+  std::filesystem::rename(dir / "data" / "a.key.new", dir / "data" / "a.key");
+  const std::string replaced = now();
+  EXPECT_NE(replaced, planned);
+  // A new file a negation matches: another plan.
+  std::ofstream(dir / "data" / "b.key") << "another";
+  EXPECT_NE(now(), replaced);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

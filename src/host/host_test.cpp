@@ -67,9 +67,15 @@ TEST(HostLoad, HttpHandlerOnASubscriptionIsRefusedAtLoad) {
 }
 
 TEST(AuditLogTest, FormatsOneJsonLine) {
-  AuditRecord r{
-      "svc",        "echo", "view/call", "ws", std::chrono::microseconds(1500), ErrorCode::kTimeout,
-      "hearth-cli", "m42"};
+  AuditRecord r;
+  r.service = "svc";
+  r.endpoint = "echo";
+  r.method = "view/call";
+  r.transport = "ws";
+  r.duration = std::chrono::microseconds(1500);
+  r.error = ErrorCode::kTimeout;
+  r.client = "hearth-cli";
+  r.mount = "m42";
   auto line = AuditLog::format(
       r, std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123)));
   ASSERT_EQ(line.back(), '\n');
@@ -83,9 +89,12 @@ TEST(AuditLogTest, FormatsOneJsonLine) {
   EXPECT_EQ(v.at("client"), "hearth-cli");
   EXPECT_EQ(v.at("mount"), "m42");
   // Left out when empty.
-  auto plain =
-      json::parse(AuditLog::format(AuditRecord{"svc", "echo", "lavs/call", "http", {}, {}, "", ""},
-                                   std::chrono::system_clock::now()));
+  AuditRecord bare;
+  bare.service = "svc";
+  bare.endpoint = "echo";
+  bare.method = "lavs/call";
+  bare.transport = "http";
+  auto plain = json::parse(AuditLog::format(bare, std::chrono::system_clock::now()));
   EXPECT_FALSE(plain.as_object().contains("client"));
   EXPECT_FALSE(plain.as_object().contains("mount"));
 }

@@ -691,6 +691,45 @@ def test_excluded_content_is_unreadable(jail, service):
     assert_secrets_unreachable(jail, service)
 
 
+def replace_atomically(path, text):
+    temporary = path.with_name(path.name + ".new")
+    temporary.write_text(text)
+    temporary.rename(path)
+
+
+def make_again(folder):
+    old = folder.with_name(folder.name + ".old")
+    folder.rename(old)
+    shutil.copytree(old, folder)
+    shutil.rmtree(old)
+
+
+HOST_CHANGES = {
+    # name: (change made on the host between two calls, the secret the next call reads first).
+    # The next call's jail may have been built before the change (a warm jail); each change
+    # detaches or misses what a jail planned before it covers.
+    "replace a hidden file atomically": (
+        lambda d: replace_atomically(d / "data" / "a.key", SECRET_KEY), "data/a.key"),
+    "add a file a negation matches": (
+        lambda d: (d / "data" / "b.key").write_text(SECRET_KEY), "data/b.key"),
+    "make the hidden folder again": (
+        lambda d: make_again(d / "data" / "secret"), "data/secret/file.txt"),
+    "make an ancestor again": (lambda d: make_again(d / "data"), "data/secret/file.txt"),
+}
+
+
+@pytest.mark.parametrize("change", sorted(HOST_CHANGES))
+def test_host_changes_between_calls_never_uncover_a_secret(jail, change):
+    d = hide_layout(jail, HIDE)
+    for _ in range(2):  # the endpoint has been called: its next jail may be waiting already
+        assert jail.probe("readFile", {"path": "data/notes.txt"}, service=HIDE)["escaped"] is True
+    time.sleep(0.3)
+    alter, first = HOST_CHANGES[change]
+    alter(d)
+    unread(jail.probe("readFile", {"path": first}, service=HIDE))
+    assert_secrets_unreachable(jail, HIDE)
+
+
 def test_literal_negation_of_a_folder_excludes_its_content_from_read_file(jail):
     """`!data/secret` (no /**) is one definition for the jail and lavs/readFile: the folder and
     everything beneath it."""

@@ -600,7 +600,17 @@ class ScriptHandler final : public Handler {
     }
     std::optional<WarmJail> warm = jails->take();
     if (!warm) return std::nullopt;
-    if (warm->program != cmd.program) {
+    // The warm jail must be the one this call would get now: planned the same way against the
+    // same files (a file a negated pattern hides replaced since would have lost its cover).
+    manifest::Permissions permissions;
+    fs::path dir = setup_->who.dir;
+    if (call.endpoint != nullptr) permissions = call.endpoint->effective;
+    if (call.service != nullptr) dir = call.service->dir;
+    auto now = Confinement::plan_fingerprint(*setup_->options.jail, permissions, dir,
+                                             setup_->config.args, cmd);
+    if (warm->program != cmd.program || !now.ok() || now.value() != warm->jail->fingerprint()) {
+      spdlog::debug("{}.{}: warm jail not used: what it was planned from has changed",
+                    setup_->who.service, setup_->who.endpoint);
       WarmJails::drop(std::move(*warm), call.executor);
       return std::nullopt;
     }

@@ -6,7 +6,11 @@
 /// Each warm jail serves exactly one call and is then gone, like the jail made at the call:
 /// nothing of one call (files in /tmp, processes, environment) reaches another. The launcher of a
 /// warm jail (--exec-on-request) waits on its control socket for the call's argv and environment
-/// (jail/control.hpp, "exec"); what it was started with does not depend on any input.
+/// (jail/control.hpp, "exec"); what it was started with does not depend on any input. A warm
+/// jail takes a call only if the jail planned at that moment would be the same, against the same
+/// files (Confinement::plan_fingerprint): a file a negated pattern hides, replaced on the host
+/// since, would have lost its cover (the kernel detaches a mount whose mountpoint is renamed over
+/// in another namespace).
 ///
 /// Jails are made only for endpoints that were called: after a call takes one (or finds none), the
 /// next is started in the background, on the endpoint's executor. How many wait adapts: a call
