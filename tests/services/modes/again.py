@@ -5,22 +5,16 @@ import os
 import subprocess
 import sys
 
+from seen import other_processes
+
 tmp = os.environ["TMPDIR"]
-others = []
-for entry in os.listdir("/proc"):
-    if entry.isdigit() and int(entry) != os.getpid():
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                others.append(f.read().replace(b"\0", b" ").decode().strip())
-        except OSError:
-            pass
 seen = {
     "argv": sys.argv[1:],
     "stdin": sys.stdin.read(),
     "envTag": os.environ.get("TAG"),
     "tmpEntries": sorted(os.listdir(tmp)),
     "leftVar": os.environ.get("LEFT_BEHIND"),
-    "processes": [c for c in others if c],
+    "processes": other_processes(),
     "proxy": os.environ.get("HTTP_PROXY"),
 }
 with open(os.path.join(tmp, "left-behind"), "w") as f:
