@@ -588,7 +588,10 @@ class ScriptHandler final : public Handler {
   /// A warm jail for `cmd` handed its call's argv and environment, or nullopt (no jail configured,
   /// none waiting, or it could not take the call: then the call makes its jail itself).
   std::optional<WarmJail> take_warm(const Call& call, const proc::Command& cmd) {
-    if (!setup_->options.jail || !call.executor) return std::nullopt;
+    // Nothing to build ahead without a jail (unit tests, --insecure-no-sandbox).
+    if (!setup_->options.jail || setup_->options.jail->insecure() || !call.executor) {
+      return std::nullopt;
+    }
     std::shared_ptr<WarmJails> jails;
     {
       std::lock_guard lock(mutex_);
