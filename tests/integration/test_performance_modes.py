@@ -110,6 +110,14 @@ def test_warm_jails_end_with_the_daemon():
         assert wait_for(lambda: not os.path.exists(f"/proc/{pid}")), f"launcher {pid} outlived the daemon"
 
 
+def test_no_warm_jail_is_built_without_the_jail():
+    with Daemon([SERVICE], extra_args=["--insecure-no-sandbox"]) as d:
+        for _ in range(3):  # (peek leaves nothing behind on the host, unjailed as it is here)
+            assert result(d.call("peek", {"path": "/nonexistent"}))["outcome"] == "FileNotFoundError"
+        time.sleep(0.3)
+        assert warm_launchers(d) == []
+
+
 def test_a_persistent_process_serves_many_calls_then_is_replaced(daemon):
     answers = [result(daemon.call("server", {"op": "count"})) for _ in range(7)]
     assert [a["served"] for a in answers] == [1, 2, 3, 4, 5, 1, 2]

@@ -4,10 +4,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 from seen import other_processes
 
-tmp = os.environ["TMPDIR"]
+tmp = os.environ.get("TMPDIR") or tempfile.gettempdir()
 seen = {
     "argv": sys.argv[1:],
     "stdin": sys.stdin.read(),
