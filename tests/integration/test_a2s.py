@@ -401,14 +401,16 @@ def test_api_key_echo_is_scrubbed(world):
 
 
 def test_expired_token_is_refreshed_once_for_many_concurrent_calls(tmp_path):
+    # Tokens live 5 s: long enough that the refreshed one outlives the 20 calls below on a loaded
+    # machine (with 2 s, a slow batch outlived it and a second refresh was right).
     w = World(tmp_path, api_options={"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET,
-                                     "expires_in": 2, "token_delay": 0.5})
+                                     "expires_in": 5, "token_delay": 0.5})
     w.start()
     try:
         set_credentials(w)
         assert result(w.execute("Forecast Weather", {"DATE": "2026-11-26"}))["status"] == "ok"
         assert w.api.token_requests == 1 and w.api.refresh_requests == 0
-        time.sleep(2.2)  # the token has expired
+        time.sleep(5.2)  # the token has expired
         with ThreadPoolExecutor(20) as pool:
             outs = list(pool.map(lambda i: w.execute("Forecast Weather", {"DATE": "2026-11-26"}),
                                  range(20)))
@@ -416,7 +418,7 @@ def test_expired_token_is_refreshed_once_for_many_concurrent_calls(tmp_path):
         # Exactly one refresh, with the refresh token; the rotated one was stored and works again.
         assert w.api.refresh_requests == 1
         assert w.api.token_requests == 1
-        time.sleep(2.2)
+        time.sleep(5.2)
         assert result(w.execute("Forecast Weather", {"DATE": "2026-11-26"}))["status"] == "ok"
         assert w.api.refresh_requests == 2
         assert w.api.token_requests == 1

@@ -559,12 +559,24 @@ struct Gateway::Call {
       co_return std::optional<json::value>{};
     }
     Result<std::optional<json::value>> result = std::optional<json::value>{};
+    bool fresh = false;
     if (force) {
       // The service refused the token: forget it so that nobody uses it again.
       co_await forget(var);
+    } else {
+      // Another flight may have ended between this call's own look above and its becoming the
+      // leader: what that flight stored is fresh, and a second flow would be one too many.
+      values.erase(var.name);
+      auto again = co_await resolve(var);
+      if (!again.ok()) {
+        result = std::move(again).error();
+      } else {
+        fresh = values.count(var.name) != 0;
+      }
     }
     std::size_t tried = 0;
     for (std::size_t index : producers) {
+      if (fresh || !result.ok()) break;
       const auto& auth = def->authentications[index];
       // A refresh flow runs only when its inputs (the refresh token) are all there.
       json::array before = missing;
