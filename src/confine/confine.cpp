@@ -260,8 +260,9 @@ Status Confinement::release(const std::vector<std::string>& argv, std::vector<st
   if (!state_) return failed("the process is not jailed");
   for (const auto& entry : jail_env_) env.push_back(entry);
   const std::string spec = jail::encode_exec(argv, env);
-  if (spec.size() > jail::kMaxExecSpec)
+  if (spec.size() > jail::kMaxExecSpec) {
     return failed("its arguments and environment are too large");
+  }
   Fd memfd(::memfd_create("hearth-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!memfd) return failed(std::string("memfd_create: ") + std::strerror(errno));
   for (std::size_t written = 0; written < spec.size();) {

@@ -14,8 +14,9 @@ namespace {
 jail::Capabilities everything() {
   jail::Capabilities caps;
   for (const char* name : {"user namespace", "pid namespace", "mount namespace", "ipc namespace",
-                           "uts namespace", "network namespace", "landlock", "seccomp"})
+                           "uts namespace", "network namespace", "landlock", "seccomp"}) {
     caps.mechanisms.push_back({name, true, ""});
+  }
   return caps;
 }
 

@@ -165,8 +165,9 @@ void receive_exec(std::vector<std::string>& argv, std::vector<std::string>& env)
   for (off_t offset = 0;;) {
     const ssize_t n = ::pread(message->fd.get(), buffer, sizeof buffer, offset);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
+    if (n < 0) {
       refuse({"launcher", std::string("reading the exec message: ") + std::strerror(errno)});
+    }
     if (n == 0) break;
     offset += n;
     spec.append(buffer, static_cast<std::size_t>(n));
