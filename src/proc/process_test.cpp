@@ -95,14 +95,7 @@ bool process_gone(pid_t pid, std::chrono::milliseconds limit = 10s) {
   }
 }
 
-bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
+using proc::testing::wait_until;
 
 std::string random_payload(std::size_t size, unsigned seed) {
   std::mt19937 gen(seed);

@@ -13,14 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit = 5s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
+using proc::testing::wait_until;
 
 /// WarmJails' bookkeeping with jails that hold no process (what they hold is covered end to end
 /// by tests/integration/test_performance_modes.py under the real jail).
