@@ -148,6 +148,20 @@ struct SpawnAttr {
   SpawnAttr& operator=(const SpawnAttr&) = delete;
 };
 
+/// Kills the group of a child that is not reaped yet (so its pid and group id are still ours),
+/// forgets it in the registry and reaps it. The wait after SIGKILL is short.
+void kill_and_reap(pid_t pid) {
+  {
+    auto& reg = registry();
+    std::lock_guard lock(reg.mutex);
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);  // also the leader, in case it moved itself to another group
+    reg.groups.erase(pid);
+  }
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
 Result<Child> spawn_child(const Command& cmd) {
   auto fail = [](std::string message) {
     return Error::make(ErrorCode::kHandlerError, std::move(message));
@@ -249,11 +263,7 @@ Result<Child> spawn_child(const Command& cmd) {
   child.pidfd.reset(open_pidfd(pid));
   if (!child.pidfd.valid()) {
     const int e = errno;
-    // Unreaped, so pid and group are still ours to kill; the wait after SIGKILL is short.
-    ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    kill_and_reap(pid);
     return fail("cannot watch the child process (pidfd_open): " + errno_text(e));
   }
   {
@@ -356,16 +366,8 @@ class Session {
   ~Session() {
     if (reaped_) return;
     // Abandoned before the child was reaped (the io_context was destroyed with the run pending):
-    // kill it and reap it here. The wait after SIGKILL is short; it only happens at teardown.
-    {
-      auto& reg = registry();
-      std::lock_guard lock(reg.mutex);
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
-      reg.groups.erase(pid_);
-    }
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    // kill it and reap it here; it only happens at teardown.
+    kill_and_reap(pid_);
   }
 
   /// Receives stdout bytes as they arrive; may call close_stdout().
@@ -890,18 +892,7 @@ Started::Started(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Started::~Started() {
   if (!impl_ || impl_->child.pid <= 0) return;
-  // Dropped unused: kill the group and reap the launcher (the wait after SIGKILL is short).
-  const pid_t pid = impl_->child.pid;
-  auto& reg = registry();
-  {
-    std::lock_guard lock(reg.mutex);
-    ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-  }
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-  std::lock_guard lock(reg.mutex);
-  reg.groups.erase(pid);
+  kill_and_reap(impl_->child.pid);  // dropped unused
 }
 
 int Started::pid() const {

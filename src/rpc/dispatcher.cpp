@@ -82,29 +82,36 @@ json::object Dispatcher::error_response(const json::value& id, const Error& erro
               Result<json::value>(error)));
 }
 
-std::string Dispatcher::to_text(const Reply& reply) {
-  if (reply.raw_result) {
-    // The body ends with "result":null}; the kept text takes the null's place.
-    Reply plain{reply.body, reply.id_text, nullptr};
-    std::string text = to_text(plain);
-    constexpr std::string_view kTail = R"("result":null})";
-    if (text.size() >= kTail.size() &&
-        text.compare(text.size() - kTail.size(), kTail.size(), kTail) == 0) {
-      text.resize(text.size() - 5);
-      text += *reply.raw_result;
-      text += '}';
-    }
-    return text;
-  }
-  if (reply.id_text.empty() || !reply.body.is_object()) return json::dump(reply.body);
+namespace {
+
+/// A response's text with the id exactly as the client wrote it (`id_text`, when known).
+std::string body_text(const json::value& body, const std::string& id_text) {
+  if (id_text.empty() || !body.is_object()) return json::dump(body);
   // Responses are built with "jsonrpc" then "id" first: the id's text goes where the DOM's
   // null stands.
-  json::object copy = reply.body.get_object();
+  json::object copy = body.get_object();
   copy["id"] = nullptr;
   std::string text = json::dump(copy);
   constexpr std::string_view kHead = R"({"jsonrpc":"2.0","id":null)";
-  if (text.rfind(kHead, 0) != 0) return json::dump(reply.body);
-  return std::string(kHead.substr(0, kHead.size() - 4)) + reply.id_text + text.substr(kHead.size());
+  if (text.rfind(kHead, 0) != 0) return json::dump(body);
+  return std::string(kHead.substr(0, kHead.size() - 4)) + id_text + text.substr(kHead.size());
+}
+
+}  // namespace
+
+std::string Dispatcher::to_text(const Reply& reply) {
+  if (!reply.raw_result) return body_text(reply.body, reply.id_text);
+  // The body ends with "result":null} (make_result_response builds jsonrpc, id, result); the
+  // kept text takes the null's place.
+  std::string text = body_text(reply.body, reply.id_text);
+  constexpr std::string_view kTail = R"("result":null})";
+  if (text.size() >= kTail.size() &&
+      text.compare(text.size() - kTail.size(), kTail.size(), kTail) == 0) {
+    text.resize(text.size() - 5);
+    text += *reply.raw_result;
+    text += '}';
+  }
+  return text;
 }
 
 asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(

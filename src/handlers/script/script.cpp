@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -220,40 +221,36 @@ struct Config final : manifest::HandlerConfig {
   std::uint64_t max_calls = 0;  ///< persistent: calls after which a process is replaced; 0: never
 };
 
-/// The long-lived processes of a kind's handlers (persistent processes, warm jails), stopped
-/// together when the daemon stops.
+/// The long-lived processes of a kind's handlers (persistent processes, warm jails: anything
+/// with a stop()), held weakly and stopped together when the daemon stops.
 class PersistentRegistry {
  public:
-  void add(const std::shared_ptr<Persistent>& persistent) {
+  template <class T>
+  void add(const std::shared_ptr<T>& owner) {
+    std::weak_ptr<T> weak = owner;
     std::lock_guard lock(mutex_);
-    std::erase_if(entries_, [](const auto& weak) { return weak.expired(); });
-    entries_.push_back(persistent);
-  }
-  void add(const std::shared_ptr<WarmJails>& warm) {
-    std::lock_guard lock(mutex_);
-    std::erase_if(warm_, [](const auto& weak) { return weak.expired(); });
-    warm_.push_back(warm);
+    std::erase_if(entries_, [](const Entry& e) { return e.expired(); });
+    entries_.push_back({[weak] { return weak.expired(); },
+                        [weak] {
+                          if (auto alive = weak.lock()) alive->stop();
+                        }});
   }
   void stop_all() {
-    std::vector<std::weak_ptr<Persistent>> entries;
-    std::vector<std::weak_ptr<WarmJails>> warm;
+    std::vector<Entry> entries;
     {
       std::lock_guard lock(mutex_);
       entries.swap(entries_);
-      warm.swap(warm_);
     }
-    for (const auto& weak : entries) {
-      if (auto persistent = weak.lock()) persistent->stop();
-    }
-    for (const auto& weak : warm) {
-      if (auto jails = weak.lock()) jails->stop();
-    }
+    for (const auto& entry : entries) entry.stop();
   }
 
  private:
+  struct Entry {
+    std::function<bool()> expired;
+    std::function<void()> stop;
+  };
   std::mutex mutex_;
-  std::vector<std::weak_ptr<Persistent>> entries_;
-  std::vector<std::weak_ptr<WarmJails>> warm_;
+  std::vector<Entry> entries_;
 };
 
 /// Who is running: for the environment and the log.
@@ -378,19 +375,35 @@ struct Setup {
   KindOptions options;
   std::shared_ptr<PersistentRegistry> registry;
 
-  /// Puts `cmd` under the jail (nullptr: no jail configured, as in unit tests).
-  Result<std::shared_ptr<Confinement>> confine(const Call& call, proc::Command& cmd) const {
+  /// What a call's jail is planned from: the endpoint's permissions and its service's folder.
+  struct Scope {
+    manifest::Permissions permissions;
+    fs::path dir;
+  };
+  Scope scope_of(const Call& call) const {
+    Scope scope{{}, who.dir};
+    if (call.endpoint != nullptr) scope.permissions = call.endpoint->effective;
+    if (call.service != nullptr) scope.dir = call.service->dir;
+    return scope;
+  }
+
+  /// Puts `cmd` under the jail planned from `scope` (nullptr: no jail configured, as in unit
+  /// tests); its control socket is served on `executor`.
+  Result<std::shared_ptr<Confinement>> confine_in(const Scope& scope, proc::Command& cmd,
+                                                  const asio::any_io_executor& executor,
+                                                  confine::ConfineExtras extras = {}) const {
     if (!options.jail) return std::shared_ptr<Confinement>();
-    if (!call.executor) {
+    return Confinement::start(*options.jail, scope.permissions, scope.dir, config.args, cmd,
+                              executor, who.service + "." + who.endpoint, extras);
+  }
+
+  /// Puts a call's `cmd` under the jail.
+  Result<std::shared_ptr<Confinement>> confine(const Call& call, proc::Command& cmd) const {
+    if (options.jail && !call.executor) {
       return Error::make(ErrorCode::kInternalError,
                          "no executor to serve the jail's control socket");
     }
-    manifest::Permissions permissions;
-    std::filesystem::path dir = who.dir;
-    if (call.endpoint != nullptr) permissions = call.endpoint->effective;
-    if (call.service != nullptr) dir = call.service->dir;
-    return Confinement::start(*options.jail, permissions, dir, config.args, cmd, call.executor,
-                              who.service + "." + who.endpoint);
+    return confine_in(scope_of(call), cmd, call.executor);
   }
 
   /// The command of a call with `input`; with call = false, the command a warm jail's launcher
@@ -560,25 +573,19 @@ class ScriptHandler final : public Handler {
     if (!executor) {
       return Error::make(ErrorCode::kInternalError, "no executor to run the persistent process on");
     }
-    manifest::Permissions permissions;
-    fs::path dir = setup_->who.dir;
-    if (call.endpoint != nullptr) permissions = call.endpoint->effective;
-    if (call.service != nullptr) dir = call.service->dir;
     PersistentSpec spec;
     spec.label = setup_->who.service + "." + setup_->who.endpoint;
     spec.instances = setup_->config.instances;
     spec.max_calls = setup_->config.max_calls;
     spec.max_line = setup_->options.max_output_bytes;
-    auto prepare = [setup = setup_, permissions, dir,
+    auto prepare = [setup = setup_, scope = setup_->scope_of(call),
                     executor](proc::Command& cmd) -> Result<std::shared_ptr<Confinement>> {
       auto command = setup->prepare(json::value(nullptr), /*publish_fd=*/false);
       if (!command.ok()) return std::move(command).error();
       cmd = std::move(command).value();
       cmd.stdin_data.reset();
       cmd.env.push_back("LAVS_PERSISTENT=1");
-      if (!setup->options.jail) return std::shared_ptr<Confinement>();
-      return Confinement::start(*setup->options.jail, permissions, dir, setup->config.args, cmd,
-                                executor, setup->who.service + "." + setup->who.endpoint);
+      return setup->confine_in(scope, cmd, executor);
     };
     persistent_ = std::make_shared<Persistent>(executor, std::move(spec), std::move(prepare));
     if (setup_->registry) setup_->registry->add(persistent_);
@@ -605,11 +612,8 @@ class ScriptHandler final : public Handler {
     if (!warm) return std::nullopt;
     // The warm jail must be the one this call would get now: planned the same way against the
     // same files (a file a negated pattern hides replaced since would have lost its cover).
-    manifest::Permissions permissions;
-    fs::path dir = setup_->who.dir;
-    if (call.endpoint != nullptr) permissions = call.endpoint->effective;
-    if (call.service != nullptr) dir = call.service->dir;
-    auto now = Confinement::plan_fingerprint(*setup_->options.jail, permissions, dir,
+    const Setup::Scope scope = setup_->scope_of(call);
+    auto now = Confinement::plan_fingerprint(*setup_->options.jail, scope.permissions, scope.dir,
                                              setup_->config.args, cmd);
     if (warm->program != cmd.program || !now.ok() || now.value() != warm->jail->fingerprint()) {
       spdlog::debug("{}.{}: warm jail not used: what it was planned from has changed",
@@ -629,11 +633,8 @@ class ScriptHandler final : public Handler {
   /// The endpoint's warm jails, made at its first call (which gives the executor and the
   /// permissions they are built for).
   std::shared_ptr<WarmJails> make_warm_jails(const Call& call) const {
-    manifest::Permissions permissions;
-    fs::path dir = setup_->who.dir;
-    if (call.endpoint != nullptr) permissions = call.endpoint->effective;
-    if (call.service != nullptr) dir = call.service->dir;
-    auto make = [setup = setup_, permissions, dir, executor = call.executor]() -> Result<WarmJail> {
+    auto make = [setup = setup_, scope = setup_->scope_of(call),
+                 executor = call.executor]() -> Result<WarmJail> {
       // The launcher's own command line holds nothing of any input: the call's argv and
       // environment come with release().
       auto command = setup->prepare(json::value(nullptr), /*publish_fd=*/true, /*call=*/false);
@@ -641,11 +642,9 @@ class ScriptHandler final : public Handler {
       proc::Command cmd = std::move(command).value();
       confine::ConfineExtras extras;
       extras.exec_on_request = true;
-      auto jail =
-          Confinement::start(*setup->options.jail, permissions, dir, setup->config.args, cmd,
-                             executor, setup->who.service + "." + setup->who.endpoint, extras);
+      auto jail = setup->confine_in(scope, cmd, executor, extras);
       if (!jail.ok()) return std::move(jail).error();
-      if (!jail.value()->confined()) {
+      if (!jail.value() || !jail.value()->confined()) {
         return Error::make(ErrorCode::kInternalError, "the jail is off (--insecure-no-sandbox)");
       }
       auto started = proc::start_ahead(cmd);
