@@ -14,13 +14,15 @@ packages=(
   libre2-dev
   # A2S: SQLite (the storage layer), YAML service definitions, Snowball stemming for search
   libsqlite3-dev libyaml-cpp-dev libstemmer-dev
+  # Agent Apps: reading .tar.gz packages
+  libarchive-dev
   # the jail: seccomp filters (Landlock and namespaces are raw system calls)
   libseccomp-dev
   # function handlers: the SpiderMonkey 102 JavaScript engine; TLS for ctx.fetch
   libmozjs-102-dev libssl-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite
-  python3 python3-pytest curl openssl
+  python3 python3-pytest python3-jsonschema curl openssl
   # spawn benchmark baseline (bench/spawn)
   bubblewrap
   # examples (contacts uses sqlite via python3's sqlite3 module; todo-manager uses node)

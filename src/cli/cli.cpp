@@ -23,6 +23,7 @@
 namespace hearth::cli {
 namespace asio = boost::asio;
 
+CLI::App* add_app_command(CLI::App& app, std::function<int()>& run);        // cli/app.cpp
 CLI::App* add_lafs_command(CLI::App& app, std::function<int()>& run);       // cli/lafs.cpp
 CLI::App* add_mcp_command(CLI::App& app, std::function<int()>& run);        // cli/mcp.cpp
 CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run);   // cli/registry.cpp
@@ -424,6 +425,8 @@ int run(int argc, char** argv) {
   auto* workspace_cmd = add_workspace_command(app, workspace_run);
   std::function<int()> agent_run;
   auto* agent_cmd = add_agent_command(app, agent_run);
+  std::function<int()> app_run;
+  auto* app_cmd = add_app_command(app, app_run);
 
   try {
     app.parse(argc, argv);
@@ -463,6 +466,7 @@ int run(int argc, char** argv) {
   if (*vault_cmd && vault_run) return vault_run();
   if (*workspace_cmd && workspace_run) return workspace_run();
   if (*agent_cmd && agent_run) return agent_run();
+  if (*app_cmd && app_run) return app_run();
   return 2;
 }
 
