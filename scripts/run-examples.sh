@@ -6,6 +6,7 @@
 # call the product-catalog service) and examples/trip-planner (whose trip-services endpoints are
 # backed by the registry's capabilities) are served too; agent runs need a model server: pass
 # HEARTH_SERVE_ARGS="--model-url http://127.0.0.1:11434/v1 --model qwen2.5:7b" for Ollama.
+# The Agent App of examples/apps/field-notes is installed in development mode (docs/agent-apps.md).
 #   scripts/run-examples.sh HEARTH_BINARY PORT
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,11 @@ seed localhost:8741 API_KEY demo-weather-key
 seed localhost:8742 CLIENT_ID demo-client
 seed localhost:8742 CLIENT_SECRET demo-secret
 seed localhost:8743 API_KEY demo-hotel-key
+# The example Agent App, installed (unsigned, so in development mode) and left disabled for the
+# person to review: `hearth app show field-notes`, then `hearth app enable field-notes`.
+if ! "$hearth" app show field-notes >/dev/null 2>&1; then
+  "$hearth" app install examples/apps/field-notes --dev
+fi
 "$hearth" serve examples/ examples/trip-planner/service --port "$port" --registry examples/registry \
   --local-domain localhost:8741 --local-domain localhost:8742 --local-domain localhost:8743 \
   --workspace examples/workspace-search/workspace --workspace examples/trip-planner/workspace \

@@ -1,9 +1,14 @@
 // `hearth app`: Agent App packages (docs/agent-apps.md). The six reading commands answer as the
 // format's reference CLI does (with --json, byte for byte; without it, a summary for people).
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
 
+#include "agentapp/package/jsv.hpp"
 #include "agentapp/package/reference.hpp"
+#include "agentapp/store/store.hpp"
+#include "cli/common.hpp"
+#include "common/atomic_file.hpp"
 
 namespace hearth::cli {
 
@@ -91,6 +96,196 @@ int run_reference(agentapp::ReferenceCommand command, const AppArgs& args) {
   return answer.exit_code;
 }
 
+struct ManageArgs {
+  std::filesystem::path state_dir;
+  std::string target;  // a package folder or archive, an app name, a key file
+  bool dev = false;
+  bool json = false;
+  bool keep_data = false;
+  bool delete_data = false;
+  std::string export_to;
+  std::string key;
+  std::string publisher;
+  std::string what;  // revoke: "key" or "package"
+};
+
+int fail(const Error& error) {
+  std::cerr << "hearth app: " << error.message << "\n";
+  return 1;
+}
+
+Result<std::unique_ptr<agentapp::AppStore>> open_store(const ManageArgs& args) {
+  return agentapp::AppStore::open(args.state_dir.empty() ? default_state_dir() : args.state_dir);
+}
+
+std::string join_strings(const json::value& list, std::string_view sep = ", ") {
+  std::string out;
+  if (!list.is_array()) return out;
+  for (const auto& item : list.get_array()) {
+    if (!out.empty()) out += sep;
+    out += item.is_string() ? std::string(item.get_string()) : json::serialize(item);
+  }
+  return out;
+}
+
+std::string field(const json::value& o, std::string_view key) {
+  const auto* v = o.is_object() ? o.get_object().if_contains(key) : nullptr;
+  if (v == nullptr) return "";
+  return v->is_string() ? std::string(v->get_string()) : json::serialize(*v);
+}
+
+/// The review, for a person deciding whether to enable the app.
+void print_review(const json::object& review) {
+  const auto row = [](std::string_view label, const std::string& text) {
+    if (!text.empty()) {
+      std::cout << "  " << label << std::string(14 - label.size(), ' ') << text << "\n";
+    }
+  };
+  for (const auto& e : review.at("entries").as_array()) {
+    row("entry", field(e, "kind") + " " + field(e, "key") + " \"" + field(e, "title") + "\" " +
+                     field(e, "route"));
+  }
+  row("capabilities", join_strings(review.at("capabilities")));
+  for (const auto& p : review.at("permissions").as_array()) {
+    std::string text = field(p, "key") + ": " + field(p, "scope") + " " + field(p, "access");
+    const auto* domains = p.is_object() ? p.get_object().if_contains("domains") : nullptr;
+    if (const auto d = domains != nullptr ? join_strings(*domains) : std::string(); !d.empty()) {
+      text += " (" + d + ")";
+    }
+    row("permission", text);
+  }
+  row("network", join_strings(review.at("networkHosts")));
+  if (review.at("storage").is_object()) {
+    const auto& st = review.at("storage");
+    row("storage", field(st, "namespace") + " (" + field(st, "placement") + ", " +
+                       field(st, "isolation") + ")");
+  }
+  for (const auto& b : review.at("backends").as_array()) {
+    std::string run = field(b, "command");
+    if (run.empty()) run = field(b, "binary");
+    if (run.empty()) run = field(b, "path");
+    if (run.empty()) run = field(b, "endpoint");
+    row("backend", field(b, "key") + ": " + field(b, "protocol") + " " + run + " (network " +
+                       (field(b, "network").empty() ? "not declared" : field(b, "network")) + ")");
+  }
+  for (const auto& sv : review.at("services").as_array()) {
+    row("service", field(sv, "key") + ": " + field(sv, "kind"));
+  }
+  for (const auto& sc : review.at("secrets").as_array()) {
+    row("secret", field(sc, "key") + (field(sc, "required") == "true" ? " (required)" : ""));
+  }
+  for (const auto& w : review.at("warnings").as_array()) row("WARNING", std::string(w.as_string()));
+}
+
+int manage(std::string_view command, const ManageArgs& args) {
+  namespace aa = agentapp;
+  if (command == "keygen") {
+    auto generated = aa::generate_key();
+    if (!generated.ok()) return fail(generated.error());
+    const auto& pair = generated.value();
+    if (auto w = write_file_atomic(args.target, pair.private_pem, {.mode = 0600}); !w.ok()) {
+      return fail(w.error());
+    }
+    if (auto w = write_file_atomic(args.target + ".pub", pair.public_pem, {.mode = 0644});
+        !w.ok()) {
+      return fail(w.error());
+    }
+    std::cout << "key " << pair.fingerprint << ": private " << args.target << ", public "
+              << args.target << ".pub\n";
+    return 0;
+  }
+  if (command == "sign") {
+    std::ifstream in(args.key, std::ios::binary);
+    if (!in) return fail(Error::make(ErrorCode::kInvalidParams, "cannot read " + args.key));
+    const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto fp = aa::sign_package(args.target, pem, args.publisher);
+    if (!fp.ok()) return fail(fp.error());
+    std::cout << "signed " << args.target << " for " << args.publisher << " with key " << fp.value()
+              << "\n";
+    return 0;
+  }
+  auto opened = open_store(args);
+  if (!opened.ok()) return fail(opened.error());
+  auto& store = *opened.value();
+  if (command == "trust") {
+    std::ifstream in(args.key, std::ios::binary);
+    if (!in) return fail(Error::make(ErrorCode::kInvalidParams, "cannot read " + args.key));
+    const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto fp = store.trust().add_key(args.target, pem);
+    if (!fp.ok()) return fail(fp.error());
+    std::cout << "trusting key " << fp.value() << " of publisher " << args.target << "\n";
+    return 0;
+  }
+  if (command == "revoke") {
+    if (auto r = store.trust().revoke(args.what, args.target); !r.ok()) return fail(r.error());
+    std::cout << "revoked " << args.what << " " << args.target << "\n";
+    return 0;
+  }
+  if (command == "install") {
+    auto result = store.install(args.target, args.dev);
+    if (!result.ok()) return fail(result.error());
+    const auto& app = result.value().app;
+    if (args.json) {
+      json::object out = app.to_json();
+      out["review"] = result.value().review;
+      std::cout << aa::jsv::stringify(out, 2) << "\n";
+      return 0;
+    }
+    std::cout << "installed " << app.name << " " << app.version << ", disabled; "
+              << (app.trust == "signed" ? "signed by " + app.publisher + " (key " + app.key + ")"
+                                        : "NOT VERIFIED (" + app.trust + ", development mode)")
+              << "\n  package       " << app.package_hash << "\n";
+    print_review(result.value().review);
+    std::cout << "Nothing of it runs until you enable it: hearth app enable " << app.name << "\n";
+    return 0;
+  }
+  if (command == "list") {
+    auto apps = store.list();
+    if (!apps.ok()) return fail(apps.error());
+    if (args.json) {
+      json::array out;
+      for (const auto& a : apps.value()) out.emplace_back(a.to_json());
+      std::cout << aa::jsv::stringify(out, 2) << "\n";
+      return 0;
+    }
+    for (const auto& a : apps.value()) {
+      std::cout << a.name << " " << a.version << " " << (a.enabled ? "enabled" : "disabled") << " "
+                << (a.dev() ? "dev (" + a.trust + ")" : "signed by " + a.publisher) << "\n";
+    }
+    return 0;
+  }
+  if (command == "show") {
+    auto shown = store.show(args.target);
+    if (!shown.ok()) return fail(shown.error());
+    std::cout << aa::jsv::stringify(shown.value(), 2) << "\n";
+    return 0;
+  }
+  if (command == "enable" || command == "disable") {
+    if (auto r = store.set_enabled(args.target, command == "enable"); !r.ok()) {
+      return fail(r.error());
+    }
+    std::cout << args.target << " " << command << "d\n";
+    return 0;
+  }
+  if (command == "uninstall") {
+    const int chosen =
+        (args.keep_data ? 1 : 0) + (args.delete_data ? 1 : 0) + (args.export_to.empty() ? 0 : 1);
+    if (chosen != 1) {
+      std::cerr << "hearth app uninstall: choose one of --keep-data, --delete-data, "
+                   "--export-then-delete FILE\n";
+      return 2;
+    }
+    const auto policy = args.keep_data     ? aa::DataPolicy::kKeep
+                        : args.delete_data ? aa::DataPolicy::kDelete
+                                           : aa::DataPolicy::kExportThenDelete;
+    auto record = store.uninstall(args.target, policy, args.export_to);
+    if (!record.ok()) return fail(record.error());
+    std::cout << aa::jsv::stringify(record.value(), 2) << "\n";
+    return 0;
+  }
+  return 2;
+}
+
 }  // namespace
 
 CLI::App* add_app_command(CLI::App& app, std::function<int()>& run) {
@@ -144,6 +339,42 @@ CLI::App* add_app_command(CLI::App& app, std::function<int()>& run) {
       run = [command] { return run_reference(command, args); };
     });
   }
+  static ManageArgs manage_args;
+  const auto add = [&](const char* name, const char* help, const char* target_help) {
+    auto* cmd = apps->add_subcommand(name, help);
+    if (target_help != nullptr) {
+      cmd->add_option("target", manage_args.target, target_help)->required();
+    }
+    cmd->add_option("--state-dir", manage_args.state_dir, "The state dir (its apps/ folder)");
+    const std::string command = name;
+    cmd->callback([&run, command] { run = [command] { return manage(command, manage_args); }; });
+    return cmd;
+  };
+  auto* install = add("install",
+                      "Install a package folder or .tar.gz, verified, disabled, with a review of "
+                      "what it adds",
+                      "DIR or FILE.tar.gz");
+  install->add_flag("--dev", manage_args.dev,
+                    "Accept an unsigned or placeholder-signed package, unverified");
+  install->add_flag("--json", manage_args.json, "Print the app and its review as JSON");
+  add("list", "The installed apps", nullptr)->add_flag("--json", manage_args.json, "Print JSON");
+  add("show", "An installed app: record, review and log (JSON)", "NAME");
+  add("enable", "Enable an installed app", "NAME");
+  add("disable", "Disable an app (its data stays)", "NAME");
+  auto* uninstall = add("uninstall", "Remove an app; its data kept, deleted or exported", "NAME");
+  uninstall->add_flag("--keep-data", manage_args.keep_data, "Keep the app's data");
+  uninstall->add_flag("--delete-data", manage_args.delete_data, "Delete the app's data");
+  uninstall->add_option("--export-then-delete", manage_args.export_to,
+                        "Write the data to this .tar.gz, then delete it");
+  add("keygen", "Make an Ed25519 key pair for signing packages (FILE and FILE.pub)", "FILE");
+  auto* sign = add("sign", "Sign a package folder (writes its app.signature.yaml)", "DIR");
+  sign->add_option("--key", manage_args.key, "The private key (PEM)")->required();
+  sign->add_option("--publisher", manage_args.publisher, "The publisher id")->required();
+  auto* trust = add("trust", "Trust a publisher's public key for installs", "PUBLISHER");
+  trust->add_option("--key", manage_args.key, "The public key (PEM)")->required();
+  auto* revoke = add("revoke", "Put a key fingerprint or a package hash on the revocation list",
+                     "FINGERPRINT or sha256:HASH");
+  revoke->add_option("--kind", manage_args.what, "key or package")->required();
   return apps;
 }
 

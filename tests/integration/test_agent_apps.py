@@ -1,6 +1,7 @@
 """`hearth app`: the Agent App reading commands through the real binary, and their output checked
 against the format's published JSON Schemas (../shared/conformance/agentapp/schemas)."""
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,88 +12,7 @@ from hearthtest import ROOT, hearth_bin
 
 SCHEMAS = ROOT.parent / "shared" / "conformance" / "agentapp" / "schemas"
 
-# A package whose front matter and layered files follow the published schemas.
-APP_MD = """---
-name: field-notes
-description: Notes taken in the field, with an agent that summarises them.
-version: 1.4.0
-status: ready
-appType: agent-app
-manifestVersion: 0.10.0
-displayName: Field Notes
-shortDescription: Take notes and let an agent summarise them.
-license: Apache-2.0
-homepage: https://example.org/field-notes
-updatedAt: 2026-11-20T10:00:00Z
-publisher:
-  publisherId: example-org
-  name: Example Org
-support:
-  email: help@example.org
-compliance:
-  privacyPolicyUrl: https://example.org/privacy
-runtimeTargets: [local]
-requires:
-  capabilities:
-    lime.storage: ^1.0
-    lime.agent: ^1.0
-triggers:
-  keywords: [notes, field]
-quickstart:
-  entry: notes
-runtimePackage:
-  ui:
-    path: dist/ui
-  worker:
-    path: dist/worker/index.js
-entries:
-  - key: notes
-    kind: page
-    title: Notes
-    route: /notes
-  - key: summarise
-    kind: command
-    title: Summarise
-    command: summarise
-services:
-  - key: backend
-    kind: app-backend
-    language: python
-    executionPlane: client-local
-    protocol: stdio-jsonrpc
-    command: services/backend.py
-permissions:
-  - key: notes-storage
-    scope: storage
-    access: read-write
-storage:
-  namespace: field-notes
-  placement: local-sqlite
-  isolation: per-app-database
-  schema: storage/schema.json
-  migrations: storage/migrations
-artifactTypes:
-  - key: summary
-    schema: artifacts/summary.schema.json
-secrets:
-  - key: api-token
-    required: true
----
-# Field Notes
-
-Take notes; ask the agent for a summary.
-"""
-
-RUNTIME_YAML = """# task contract
-agentRuntime:
-  bridge:
-    kind: app-server-json-rpc
-    transport: host-mediated
-    protocolVersion: appserver.v0
-  agentTask:
-    eventSchema: lime.agent-task-event.v1
-    resultSchema: lime.agent-task-result.v1
-"""
+EXAMPLE = ROOT / "examples" / "apps" / "field-notes"
 
 
 def run(*args):
@@ -100,19 +20,9 @@ def run(*args):
 
 
 def write_package(root: Path) -> Path:
+    """A copy of the example app (tests change their copy, never the example)."""
     pkg = root / "field-notes"
-    (pkg / "dist" / "ui").mkdir(parents=True)
-    (pkg / "dist" / "worker").mkdir(parents=True)
-    (pkg / "dist" / "worker" / "index.js").write_text("export {}\n")
-    (pkg / "storage" / "migrations").mkdir(parents=True)
-    (pkg / "storage" / "schema.json").write_text('{"namespace": "field-notes"}\n')
-    (pkg / "storage" / "migrations" / "001_init.sql").write_text("CREATE TABLE notes(id TEXT);\n")
-    (pkg / "artifacts").mkdir()
-    (pkg / "artifacts" / "summary.schema.json").write_text('{"type": "object"}\n')
-    (pkg / "services").mkdir()
-    (pkg / "services" / "backend.py").write_text("print('backend')\n")
-    (pkg / "APP.md").write_text(APP_MD)
-    (pkg / "app.runtime.yaml").write_text(RUNTIME_YAML)
+    shutil.copytree(EXAMPLE, pkg)
     return pkg
 
 
@@ -134,11 +44,20 @@ def test_projection_follows_the_published_projection_schema(tmp_path):
     errors = sorted(validator("app-projection.schema.json").iter_errors(projection), key=str)
     assert not errors, [e.message for e in errors]
     prov = projection["provenance"]
-    assert prov["appName"] == "field-notes" and prov["appVersion"] == "1.4.0"
+    assert prov["appName"] == "field-notes" and prov["appVersion"] == "0.1.0"
     assert prov["packageHash"].startswith("sha256:") and len(prov["packageHash"]) == 71
     assert prov["manifestHash"].startswith("sha256:")
     assert all(e["provenance"] == prov for e in projection["entries"])
-    assert projection["agentRuntime"]["bridge"]["kind"] == "app-server-json-rpc"
+    # The layered files, as projected, follow their own published schemas.
+    for key, name in (("requirements", "app-requirements.schema.json"),
+                      ("boundary", "app-boundary.schema.json")):
+        errors = list(validator(name).iter_errors(projection[key]))
+        assert not errors, (key, [e.message for e in errors])
+    errors = list(validator("app-install.schema.json").iter_errors({"install": projection["install"]}))
+    assert not errors, [e.message for e in errors]
+    errors = list(validator("app-operations.schema.json").iter_errors(
+        {"operations": projection["operations"]}))
+    assert not errors, [e.message for e in errors]
     # Any change of a file changes the package hash; the manifest hash follows APP.md only.
     (pkg / "services" / "backend.py").write_text("print('changed')\n")
     again = json.loads(run("project", str(pkg)).stdout)["provenance"]
@@ -153,7 +72,8 @@ def test_front_matter_follows_the_published_manifest_schema(tmp_path):
     manifest = json.loads(r.stdout)
     errors = sorted(validator("app-manifest.schema.json").iter_errors(manifest), key=str)
     assert not errors, [e.message for e in errors]
-    assert manifest["requires"]["capabilities"] == {"lime.storage": "^1.0", "lime.agent": "^1.0"}
+    assert manifest["requires"]["capabilities"] == {
+        "lime.ui": "^1.0", "lime.storage": "^1.0", "lime.artifacts": "^1.0"}
 
 
 def test_readiness_follows_the_readiness_schema_except_the_reference_quirk(tmp_path):
@@ -161,13 +81,13 @@ def test_readiness_follows_the_readiness_schema_except_the_reference_quirk(tmp_p
     r = run("readiness", str(pkg), "--json")
     assert r.returncode == 0, r.stderr
     readiness = json.loads(r.stdout)
-    assert readiness["status"] == "needs-setup"  # the required secret
+    assert readiness["status"] == "ready"
     assert not list(validator("app-readiness.schema.json").iter_errors(readiness))
     # Capabilities written as a list get "version": null, as the reference CLI writes them,
     # which the readiness schema refuses (docs/agent-apps.md, "Reference compatibility").
     text = (pkg / "APP.md").read_text().replace(
-        "  capabilities:\n    lime.storage: ^1.0\n    lime.agent: ^1.0\n",
-        "  capabilities: [lime.storage, lime.agent]\n")
+        "  capabilities:\n    lime.ui: ^1.0\n    lime.storage: ^1.0\n    lime.artifacts: ^1.0\n",
+        "  capabilities: [lime.storage, lime.artifacts]\n")
     (pkg / "APP.md").write_text(text)
     readiness = json.loads(run("readiness", str(pkg), "--json").stdout)
     caps = [c for c in readiness["checks"] if c["kind"] == "capability"]
@@ -181,9 +101,7 @@ def test_validate_passes_a_complete_package_and_summarises_without_json(tmp_path
     assert r.returncode == 0, r.stdout
     report = json.loads(r.stdout)
     assert report["status"] == "passed"
-    paths = {f["path"] for f in report["findings"]}
-    assert paths <= {"app.runtime.yaml", "app.requirements.yaml", "app.boundary.yaml",
-                     "app.operations.yaml", "app.install.yaml"}, report["findings"]
+    assert report["findings"] == []
     r = run("validate", str(pkg))
     assert r.returncode == 0
     assert r.stdout.startswith("field-notes: passed\n")
@@ -205,3 +123,73 @@ def test_exit_codes_and_messages(tmp_path):
     assert json.loads(r.stdout)["targetVersion"] == "0.4.0"
     r = run("readiness", str(pkg), "--workspace", str(tmp_path / "none"))
     assert r.returncode == 1 and "workspace" in r.stdout
+
+
+def test_install_sign_trust_enable_and_uninstall(tmp_path):
+    state = tmp_path / "state"
+    pkg = write_package(tmp_path)
+    sd = ["--state-dir", str(state)]
+    r = run("keygen", str(tmp_path / "key"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "key").stat().st_mode & 0o077 == 0
+    # Unsigned: refused without --dev.
+    r = run("install", str(pkg), *sd)
+    assert r.returncode == 1 and "--dev" in r.stderr
+    r = run("sign", str(pkg), "--key", str(tmp_path / "key"), "--publisher", "hearth-examples")
+    assert r.returncode == 0, r.stderr
+    # Signed by a key nobody trusts: refused, --dev or not.
+    r = run("install", str(pkg), "--dev", *sd)
+    assert r.returncode == 1 and "untrusted" in r.stderr
+    r = run("trust", "hearth-examples", "--key", str(tmp_path / "key.pub"), *sd)
+    assert r.returncode == 0, r.stderr
+    r = run("install", str(pkg), "--json", *sd)
+    assert r.returncode == 0, r.stderr
+    installed = json.loads(r.stdout)
+    assert installed["trust"] == "signed" and installed["enabled"] is False
+    review = installed["review"]
+    assert [e["key"] for e in review["entries"]] == ["notes", "summarise"]
+    assert review["backends"][0]["protocol"] == "stdio-jsonrpc"
+    assert review["storage"]["placement"] == "local-sqlite"
+    r = run("list", "--json", *sd)
+    assert [a["name"] for a in json.loads(r.stdout)] == ["field-notes"]
+    assert run("enable", "field-notes", *sd).returncode == 0
+    shown = json.loads(run("show", "field-notes", *sd).stdout)
+    assert shown["enabled"] is True
+    assert [e["action"] for e in shown["log"]] == ["install", "enable"]
+    assert run("disable", "field-notes", *sd).returncode == 0
+    # The summary a person reads.
+    r = run("list", *sd)
+    assert r.stdout.strip() == "field-notes 0.1.0 disabled signed by hearth-examples"
+    # Uninstall: one data policy must be chosen; export writes an archive first.
+    assert run("uninstall", "field-notes", *sd).returncode == 2
+    data = state / "apps" / "data" / "field-notes"
+    data.mkdir(parents=True)
+    (data / "notes.db").write_text("rows")
+    r = run("uninstall", "field-notes", "--export-then-delete", str(tmp_path / "out.tar.gz"), *sd)
+    assert r.returncode == 0, r.stderr
+    record = json.loads(r.stdout)
+    assert Path(record["record"]).exists() and not data.exists()
+    assert (tmp_path / "out.tar.gz").stat().st_size > 0
+    assert json.loads(run("list", "--json", *sd).stdout) == []
+
+
+def test_a_changed_file_or_a_revoked_key_blocks_the_install(tmp_path):
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    pkg = write_package(tmp_path)
+    run("keygen", str(tmp_path / "key"))
+    run("sign", str(pkg), "--key", str(tmp_path / "key"), "--publisher", "hearth-examples")
+    run("trust", "hearth-examples", "--key", str(tmp_path / "key.pub"), *sd)
+    (pkg / "dist" / "ui" / "index.html").write_text("<script>steal()</script>")
+    r = run("install", str(pkg), "--dev", *sd)
+    assert r.returncode == 1 and "not the ones signed" in r.stderr
+    shutil.rmtree(pkg)
+    pkg = write_package(tmp_path)
+    run("sign", str(pkg), "--key", str(tmp_path / "key"), "--publisher", "hearth-examples")
+    fingerprint = run("keygen", str(tmp_path / "unused")).stdout  # a second key, not trusted
+    assert fingerprint
+    sig = (pkg / "app.signature.yaml").read_text()
+    key = sig.split('key: "')[1].split('"')[0]
+    assert run("revoke", key, "--kind", "key", *sd).returncode == 0
+    r = run("install", str(pkg), *sd)
+    assert r.returncode == 1 and "revoked" in r.stderr

@@ -150,18 +150,20 @@ Result<void> read_chunks(const std::string& p, Sink sink) {
 }
 
 /// listFiles + the hash update of hashDirectory, depth first.
-Result<void> hash_tree(Sha256& sha, const std::string& dir, const std::string& rel_prefix) {
+Result<void> hash_tree(Sha256& sha, const std::string& dir, const std::string& rel_prefix,
+                       std::string_view skip_root_file) {
   HEARTH_ASSIGN_OR_RETURN(auto names, read_dir(dir));
   std::sort(names.begin(), names.end(), jsv::utf16_less);
   for (const auto& name : names) {
     if (name == "node_modules" || name == ".git") continue;
+    if (rel_prefix.empty() && !skip_root_file.empty() && name == skip_root_file) continue;
     const std::string absolute = join(dir, name);
     HEARTH_ASSIGN_OR_RETURN(const bool is_dir, is_directory(absolute));
     std::string rel = rel_prefix;
     if (!rel.empty()) rel += '/';
     rel += name;
     if (is_dir) {
-      if (auto r = hash_tree(sha, absolute, rel); !r.ok()) return std::move(r).error();
+      if (auto r = hash_tree(sha, absolute, rel, {}); !r.ok()) return std::move(r).error();
       continue;
     }
     sha.update(rel);
@@ -239,9 +241,9 @@ Result<std::string> manifest_hash(const std::string& app_md) {
   return sha.hex();
 }
 
-Result<std::string> package_hash(const std::string& root) {
+Result<std::string> package_hash(const std::string& root, std::string_view skip_root_file) {
   Sha256 sha;
-  if (auto r = hash_tree(sha, root, ""); !r.ok()) return std::move(r).error();
+  if (auto r = hash_tree(sha, root, "", skip_root_file); !r.ok()) return std::move(r).error();
   return sha.hex();
 }
 

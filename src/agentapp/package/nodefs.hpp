@@ -36,6 +36,8 @@ Result<std::string> manifest_hash(const std::string& app_md);
 /// packageHash (docs/agent-apps.md, "Package hash"): every file below `root` in per-folder
 /// UTF-16 name order, folders (links followed) expanded in place, `node_modules` and `.git`
 /// skipped; SHA-256 over each file's relative path, a NUL byte, its bytes and a NUL byte.
-Result<std::string> package_hash(const std::string& root);
+/// `skip_root_file` names one more file of the root folder to leave out (hearth's signature
+/// digest leaves out the signature file itself).
+Result<std::string> package_hash(const std::string& root, std::string_view skip_root_file = {});
 
 }  // namespace hearth::agentapp::nodefs

@@ -1,0 +1,31 @@
+#pragma once
+/// hearth's own reading of a package's APP.md for installing it: the front matter with a real
+/// YAML parser (json/yaml.hpp), and the identity fields checked as the format's manifest schema
+/// states them. The reference-compatible reading (package/reference.hpp) stays for the
+/// `hearth app validate ...` commands.
+
+#include <filesystem>
+#include <string>
+
+#include "common/result.hpp"
+#include "json/json.hpp"
+
+namespace hearth::agentapp {
+
+struct AppManifest {
+  json::object front_matter;
+  std::string name;
+  std::string version;
+  std::string status;
+  std::string app_type;
+  std::string manifest_version;  ///< empty when not given
+  std::string publisher_id;      ///< publisher.publisherId, empty when not given
+};
+
+/// Reads `<package>/APP.md`. Every problem found is listed in the error's message, one per line.
+Result<AppManifest> read_manifest(const std::filesystem::path& package);
+
+/// An app name as the format allows it: `^[a-z0-9][a-z0-9-_.]*$`, 1-64 characters.
+bool valid_app_name(std::string_view name);
+
+}  // namespace hearth::agentapp

@@ -1,0 +1,187 @@
+#include "agentapp/store/verify.hpp"
+
+#include <chrono>
+#include <ctime>
+
+#include "agentapp/package/nodefs.hpp"
+#include "common/atomic_file.hpp"
+#include "json/yaml.hpp"
+
+namespace hearth::agentapp {
+
+namespace {
+
+constexpr std::string_view kSignatureFile = "app.signature.yaml";
+constexpr std::string_view kSchemeName = "hearth-ed25519";
+
+Error refused(std::string message) {
+  return Error::make(ErrorCode::kPermissionDenied, std::move(message));
+}
+
+std::string text_at(const json::value& root, std::initializer_list<std::string_view> path) {
+  const json::value* v = &root;
+  for (const auto key : path) {
+    v = v->is_object() ? v->get_object().if_contains(key) : nullptr;
+    if (v == nullptr) return {};
+  }
+  if (v->is_string()) return std::string(v->get_string());
+  // An unquoted all-digit value (the format's placeholder of 64 zeros) reads as a number.
+  if (v->is_int64() || v->is_uint64()) return json::serialize(*v);
+  return {};
+}
+
+bool all_zeros(std::string_view hex) {
+  return !hex.empty() && hex.find_first_not_of('0') == std::string_view::npos;
+}
+
+std::string strip(std::string_view hash) {
+  return std::string(hash.rfind("sha256:", 0) == 0 ? hash.substr(7) : hash);
+}
+
+struct Digests {
+  std::string package;   // hex
+  std::string manifest;  // hex
+};
+
+Result<Digests> digests_of(const std::filesystem::path& root) {
+  auto package = nodefs::package_hash(root.string(), kSignatureFile);
+  if (!package.ok()) return std::move(package).error();
+  auto manifest = nodefs::manifest_hash((root / "APP.md").string());
+  if (!manifest.ok()) return std::move(manifest).error();
+  return Digests{strip(package.value()), strip(manifest.value())};
+}
+
+}  // namespace
+
+std::string_view to_string(Trust trust) {
+  switch (trust) {
+    case Trust::kSigned:
+      return "signed";
+    case Trust::kUnsigned:
+      return "unsigned";
+    case Trust::kZeroHash:
+      return "zero-hash";
+  }
+  return "unsigned";
+}
+
+Result<Verified> verify_package(const std::filesystem::path& root, const AppManifest& manifest,
+                                const TrustStore& trust) {
+  HEARTH_ASSIGN_OR_RETURN(auto digests, digests_of(root));
+  Verified out;
+  out.package_hash = "sha256:" + digests.package;
+  out.manifest_hash = "sha256:" + digests.manifest;
+  if (trust.package_revoked(out.package_hash)) {
+    return refused("package " + out.package_hash + " is on the revocation list");
+  }
+  const auto sig_path = root / kSignatureFile;
+  std::error_code ec;
+  if (!std::filesystem::exists(sig_path, ec)) {
+    out.trust = Trust::kUnsigned;
+    return out;
+  }
+  auto text = nodefs::read_file(sig_path.string());
+  if (!text.ok()) return refused(std::string(kSignatureFile) + ": " + text.error().message);
+  auto doc = json::yaml_to_json(text.value());
+  if (!doc.ok()) return refused(std::string(kSignatureFile) + ": " + doc.error().message);
+  const json::value& sig = doc.value();
+  const std::string package_hash = strip(text_at(sig, {"signature", "package", "hash"}));
+  const std::string manifest_hash = strip(text_at(sig, {"signature", "manifest", "hash"}));
+  if (all_zeros(package_hash) || all_zeros(manifest_hash)) {
+    out.trust = Trust::kZeroHash;
+    return out;
+  }
+  // 1. The hashes: the files are the ones that were signed.
+  if (package_hash != digests.package) {
+    return refused("the package's files are not the ones signed: package hash sha256:" +
+                   digests.package + ", the signature names sha256:" + package_hash);
+  }
+  if (manifest_hash != digests.manifest) {
+    return refused("APP.md is not the one signed: manifest hash sha256:" + digests.manifest +
+                   ", the signature names sha256:" + manifest_hash);
+  }
+  // 2. The signature.
+  const std::string scheme = text_at(sig, {"signature", "package", "signedBy"});
+  if (scheme != kSchemeName) {
+    return refused("signed with '" + scheme + "', a scheme hearth cannot verify (it verifies " +
+                   std::string(kSchemeName) + ")");
+  }
+  const std::string publisher = text_at(sig, {"signature", "trust", "publisherId"});
+  const std::string key = text_at(sig, {"signature", "package", "key"});
+  const std::string signature = text_at(sig, {"signature", "package", "signature"});
+  // 3. Revocation, before the key is even looked up.
+  if (trust.key_revoked(key)) return refused("the signing key " + key + " has been revoked");
+  auto pem = trust.key_of(publisher, key);
+  if (!pem.ok()) return refused("untrusted signature: " + pem.error().message);
+  SignedFacts facts{manifest.name, manifest.version, publisher, digests.package, digests.manifest};
+  if (!verify_message(pem.value(), signed_message(facts), signature)) {
+    return refused("the signature does not verify with " + publisher + "'s key " + key);
+  }
+  // 4. The publisher: the manifest cannot claim someone else.
+  if (!manifest.publisher_id.empty() && manifest.publisher_id != publisher) {
+    return refused("APP.md names publisher '" + manifest.publisher_id + "' but '" + publisher +
+                   "' signed it");
+  }
+  out.trust = Trust::kSigned;
+  out.publisher_id = publisher;
+  out.key = key;
+  return out;
+}
+
+Result<std::string> sign_package(const std::filesystem::path& root, std::string_view private_pem,
+                                 std::string_view publisher_id) {
+  if (!valid_publisher_id(publisher_id)) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "invalid publisher id '" + std::string(publisher_id) + "'");
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(root));
+  if (!manifest.publisher_id.empty() && manifest.publisher_id != publisher_id) {
+    return Error::make(ErrorCode::kInvalidParams, "APP.md names publisher '" +
+                                                      manifest.publisher_id + "', not '" +
+                                                      std::string(publisher_id) + "'");
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto public_pem, public_key_of(private_pem));
+  HEARTH_ASSIGN_OR_RETURN(auto fingerprint, key_fingerprint(public_pem));
+  HEARTH_ASSIGN_OR_RETURN(auto digests, digests_of(root));
+  SignedFacts facts{manifest.name, manifest.version, std::string(publisher_id), digests.package,
+                    digests.manifest};
+  HEARTH_ASSIGN_OR_RETURN(auto signature, sign_message(private_pem, signed_message(facts)));
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::string text =
+      "# Signed by hearth (docs/agent-apps.md, \"Signatures\"): Ed25519 over the name, version,\n"
+      "# publisher and the two hashes below. The package hash leaves this file out.\n"
+      "signature:\n"
+      "  package:\n"
+      "    algorithm: sha256\n"
+      "    hash: \"" +
+      digests.package +
+      "\"\n"
+      "    signedBy: " +
+      std::string(kSchemeName) +
+      "\n"
+      "    key: \"" +
+      fingerprint +
+      "\"\n"
+      "    signature: \"" +
+      signature +
+      "\"\n"
+      "    timestamp: \"" +
+      stamp +
+      "\"\n"
+      "  manifest:\n"
+      "    algorithm: sha256\n"
+      "    hash: \"" +
+      digests.manifest +
+      "\"\n"
+      "  trust:\n"
+      "    publisherId: " +
+      std::string(publisher_id) + "\n";
+  if (auto r = write_file_atomic(root / kSignatureFile, text); !r.ok()) {
+    return std::move(r).error();
+  }
+  return fingerprint;
+}
+
+}  // namespace hearth::agentapp
