@@ -458,6 +458,23 @@ class Agent : public std::enable_shared_from_this<Agent> {
     auto& t = *task.value();
     send(task_json(t));
     if (terminal(t.state)) {
+      // It ended before the stream began (a fast skill): the stream still gives its artifacts
+      // and ends with the final status-update, as it would have had it watched the task.
+      for (const auto& artifact : t.artifacts) {
+        send(json::object{{"kind", "artifact-update"},
+                          {"taskId", t.id},
+                          {"contextId", t.context_id},
+                          {"artifact", artifact},
+                          {"append", false},
+                          {"lastChunk", true}});
+      }
+      json::object status{{"state", t.state}, {"timestamp", t.timestamp}};
+      if (!t.status_message.is_null()) status["message"] = t.status_message;
+      send(json::object{{"kind", "status-update"},
+                        {"taskId", t.id},
+                        {"contextId", t.context_id},
+                        {"status", std::move(status)},
+                        {"final", true}});
       events->end();
       return res;
     }

@@ -532,6 +532,20 @@ def test_a2a_card_send_get_cancel(daemon):
     assert a2a(daemon, "tasks/get", {"id": longer["id"]})["result"]["status"]["state"] == "canceled"
 
 
+def test_a2a_message_stream_always_ends_with_the_final_status_even_for_a_fast_task(daemon):
+    # A task may finish before its stream is set up; the stream must still carry the artifact
+    # and end with the final status-update. Repeated, as which of the two happens is timing.
+    for _ in range(25):
+        status, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 9, "method": "message/stream", "params": {
+            "message": user_message("mcp-fixture.echo", {"item": {"name": "y"}})}}, path="/a2a")
+        assert status == 200
+        events = [e["result"] for e in sse_events(body)]
+        kinds = [e["kind"] for e in events]
+        assert kinds[0] == "task" and "artifact-update" in kinds, kinds
+        assert kinds[-1] == "status-update" and events[-1]["final"] is True, kinds
+        assert events[-1]["status"]["state"] == "completed"
+
+
 def test_a2a_message_stream(daemon):
     status, headers, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 9, "method": "message/stream", "params": {
         "message": user_message("mcp-fixture.echo", {"item": {"name": "x"}})}}, path="/a2a")
