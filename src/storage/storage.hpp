@@ -57,10 +57,26 @@ class Database {
   /// record in `schema_migrations`. A database whose component is at a version newer than the
   /// last migration given is refused (it was written by a newer hearth).
   virtual Status migrate(std::string_view component, const std::vector<Migration>& migrations) = 0;
+
+  /// Runs one statement written outside hearth (an Agent App's SQL): prepared afresh (never from
+  /// the statement cache) and run under an authorizer that refuses ATTACH and DETACH, every
+  /// PRAGMA but reading table_info, index_list, index_info and foreign_key_list, transaction
+  /// and savepoint statements (hearth holds the transactions), virtual tables, load_extension,
+  /// and any use of a table named `schema_migrations` or beginning with `hearth_` (hearth's
+  /// own; a view or trigger that reaches one is refused when it is used, and hearth's own SQL
+  /// never touches an app's tables, so an app's trigger never runs outside the authorizer).
+  /// More than one statement in `sql` is refused. Refusals are kPermissionDenied.
+  virtual Result<std::vector<Row>> query_untrusted(std::string_view sql, const Params& params) = 0;
+  /// Every statement of an outside script (an app's migration file), in order, under the same
+  /// authorizer, inside whatever transaction the caller holds.
+  virtual Status execute_untrusted_script(std::string_view sql) = 0;
 };
 
 struct SqliteOptions {
   std::chrono::milliseconds busy_timeout{5000};
+  /// When > 0, the most the database file may hold (SQLite's max_page_count): a write past it
+  /// fails with an error that says the quota is full.
+  std::int64_t max_bytes = 0;
 };
 
 /// Opens (creating it with mode 0600) an SQLite database: WAL journal, synchronous=FULL (a

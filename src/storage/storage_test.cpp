@@ -125,3 +125,88 @@ TEST(Storage, TwoConnectionsWaitForEachOther) {
 
 }  // namespace
 }  // namespace hearth::storage
+
+namespace hearth::storage {
+namespace {
+
+std::unique_ptr<Database> open_temp(const char* name, SqliteOptions options = {}) {
+  const auto file = std::filesystem::path(::testing::TempDir()) /
+                    (std::string(name) + "-" + std::to_string(::getpid()) + ".db");
+  std::filesystem::remove(file);
+  auto db = open_sqlite(file, options);
+  EXPECT_TRUE(db.ok()) << db.error().message;
+  return std::move(db.value());
+}
+
+TEST(UntrustedSql, RunsTheAppsOwnStatements) {
+  auto db = open_temp("untrusted-own");
+  ASSERT_TRUE(db->execute_untrusted_script(
+                    "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);\n"
+                    "-- a comment\nINSERT INTO notes (text) VALUES ('a'); INSERT INTO notes "
+                    "(text) VALUES ('b');")
+                  .ok());
+  auto rows =
+      db->query_untrusted("SELECT text FROM notes WHERE id > ? ORDER BY id", {std::int64_t{0}});
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows.value().size(), 2u);
+  EXPECT_EQ(std::get<std::string>(rows.value()[1][0]), "b");
+  EXPECT_TRUE(db->query_untrusted("PRAGMA table_info(notes)", {}).ok());
+}
+
+TEST(UntrustedSql, RefusesWhatCouldReachBeyondTheAppsTables) {
+  auto db = open_temp("untrusted-refused");
+  ASSERT_TRUE(db->migrate("hearth", {{1, "CREATE TABLE hearth_kv (k TEXT, v TEXT);"}}).ok());
+  ASSERT_TRUE(db->execute_untrusted_script("CREATE TABLE notes (text TEXT);").ok());
+  const auto other = std::filesystem::path(::testing::TempDir()) / "untrusted-other.db";
+  for (const std::string sql :
+       {"ATTACH DATABASE '" + other.string() + "' AS other", std::string("DETACH DATABASE main"),
+        std::string("PRAGMA writable_schema = 1"), std::string("PRAGMA journal_mode = DELETE"),
+        std::string("SELECT load_extension('/tmp/evil.so')"), std::string("BEGIN"),
+        std::string("SAVEPOINT s"), std::string("SELECT * FROM hearth_kv"),
+        std::string("INSERT INTO hearth_kv VALUES ('k', 'v')"),
+        std::string("DELETE FROM schema_migrations"), std::string("DROP TABLE hearth_kv"),
+        std::string("CREATE TRIGGER t AFTER INSERT ON hearth_kv BEGIN SELECT 1; END"),
+        std::string("PRAGMA table_info(hearth_kv)"),
+        std::string("CREATE VIRTUAL TABLE f USING fts5(x)")}) {
+    const auto r = db->query_untrusted(sql, {});
+    EXPECT_FALSE(r.ok()) << sql;
+  }
+  EXPECT_FALSE(std::filesystem::exists(other));
+  ASSERT_TRUE(db->query("INSERT INTO hearth_kv VALUES ('k', 'v')", {}).ok());
+  // A view or trigger that reaches hearth's tables is refused when it is used.
+  ASSERT_TRUE(db->query_untrusted("CREATE VIEW v AS SELECT * FROM hearth_kv", {}).ok());
+  EXPECT_FALSE(db->query_untrusted("SELECT * FROM v", {}).ok());
+  ASSERT_TRUE(db->query_untrusted(
+                    "CREATE TRIGGER t AFTER INSERT ON notes BEGIN DELETE FROM hearth_kv; END", {})
+                  .ok());
+  EXPECT_FALSE(db->query_untrusted("INSERT INTO notes VALUES ('x')", {}).ok());
+  EXPECT_EQ(std::get<std::int64_t>(db->query("SELECT count(*) FROM hearth_kv", {}).value()[0][0]),
+            1);
+  ASSERT_TRUE(db->query_untrusted("DROP TRIGGER t", {}).ok());
+  EXPECT_TRUE(db->query_untrusted("INSERT INTO notes VALUES ('x')", {}).ok());
+  // One statement a call: a second one is not run.
+  const auto two = db->query_untrusted("SELECT 1; DELETE FROM notes", {});
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(std::get<std::int64_t>(db->query("SELECT count(*) FROM notes", {}).value()[0][0]), 1);
+  // A refused script stops at the refused statement.
+  EXPECT_FALSE(db->execute_untrusted_script("INSERT INTO notes VALUES ('y'); PRAGMA "
+                                            "writable_schema = 1; INSERT INTO notes VALUES ('z');")
+                   .ok());
+}
+
+TEST(UntrustedSql, AQuotaStopsAWriteThatWouldPassIt) {
+  SqliteOptions options;
+  options.max_bytes = std::int64_t{64} * 1024;
+  auto db = open_temp("untrusted-quota", options);
+  ASSERT_TRUE(db->execute_untrusted_script("CREATE TABLE blobs (b BLOB);").ok());
+  Status last;
+  for (int i = 0; i < 40 && last.ok(); ++i) {
+    auto r = db->query_untrusted("INSERT INTO blobs VALUES (?)", {Blob{std::string(8192, 'x')}});
+    if (!r.ok()) last = std::move(r).error();
+  }
+  ASSERT_FALSE(last.ok());
+  EXPECT_NE(last.error().message.find("quota"), std::string::npos) << last.error().message;
+}
+
+}  // namespace
+}  // namespace hearth::storage
