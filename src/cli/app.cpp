@@ -100,6 +100,7 @@ struct ManageArgs {
   std::filesystem::path state_dir;
   std::string target;  // a package folder or archive, an app name, a key file
   bool dev = false;
+  bool approve = false;
   bool json = false;
   bool keep_data = false;
   bool delete_data = false;
@@ -107,6 +108,8 @@ struct ManageArgs {
   std::string key;
   std::string publisher;
   std::string what;  // revoke: "key" or "package"
+  std::string capability;
+  std::string workspace;
 };
 
 int fail(const Error& error) {
@@ -239,6 +242,42 @@ int manage(std::string_view command, const ManageArgs& args) {
     std::cout << "Nothing of it runs until you enable it: hearth app enable " << app.name << "\n";
     return 0;
   }
+  if (command == "upgrade") {
+    auto result = store.upgrade(args.target, args.dev, args.approve);
+    if (!result.ok()) return fail(result.error());
+    const auto& r = result.value();
+    if (args.json) {
+      json::object out = r.app.to_json();
+      out["upgraded"] = r.upgraded;
+      out["needsApproval"] = r.needs_approval;
+      out["added"] = r.added;
+      out["migrationsApplied"] = r.migrations_applied;
+      std::cout << aa::jsv::stringify(out, 2) << "\n";
+    } else {
+      for (const auto& [what, list] : r.added) {
+        for (const auto& item : list.as_array()) {
+          std::cout << "  new " << what << ": "
+                    << (item.is_string() ? std::string(item.get_string()) : json::serialize(item))
+                    << "\n";
+        }
+      }
+      if (r.upgraded) {
+        std::cout << "upgraded " << r.app.name << " to " << r.app.version
+                  << " (hearth app rollback " << r.app.name << " returns to the version before)\n";
+      } else {
+        std::cout << r.app.name << " stays at " << r.app.version
+                  << ": the new version adds what is listed above; run again with --approve\n";
+      }
+    }
+    return r.upgraded ? 0 : 3;
+  }
+  if (command == "rollback") {
+    auto back = store.rollback(args.target);
+    if (!back.ok()) return fail(back.error());
+    std::cout << back.value().name << " is back at " << back.value().version
+              << " (its data keeps the migrations applied since)\n";
+    return 0;
+  }
   if (command == "list") {
     auto apps = store.list();
     if (!apps.ok()) return fail(apps.error());
@@ -258,6 +297,25 @@ int manage(std::string_view command, const ManageArgs& args) {
     auto shown = store.show(args.target);
     if (!shown.ok()) return fail(shown.error());
     std::cout << aa::jsv::stringify(shown.value(), 2) << "\n";
+    return 0;
+  }
+  if (command == "grant" || command == "deny") {
+    if (auto r =
+            store.grant(args.target, args.capability, args.workspace, command == "grant", "person");
+        !r.ok()) {
+      return fail(r.error());
+    }
+    std::cout << (command == "grant" ? "granted " : "denied ") << args.capability << " to "
+              << args.target << " for "
+              << (args.workspace.empty() ? std::string("every workspace")
+                                         : "workspace " + args.workspace)
+              << "\n";
+    return 0;
+  }
+  if (command == "grants") {
+    auto grants = store.grants(args.target);
+    if (!grants.ok()) return fail(grants.error());
+    std::cout << aa::jsv::stringify(grants.value(), 2) << "\n";
     return 0;
   }
   if (command == "enable" || command == "disable") {
@@ -357,6 +415,17 @@ CLI::App* add_app_command(CLI::App& app, std::function<int()>& run) {
   install->add_flag("--dev", manage_args.dev,
                     "Accept an unsigned or placeholder-signed package, unverified");
   install->add_flag("--json", manage_args.json, "Print the app and its review as JSON");
+  auto* upgrade = add("upgrade",
+                      "Upgrade an installed app to a package's version; what it adds waits for "
+                      "--approve",
+                      "DIR or FILE.tar.gz");
+  upgrade->add_flag("--dev", manage_args.dev, "Accept an unsigned package, unverified");
+  upgrade->add_flag("--approve", manage_args.approve,
+                    "Approve what the new version adds (capabilities, permissions, hosts, "
+                    "migrations, backends)");
+  upgrade->add_flag("--json", manage_args.json, "Print JSON");
+  upgrade->footer("Exit status: 0 upgraded, 3 waiting for --approve, 1 refused.");
+  add("rollback", "Return to the version installed before the last upgrade", "NAME");
   add("list", "The installed apps", nullptr)->add_flag("--json", manage_args.json, "Print JSON");
   add("show", "An installed app: record, review and log (JSON)", "NAME");
   add("enable", "Enable an installed app", "NAME");
@@ -366,6 +435,17 @@ CLI::App* add_app_command(CLI::App& app, std::function<int()>& run) {
   uninstall->add_flag("--delete-data", manage_args.delete_data, "Delete the app's data");
   uninstall->add_option("--export-then-delete", manage_args.export_to,
                         "Write the data to this .tar.gz, then delete it");
+  for (const char* verb : {"grant", "deny"}) {
+    auto* cmd =
+        add(verb,
+            std::string(verb) == "grant" ? "Allow an app a capability (deny rules still win)"
+                                         : "Deny an app a capability (wins over every allow)",
+            "NAME");
+    cmd->add_option("capability", manage_args.capability, "The capability (lime.storage, ...)")
+        ->required();
+    cmd->add_option("--workspace", manage_args.workspace, "Only for this workspace");
+  }
+  add("grants", "An app's grants (JSON)", "NAME");
   add("keygen", "Make an Ed25519 key pair for signing packages (FILE and FILE.pub)", "FILE");
   auto* sign = add("sign", "Sign a package folder (writes its app.signature.yaml)", "DIR");
   sign->add_option("--key", manage_args.key, "The private key (PEM)")->required();

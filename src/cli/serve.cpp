@@ -32,6 +32,7 @@
 #include "mcpserver/http.hpp"
 #include "mcpserver/server.hpp"
 #include "methods/a2s/a2s.hpp"
+#include "methods/apps/apps.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/view/view.hpp"
 #include "methods/workspace/workspace.hpp"
@@ -352,6 +353,15 @@ int serve(const ServeOptions& options) {
   methods::workspace::add_methods(dispatcher, *workspaces.value(), agent_settings, agent_runs);
   methods::view::add_methods(dispatcher, *host, view_host);
   methods::a2s::add_methods(dispatcher, *gateway);
+  // Agent Apps: the installed apps of the state dir and their capability bridge.
+  auto app_store = agentapp::AppStore::open(state_dir);
+  if (!app_store.ok()) {
+    spdlog::error("agent apps: {}", app_store.error().message);
+    return 1;
+  }
+  agentapp::Bridge app_bridge(*app_store.value());
+  BlockingExecutor app_calls(2);
+  methods::apps::add_methods(dispatcher, app_bridge, app_calls);
   name_lafs_operations(dispatcher, *host);
 
   net::ServerOptions server_options;

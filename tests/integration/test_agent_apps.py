@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from hearthtest import ROOT, hearth_bin
+from hearthtest import EXAMPLES, ROOT, Daemon, error, hearth_bin, result
 
 SCHEMAS = ROOT.parent / "shared" / "conformance" / "agentapp" / "schemas"
 
@@ -155,7 +155,8 @@ def test_install_sign_trust_enable_and_uninstall(tmp_path):
     assert run("enable", "field-notes", *sd).returncode == 0
     shown = json.loads(run("show", "field-notes", *sd).stdout)
     assert shown["enabled"] is True
-    assert [e["action"] for e in shown["log"]] == ["install", "enable"]
+    # Enabling grants what the review listed, then enables.
+    assert [e["action"] for e in shown["log"]] == ["install", "grant", "grant", "grant", "enable"]
     assert run("disable", "field-notes", *sd).returncode == 0
     # The summary a person reads.
     r = run("list", *sd)
@@ -163,8 +164,9 @@ def test_install_sign_trust_enable_and_uninstall(tmp_path):
     # Uninstall: one data policy must be chosen; export writes an archive first.
     assert run("uninstall", "field-notes", *sd).returncode == 2
     data = state / "apps" / "data" / "field-notes"
-    data.mkdir(parents=True)
-    (data / "notes.db").write_text("rows")
+    assert (data / "app.db").exists()  # made when enabling applied the migrations
+    assert shown["migrations"][0]["name"] == "001_init.sql"
+    (data / "extra.txt").write_text("rows")
     r = run("uninstall", "field-notes", "--export-then-delete", str(tmp_path / "out.tar.gz"), *sd)
     assert r.returncode == 0, r.stderr
     record = json.loads(r.stdout)
@@ -193,3 +195,74 @@ def test_a_changed_file_or_a_revoked_key_blocks_the_install(tmp_path):
     assert run("revoke", key, "--kind", "key", *sd).returncode == 0
     r = run("install", str(pkg), *sd)
     assert r.returncode == 1 and "revoked" in r.stderr
+
+
+def test_the_daemon_bridges_an_enabled_apps_capability_calls(tmp_path):
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    pkg = write_package(tmp_path)
+    assert run("install", str(pkg), "--dev", *sd).returncode == 0
+    with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
+        invoke = lambda capability, method, params=None, **kw: d.rpc("capability/invoke", {
+            "appId": "field-notes", "capability": capability, "method": method,
+            "params": params or {}, **kw})
+        # Installed but not enabled: nothing of it runs.
+        e = error(invoke("lime.storage", "query", {"sql": "SELECT 1"}))
+        assert e["code"] == -32001 and e["data"]["stage"] == "enabled"
+        assert run("enable", "field-notes", *sd).returncode == 0
+        # The migrations ran at enable: the notes table is there.
+        r = result(invoke("lime.storage", "query",
+                          {"sql": "INSERT INTO notes (text) VALUES (?)", "params": ["heron"]}))
+        assert r == {"rows": []}
+        r = result(invoke("lime.storage", "query", {"sql": "SELECT text FROM notes"}))
+        assert r["rows"] == [["heron"]]
+        # Declared and provided, but outside what the SQL of an app may do.
+        e = error(invoke("lime.storage", "query", {"sql": "SELECT * FROM hearth_kv"}))
+        assert e["code"] == -32001
+        # Not declared by the app; declared but not provided by hearth.
+        assert error(invoke("lime.secrets", "get"))["data"]["stage"] == "declared"
+        assert error(invoke("lime.ui", "toast"))["data"]["stage"] == "ready"
+        # A deny rule for one workspace.
+        assert run("deny", "field-notes", "lime.storage", "--workspace", "w1", *sd).returncode == 0
+        e = error(invoke("lime.storage", "get", {"key": "k"}, workspaceId="w1"))
+        assert e["data"]["stage"] == "granted"
+        assert "value" in result(invoke("lime.storage", "get", {"key": "k"}, workspaceId="w2"))
+        # Artifacts follow their schema and carry the package's provenance.
+        bad = error(invoke("lime.artifacts", "create", {"type": "notes-summary", "content": {"count": -1}}))
+        assert bad["code"] == -32602
+        art = result(invoke("lime.artifacts", "create", {
+            "type": "notes-summary",
+            "content": {"count": 1, "topWords": ["heron"], "firstLines": ["heron"]}}))
+        shown = json.loads(run("show", "field-notes", *sd).stdout)
+        assert art["provenance"]["packageHash"] == shown["packageHash"]
+        listed = result(d.rpc("capability/list", {"appId": "field-notes"}))["capabilities"]
+        status = {c["capability"]: c["status"] for c in listed}
+        assert status["lime.storage"] == "available" and status["lime.ui"] == "blocked"
+        # The UI page of the example cannot read artifacts back: it declares no read permission.
+        assert error(invoke("lime.artifacts", "read", {"id": art["id"]}))["data"]["stage"] == "policy"
+    grants = json.loads(run("grants", "field-notes", *sd).stdout)
+    assert any(g["capability"] == "lime.storage" and g["workspace"] == "w1" and
+               g["decision"] == "deny" for g in grants)
+    # Every denial is in the app's log too.
+    log = json.loads(run("show", "field-notes", *sd).stdout)["log"]
+    stages = [e["detail"]["stage"] for e in log if e["action"] == "capability.denied"]
+    assert stages == ["declared", "ready", "granted", "policy"]
+
+
+def test_upgrade_waits_for_approval_then_rolls_back(tmp_path):
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    pkg = write_package(tmp_path)
+    assert run("install", str(pkg), "--dev", *sd).returncode == 0
+    text = (pkg / "APP.md").read_text().replace("version: 0.1.0", "version: 0.2.0")
+    text = text.replace("    lime.artifacts: ^1.0\n", "    lime.artifacts: ^1.0\n    lime.evidence: ^1.0\n")
+    (pkg / "APP.md").write_text(text)
+    r = run("upgrade", str(pkg), "--dev", *sd)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "new capabilities: lime.evidence" in r.stdout
+    assert json.loads(run("list", "--json", *sd).stdout)[0]["version"] == "0.1.0"
+    r = run("upgrade", str(pkg), "--dev", "--approve", "--json", *sd)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["version"] == "0.2.0"
+    r = run("rollback", "field-notes", *sd)
+    assert r.returncode == 0 and "back at 0.1.0" in r.stdout

@@ -40,6 +40,37 @@ bool valid_app_name(std::string_view name) {
   return valid_publisher_id(name);
 }
 
+std::vector<std::string> declared_capabilities(const json::object& fm) {
+  std::vector<std::string> out;
+  const auto add = [&out](std::string_view v) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.emplace_back(v);
+  };
+  const auto add_list = [&add](const json::value* list) {
+    if (list == nullptr || !list->is_array()) return;
+    for (const auto& v : list->get_array()) {
+      if (v.is_string()) add(v.get_string());
+    }
+  };
+  if (const auto* req = fm.if_contains("requires"); req != nullptr && req->is_object()) {
+    if (const auto* caps = req->get_object().if_contains("capabilities")) {
+      if (caps->is_object()) {
+        for (const auto& member : caps->get_object()) add(member.key());
+      } else {
+        add_list(caps);
+      }
+    }
+  }
+  add_list(fm.if_contains("capabilities"));
+  for (const char* section : {"entries", "services"}) {
+    const auto* items = fm.if_contains(section);
+    if (items == nullptr || !items->is_array()) continue;
+    for (const auto& item : items->get_array()) {
+      if (item.is_object()) add_list(item.get_object().if_contains("requiredCapabilities"));
+    }
+  }
+  return out;
+}
+
 Result<AppManifest> read_manifest(const std::filesystem::path& package) {
   const auto bytes = nodefs::read_file((package / "APP.md").string());
   if (!bytes.ok()) {

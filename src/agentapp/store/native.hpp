@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/result.hpp"
 #include "json/json.hpp"
@@ -24,6 +25,11 @@ struct AppManifest {
 
 /// Reads `<package>/APP.md`. Every problem found is listed in the error's message, one per line.
 Result<AppManifest> read_manifest(const std::filesystem::path& package);
+
+/// Every capability the manifest declares, without repeats, in the order met:
+/// `requires.capabilities` (a list, or a map's keys), top-level `capabilities` (a list), then
+/// each entry's and each service's `requiredCapabilities`.
+std::vector<std::string> declared_capabilities(const json::object& front_matter);
 
 /// An app name as the format allows it: `^[a-z0-9][a-z0-9-_.]*$`, 1-64 characters.
 bool valid_app_name(std::string_view name);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "agentapp/appdata/appdata.hpp"
 #include "agentapp/store/staging.hpp"
 #include "common/atomic_file.hpp"
 #include "common/random.hpp"
@@ -28,6 +29,11 @@ const std::vector<storage::Migration>& migrations() {
        "enabled INTEGER NOT NULL DEFAULT 0);"
        "CREATE TABLE app_log (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
        "app TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);"},
+      {2,
+       "CREATE TABLE grants (app TEXT NOT NULL, capability TEXT NOT NULL, "
+       "workspace TEXT NOT NULL, allow INTEGER NOT NULL, by TEXT NOT NULL, at TEXT NOT NULL, "
+       "PRIMARY KEY (app, capability, workspace));"},
+      {3, "ALTER TABLE apps ADD COLUMN previous TEXT NOT NULL DEFAULT '';"},
   };
   return kMigrations;
 }
@@ -343,60 +349,90 @@ Result<json::array> AppStore::log_of(std::string_view app) {
   return out;
 }
 
-Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
+struct AppStore::Staged {
+  fs::path staging;
+  fs::path package;
+  AppManifest manifest;
+  Verified verified;
+};
+
+Result<AppStore::Staged> AppStore::stage_and_verify(const fs::path& source, bool dev) {
   std::error_code ec;
   if (!fs::exists(source, ec)) {
     return Error::make(ErrorCode::kInvalidParams, source.string() + " does not exist");
   }
-  const fs::path staging = root_ / "staging" / random_hex(8);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() { remove_tree(dir); }
-  } cleanup{staging};
+  Staged staged;
+  staged.staging = root_ / "staging" / random_hex(8);
   const bool archive = fs::is_regular_file(source, ec);
-  auto staged = archive ? stage_archive(source, staging / "package")
-                        : stage_folder(source, staging / "package");
-  if (!staged.ok()) return std::move(staged).error();
-  const fs::path package = staged.value();
-
-  HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(package));
-  if (auto existing = find(manifest.name); existing.ok()) {
-    return Error::make(ErrorCode::kConflict, "'" + manifest.name + "' is already installed (" +
-                                                 existing.value().version +
-                                                 "); uninstall it first");
+  auto package = archive ? stage_archive(source, staged.staging / "package")
+                         : stage_folder(source, staged.staging / "package");
+  if (!package.ok()) {
+    remove_tree(staged.staging);
+    return std::move(package).error();
   }
-  HEARTH_ASSIGN_OR_RETURN(auto verified, verify_package(package, manifest, trust_));
-  if (verified.trust != Trust::kSigned && !dev) {
+  staged.package = package.value();
+  auto manifest = read_manifest(staged.package);
+  if (!manifest.ok()) {
+    remove_tree(staged.staging);
+    return std::move(manifest).error();
+  }
+  staged.manifest = std::move(manifest.value());
+  auto verified = verify_package(staged.package, staged.manifest, trust_);
+  if (!verified.ok()) {
+    remove_tree(staged.staging);
+    return std::move(verified).error();
+  }
+  staged.verified = std::move(verified.value());
+  if (staged.verified.trust != Trust::kSigned && !dev) {
+    remove_tree(staged.staging);
     return Error::make(ErrorCode::kPermissionDenied,
-                       std::string(verified.trust == Trust::kUnsigned
+                       std::string(staged.verified.trust == Trust::kUnsigned
                                        ? "the package is not signed"
                                        : "the package's signature is a placeholder (hashes of "
                                          "zeros)") +
                            ": nothing vouches for its files. Install it with --dev to accept "
                            "it unverified, in development mode.");
   }
+  return staged;
+}
 
+Result<InstalledApp> AppStore::place(Staged& staged) {
+  std::error_code ec;
   InstalledApp app;
-  app.name = manifest.name;
-  app.version = manifest.version;
-  app.package_hash = verified.package_hash;
-  app.manifest_hash = verified.manifest_hash;
-  app.trust = std::string(to_string(verified.trust));
-  app.publisher = verified.publisher_id;
-  app.key = verified.key;
+  app.name = staged.manifest.name;
+  app.version = staged.manifest.version;
+  app.package_hash = staged.verified.package_hash;
+  app.manifest_hash = staged.verified.manifest_hash;
+  app.trust = std::string(to_string(staged.verified.trust));
+  app.publisher = staged.verified.publisher_id;
+  app.key = staged.verified.key;
   app.installed_at = now_iso();
   app.dir = root_ / "packages" / app.name /
-            (folder_safe(app.version) + "-" + verified.package_hash.substr(7, 12));
+            (folder_safe(app.version) + "-" + staged.verified.package_hash.substr(7, 12));
   fs::create_directories(app.dir.parent_path(), ec);
   remove_tree(app.dir);  // a leftover of an install that stopped before its record
-  fs::rename(package, app.dir, ec);
+  fs::rename(staged.package, app.dir, ec);
   if (ec) {
     return Error::make(ErrorCode::kInternalError,
                        "cannot move the package into " + app.dir.string() + ": " + ec.message());
   }
   set_writable(app.dir, false);
+  return app;
+}
 
-  auto review = review_of(manifest, verified);
+Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
+  HEARTH_ASSIGN_OR_RETURN(auto staged, stage_and_verify(source, dev));
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() { remove_tree(dir); }
+  } cleanup{staged.staging};
+  if (auto existing = find(staged.manifest.name); existing.ok()) {
+    return Error::make(ErrorCode::kConflict,
+                       "'" + staged.manifest.name + "' is already installed (" +
+                           existing.value().version + "); upgrade it, or uninstall it first");
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto app, place(staged));
+  auto review = review_of(staged.manifest, staged.verified);
   auto inserted = db_->execute(
       "INSERT INTO apps (" + std::string(kColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
       {app.name, app.version, app.dir.string(), app.package_hash, app.manifest_hash, app.trust,
@@ -409,6 +445,175 @@ Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
   detail["review"] = review;
   if (auto r = log(app.name, "install", detail); !r.ok()) return std::move(r).error();
   return InstallResult{std::move(app), std::move(review)};
+}
+
+namespace {
+
+json::array minus(const std::vector<std::string>& now, const std::vector<std::string>& before) {
+  json::array out;
+  for (const auto& item : now) {
+    if (std::find(before.begin(), before.end(), item) == before.end()) out.emplace_back(item);
+  }
+  return out;
+}
+
+std::vector<std::string> strings_of(const json::value& list) {
+  std::vector<std::string> out;
+  if (!list.is_array()) return out;
+  for (const auto& v : list.get_array()) {
+    out.push_back(v.is_string() ? std::string(v.get_string()) : json::serialize(v));
+  }
+  return out;
+}
+
+/// Each permission as "key: scope access [domains]", each backend as "key: protocol command".
+std::vector<std::string> described(const json::object& review, std::string_view section) {
+  std::vector<std::string> out;
+  const auto* list = review.if_contains(section);
+  if (list == nullptr || !list->is_array()) return out;
+  for (const auto& item : list->get_array()) out.push_back(json::serialize(item));
+  return out;
+}
+
+std::vector<std::string> migration_files(const fs::path& package, const json::object& fm) {
+  std::vector<std::string> out;
+  const json::value* named = nullptr;
+  if (const auto* st = fm.if_contains("storage"); st != nullptr && st->is_object()) {
+    named = st->get_object().if_contains("migrations");
+  }
+  if (named == nullptr || !named->is_string()) return out;
+  const fs::path rel = fs::path(std::string(named->get_string())).lexically_normal();
+  if (rel.is_absolute() || rel.empty() || *rel.begin() == "..") return out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(package / rel, ec)) {
+    if (e.path().extension() == ".sql") out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool approve) {
+  HEARTH_ASSIGN_OR_RETURN(auto staged, stage_and_verify(source, dev));
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() { remove_tree(dir); }
+  } cleanup{staged.staging};
+  auto installed = find(staged.manifest.name);
+  if (!installed.ok()) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "'" + staged.manifest.name + "' is not installed: install it first");
+  }
+  UpgradeResult result;
+  result.app = installed.value();
+  if (staged.verified.package_hash == result.app.package_hash) {
+    return Error::make(ErrorCode::kConflict, "this package is the one installed");
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto old_manifest, read_manifest(result.app.dir));
+  Verified old_verified;
+  old_verified.package_hash = result.app.package_hash;
+  const auto old_review = review_of(old_manifest, old_verified);
+  const auto new_review = review_of(staged.manifest, staged.verified);
+  result.added["capabilities"] = minus(declared_capabilities(staged.manifest.front_matter),
+                                       declared_capabilities(old_manifest.front_matter));
+  result.added["permissions"] =
+      minus(described(new_review, "permissions"), described(old_review, "permissions"));
+  result.added["networkHosts"] =
+      minus(strings_of(new_review.at("networkHosts")), strings_of(old_review.at("networkHosts")));
+  result.added["migrations"] = minus(migration_files(staged.package, staged.manifest.front_matter),
+                                     migration_files(result.app.dir, old_manifest.front_matter));
+  result.added["backends"] =
+      minus(described(new_review, "backends"), described(old_review, "backends"));
+  for (const auto& [key, list] : result.added) {
+    result.needs_approval = result.needs_approval || !list.as_array().empty();
+  }
+  if (result.needs_approval && !approve) return result;  // nothing changes
+
+  const InstalledApp old_app = result.app;
+  HEARTH_ASSIGN_OR_RETURN(auto app, place(staged));
+  app.enabled = old_app.enabled;
+  if (old_app.enabled) {
+    // The new version is ready only when its migrations ran; until then the old one stays.
+    HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(data_dir(app.name)));
+    auto applied = data->migrate(app.dir, staged.manifest.front_matter);
+    if (!applied.ok()) {
+      if (app.dir != old_app.dir) remove_tree(app.dir);
+      (void)log(
+          app.name, "upgrade-failed",
+          json::object{
+              {"from", old_app.version}, {"to", app.version}, {"error", applied.error().message}});
+      return Error::make(applied.error().code, "upgrade to " + app.version + " stopped, " +
+                                                   old_app.version +
+                                                   " stays installed: " + applied.error().message);
+    }
+    result.migrations_applied = std::move(applied.value());
+  }
+  json::object previous = old_app.to_json();
+  auto updated = db_->execute(
+      "UPDATE apps SET version = ?, dir = ?, package_hash = ?, manifest_hash = ?, trust = ?, "
+      "publisher = ?, key = ?, installed_at = ?, previous = ? WHERE name = ?",
+      {app.version, app.dir.string(), app.package_hash, app.manifest_hash, app.trust, app.publisher,
+       app.key, app.installed_at, json::serialize(previous), app.name});
+  if (!updated.ok()) {
+    remove_tree(app.dir);
+    return std::move(updated).error();
+  }
+  if (old_app.enabled) {
+    for (const auto& capability : result.added.at("capabilities").as_array()) {
+      HEARTH_RETURN_IF_ERROR(grant(app.name, capability.as_string(), "", true, "upgrade-review"));
+    }
+  }
+  HEARTH_RETURN_IF_ERROR(log(app.name, "upgrade",
+                             json::object{{"from", old_app.version},
+                                          {"to", app.version},
+                                          {"added", result.added},
+                                          {"approved", result.needs_approval},
+                                          {"migrationsApplied", result.migrations_applied},
+                                          {"packageHash", app.package_hash}}));
+  result.app = std::move(app);
+  result.upgraded = true;
+  return result;
+}
+
+Result<InstalledApp> AppStore::rollback(std::string_view name) {
+  HEARTH_ASSIGN_OR_RETURN(auto current, find(name));
+  HEARTH_ASSIGN_OR_RETURN(
+      auto rows, db_->query("SELECT previous FROM apps WHERE name = ?", {std::string(name)}));
+  const std::string previous_text = std::get<std::string>(rows.at(0).at(0));
+  auto previous = json::parse_text(previous_text);
+  if (previous_text.empty() || !previous.ok() || !previous.value().is_object()) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "'" + std::string(name) + "' has no earlier version to return to");
+  }
+  const auto& p = previous.value().get_object();
+  const auto text = [&p](std::string_view key) {
+    const auto* v = p.if_contains(key);
+    return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  InstalledApp back = current;
+  back.version = text("version");
+  back.dir = text("dir");
+  back.package_hash = text("packageHash");
+  back.manifest_hash = text("manifestHash");
+  back.trust = text("trust");
+  back.publisher = text("publisher");
+  back.key = text("key");
+  back.installed_at = text("installedAt");
+  std::error_code ec;
+  if (!fs::is_directory(back.dir, ec)) {
+    return Error::make(ErrorCode::kInternalError,
+                       "the package of " + back.version + " is gone: " + back.dir.string());
+  }
+  json::object forward = current.to_json();
+  HEARTH_RETURN_IF_ERROR(db_->execute(
+      "UPDATE apps SET version = ?, dir = ?, package_hash = ?, manifest_hash = ?, trust = ?, "
+      "publisher = ?, key = ?, installed_at = ?, previous = ? WHERE name = ?",
+      {back.version, back.dir.string(), back.package_hash, back.manifest_hash, back.trust,
+       back.publisher, back.key, back.installed_at, json::serialize(forward), std::string(name)}));
+  HEARTH_RETURN_IF_ERROR(
+      log(name, "rollback", json::object{{"from", current.version}, {"to", back.version}}));
+  return back;
 }
 
 Result<std::vector<InstalledApp>> AppStore::list() {
@@ -447,6 +652,14 @@ Result<json::object> AppStore::show(std::string_view name) {
     out["problem"] = manifest.error().message;
   }
   out["dataDir"] = data_dir(name).string();
+  std::error_code ec;
+  if (fs::exists(data_dir(name) / "app.db", ec)) {
+    auto data = AppData::open(data_dir(name));
+    auto applied = data.ok() ? data.value()->applied() : Result<json::array>(json::array());
+    out["migrations"] = applied.ok() ? std::move(applied.value()) : json::array();
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto granted, grants(name));
+  out["grants"] = std::move(granted);
   HEARTH_ASSIGN_OR_RETURN(auto history, log_of(name));
   out["log"] = std::move(history);
   return out;
@@ -455,10 +668,85 @@ Result<json::object> AppStore::show(std::string_view name) {
 Status AppStore::set_enabled(std::string_view name, bool enabled) {
   HEARTH_ASSIGN_OR_RETURN(auto app, find(name));
   if (app.enabled == enabled) return {};
+  json::object detail{{"version", app.version}};
+  if (enabled) {
+    // Enabling is the review's approval: the package's storage migrations run now, each in
+    // one transaction; one that fails leaves the app disabled.
+    HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
+    HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(data_dir(name)));
+    auto applied = data->migrate(app.dir, manifest.front_matter);
+    if (!applied.ok()) {
+      json::object failed = detail;
+      failed["error"] = applied.error().message;
+      auto so_far = data->applied();
+      failed["migrationsApplied"] = so_far.ok() ? std::move(so_far.value()) : json::array();
+      (void)log(name, "enable-failed", failed);
+      return std::move(applied).error();
+    }
+    detail["migrationsApplied"] = std::move(applied.value());
+    // The person approved the review, which listed these: allow them (a deny rule still wins).
+    json::array allowed;
+    for (const auto& capability : declared_capabilities(manifest.front_matter)) {
+      HEARTH_RETURN_IF_ERROR(grant(name, capability, "", true, "review"));
+      allowed.emplace_back(capability);
+    }
+    detail["granted"] = std::move(allowed);
+  }
   auto r = db_->execute("UPDATE apps SET enabled = ? WHERE name = ?",
                         {std::int64_t{enabled ? 1 : 0}, std::string(name)});
   if (!r.ok()) return std::move(r).error();
-  return log(name, enabled ? "enable" : "disable", json::object{{"version", app.version}});
+  return log(name, enabled ? "enable" : "disable", detail);
+}
+
+Status AppStore::grant(std::string_view name, std::string_view capability,
+                       std::string_view workspace, bool allow, std::string_view by) {
+  HEARTH_ASSIGN_OR_RETURN(auto app, find(name));
+  if (capability.empty()) return Error::make(ErrorCode::kInvalidParams, "no capability named");
+  auto r = db_->execute(
+      "INSERT INTO grants (app, capability, workspace, allow, by, at) VALUES (?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (app, capability, workspace) DO UPDATE SET allow = excluded.allow, "
+      "by = excluded.by, at = excluded.at",
+      {std::string(name), std::string(capability), std::string(workspace),
+       std::int64_t{allow ? 1 : 0}, std::string(by), now_iso()});
+  if (!r.ok()) return std::move(r).error();
+  return log(
+      name, allow ? "grant" : "deny",
+      json::object{{"capability", capability},
+                   {"workspace", workspace.empty() ? json::value("*") : json::value(workspace)},
+                   {"by", by},
+                   {"version", app.version}});
+}
+
+Result<json::array> AppStore::grants(std::string_view name) {
+  HEARTH_ASSIGN_OR_RETURN(
+      auto rows, db_->query("SELECT capability, workspace, allow, by, at FROM grants WHERE app = ? "
+                            "ORDER BY capability, workspace",
+                            {std::string(name)}));
+  json::array out;
+  for (const auto& row : rows) {
+    const std::string workspace = std::get<std::string>(row[1]);
+    out.emplace_back(
+        json::object{{"capability", std::get<std::string>(row[0])},
+                     {"workspace", workspace.empty() ? json::value("*") : json::value(workspace)},
+                     {"decision", std::get<std::int64_t>(row[2]) != 0 ? "allow" : "deny"},
+                     {"by", std::get<std::string>(row[3])},
+                     {"at", std::get<std::string>(row[4])}});
+  }
+  return out;
+}
+
+Result<std::string> AppStore::decision(std::string_view name, std::string_view capability,
+                                       std::string_view workspace) {
+  HEARTH_ASSIGN_OR_RETURN(
+      auto rows, db_->query("SELECT allow FROM grants WHERE app = ? AND capability = ? AND "
+                            "(workspace = '' OR workspace = ?)",
+                            {std::string(name), std::string(capability), std::string(workspace)}));
+  bool allowed = false;
+  for (const auto& row : rows) {
+    if (std::get<std::int64_t>(row[0]) == 0) return std::string("deny");
+    allowed = true;
+  }
+  return std::string(allowed ? "allow" : "none");
 }
 
 Result<json::object> AppStore::uninstall(std::string_view name, DataPolicy policy,
@@ -494,11 +782,13 @@ Result<json::object> AppStore::uninstall(std::string_view name, DataPolicy polic
       break;
     }
   }
-  remove_tree(app.dir);
-  const fs::path versions = app.dir.parent_path();
-  if (fs::is_empty(versions, ec)) fs::remove(versions, ec);
+  // Every version kept of it: the installed one and the one a rollback would return to.
+  const fs::path versions = root_ / "packages" / app.name;
+  remove_tree(versions);
   record["package"] = "removed " + app.dir.string();
   auto r = db_->execute("DELETE FROM apps WHERE name = ?", {std::string(name)});
+  if (!r.ok()) return std::move(r).error();
+  r = db_->execute("DELETE FROM grants WHERE app = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
   if (auto logged = log(name, "uninstall", record); !logged.ok()) return std::move(logged).error();
   const fs::path file = root_ / "cleanup" / (app.name + "-" + random_hex(4) + ".json");

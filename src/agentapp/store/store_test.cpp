@@ -142,8 +142,128 @@ TEST_F(StoreTest, EnableDisableAndShowWithTheLog) {
   for (const auto& e : shown.value().at("log").as_array()) {
     actions.emplace_back(e.at("action").as_string());
   }
-  EXPECT_EQ(actions, (std::vector<std::string>{"install", "enable", "disable"}));
+  // Enabling grants what the review listed (two capabilities), then enables.
+  EXPECT_EQ(actions, (std::vector<std::string>{"install", "grant", "grant", "enable", "disable"}));
   EXPECT_EQ(shown.value().at("review").at("trust"), "signed");
+}
+
+TEST_F(StoreTest, EnablingAppliesTheMigrationsAndAFailingOneKeepsTheAppDisabled) {
+  trust_and_sign();
+  ASSERT_TRUE(store->install(package.path(), false).ok());
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  const auto shown = store->show("notes").value();
+  EXPECT_EQ(shown.at("migrations").at(0).at("name"), "001_init.sql");
+  EXPECT_EQ(shown.at("log").as_array().back().at("action"), "enable");
+  EXPECT_EQ(shown.at("log").as_array().back().at("detail").at("migrationsApplied").at(0),
+            "001_init.sql");
+  ASSERT_TRUE(store->uninstall("notes", DataPolicy::kDelete).ok());
+
+  // A second migration that fails halfway: the first applies, the app stays disabled.
+  package.write("storage/migrations/002_broken.sql",
+                "CREATE TABLE tags (t TEXT); INSERT INTO missing VALUES (1);");
+  ASSERT_TRUE(sign_package(package.path(), key.private_pem, "example-org").ok());
+  ASSERT_TRUE(store->install(package.path(), false).ok());
+  const auto r = store->set_enabled("notes", true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("002_broken.sql"), std::string::npos);
+  EXPECT_FALSE(store->find("notes").value().enabled);
+  const auto after = store->show("notes").value();
+  EXPECT_EQ(after.at("migrations").as_array().size(), 1u);
+  EXPECT_EQ(after.at("log").as_array().back().at("action"), "enable-failed");
+}
+
+TEST_F(StoreTest, GrantsAreDenyFirstPerWorkspaceAndLogged) {
+  trust_and_sign();
+  ASSERT_TRUE(store->install(package.path(), false).ok());
+  EXPECT_EQ(store->decision("notes", "lime.storage", "w1").value(), "none");
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  EXPECT_EQ(store->decision("notes", "lime.storage", "w1").value(), "allow");
+  EXPECT_EQ(store->decision("notes", "lime.agent", "w1").value(), "none");  // not declared
+  // A deny for one workspace beats the allow for every workspace, there only.
+  ASSERT_TRUE(store->grant("notes", "lime.storage", "w1", false, "person").ok());
+  EXPECT_EQ(store->decision("notes", "lime.storage", "w1").value(), "deny");
+  EXPECT_EQ(store->decision("notes", "lime.storage", "w2").value(), "allow");
+  // A deny for every workspace beats an allow for one.
+  ASSERT_TRUE(store->grant("notes", "lime.ui", "w2", true, "person").ok());
+  ASSERT_TRUE(store->grant("notes", "lime.ui", "", false, "person").ok());
+  EXPECT_EQ(store->decision("notes", "lime.ui", "w2").value(), "deny");
+  const auto grants = store->grants("notes").value();
+  EXPECT_EQ(grants.size(), 4u);
+  EXPECT_EQ(store->show("notes").value().at("log").as_array().back().at("action"), "deny");
+  EXPECT_FALSE(store->grant("nothing", "lime.ui", "", true, "person").ok());
+}
+
+TEST_F(StoreTest, UpgradeWaitsForApprovalOfWhatIsNewAndRollsBack) {
+  trust_and_sign();
+  ASSERT_TRUE(store->install(package.path(), false).ok());
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  const auto old_dir = store->find("notes").value().dir;
+
+  // 1.3.0 adds a capability, a network host and a migration.
+  std::string md = testing::notes_app_md();
+  const auto replace = [&md](std::string_view from, std::string_view to) {
+    md.replace(md.find(from), from.size(), to);
+  };
+  replace("version: 1.2.0", "version: 1.3.0");
+  replace("    lime.ui: ^1.0\n", "    lime.artifacts: ^1.0\n    lime.ui: ^1.0\n");
+  replace("domains: [api.example.org]", "domains: [api.example.org, cdn.example.org]");
+  package.write("APP.md", md);
+  package.write("storage/migrations/002_tags.sql", "CREATE TABLE tags (t TEXT);\n");
+  ASSERT_TRUE(sign_package(package.path(), key.private_pem, "example-org").ok());
+
+  auto waiting = store->upgrade(package.path(), false, false);
+  ASSERT_TRUE(waiting.ok()) << waiting.error().message;
+  EXPECT_TRUE(waiting.value().needs_approval);
+  EXPECT_FALSE(waiting.value().upgraded);
+  EXPECT_EQ(json::serialize(waiting.value().added.at("capabilities")), R"(["lime.artifacts"])");
+  EXPECT_EQ(json::serialize(waiting.value().added.at("networkHosts")), R"(["cdn.example.org"])");
+  EXPECT_EQ(json::serialize(waiting.value().added.at("migrations")), R"(["002_tags.sql"])");
+  EXPECT_EQ(waiting.value().added.at("permissions").as_array().size(), 1u);
+  EXPECT_EQ(store->find("notes").value().version, "1.2.0");
+
+  auto done = store->upgrade(package.path(), false, true);
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_TRUE(done.value().upgraded);
+  EXPECT_EQ(json::serialize(done.value().migrations_applied), R"(["002_tags.sql"])");
+  EXPECT_EQ(store->find("notes").value().version, "1.3.0");
+  EXPECT_EQ(store->decision("notes", "lime.artifacts", "w").value(), "allow");
+  EXPECT_TRUE(fs::exists(old_dir));  // kept for a rollback
+
+  auto back = store->rollback("notes");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back.value().version, "1.2.0");
+  EXPECT_EQ(store->find("notes").value().dir, old_dir);
+  EXPECT_EQ(store->rollback("notes").value().version, "1.3.0");  // and forward again
+
+  ASSERT_TRUE(store->uninstall("notes", DataPolicy::kDelete).ok());
+  EXPECT_FALSE(fs::exists(state.path() / "apps/packages/notes"));
+}
+
+TEST_F(StoreTest, AnUpgradeWhoseMigrationFailsLeavesTheOldVersion) {
+  trust_and_sign();
+  ASSERT_TRUE(store->install(package.path(), false).ok());
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  std::string md = testing::notes_app_md();
+  md.replace(md.find("version: 1.2.0"), 14, "version: 2.0.0");
+  package.write("APP.md", md);
+  package.write("storage/migrations/002_bad.sql",
+                "CREATE TABLE x (a); INSERT INTO nowhere VALUES (1);");
+  ASSERT_TRUE(sign_package(package.path(), key.private_pem, "example-org").ok());
+  const auto r = store->upgrade(package.path(), false, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("1.2.0 stays installed"), std::string::npos);
+  EXPECT_EQ(store->find("notes").value().version, "1.2.0");
+  EXPECT_TRUE(store->find("notes").value().enabled);
+  EXPECT_FALSE(store->rollback("notes").ok());  // nothing to return to
+  // A version whose only change is its UI adds nothing to approve.
+  fs::remove(package.path() / "storage/migrations/002_bad.sql");
+  package.write("dist/ui/index.html", "<h1>Notes 2</h1>");
+  ASSERT_TRUE(sign_package(package.path(), key.private_pem, "example-org").ok());
+  auto plain = store->upgrade(package.path(), false, false);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain.value().needs_approval);
+  EXPECT_TRUE(plain.value().upgraded);
+  EXPECT_EQ(store->find("notes").value().version, "2.0.0");
 }
 
 TEST_F(StoreTest, UninstallKeepsDeletesOrExportsTheDataAndRecordsIt) {

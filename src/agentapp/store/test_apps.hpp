@@ -39,6 +39,7 @@ inline std::string notes_app_md(const std::string& publisher = "example-org") {
          "  namespace: notes\n"
          "  placement: local-sqlite\n"
          "  isolation: per-app-database\n"
+         "  migrations: storage/migrations\n"
          "services:\n"
          "  - key: backend\n"
          "    kind: app-backend\n"

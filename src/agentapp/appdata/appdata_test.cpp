@@ -1,0 +1,114 @@
+#include "agentapp/appdata/appdata.hpp"
+
+#include <gtest/gtest.h>
+
+#include "agentapp/package/test_package.hpp"
+
+namespace hearth::agentapp {
+namespace {
+
+using testing::PackageDir;
+
+json::object with_migrations(std::string_view folder) {
+  return json::object{{"storage", json::object{{"migrations", folder}}}};
+}
+
+TEST(AppData, AppliesEachMigrationOnceInNameOrder) {
+  PackageDir pkg("app");
+  pkg.write("storage/migrations/002_index.sql", "CREATE INDEX notes_text ON notes (text);");
+  pkg.write("storage/migrations/001_init.sql",
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);");
+  pkg.write("storage/migrations/README.md", "not a migration");
+  PackageDir data("data");
+  auto db = AppData::open(data.path()).value();
+  auto applied = db->migrate(pkg.path(), with_migrations("./storage/migrations"));
+  ASSERT_TRUE(applied.ok()) << applied.error().message;
+  EXPECT_EQ(json::serialize(applied.value()), R"(["001_init.sql","002_index.sql"])");
+  EXPECT_TRUE(db->migrate(pkg.path(), with_migrations("storage/migrations")).value().empty());
+  EXPECT_EQ(db->applied().value().size(), 2u);
+  // A migration changed after it was applied is refused.
+  pkg.write("storage/migrations/001_init.sql", "CREATE TABLE notes (id INTEGER PRIMARY KEY);");
+  const auto changed = db->migrate(pkg.path(), with_migrations("storage/migrations"));
+  ASSERT_FALSE(changed.ok());
+  EXPECT_NE(changed.error().message.find("has changed"), std::string::npos);
+}
+
+TEST(AppData, AMigrationThatFailsHalfwayLeavesNothingOfItself) {
+  PackageDir pkg("app");
+  pkg.write("m/001.sql", "CREATE TABLE a (x);");
+  pkg.write("m/002.sql",
+            "CREATE TABLE b (x); INSERT INTO b VALUES (1); INSERT INTO nowhere VALUES (2);");
+  pkg.write("m/003.sql", "CREATE TABLE c (x);");
+  PackageDir data("data");
+  auto db = AppData::open(data.path()).value();
+  const auto r = db->migrate(pkg.path(), with_migrations("m"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("migration 002.sql failed"), std::string::npos)
+      << r.error().message;
+  EXPECT_TRUE(db->query("SELECT * FROM a", {}).ok());
+  EXPECT_FALSE(db->query("SELECT * FROM b", {}).ok());  // rolled back with its migration
+  EXPECT_FALSE(db->query("SELECT * FROM c", {}).ok());  // never reached
+  EXPECT_EQ(json::serialize(db->applied().value().at(0).at("name")), R"("001.sql")");
+  EXPECT_EQ(db->applied().value().size(), 1u);
+}
+
+TEST(AppData, AMigrationCannotReachBeyondTheAppsTables) {
+  PackageDir pkg("app");
+  PackageDir data("data");
+  auto db = AppData::open(data.path()).value();
+  for (const std::string sql :
+       {"ATTACH DATABASE '/tmp/other.db' AS o;", "DELETE FROM hearth_migrations;",
+        "UPDATE hearth_kv SET value = 'x';", "PRAGMA writable_schema = 1;", "COMMIT;"}) {
+    pkg.write("m/001.sql", sql);
+    EXPECT_FALSE(db->migrate(pkg.path(), with_migrations("m")).ok()) << sql;
+  }
+  EXPECT_FALSE(db->migrate(pkg.path(), with_migrations("../outside")).ok());
+  EXPECT_FALSE(db->migrate(pkg.path(), with_migrations("/etc")).ok());
+}
+
+TEST(AppData, StoresValuesAndRunsTheAppsQueries) {
+  PackageDir data("data");
+  auto db = AppData::open(data.path()).value();
+  EXPECT_TRUE(db->get("missing").value().is_null());
+  ASSERT_TRUE(db->put("settings", json::parse(R"({"theme":"dark","n":[1,2]})")).ok());
+  EXPECT_EQ(json::serialize(db->get("settings").value()), R"({"theme":"dark","n":[1,2]})");
+  ASSERT_TRUE(db->put("settings", "light").ok());
+  EXPECT_EQ(db->get("settings").value(), "light");
+  ASSERT_TRUE(db->query("CREATE TABLE t (a, b)", {}).ok());
+  ASSERT_TRUE(db->query("INSERT INTO t VALUES (?, ?)", json::array{1, "two"}).ok());
+  EXPECT_EQ(json::serialize(db->query("SELECT a, b FROM t", {}).value()), R"([[1,"two"]])");
+  // hearth's key-value table is not the app's to query.
+  EXPECT_FALSE(db->query("SELECT * FROM hearth_kv", {}).ok());
+}
+
+TEST(AppData, OneAppCannotReadAnothersStorage) {
+  PackageDir a("a");
+  PackageDir b("b");
+  auto first = AppData::open(a.path()).value();
+  auto second = AppData::open(b.path()).value();
+  ASSERT_TRUE(second->put("secret", "b's").ok());
+  const std::string attach = "ATTACH DATABASE '" + (b.path() / "app.db").string() + "' AS b";
+  const auto r = first->query(attach, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_FALSE(first->query("SELECT value FROM hearth_kv WHERE key = 'secret'", {}).ok());
+}
+
+TEST(AppData, AQuotaIsEnforced) {
+  PackageDir data("data");
+  auto db = AppData::open(data.path(), std::int64_t{128} * 1024).value();
+  ASSERT_TRUE(db->query("CREATE TABLE t (v)", {}).ok());
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    auto r = db->query("INSERT INTO t VALUES (?)", json::array{std::string(8192, 'x')});
+    if (!r.ok()) {
+      refused = true;
+      EXPECT_NE(r.error().message.find("quota"), std::string::npos) << r.error().message;
+    }
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_FALSE(db->put("big", json::string(std::string(std::size_t{512} * 1024, 'y'))).ok());
+}
+
+}  // namespace
+}  // namespace hearth::agentapp

@@ -1,0 +1,51 @@
+#pragma once
+/// The capability bridge (docs/agent-apps.md, "The capability bridge"): every call an Agent App
+/// makes to the host - from its backend or, through the view host, its UI - arrives here as
+/// `capability/invoke` and passes, in order: the app is installed and enabled; the capability is
+/// declared by the app; hearth provides it (readiness); a grant allows it for the workspace,
+/// deny rules first; the app's declared permissions cover the method (policy). Then it runs,
+/// and the call or its denial is recorded in the app's evidence log. A denial is a structured
+/// error, never a made-up success.
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "agentapp/store/store.hpp"
+#include "common/result.hpp"
+#include "json/json.hpp"
+
+namespace hearth::agentapp {
+
+struct Invocation {
+  std::string app;
+  std::string workspace;  ///< empty: the default workspace
+  std::string capability;
+  std::string method;
+  json::value params;  ///< an object, or null
+};
+
+/// The capabilities hearth provides, with their methods.
+const json::object& provided_capabilities();
+
+class Bridge {
+ public:
+  /// `store` must outlive the bridge.
+  explicit Bridge(AppStore& store) : store_(store) {}
+
+  /// Runs the call or answers why not: kPermissionDenied errors carry
+  /// data {stage: "enabled"|"declared"|"ready"|"granted"|"policy", capability, method, reason}.
+  Result<json::value> invoke(const Invocation& call);
+
+  /// `capability/list`: every capability the app declares, with `status` available or blocked
+  /// and, when blocked, the stage and reason; the methods of the available ones.
+  Result<json::array> list(std::string_view app, std::string_view workspace);
+
+ private:
+  std::mutex mutex_;  // one call at a time per bridge: app databases are opened per call
+  AppStore& store_;
+};
+
+}  // namespace hearth::agentapp

@@ -1,0 +1,174 @@
+#include "agentapp/bridge/bridge.hpp"
+
+#include <gtest/gtest.h>
+
+#include "agentapp/package/test_package.hpp"
+
+namespace hearth::agentapp {
+namespace {
+
+using testing::PackageDir;
+
+constexpr std::string_view kAppMd = R"(---
+name: tasks
+description: Tasks with a summary artifact.
+version: 2.0.0
+status: ready
+appType: agent-app
+requires:
+  capabilities:
+    lime.storage: ^1.0
+    lime.artifacts: ^1.0
+    lime.evidence: ^1.0
+    lime.agent: ^1.0
+    lime.files: ^1.0
+permissions:
+  - key: db
+    scope: storage
+    access: read-write
+  - key: outputs
+    scope: artifact
+    access: write
+storage:
+  namespace: tasks
+  migrations: storage/migrations
+artifactTypes:
+  - key: summary
+    schema: artifacts/summary.schema.json
+  - key: free-text
+---
+)";
+
+struct BridgeTest : ::testing::Test {
+  PackageDir state{"state"};
+  PackageDir package{"tasks"};
+  std::unique_ptr<AppStore> store;
+  std::unique_ptr<Bridge> bridge;
+
+  void SetUp() override {
+    package.write("APP.md", kAppMd);
+    package.write("storage/migrations/001.sql", "CREATE TABLE tasks (title TEXT);");
+    package.write("artifacts/summary.schema.json",
+                  R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
+                  R"("required":["done"],"properties":{"done":{"type":"integer"}}})");
+    store = AppStore::open(state.path()).value();
+    ASSERT_TRUE(store->install(package.path(), true).ok());
+    bridge = std::make_unique<Bridge>(*store);
+  }
+
+  Result<json::value> call(std::string_view capability, std::string_view method,
+                           std::string_view params = "{}", std::string_view workspace = "") {
+    Invocation inv;
+    inv.app = "tasks";
+    inv.workspace = std::string(workspace);
+    inv.capability = std::string(capability);
+    inv.method = std::string(method);
+    inv.params = json::parse(params);
+    return bridge->invoke(inv);
+  }
+
+  static std::string stage_of(const Result<json::value>& r) {
+    if (r.ok()) return "ok";
+    if (r.error().code != ErrorCode::kPermissionDenied) return "error: " + r.error().message;
+    return std::string(r.error().data.at("stage").as_string());
+  }
+};
+
+TEST_F(BridgeTest, NothingRunsForAnAppThatIsNotEnabled) {
+  EXPECT_EQ(stage_of(call("lime.storage", "get", R"({"key":"k"})")), "enabled");
+  Invocation other;
+  other.app = "nothing";
+  other.capability = "lime.storage";
+  other.method = "get";
+  EXPECT_EQ(stage_of(bridge->invoke(other)), "enabled");
+}
+
+TEST_F(BridgeTest, ChecksDeclaredReadyGrantedAndPolicyInThatOrder) {
+  ASSERT_TRUE(store->set_enabled("tasks", true).ok());
+  EXPECT_EQ(stage_of(call("lime.secrets", "get")), "declared");
+  EXPECT_EQ(stage_of(call("lime.agent", "startTask")), "ready");
+  EXPECT_EQ(stage_of(call("lime.storage", "drop")), "ready");
+  ASSERT_TRUE(store->grant("tasks", "lime.storage", "w1", false, "person").ok());
+  EXPECT_EQ(stage_of(call("lime.storage", "get", R"({"key":"k"})", "w1")), "granted");
+  EXPECT_EQ(stage_of(call("lime.storage", "get", R"({"key":"k"})", "w2")), "ok");
+  // Artifacts may be written (permission: write) but not read back (no read permission).
+  EXPECT_EQ(stage_of(call("lime.artifacts", "list")), "policy");
+  EXPECT_EQ(stage_of(call("lime.artifacts", "create", R"({"type":"unknown","content":{}})")),
+            "policy");
+  // Every denial is evidence.
+  const auto exported = call("lime.evidence", "export");
+  ASSERT_TRUE(exported.ok()) << exported.error().message;
+  int denied = 0;
+  for (const auto& e : exported.value().at("entries").as_array()) {
+    if (e.at("kind") == "capability.denied") ++denied;
+  }
+  EXPECT_EQ(denied, 6);
+  EXPECT_EQ(exported.value().at("verified"), true);
+}
+
+TEST_F(BridgeTest, StorageRunsTheAppsSqlAndValues) {
+  ASSERT_TRUE(store->set_enabled("tasks", true).ok());
+  ASSERT_TRUE(call("lime.storage", "put", R"({"key":"filter","value":{"done":false}})").ok());
+  EXPECT_EQ(json::serialize(call("lime.storage", "get", R"({"key":"filter"})").value()),
+            R"({"key":"filter","value":{"done":false}})");
+  ASSERT_TRUE(
+      call("lime.storage", "query", R"j({"sql":"INSERT INTO tasks VALUES (?)","params":["a"]})j")
+          .ok());
+  EXPECT_EQ(json::serialize(
+                call("lime.storage", "query", R"({"sql":"SELECT title FROM tasks"})").value()),
+            R"({"rows":[["a"]]})");
+  const auto attach = call("lime.storage", "query", R"({"sql":"ATTACH DATABASE 'x' AS x"})");
+  ASSERT_FALSE(attach.ok());
+  EXPECT_EQ(attach.error().code, ErrorCode::kPermissionDenied);
+}
+
+TEST_F(BridgeTest, ArtifactsFollowTheirSchemaAndCarryProvenance) {
+  ASSERT_TRUE(store->set_enabled("tasks", true).ok());
+  const auto bad = call("lime.artifacts", "create", R"({"type":"summary","content":{"done":"x"}})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidParams);
+  const auto made = call("lime.artifacts", "create",
+                         R"({"type":"summary","content":{"done":3},"metadata":{"title":"t"}})");
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_EQ(made.value().at("provenance").at("appVersion"), "2.0.0");
+  EXPECT_EQ(made.value().at("mediaType"), "application/json");
+  const auto text = call("lime.artifacts", "create", R"({"type":"free-text","content":"hello"})");
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_EQ(text.value().at("mediaType"), "text/plain");
+  const auto exported = call("lime.evidence", "export").value();
+  std::vector<std::string> kinds;
+  for (const auto& e : exported.at("entries").as_array()) {
+    kinds.emplace_back(e.at("kind").as_string());
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"artifact.created", "capability.invoked",
+                                             "artifact.created", "capability.invoked"}));
+}
+
+TEST_F(BridgeTest, ListsCapabilitiesWithTheReasonsForBlockedOnes) {
+  auto listed = bridge->list("tasks", "");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed.value().at(0).at("status"), "blocked");
+  ASSERT_TRUE(store->set_enabled("tasks", true).ok());
+  listed = bridge->list("tasks", "");
+  std::map<std::string, std::string> status;
+  for (const auto& c : listed.value()) {
+    status[std::string(c.at("capability").as_string())] =
+        std::string(c.at("status").as_string()) +
+        (c.as_object().contains("stage") ? "/" + std::string(c.at("stage").as_string()) : "");
+  }
+  EXPECT_EQ(status["lime.storage"], "available");
+  EXPECT_EQ(status["lime.evidence"], "available");
+  EXPECT_EQ(status["lime.agent"], "blocked/ready");
+  EXPECT_EQ(status["lime.files"], "blocked/ready");
+}
+
+TEST_F(BridgeTest, AppsRecordTheirOwnEvidenceUnderTheirOwnKind) {
+  ASSERT_TRUE(store->set_enabled("tasks", true).ok());
+  const auto entry =
+      call("lime.evidence", "record", R"({"kind":"review.done","detail":{"by":"a"}})");
+  ASSERT_TRUE(entry.ok()) << entry.error().message;
+  EXPECT_EQ(entry.value().at("kind"), "app.review.done");
+}
+
+}  // namespace
+}  // namespace hearth::agentapp

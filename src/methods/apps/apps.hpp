@@ -1,0 +1,15 @@
+#pragma once
+/// The Agent App methods (docs/agent-apps.md, "The capability bridge"): `capability/invoke` and
+/// `capability/list`, served by the daemon for app backends and, through the view host, app UIs.
+
+#include "agentapp/bridge/bridge.hpp"
+#include "common/blocking.hpp"
+#include "rpc/dispatcher.hpp"
+
+namespace hearth::methods::apps {
+
+/// Registers capability/invoke and capability/list. `bridge` and `blocking` (where the app
+/// databases are opened and queried) must outlive their use.
+void add_methods(rpc::Dispatcher& dispatcher, agentapp::Bridge& bridge, BlockingExecutor& blocking);
+
+}  // namespace hearth::methods::apps
