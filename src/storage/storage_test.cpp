@@ -158,7 +158,7 @@ TEST(UntrustedSql, RefusesWhatCouldReachBeyondTheAppsTables) {
   ASSERT_TRUE(db->migrate("hearth", {{1, "CREATE TABLE hearth_kv (k TEXT, v TEXT);"}}).ok());
   ASSERT_TRUE(db->execute_untrusted_script("CREATE TABLE notes (text TEXT);").ok());
   const auto other = std::filesystem::path(::testing::TempDir()) / "untrusted-other.db";
-  for (const std::string sql :
+  for (const std::string& sql :
        {"ATTACH DATABASE '" + other.string() + "' AS other", std::string("DETACH DATABASE main"),
         std::string("PRAGMA writable_schema = 1"), std::string("PRAGMA journal_mode = DELETE"),
         std::string("SELECT load_extension('/tmp/evil.so')"), std::string("BEGIN"),
