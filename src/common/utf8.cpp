@@ -50,6 +50,28 @@ std::string valid_utf8(std::string_view in) {
   return out;
 }
 
+bool is_js_space(char32_t c) {
+  switch (c) {
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x20:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+    case 0xFEFF:
+      return true;
+    default:
+      return c >= 0x2000 && c <= 0x200A;
+  }
+}
+
 bool is_utf8(std::string_view in) {
   for (std::size_t i = 0; i < in.size();) {
     const std::size_t len = sequence_at(in, i);

@@ -5,6 +5,7 @@
 
 #include "common/ascii.hpp"
 #include "common/rfc3986.hpp"
+#include "common/utf8.hpp"
 
 namespace hearth::lafs {
 
@@ -15,29 +16,6 @@ using ascii::is_hex_digit;
 
 int two_digits(std::string_view s, std::size_t at) {
   return (s[at] - '0') * 10 + (s[at + 1] - '0');
-}
-
-// JavaScript's \s: what String.prototype.split(/t|\s/i) cuts a date-time at.
-bool js_space(char32_t c) {
-  switch (c) {
-    case 0x09:
-    case 0x0A:
-    case 0x0B:
-    case 0x0C:
-    case 0x0D:
-    case 0x20:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-    case 0xFEFF:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
-  }
 }
 
 bool leap_year(int y) {
@@ -270,7 +248,7 @@ bool is_date_time(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t at = i;
     const char32_t c = next_code_point(s, i);
-    if (c == 't' || c == 'T' || js_space(c)) {
+    if (c == 't' || c == 'T' || is_js_space(c)) {
       if (++cuts > 1) return false;
       cut = at;
       width = i - at;

@@ -1,8 +1,7 @@
 // The checksum of a definition (docs/a2s.md, "Checksum"): SHA-256 over json::canonical of the
 // definition without its top-level checksum.
-#include <openssl/evp.h>
-
 #include "a2s/definition/definition.hpp"
+#include "common/sha256.hpp"
 
 namespace hearth::a2s {
 
@@ -16,17 +15,7 @@ std::string canonical_form(const json::value& document) {
 }
 
 std::string checksum_of(const json::value& document) {
-  const std::string text = canonical_form(document);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
+  return sha256_hex(canonical_form(document));
 }
 
 json::value seal(const json::value& document) {

@@ -1,6 +1,5 @@
 #include "agentapp/appdata/appdata.hpp"
 
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "agentapp/records/records.hpp"
+#include "common/sha256.hpp"
 
 namespace hearth::agentapp {
 
@@ -33,19 +33,6 @@ std::string now_iso() {
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return stamp;
-}
-
-std::string sha256_hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xF];
-  }
-  return out;
 }
 
 const json::value* at_path(const json::object& o, std::initializer_list<std::string_view> path) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "common/utf8.hpp"
+
 namespace hearth::agentapp::jsv {
 
 namespace {
@@ -30,28 +32,6 @@ std::pair<char32_t, std::size_t> code_point_at(std::string_view s, std::size_t i
             4};
   }
   return {0xFFFD, 1};
-}
-
-bool is_js_space(char32_t c) {
-  switch (c) {
-    case 0x09:
-    case 0x0A:
-    case 0x0B:
-    case 0x0C:
-    case 0x0D:
-    case 0x20:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-    case 0xFEFF:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
-  }
 }
 
 void append_utf16(std::u16string& out, std::string_view s) {

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 
 #include "agentapp/package/jsv.hpp"
 #include "common/fd.hpp"
+#include "common/sha256.hpp"
 
 namespace hearth::agentapp::nodefs {
 
@@ -102,30 +102,6 @@ std::string normalize(std::string_view p) {
   if (trailing && out.back() != '/') out += '/';
   return out;
 }
-
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr); }
-  void update(std::string_view bytes) { EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()); }
-  std::string hex() {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_DigestFinal_ex(ctx_.get(), digest, &length);
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out = "sha256:";
-    for (unsigned int i = 0; i < length; ++i) {
-      out += kHex[digest[i] >> 4];
-      out += kHex[digest[i] & 0xf];
-    }
-    return out;
-  }
-
- private:
-  struct Free {
-    void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-  };
-  std::unique_ptr<EVP_MD_CTX, Free> ctx_;
-};
 
 /// readFileSync's reading of `p`, in chunks handed to `sink`.
 template <class Sink>
@@ -238,13 +214,13 @@ Result<std::string> manifest_hash(const std::string& app_md) {
   Sha256 sha;
   auto r = read_chunks(app_md, [&sha](std::string_view bytes) { sha.update(bytes); });
   if (!r.ok()) return std::move(r).error();
-  return sha.hex();
+  return "sha256:" + sha.hex();
 }
 
 Result<std::string> package_hash(const std::string& root, std::string_view skip_root_file) {
   Sha256 sha;
   if (auto r = hash_tree(sha, root, "", skip_root_file); !r.ok()) return std::move(r).error();
-  return sha.hex();
+  return "sha256:" + sha.hex();
 }
 
 }  // namespace hearth::agentapp::nodefs

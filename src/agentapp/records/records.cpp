@@ -1,7 +1,5 @@
 #include "agentapp/records/records.hpp"
 
-#include <openssl/evp.h>
-
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -9,6 +7,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/random.hpp"
+#include "common/sha256.hpp"
 
 namespace hearth::agentapp {
 
@@ -27,19 +26,6 @@ std::string now_iso() {
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::gmtime(&t));
   char out[48];
   std::snprintf(out, sizeof out, "%s.%03dZ", stamp, static_cast<int>(ms));
-  return out;
-}
-
-std::string sha256_hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xF];
-  }
   return out;
 }
 

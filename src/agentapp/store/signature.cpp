@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/atomic_file.hpp"
+#include "common/sha256.hpp"
 
 namespace hearth::agentapp {
 
@@ -56,17 +57,6 @@ Result<Pkey> read_private(std::string_view pem) {
   return key;
 }
 
-std::string hex(const unsigned char* bytes, std::size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    out += kHex[bytes[i] >> 4];
-    out += kHex[bytes[i] & 0xF];
-  }
-  return out;
-}
-
 bool unhex(std::string_view text, std::string& out) {
   if (text.size() % 2 != 0) return false;
   const auto nibble = [](char c) -> int {
@@ -90,10 +80,7 @@ Result<std::string> fingerprint_of(EVP_PKEY* key) {
   if (EVP_PKEY_get_raw_public_key(key, raw, &len) != 1 || len != sizeof raw) {
     return crypto_error("cannot read the raw public key");
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int dlen = 0;
-  EVP_Digest(raw, len, digest, &dlen, EVP_sha256(), nullptr);
-  return hex(digest, 8);
+  return sha256_hex(std::string_view(reinterpret_cast<const char*>(raw), len)).substr(0, 16);
 }
 
 Result<std::string> public_pem_of(EVP_PKEY* key) {
@@ -161,7 +148,7 @@ Result<std::string> sign_message(std::string_view private_pem, std::string_view 
                      message.size()) != 1) {
     return crypto_error("Ed25519 signing failed");
   }
-  return hex(sig, len);
+  return to_hex(std::string_view(reinterpret_cast<const char*>(sig), len));
 }
 
 bool verify_message(std::string_view public_pem, std::string_view message,
