@@ -4,11 +4,13 @@
 #include <fstream>
 #include <iostream>
 
+#include "agentapp/bridge/bridge.hpp"
 #include "agentapp/package/jsv.hpp"
 #include "agentapp/package/reference.hpp"
 #include "agentapp/store/store.hpp"
 #include "cli/common.hpp"
 #include "common/atomic_file.hpp"
+#include "vault/vault.hpp"
 
 namespace hearth::cli {
 
@@ -112,13 +114,35 @@ struct ManageArgs {
   std::string workspace;
 };
 
+}  // namespace
+
+agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir) {
+  // An app's secrets are the vault's values under the scope app.<name>; the vault is opened
+  // when a readiness check first asks.
+  auto vault = std::make_shared<std::shared_ptr<vault::Vault>>();
+  return agentapp::host_readiness([state_dir, vault](std::string_view app, std::string_view key) {
+    if (!*vault) {
+      auto opened = open_vault(state_dir);
+      if (!opened.ok()) return false;
+      *vault = std::move(opened.value());
+    }
+    auto secret = (*vault)->get("app." + std::string(app), key);
+    return secret.ok() && secret.value().has_value();
+  });
+}
+
+namespace {
+
 int fail(const Error& error) {
   std::cerr << "hearth app: " << error.message << "\n";
   return 1;
 }
 
 Result<std::unique_ptr<agentapp::AppStore>> open_store(const ManageArgs& args) {
-  return agentapp::AppStore::open(args.state_dir.empty() ? default_state_dir() : args.state_dir);
+  const auto state_dir = args.state_dir.empty() ? default_state_dir() : args.state_dir;
+  HEARTH_ASSIGN_OR_RETURN(auto store, agentapp::AppStore::open(state_dir));
+  store->set_readiness_context(app_readiness(state_dir));
+  return store;
 }
 
 std::string join_strings(const json::value& list, std::string_view sep = ", ") {
@@ -239,6 +263,18 @@ int manage(std::string_view command, const ManageArgs& args) {
                                         : "NOT VERIFIED (" + app.trust + ", development mode)")
               << "\n  package       " << app.package_hash << "\n";
     print_review(result.value().review);
+    const auto& ready = result.value().review.at("readiness");
+    std::cout << "  readiness     " << ready.at("status").as_string().c_str() << "\n";
+    for (const auto& w : ready.at("warnings").as_array()) {
+      std::cout << "    - " << w.as_string().c_str() << "\n";
+    }
+    for (const auto& b : ready.at("blockers").as_array()) {
+      std::cout << "    ! " << b.as_string().c_str() << "\n";
+    }
+    for (const auto& s : ready.at("setupActions").as_array()) {
+      std::cout << "    to do: " << s.at("title").as_string().c_str() << ": "
+                << s.at("target").as_string().c_str() << "\n";
+    }
     std::cout << "Nothing of it runs until you enable it: hearth app enable " << app.name << "\n";
     return 0;
   }

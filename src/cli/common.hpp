@@ -93,6 +93,14 @@ int serve(const ServeOptions& options);
 /// The vault of `state_dir` (vault.db), under the master key of $HEARTH_VAULT_KEY or of
 /// `state_dir/vault.key` (created, 0600, on first use). cli/registry.cpp.
 Result<std::shared_ptr<vault::Vault>> open_vault(const std::filesystem::path& state_dir);
+}  // namespace hearth::cli
+namespace hearth::agentapp {
+struct ReadinessContext;
+}
+namespace hearth::cli {
+/// The readiness context of the Agent Apps of `state_dir`: the bridge's capabilities, secrets
+/// from the vault (scope app.<name>). cli/app.cpp.
+agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir);
 
 /// `hearth doctor`: the jail mechanisms of this machine. Exit 0 when confined endpoints can run.
 int doctor(bool as_json);

@@ -359,6 +359,7 @@ int serve(const ServeOptions& options) {
     spdlog::error("agent apps: {}", app_store.error().message);
     return 1;
   }
+  app_store.value()->set_readiness_context(app_readiness(state_dir));
   agentapp::Bridge app_bridge(*app_store.value());
   BlockingExecutor app_calls(2);
   methods::apps::add_methods(dispatcher, app_bridge, app_calls);

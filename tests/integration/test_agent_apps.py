@@ -72,8 +72,7 @@ def test_front_matter_follows_the_published_manifest_schema(tmp_path):
     manifest = json.loads(r.stdout)
     errors = sorted(validator("app-manifest.schema.json").iter_errors(manifest), key=str)
     assert not errors, [e.message for e in errors]
-    assert manifest["requires"]["capabilities"] == {
-        "lime.ui": "^1.0", "lime.storage": "^1.0", "lime.artifacts": "^1.0"}
+    assert manifest["requires"]["capabilities"] == {"lime.storage": "^1.0", "lime.artifacts": "^1.0"}
 
 
 def test_readiness_follows_the_readiness_schema_except_the_reference_quirk(tmp_path):
@@ -86,7 +85,7 @@ def test_readiness_follows_the_readiness_schema_except_the_reference_quirk(tmp_p
     # Capabilities written as a list get "version": null, as the reference CLI writes them,
     # which the readiness schema refuses (docs/agent-apps.md, "Reference compatibility").
     text = (pkg / "APP.md").read_text().replace(
-        "  capabilities:\n    lime.ui: ^1.0\n    lime.storage: ^1.0\n    lime.artifacts: ^1.0\n",
+        "  capabilities:\n    lime.storage: ^1.0\n    lime.artifacts: ^1.0\n",
         "  capabilities: [lime.storage, lime.artifacts]\n")
     (pkg / "APP.md").write_text(text)
     readiness = json.loads(run("readiness", str(pkg), "--json").stdout)
@@ -150,6 +149,12 @@ def test_install_sign_trust_enable_and_uninstall(tmp_path):
     assert [e["key"] for e in review["entries"]] == ["notes", "summarise"]
     assert review["backends"][0]["protocol"] == "stdio-jsonrpc"
     assert review["storage"]["placement"] == "local-sqlite"
+    # hearth's own readiness follows the format's readiness schema: the backend does not run
+    # yet and the page's lime.ui is not provided, so the app is ready without them.
+    readiness = review["readiness"]
+    assert not list(validator("app-readiness.schema.json").iter_errors(readiness))
+    assert readiness["status"] == "ready-degraded", readiness
+    assert any("lime.ui" in w for w in readiness["warnings"])
     r = run("list", "--json", *sd)
     assert [a["name"] for a in json.loads(r.stdout)] == ["field-notes"]
     assert run("enable", "field-notes", *sd).returncode == 0

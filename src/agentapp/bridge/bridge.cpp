@@ -157,6 +157,15 @@ const json::object& provided_capabilities() {
   return kProvided;
 }
 
+ReadinessContext host_readiness(
+    std::function<bool(std::string_view app, std::string_view key)> secret_present) {
+  ReadinessContext context;
+  for (const auto& member : provided_capabilities()) context.provided.emplace_back(member.key());
+  context.secret_present = std::move(secret_present);
+  context.runs_backends = false;
+  return context;
+}
+
 Result<json::value> Bridge::invoke(const Invocation& call) {
   std::lock_guard lock(mutex_);
   auto app = store_.find(call.app);

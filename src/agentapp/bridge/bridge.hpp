@@ -8,6 +8,7 @@
 /// error, never a made-up success.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +30,10 @@ struct Invocation {
 
 /// The capabilities hearth provides, with their methods.
 const json::object& provided_capabilities();
+
+/// The readiness context of a host with this bridge: its capabilities, and `secret_present`.
+ReadinessContext host_readiness(
+    std::function<bool(std::string_view app, std::string_view key)> secret_present);
 
 class Bridge {
  public:

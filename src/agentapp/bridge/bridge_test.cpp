@@ -20,8 +20,12 @@ requires:
     lime.storage: ^1.0
     lime.artifacts: ^1.0
     lime.evidence: ^1.0
-    lime.agent: ^1.0
-    lime.files: ^1.0
+entries:
+  - key: ask
+    kind: command
+    title: Ask
+    command: ask
+    requiredCapabilities: [lime.agent, lime.files]
 permissions:
   - key: db
     scope: storage
@@ -52,6 +56,7 @@ struct BridgeTest : ::testing::Test {
                   R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
                   R"("required":["done"],"properties":{"done":{"type":"integer"}}})");
     store = AppStore::open(state.path()).value();
+    store->set_readiness_context(host_readiness(nullptr));
     ASSERT_TRUE(store->install(package.path(), true).ok());
     bridge = std::make_unique<Bridge>(*store);
   }

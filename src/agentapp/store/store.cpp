@@ -433,6 +433,7 @@ Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
   }
   HEARTH_ASSIGN_OR_RETURN(auto app, place(staged));
   auto review = review_of(staged.manifest, staged.verified);
+  review["readiness"] = assess_readiness(staged.manifest, app.dir, readiness_);
   auto inserted = db_->execute(
       "INSERT INTO apps (" + std::string(kColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
       {app.name, app.version, app.dir.string(), app.package_hash, app.manifest_hash, app.trust,
@@ -647,6 +648,7 @@ Result<json::object> AppStore::show(std::string_view name) {
     as_recorded.publisher_id = app.publisher;
     as_recorded.key = app.key;
     out["review"] = review_of(manifest.value(), as_recorded);
+    out["readiness"] = assess_readiness(manifest.value(), app.dir, readiness_);
   } else {
     out["review"] = nullptr;
     out["problem"] = manifest.error().message;
@@ -670,9 +672,27 @@ Status AppStore::set_enabled(std::string_view name, bool enabled) {
   if (app.enabled == enabled) return {};
   json::object detail{{"version", app.version}};
   if (enabled) {
+    // Only an app the host can serve: ready, or ready without some optional part.
+    HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
+    auto ready = assess_readiness(manifest, app.dir, readiness_);
+    const std::string status(ready.at("status").as_string());
+    if (status != "ready" && status != "ready-degraded") {
+      std::string message = "'" + std::string(name) + "' is " + status + ":";
+      for (const auto& b : ready.at("blockers").as_array()) {
+        message += "\n  " + std::string(b.as_string());
+      }
+      for (const auto& s : ready.at("setupActions").as_array()) {
+        message += "\n  to do: " + std::string(s.at("title").as_string()) + " (" +
+                   std::string(s.at("target").as_string()) + ")";
+      }
+      json::object refused = detail;
+      refused["readiness"] = ready;
+      (void)log(name, "enable-refused", refused);
+      return Error::make(ErrorCode::kPermissionDenied, message, json::value(std::move(ready)));
+    }
+    detail["readiness"] = ready.at("status");
     // Enabling is the review's approval: the package's storage migrations run now, each in
     // one transaction; one that fails leaves the app disabled.
-    HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
     HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(data_dir(name)));
     auto applied = data->migrate(app.dir, manifest.front_matter);
     if (!applied.ok()) {
@@ -696,6 +716,12 @@ Status AppStore::set_enabled(std::string_view name, bool enabled) {
                         {std::int64_t{enabled ? 1 : 0}, std::string(name)});
   if (!r.ok()) return std::move(r).error();
   return log(name, enabled ? "enable" : "disable", detail);
+}
+
+Result<json::object> AppStore::readiness(std::string_view name) {
+  HEARTH_ASSIGN_OR_RETURN(auto app, find(name));
+  HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
+  return assess_readiness(manifest, app.dir, readiness_);
 }
 
 Status AppStore::grant(std::string_view name, std::string_view capability,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "agentapp/store/native.hpp"
+#include "agentapp/store/readiness.hpp"
 #include "agentapp/store/signature.hpp"
 #include "agentapp/store/verify.hpp"
 #include "common/result.hpp"
@@ -104,6 +105,11 @@ class AppStore {
     return log(name, action, detail);
   }
 
+  /// What the host can give apps, for readiness (the bridge's capabilities, the vault).
+  void set_readiness_context(ReadinessContext context) { readiness_ = std::move(context); }
+  /// The host's readiness of an installed app (readiness.hpp).
+  Result<json::object> readiness(std::string_view name);
+
   TrustStore& trust() { return trust_; }
   std::filesystem::path data_dir(std::string_view name) const;
 
@@ -119,6 +125,7 @@ class AppStore {
   std::filesystem::path root_;
   std::unique_ptr<storage::Database> db_;
   TrustStore trust_;
+  ReadinessContext readiness_;
 };
 
 /// The review of a manifest (what InstallResult::review holds).

@@ -26,7 +26,14 @@ struct StoreTest : ::testing::Test {
     auto opened = AppStore::open(state.path());
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     store = std::move(opened.value());
+    ReadinessContext context;
+    context.provided = {"lime.storage", "lime.ui", "lime.artifacts"};
+    context.secret_present = [this](std::string_view, std::string_view key) {
+      return secrets_set && key == "token";
+    };
+    store->set_readiness_context(context);
   }
+  bool secrets_set = true;
   void trust_and_sign() {
     ASSERT_TRUE(store->trust().add_key("example-org", key.public_pem).ok());
     ASSERT_TRUE(sign_package(package.path(), key.private_pem, "example-org").ok());
@@ -264,6 +271,32 @@ TEST_F(StoreTest, AnUpgradeWhoseMigrationFailsLeavesTheOldVersion) {
   EXPECT_FALSE(plain.value().needs_approval);
   EXPECT_TRUE(plain.value().upgraded);
   EXPECT_EQ(store->find("notes").value().version, "2.0.0");
+}
+
+TEST_F(StoreTest, ReadinessGatesEnablingAndNamesWhatToDo) {
+  trust_and_sign();
+  auto installed = store->install(package.path(), false);
+  ASSERT_TRUE(installed.ok());
+  // The backend cannot run yet: ready without it.
+  EXPECT_EQ(installed.value().review.at("readiness").at("status"), "ready-degraded");
+  secrets_set = false;
+  auto ready = store->readiness("notes").value();
+  EXPECT_EQ(ready.at("status"), "needs-setup");
+  EXPECT_EQ(ready.at("setupActions").at(0).at("kind"), "configure-secret");
+  EXPECT_EQ(ready.at("setupActions").at(0).at("target"), "hearth vault set app.notes token");
+  auto refused = store->set_enabled("notes", true);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("hearth vault set app.notes token"), std::string::npos);
+  EXPECT_FALSE(store->find("notes").value().enabled);
+  EXPECT_EQ(store->show("notes").value().at("log").as_array().back().at("action"),
+            "enable-refused");
+  secrets_set = true;
+  // A capability the app requires that the host does not provide blocks it.
+  ReadinessContext none;
+  none.secret_present = [](std::string_view, std::string_view) { return true; };
+  store->set_readiness_context(none);
+  EXPECT_EQ(store->readiness("notes").value().at("status"), "blocked");
+  EXPECT_FALSE(store->set_enabled("notes", true).ok());
 }
 
 TEST_F(StoreTest, UninstallKeepsDeletesOrExportsTheDataAndRecordsIt) {

@@ -1,0 +1,218 @@
+#include "agentapp/store/readiness.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+namespace hearth::agentapp {
+
+namespace {
+
+std::string now_iso() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return stamp;
+}
+
+bool required(const json::value& item) {
+  const auto* r = item.is_object() ? item.get_object().if_contains("required") : nullptr;
+  return r != nullptr &&
+         ((r->is_bool() && r->get_bool()) || (r->is_string() && r->get_string() == "true"));
+}
+
+std::string text(const json::value& item, std::string_view key) {
+  const auto* v = item.is_object() ? item.get_object().if_contains(key) : nullptr;
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+class Assessment {
+ public:
+  /// A check that holds.
+  void ok(std::string_view kind, std::string_view key, std::string message) {
+    checks_.emplace_back(json::object{{"severity", "info"},
+                                      {"kind", kind},
+                                      {"key", key},
+                                      {"blocking", false},
+                                      {"message", std::move(message)}});
+  }
+  /// A check that fails: `level` blocked (nothing the person can do here), needs-setup (an
+  /// action fixes it) or degraded (the app runs without it).
+  void fail(std::string_view level, std::string_view kind, std::string_view key,
+            const std::string& message, json::object action = {}) {
+    const bool blocking = level != "degraded";
+    json::object check{{"severity", blocking ? "error" : "warning"},
+                       {"kind", kind},
+                       {"key", key},
+                       {"blocking", blocking},
+                       {"tier", blocking ? "required" : "recommended"},
+                       {"message", message}};
+    if (!action.empty()) {
+      check["remediation"] = action.at("title");
+      setup_.emplace_back(std::move(action));
+    }
+    checks_.emplace_back(std::move(check));
+    if (level == "blocked") {
+      blocked_ = true;
+      blockers_.emplace_back(message);
+    } else if (level == "needs-setup") {
+      setup_needed_ = true;
+      blockers_.emplace_back(message);
+    } else {
+      degraded_ = true;
+      warnings_.emplace_back(message);
+    }
+  }
+  void warn(const std::string& message) { warnings_.emplace_back(message); }
+
+  json::object result(std::string_view app) {
+    const char* status = blocked_        ? "blocked"
+                         : setup_needed_ ? "needs-setup"
+                         : degraded_     ? "ready-degraded"
+                                         : "ready";
+    return json::object{{"ok", !blocked_ && !setup_needed_},
+                        {"status", status},
+                        {"command", "readiness"},
+                        {"app", app},
+                        {"workspace", nullptr},
+                        {"checks", std::move(checks_)},
+                        {"blockers", std::move(blockers_)},
+                        {"warnings", std::move(warnings_)},
+                        {"setupActions", std::move(setup_)}};
+  }
+
+ private:
+  json::array checks_;
+  json::array blockers_;
+  json::array warnings_;
+  json::array setup_;
+  bool blocked_ = false;
+  bool setup_needed_ = false;
+  bool degraded_ = false;
+};
+
+const json::array& list_of(const json::object& fm, std::string_view key) {
+  static const json::array kNone;
+  const auto* v = fm.if_contains(key);
+  return v != nullptr && v->is_array() ? v->get_array() : kNone;
+}
+
+}  // namespace
+
+json::object assess_readiness(const AppManifest& manifest, const std::filesystem::path& package,
+                              const ReadinessContext& context) {
+  const auto& fm = manifest.front_matter;
+  Assessment a;
+  const auto provided = [&context](std::string_view capability) {
+    return std::find(context.provided.begin(), context.provided.end(), capability) !=
+           context.provided.end();
+  };
+
+  // Lifecycle: past its end of life the app is blocked; deprecated only warns.
+  const std::string now = now_iso();
+  if (const auto eol = text(fm, "endOfLifeAt"); !eol.empty() && eol <= now) {
+    std::string message = "the app reached its end of life on " + eol;
+    if (const auto* window = fm.if_contains("supportWindow"); window != nullptr) {
+      if (const auto by = text(*window, "supersededBy"); !by.empty()) {
+        message += "; it is superseded by " + by;
+      }
+    }
+    a.fail("blocked", "lifecycle", "endOfLifeAt", message);
+  }
+  if (const auto dep = text(fm, "deprecatedAt"); !dep.empty() && dep <= now) {
+    a.warn("the app is deprecated since " + dep);
+  }
+
+  // Capabilities the app requires must be ones hearth provides; those only an entry or a service
+  // asks for degrade the app when missing (that entry or service cannot work).
+  std::vector<std::string> app_level;
+  if (const auto* req = fm.if_contains("requires"); req != nullptr && req->is_object()) {
+    if (const auto* caps = req->get_object().if_contains("capabilities")) {
+      if (caps->is_object()) {
+        for (const auto& member : caps->get_object()) app_level.emplace_back(member.key());
+      } else if (caps->is_array()) {
+        for (const auto& c : caps->get_array()) {
+          if (c.is_string()) app_level.emplace_back(c.get_string());
+        }
+      }
+    }
+  }
+  for (const auto& capability : declared_capabilities(fm)) {
+    const bool app_wide =
+        std::find(app_level.begin(), app_level.end(), capability) != app_level.end();
+    if (provided(capability)) {
+      a.ok("capability", capability, "hearth provides " + capability);
+    } else {
+      a.fail(app_wide ? "blocked" : "degraded", "capability", capability,
+             "hearth does not provide " + capability +
+                 (app_wide ? "" : ": what asks for it (an entry or a service) cannot work"));
+    }
+  }
+
+  // Secrets: a required one must be in the vault.
+  for (const auto& secret : list_of(fm, "secrets")) {
+    const std::string key = text(secret, "key");
+    if (key.empty()) continue;
+    const bool present = context.secret_present && context.secret_present(manifest.name, key);
+    if (present) {
+      a.ok("secret", key, "the secret " + key + " is set");
+    } else if (required(secret)) {
+      a.fail("needs-setup", "secret", key, "the required secret " + key + " is not set",
+             json::object{{"key", "secret:" + key},
+                          {"title", "Set the secret " + key},
+                          {"kind", "configure-secret"},
+                          {"target", "hearth vault set app." + manifest.name + " " + key},
+                          {"description",
+                           "Stored in hearth's vault; the app reads it only "
+                           "through the host."}});
+    } else {
+      a.fail("degraded", "secret", key, "the optional secret " + key + " is not set");
+    }
+  }
+
+  // Bindings hearth has no way to make yet: knowledge templates and packaged tools.
+  for (const auto& [section, kind] :
+       {std::pair{"knowledgeTemplates", "knowledge"}, std::pair{"toolRefs", "tool"}}) {
+    for (const auto& item : list_of(fm, section)) {
+      const std::string key = text(item, "key");
+      a.fail(required(item) ? "blocked" : "degraded", kind, key.empty() ? kind : key,
+             std::string("hearth cannot bind ") +
+                 (std::string(kind) == "tool" ? "tools" : "knowledge") + " for apps yet (" +
+                 (key.empty() ? kind : key) + ")");
+    }
+  }
+
+  // Backends: until hearth supervises them, what they serve is missing.
+  for (const auto& service : list_of(fm, "services")) {
+    if (text(service, "kind") != "app-backend") continue;
+    const std::string key = text(service, "key");
+    if (context.runs_backends) {
+      a.ok("backend", key, "hearth runs the backend " + key);
+    } else {
+      a.fail(required(service) ? "blocked" : "degraded", "backend", key,
+             "hearth does not run app backends yet: " + key + " will not start");
+    }
+  }
+
+  // Migrations: present and inside the package; they run when the app is enabled.
+  const json::value* migrations = nullptr;
+  if (const auto* st = fm.if_contains("storage"); st != nullptr && st->is_object()) {
+    migrations = st->get_object().if_contains("migrations");
+  }
+  if (migrations != nullptr && migrations->is_string()) {
+    const auto rel =
+        std::filesystem::path(std::string(migrations->get_string())).lexically_normal();
+    std::error_code ec;
+    if (rel.is_absolute() || rel.empty() || *rel.begin() == ".." ||
+        !std::filesystem::is_directory(package / rel, ec)) {
+      a.fail("blocked", "migration", std::string(migrations->get_string()),
+             "the migrations folder is missing or outside the package");
+    } else {
+      a.ok("migration", std::string(migrations->get_string()),
+           "migrations run when the app is enabled, each in one transaction");
+    }
+  }
+  return a.result(manifest.name);
+}
+
+}  // namespace hearth::agentapp
