@@ -271,3 +271,25 @@ def test_upgrade_waits_for_approval_then_rolls_back(tmp_path):
     assert json.loads(r.stdout)["version"] == "0.2.0"
     r = run("rollback", "field-notes", *sd)
     assert r.returncode == 0 and "back at 0.1.0" in r.stdout
+
+
+def test_a_required_secret_must_be_in_the_vault_before_enabling(tmp_path):
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    pkg = write_package(tmp_path)
+    text = (pkg / "APP.md").read_text().replace(
+        "artifactTypes:\n", "secrets:\n  - key: sync-token\n    required: true\nartifactTypes:\n")
+    (pkg / "APP.md").write_text(text)
+    r = run("install", str(pkg), "--dev", "--json", *sd)
+    assert r.returncode == 0, r.stderr
+    readiness = json.loads(r.stdout)["review"]["readiness"]
+    assert readiness["status"] == "needs-setup"
+    # The vault's names have no '-': the setup action names the variable that holds it.
+    assert readiness["setupActions"][0]["target"] == "hearth vault set app.field-notes sync_token"
+    r = run("enable", "field-notes", *sd)
+    assert r.returncode == 1 and "hearth vault set app.field-notes sync_token" in r.stderr
+    r = subprocess.run([hearth_bin(), "vault", "set", "app.field-notes", "sync_token", *sd],
+                       input="s3cret", capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    r = run("enable", "field-notes", *sd)
+    assert r.returncode == 0, r.stderr

@@ -99,6 +99,17 @@ const json::array& list_of(const json::object& fm, std::string_view key) {
 
 }  // namespace
 
+std::string secret_variable(std::string_view key) {
+  key = key.substr(0, 127);
+  std::string out;
+  if (key.empty() || (key.front() >= '0' && key.front() <= '9')) out += '_';
+  for (const char c : key) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
 json::object assess_readiness(const AppManifest& manifest, const std::filesystem::path& package,
                               const ReadinessContext& context) {
   const auto& fm = manifest.front_matter;
@@ -153,7 +164,8 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
   for (const auto& secret : list_of(fm, "secrets")) {
     const std::string key = text(secret, "key");
     if (key.empty()) continue;
-    const bool present = context.secret_present && context.secret_present(manifest.name, key);
+    const std::string variable = secret_variable(key);
+    const bool present = context.secret_present && context.secret_present(manifest.name, variable);
     if (present) {
       a.ok("secret", key, "the secret " + key + " is set");
     } else if (required(secret)) {
@@ -161,7 +173,7 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
              json::object{{"key", "secret:" + key},
                           {"title", "Set the secret " + key},
                           {"kind", "configure-secret"},
-                          {"target", "hearth vault set app." + manifest.name + " " + key},
+                          {"target", "hearth vault set app." + manifest.name + " " + variable},
                           {"description",
                            "Stored in hearth's vault; the app reads it only "
                            "through the host."}});

@@ -17,12 +17,17 @@
 
 namespace hearth::agentapp {
 
+/// The vault variable that holds the app secret `key`: the vault's names are
+/// [A-Za-z_][A-Za-z0-9_]*, so every other character becomes '_' (and a leading digit gets one
+/// before it): `sync-token` is `sync_token`, in the scope `app.<name>`.
+std::string secret_variable(std::string_view key);
+
 struct ReadinessContext {
   /// The capabilities the host provides (the bridge's).
   std::vector<std::string> provided;
-  /// Whether the secret `key` of the app is set (the vault, scope `app.<name>`); unset: no
-  /// vault, every required secret is missing.
-  std::function<bool(std::string_view app, std::string_view key)> secret_present;
+  /// Whether the app's secret is set: `variable` is secret_variable(key), looked up in the
+  /// vault's scope `app.<app>`. Unset: no vault, every required secret is missing.
+  std::function<bool(std::string_view app, std::string_view variable)> secret_present;
   /// Whether the host runs app backends (supervised, under the jail).
   bool runs_backends = false;
 };

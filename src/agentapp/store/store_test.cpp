@@ -284,6 +284,8 @@ TEST_F(StoreTest, ReadinessGatesEnablingAndNamesWhatToDo) {
   EXPECT_EQ(ready.at("status"), "needs-setup");
   EXPECT_EQ(ready.at("setupActions").at(0).at("kind"), "configure-secret");
   EXPECT_EQ(ready.at("setupActions").at(0).at("target"), "hearth vault set app.notes token");
+  EXPECT_EQ(secret_variable("sync-token"), "sync_token");
+  EXPECT_EQ(secret_variable("2fa.code"), "_2fa_code");
   auto refused = store->set_enabled("notes", true);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("hearth vault set app.notes token"), std::string::npos);
