@@ -353,16 +353,19 @@ int serve(const ServeOptions& options) {
   methods::workspace::add_methods(dispatcher, *workspaces.value(), agent_settings, agent_runs);
   methods::view::add_methods(dispatcher, *host, view_host);
   methods::a2s::add_methods(dispatcher, *gateway);
-  // Agent Apps: the installed apps of the state dir and their capability bridge.
+  // Agent Apps: the installed apps of the state dir and their capability bridge. A store that
+  // cannot be opened leaves the rest served; capability/* then answer with the reason.
   auto app_store = agentapp::AppStore::open(state_dir);
-  if (!app_store.ok()) {
-    spdlog::error("agent apps: {}", app_store.error().message);
-    return 1;
-  }
-  app_store.value()->set_readiness_context(app_readiness(state_dir));
-  agentapp::Bridge app_bridge(*app_store.value());
+  std::unique_ptr<agentapp::Bridge> app_bridge;
   BlockingExecutor app_calls(2);
-  methods::apps::add_methods(dispatcher, app_bridge, app_calls);
+  if (app_store.ok()) {
+    app_store.value()->set_readiness_context(app_readiness(state_dir));
+    app_bridge = std::make_unique<agentapp::Bridge>(*app_store.value());
+    methods::apps::add_methods(dispatcher, *app_bridge, app_calls);
+  } else {
+    spdlog::error("agent apps are not served: {}", app_store.error().message);
+    methods::apps::add_unavailable(dispatcher, app_store.error().message);
+  }
   name_lafs_operations(dispatcher, *host);
 
   net::ServerOptions server_options;

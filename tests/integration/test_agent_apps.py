@@ -293,3 +293,13 @@ def test_a_required_secret_must_be_in_the_vault_before_enabling(tmp_path):
     assert r.returncode == 0, r.stderr
     r = run("enable", "field-notes", *sd)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_broken_app_store_leaves_the_rest_served(tmp_path):
+    state = tmp_path / "state"
+    (state / "apps").mkdir(parents=True)
+    (state / "apps" / "apps.db").write_bytes(b"not a database" * 100)
+    with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
+        e = error(d.rpc("capability/list", {"appId": "field-notes"}))
+        assert e["code"] == -32603 and "Agent Apps are not available" in e["message"]
+        assert "endpoints" in json.dumps(result(d.rpc("lavs/manifest", {"service": "simple-notes"})))

@@ -12,4 +12,7 @@ namespace hearth::methods::apps {
 /// databases are opened and queried) must outlive their use.
 void add_methods(rpc::Dispatcher& dispatcher, agentapp::Bridge& bridge, BlockingExecutor& blocking);
 
+/// When the app store cannot be opened: capability/* answer -32603 with `reason`.
+void add_unavailable(rpc::Dispatcher& dispatcher, std::string reason);
+
 }  // namespace hearth::methods::apps
