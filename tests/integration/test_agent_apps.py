@@ -162,6 +162,13 @@ def test_install_sign_trust_enable_and_uninstall(tmp_path):
     assert shown["enabled"] is True
     # Enabling grants what the review listed, then enables.
     assert [e["action"] for e in shown["log"]] == ["install", "grant", "grant", "grant", "enable"]
+    # hearth's own projection (real YAML, the verified hashes) follows the projection schema.
+    projection = shown["projection"]
+    assert not list(validator("app-projection.schema.json").iter_errors(projection))
+    assert projection["provenance"]["packageHash"] == shown["packageHash"]
+    assert projection["provenance"]["manifestHash"] == shown["manifestHash"]
+    assert projection["requirements"]["requirements"][0]["id"] == "take-notes"
+    assert not list(validator("app-readiness.schema.json").iter_errors(shown["readiness"]))
     assert run("disable", "field-notes", *sd).returncode == 0
     # The summary a person reads.
     r = run("list", *sd)

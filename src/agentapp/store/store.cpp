@@ -649,6 +649,7 @@ Result<json::object> AppStore::show(std::string_view name) {
     as_recorded.key = app.key;
     out["review"] = review_of(manifest.value(), as_recorded);
     out["readiness"] = assess_readiness(manifest.value(), app.dir, readiness_);
+    out["projection"] = project_native(manifest.value(), app.dir, as_recorded);
   } else {
     out["review"] = nullptr;
     out["problem"] = manifest.error().message;

@@ -128,6 +128,89 @@ Result<Verified> verify_package(const std::filesystem::path& root, const AppMani
   return out;
 }
 
+json::object project_native(const AppManifest& manifest, const std::filesystem::path& package,
+                            const Verified& verified) {
+  const auto& fm = manifest.front_matter;
+  const auto member = [](const json::object& o, std::string_view key) -> const json::value* {
+    return o.if_contains(key);
+  };
+  const auto layered = [&package](std::string_view file) -> json::value {
+    auto text = nodefs::read_file((package / std::string(file)).string());
+    if (!text.ok()) return nullptr;
+    auto doc = json::yaml_to_json(text.value());
+    return doc.ok() && doc.value().is_object() ? std::move(doc.value()) : json::value(nullptr);
+  };
+  json::object provenance{{"appName", manifest.name},
+                          {"appVersion", manifest.version},
+                          {"packageHash", verified.package_hash},
+                          {"manifestHash", verified.manifest_hash},
+                          {"standard", "agentapp"},
+                          {"standardVersion", "0.10.0"}};
+  const auto with_provenance = [&](std::string_view key) {
+    json::array out;
+    const auto* list = member(fm, key);
+    if (list == nullptr || !list->is_array()) return out;
+    for (const auto& item : list->get_array()) {
+      if (!item.is_object()) continue;
+      json::object copy = item.get_object();
+      copy["provenance"] = provenance;
+      out.emplace_back(std::move(copy));
+    }
+    return out;
+  };
+  const auto object_or = [&](std::string_view key, const json::value& fallback) -> json::value {
+    const auto* v = member(fm, key);
+    return v != nullptr && v->is_object() ? *v : fallback;
+  };
+  const auto from_file = [&](std::string_view key, std::string_view file, std::string_view inner,
+                             bool array) -> json::value {
+    if (const auto* v = member(fm, key); v != nullptr && (array ? v->is_array() : v->is_object())) {
+      return *v;
+    }
+    const json::value doc = layered(file);
+    const json::value* found = nullptr;
+    if (doc.is_object()) found = inner.empty() ? &doc : doc.get_object().if_contains(inner);
+    if (found != nullptr && (array ? found->is_array() : found->is_object())) return *found;
+    return array ? json::value(json::array()) : json::value(json::object());
+  };
+  json::object app;
+  for (const std::string_view key :
+       {"name", "description", "version", "status", "appType", "manifestVersion"}) {
+    if (const auto* v = member(fm, key); v != nullptr && v->is_string()) app[key] = *v;
+  }
+  const auto* targets = member(fm, "runtimeTargets");
+  app["runtimeTargets"] = targets != nullptr && targets->is_array() ? *targets : json::array();
+  app["presentation"] = object_or("presentation", json::object());
+
+  json::object out;
+  out["ok"] = true;
+  out["command"] = "project";
+  out["app"] = std::move(app);
+  out["capabilityRequirements"] = object_or("requires", json::object());
+  out["entries"] = with_provenance("entries");
+  out["ui"] = object_or("ui", json::object());
+  out["storage"] = object_or("storage", json::object());
+  out["services"] = with_provenance("services");
+  out["workflows"] = with_provenance("workflows");
+  out["permissions"] = with_provenance("permissions");
+  out["knowledgeTemplates"] = with_provenance("knowledgeTemplates");
+  out["toolRequirements"] = with_provenance("toolRefs");
+  out["artifactTypes"] = with_provenance("artifactTypes");
+  out["evals"] = with_provenance("evals");
+  out["events"] = with_provenance("events");
+  out["secrets"] = with_provenance("secrets");
+  out["overlayTemplates"] = with_provenance("overlayTemplates");
+  out["lifecycle"] = object_or("lifecycle", json::object());
+  out["agentRuntime"] = from_file("agentRuntime", "app.runtime.yaml", "agentRuntime", false);
+  out["requirements"] = from_file("requirements", "app.requirements.yaml", "", false);
+  out["boundary"] = from_file("boundary", "app.boundary.yaml", "", false);
+  out["integrations"] = from_file("integrations", "app.integrations.yaml", "integrations", true);
+  out["operations"] = from_file("operations", "app.operations.yaml", "operations", true);
+  out["install"] = from_file("install", "app.install.yaml", "install", false);
+  out["provenance"] = std::move(provenance);
+  return out;
+}
+
 Result<std::string> sign_package(const std::filesystem::path& root, std::string_view private_pem,
                                  std::string_view publisher_id) {
   if (!valid_publisher_id(publisher_id)) {

@@ -33,6 +33,14 @@ struct Verified {
 Result<Verified> verify_package(const std::filesystem::path& root, const AppManifest& manifest,
                                 const TrustStore& trust);
 
+/// hearth's own projection of an installed package (docs/agent-apps.md, "Projection"): the
+/// shape of the reference CLI's `project`, but read with a real YAML parser, a layered file
+/// read only when the front matter lacks its section, and every section valid against the
+/// format's projection schema (an item that is not a map is left out, not spread). The
+/// provenance is the verified package's.
+json::object project_native(const AppManifest& manifest, const std::filesystem::path& package,
+                            const Verified& verified);
+
 /// Writes `<root>/app.signature.yaml` signed with `private_pem` for `publisher_id` (which must
 /// match the manifest's publisher.publisherId when it has one). Returns the key's fingerprint.
 Result<std::string> sign_package(const std::filesystem::path& root, std::string_view private_pem,

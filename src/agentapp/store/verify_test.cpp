@@ -141,6 +141,29 @@ TEST(Verify, AForgedSignatureIsRefused) {
   EXPECT_NE(v.error().message.find("does not verify"), std::string::npos) << v.error().message;
 }
 
+TEST(NativeProjection, ReadsRealYamlAndKeepsEverySectionInTheSchemasShape) {
+  PackageDir dir("p");
+  dir.write("APP.md",
+            "---\nname: p\ndescription: |\n  Two lines\n  of text.\nversion: \"1.0\"\n"
+            "status: draft\nappType: custom\nentries:\n- key: a\n  kind: page\n  title: A\n"
+            "- just text\nintegrations: {integrations: []}\n---\n");
+  dir.write("app.operations.yaml", "operations:\n  - {key: op, type: t, sideEffect: none}\n");
+  const auto m = read_manifest(dir.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  Verified v;
+  v.package_hash = "sha256:" + std::string(64, '1');
+  v.manifest_hash = "sha256:" + std::string(64, '2');
+  const auto p = project_native(m.value(), dir.path(), v);
+  EXPECT_EQ(p.at("app").at("description"), "Two lines\nof text.\n");
+  EXPECT_EQ(p.at("app").at("version"), "1.0");
+  // A list written at its key's indentation is a list; an item that is not a map is left out.
+  ASSERT_EQ(p.at("entries").as_array().size(), 1u);
+  EXPECT_EQ(p.at("entries").at(0).at("provenance").at("packageHash"), json::value(v.package_hash));
+  // A section of the wrong shape in the front matter gives way to the layered file, or empty.
+  EXPECT_EQ(json::serialize(p.at("integrations")), "[]");
+  EXPECT_EQ(p.at("operations").at(0).at("key"), "op");
+}
+
 TEST(NativeManifest, ListsEveryProblem) {
   PackageDir dir("bad");
   dir.write("APP.md", "---\nname: Bad Name\nversion: 1\nstatus: live\n---\n");
