@@ -67,26 +67,33 @@ int authorize(void* active, int action, const char* a1, const char* a2, const ch
     }
     case SQLITE_FUNCTION:
       return a2 != nullptr && std::string_view(a2) == "load_extension" ? SQLITE_DENY : SQLITE_OK;
+    // Where SQLite puts the table an action touches (sqlite3_set_authorizer's table): the first
+    // argument (the second is a column, or nothing) ...
     case SQLITE_READ:
     case SQLITE_UPDATE:
     case SQLITE_INSERT:
     case SQLITE_DELETE:
     case SQLITE_DROP_TABLE:
-    case SQLITE_CREATE_INDEX:
-    case SQLITE_DROP_INDEX:
-    case SQLITE_ALTER_TABLE:
+    case SQLITE_DROP_TEMP_TABLE:
     case SQLITE_ANALYZE:
-      return hearth_table(a1) ? SQLITE_DENY : SQLITE_OK;
     case SQLITE_CREATE_TABLE:
     case SQLITE_CREATE_TEMP_TABLE:
+    case SQLITE_CREATE_VIEW:
+    case SQLITE_CREATE_TEMP_VIEW:
       return hearth_table(a1) ? SQLITE_DENY : SQLITE_OK;
+    // ... the second (the first is the database) ...
+    case SQLITE_ALTER_TABLE:
+      return hearth_table(a2) ? SQLITE_DENY : SQLITE_OK;
+    // ... or the second after an index's or trigger's own name: neither may be hearth's.
+    case SQLITE_CREATE_INDEX:
+    case SQLITE_CREATE_TEMP_INDEX:
+    case SQLITE_DROP_INDEX:
+    case SQLITE_DROP_TEMP_INDEX:
     case SQLITE_CREATE_TRIGGER:
     case SQLITE_CREATE_TEMP_TRIGGER:
     case SQLITE_DROP_TRIGGER:
     case SQLITE_DROP_TEMP_TRIGGER:
-    case SQLITE_CREATE_VIEW:
-    case SQLITE_CREATE_TEMP_VIEW:
-      return hearth_table(a2) ? SQLITE_DENY : SQLITE_OK;
+      return hearth_table(a1) || hearth_table(a2) ? SQLITE_DENY : SQLITE_OK;
     default:
       return SQLITE_OK;
   }

@@ -167,6 +167,10 @@ TEST(UntrustedSql, RefusesWhatCouldReachBeyondTheAppsTables) {
         std::string("DELETE FROM schema_migrations"), std::string("DROP TABLE hearth_kv"),
         std::string("CREATE TRIGGER t AFTER INSERT ON hearth_kv BEGIN SELECT 1; END"),
         std::string("PRAGMA table_info(hearth_kv)"),
+        std::string("ALTER TABLE hearth_kv RENAME TO mine"),
+        std::string("ALTER TABLE hearth_kv ADD COLUMN extra TEXT"),
+        std::string("CREATE INDEX mine ON hearth_kv (k)"),
+        std::string("CREATE TEMP TABLE hearth_shadow (x)"), std::string("ANALYZE hearth_kv"),
         std::string("CREATE VIRTUAL TABLE f USING fts5(x)")}) {
     const auto r = db->query_untrusted(sql, {});
     EXPECT_FALSE(r.ok()) << sql;

@@ -52,7 +52,7 @@ void add_methods(rpc::Dispatcher& dispatcher, agentapp::Bridge& bridge,
   });
 }
 
-void add_unavailable(rpc::Dispatcher& dispatcher, std::string reason) {
+void add_unavailable(rpc::Dispatcher& dispatcher, const std::string& reason) {
   for (const char* method : {"capability/invoke", "capability/list"}) {
     dispatcher.add(method, [reason](const Request&) -> asio::awaitable<Result<json::value>> {
       co_return Error::make(ErrorCode::kInternalError, "Agent Apps are not available: " + reason);

@@ -13,6 +13,6 @@ namespace hearth::methods::apps {
 void add_methods(rpc::Dispatcher& dispatcher, agentapp::Bridge& bridge, BlockingExecutor& blocking);
 
 /// When the app store cannot be opened: capability/* answer -32603 with `reason`.
-void add_unavailable(rpc::Dispatcher& dispatcher, std::string reason);
+void add_unavailable(rpc::Dispatcher& dispatcher, const std::string& reason);
 
 }  // namespace hearth::methods::apps
