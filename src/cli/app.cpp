@@ -4,9 +4,11 @@
 #include <fstream>
 #include <iostream>
 
+#include "agentapp/appdata/appdata.hpp"
 #include "agentapp/bridge/bridge.hpp"
 #include "agentapp/package/jsv.hpp"
 #include "agentapp/package/reference.hpp"
+#include "agentapp/records/records.hpp"
 #include "agentapp/store/store.hpp"
 #include "cli/common.hpp"
 #include "common/atomic_file.hpp"
@@ -348,6 +350,34 @@ int manage(std::string_view command, const ManageArgs& args) {
               << "\n";
     return 0;
   }
+  if (command == "evidence" || command == "artifacts") {
+    // What the app left behind, read through the same store the bridge writes; nothing runs.
+    auto app = store.find(args.target);
+    if (!app.ok()) return fail(app.error());
+    auto data = aa::AppData::open(store.data_dir(args.target));
+    if (!data.ok()) return fail(data.error());
+    const aa::Provenance provenance{app.value().name, app.value().version, app.value().package_hash,
+                                    app.value().manifest_hash};
+    aa::EvidenceLog evidence(data.value()->database(), provenance);
+    json::object out{{"app", args.target}};
+    if (command == "evidence") {
+      auto entries = evidence.entries();
+      if (!entries.ok()) return fail(entries.error());
+      const auto verified = evidence.verify();
+      out["verified"] = verified.ok();
+      if (!verified.ok()) out["problem"] = verified.error().message;
+      out["entries"] = std::move(entries.value());
+      std::cout << aa::jsv::stringify(out, 2) << "\n";
+      return verified.ok() ? 0 : 1;
+    }
+    aa::ArtifactStore artifacts(data.value()->database(), store.data_dir(args.target) / "artifacts",
+                                provenance, evidence);
+    auto list = artifacts.list();
+    if (!list.ok()) return fail(list.error());
+    out["artifacts"] = std::move(list.value());
+    std::cout << aa::jsv::stringify(out, 2) << "\n";
+    return 0;
+  }
   if (command == "grants") {
     auto grants = store.grants(args.target);
     if (!grants.ok()) return fail(grants.error());
@@ -482,6 +512,9 @@ CLI::App* add_app_command(CLI::App& app, std::function<int()>& run) {
     cmd->add_option("--workspace", manage_args.workspace, "Only for this workspace");
   }
   add("grants", "An app's grants (JSON)", "NAME");
+  add("evidence", "An app's evidence log and whether its chain verifies (JSON; exit 1 when not)",
+      "NAME");
+  add("artifacts", "An app's artifacts (JSON)", "NAME");
   add("keygen", "Make an Ed25519 key pair for signing packages (FILE and FILE.pub)", "FILE");
   auto* sign = add("sign", "Sign a package folder (writes its app.signature.yaml)", "DIR");
   sign->add_option("--key", manage_args.key, "The private key (PEM)")->required();

@@ -252,6 +252,16 @@ def test_the_daemon_bridges_an_enabled_apps_capability_calls(tmp_path):
         assert status["lime.storage"] == "available" and status["lime.ui"] == "blocked"
         # The UI page of the example cannot read artifacts back: it declares no read permission.
         assert error(invoke("lime.artifacts", "read", {"id": art["id"]}))["data"]["stage"] == "policy"
+    # What the app left behind, readable without the daemon; the chain verifies.
+    r = run("evidence", "field-notes", *sd)
+    assert r.returncode == 0, r.stderr
+    evidence = json.loads(r.stdout)
+    assert evidence["verified"] is True
+    kinds = [e["kind"] for e in evidence["entries"]]
+    assert "capability.invoked" in kinds and "capability.denied" in kinds and "artifact.created" in kinds
+    assert all(e["provenance"]["appVersion"] == "0.1.0" for e in evidence["entries"])
+    artifacts = json.loads(run("artifacts", "field-notes", *sd).stdout)["artifacts"]
+    assert [a["id"] for a in artifacts] == [art["id"]]
     grants = json.loads(run("grants", "field-notes", *sd).stdout)
     assert any(g["capability"] == "lime.storage" and g["workspace"] == "w1" and
                g["decision"] == "deny" for g in grants)
