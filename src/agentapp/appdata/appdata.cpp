@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agentapp/records/records.hpp"
+#include "common/clock.hpp"
 #include "common/sha256.hpp"
 
 namespace hearth::agentapp {
@@ -29,10 +30,7 @@ const std::vector<storage::Migration>& own_tables() {
 }
 
 std::string now_iso() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return stamp;
+  return utc_timestamp(std::chrono::system_clock::now());
 }
 
 const json::value* at_path(const json::object& o, std::initializer_list<std::string_view> path) {

@@ -56,7 +56,7 @@ TEST(AppData, AMigrationCannotReachBeyondTheAppsTables) {
   PackageDir pkg("app");
   PackageDir data("data");
   auto db = AppData::open(data.path()).value();
-  for (const std::string& sql :
+  for (const std::string_view sql :
        {"ATTACH DATABASE '/tmp/other.db' AS o;", "DELETE FROM hearth_migrations;",
         "UPDATE hearth_kv SET value = 'x';", "PRAGMA writable_schema = 1;", "COMMIT;"}) {
     pkg.write("m/001.sql", sql);

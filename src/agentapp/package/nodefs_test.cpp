@@ -10,29 +10,17 @@ namespace {
 
 using testing::PackageDir;
 
-constexpr std::string_view kVectorAppMd =
-    "---\nname: hash-vector\ndescription: Hash test vector.\nversion: 1.0.0\nstatus: "
-    "draft\nappType: custom\n---\n\n# Hash vector\n";
-
-/// The test vector of the package format notes (docs/agent-apps.md, "Package hash").
-void write_vector(const PackageDir& dir) {
-  dir.write("APP.md", kVectorAppMd);
-  dir.write(".hidden", "dot\n");
-  dir.write("Z.txt", "upper\n");
-  dir.write("a/b.txt", "B\n");
-  dir.write("a-b.txt", "dash\n");
-  dir.write("sub/empty.bin", "");
-  dir.write("node_modules/x/i.js", "ignored\n");
-}
+using testing::kVectorManifestHash;
+using testing::kVectorPackageHash;
+const auto& write_vector = testing::write_hash_vector;
 
 TEST(PackageHash, MatchesTheFormatsTestVector) {
   PackageDir dir("hash-vector");
   write_vector(dir);
-  EXPECT_EQ(manifest_hash(dir.str() + "/APP.md").value(),
-            "sha256:5a68058ac45f285bd60c6de0026222edf0e4caaa8bb341d9fc848df6e8afdb5c");
-  // Sorting whole paths instead of each folder's names would put a-b.txt before a/b.txt.
-  EXPECT_EQ(package_hash(dir.str()).value(),
-            "sha256:60f0f2b8cdcc2a4091d6de51f889a30078a5816a92395967f237c87e86df1a67");
+  EXPECT_EQ(manifest_hash(dir.str() + "/APP.md").value(), kVectorManifestHash);
+  // Sorting whole paths instead of each folder's names would put a-b.txt before a/b.txt
+  // (which gives sha256:e6fd3a8a...).
+  EXPECT_EQ(package_hash(dir.str()).value(), kVectorPackageHash);
 }
 
 TEST(PackageHash, SkipsGitAndNodeModulesAtAnyDepthAndNothingElse) {

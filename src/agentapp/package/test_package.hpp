@@ -44,4 +44,24 @@ class PackageDir {
   std::filesystem::path path_;
 };
 
+/// The package hash test vector of the format notes (docs/agent-apps.md, "Hashes"), written
+/// into `dir` (named hash-vector), and its two hashes.
+inline constexpr std::string_view kVectorAppMd =
+    "---\nname: hash-vector\ndescription: Hash test vector.\nversion: 1.0.0\nstatus: "
+    "draft\nappType: custom\n---\n\n# Hash vector\n";
+inline constexpr std::string_view kVectorPackageHash =
+    "sha256:60f0f2b8cdcc2a4091d6de51f889a30078a5816a92395967f237c87e86df1a67";
+inline constexpr std::string_view kVectorManifestHash =
+    "sha256:5a68058ac45f285bd60c6de0026222edf0e4caaa8bb341d9fc848df6e8afdb5c";
+
+inline void write_hash_vector(const PackageDir& dir) {
+  dir.write("APP.md", kVectorAppMd);
+  dir.write(".hidden", "dot\n");
+  dir.write("Z.txt", "upper\n");
+  dir.write("a/b.txt", "B\n");
+  dir.write("a-b.txt", "dash\n");
+  dir.write("sub/empty.bin", "");
+  dir.write("node_modules/x/i.js", "ignored\n");
+}
+
 }  // namespace hearth::agentapp::testing

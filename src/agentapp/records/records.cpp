@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/atomic_file.hpp"
+#include "common/clock.hpp"
 #include "common/random.hpp"
 #include "common/sha256.hpp"
 
@@ -18,15 +19,7 @@ namespace {
 const std::string kZeroHash(64, '0');
 
 std::string now_iso() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char stamp[40];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::gmtime(&t));
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", stamp, static_cast<int>(ms));
-  return out;
+  return utc_timestamp(std::chrono::system_clock::now());
 }
 
 json::object entry_of(const storage::Row& row) {

@@ -4,15 +4,14 @@
 #include <chrono>
 #include <ctime>
 
+#include "common/clock.hpp"
+
 namespace hearth::agentapp {
 
 namespace {
 
 std::string now_iso() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return stamp;
+  return utc_timestamp(std::chrono::system_clock::now());
 }
 
 bool required(const json::value& item) {

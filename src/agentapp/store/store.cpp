@@ -12,6 +12,7 @@
 #include "agentapp/appdata/appdata.hpp"
 #include "agentapp/store/staging.hpp"
 #include "common/atomic_file.hpp"
+#include "common/clock.hpp"
 #include "common/random.hpp"
 
 namespace hearth::agentapp {
@@ -39,10 +40,7 @@ const std::vector<storage::Migration>& migrations() {
 }
 
 std::string now_iso() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return stamp;
+  return utc_timestamp(std::chrono::system_clock::now());
 }
 
 Error not_found(std::string_view name) {

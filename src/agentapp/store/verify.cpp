@@ -5,6 +5,7 @@
 
 #include "agentapp/package/nodefs.hpp"
 #include "common/atomic_file.hpp"
+#include "common/clock.hpp"
 #include "json/yaml.hpp"
 
 namespace hearth::agentapp {
@@ -229,9 +230,7 @@ Result<std::string> sign_package(const std::filesystem::path& root, std::string_
   SignedFacts facts{manifest.name, manifest.version, std::string(publisher_id), digests.package,
                     digests.manifest};
   HEARTH_ASSIGN_OR_RETURN(auto signature, sign_message(private_pem, signed_message(facts)));
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::string stamp = utc_timestamp(std::chrono::system_clock::now());
   const std::string text =
       "# Signed by hearth (docs/agent-apps.md, \"Signatures\"): Ed25519 over the name, version,\n"
       "# publisher and the two hashes below. The package hash leaves this file out.\n"

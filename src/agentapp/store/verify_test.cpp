@@ -66,7 +66,7 @@ TEST(Verify, ASignedPackageVerifiesWithItsPublishersKey) {
 
 TEST(Verify, AnyFileChangedAfterSigningIsRefused) {
   Signer s;
-  for (const std::string& changed : {"services/backend.py", "APP.md", "new-file.txt"}) {
+  for (const std::string changed : {"services/backend.py", "APP.md", "new-file.txt"}) {
     PackageDir dir("notes");
     testing::write_notes_app(dir);
     ASSERT_TRUE(sign_package(dir.path(), s.key.private_pem, "example-org").ok());
