@@ -114,12 +114,12 @@ Result<std::unique_ptr<AppData>> AppData::open(const fs::path& data_dir, std::in
   return std::unique_ptr<AppData>(new AppData(std::move(db)));
 }
 
-Result<json::array> AppData::migrate(const fs::path& package, const json::object& front_matter) {
+Result<std::vector<fs::path>> migration_files(const fs::path& package,
+                                              const json::object& front_matter) {
   HEARTH_ASSIGN_OR_RETURN(const fs::path folder, migrations_folder(package, front_matter));
-  json::array applied_now;
-  if (folder.empty()) return applied_now;
-  std::error_code ec;
   std::vector<fs::path> files;
+  if (folder.empty()) return files;
+  std::error_code ec;
   for (const auto& e : fs::directory_iterator(folder, ec)) {
     if (e.is_regular_file(ec) && e.path().extension() == ".sql") files.push_back(e.path());
   }
@@ -128,6 +128,12 @@ Result<json::array> AppData::migrate(const fs::path& package, const json::object
                                                       folder.string() + ": " + ec.message());
   }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<json::array> AppData::migrate(const fs::path& package, const json::object& front_matter) {
+  HEARTH_ASSIGN_OR_RETURN(const auto files, migration_files(package, front_matter));
+  json::array applied_now;
   for (const auto& file : files) {
     std::ifstream in(file, std::ios::binary);
     std::ostringstream text;

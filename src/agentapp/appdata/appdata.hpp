@@ -10,12 +10,20 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.hpp"
 #include "json/json.hpp"
 #include "storage/storage.hpp"
 
 namespace hearth::agentapp {
+
+/// The package's migration files: the `*.sql` files, in name order, of the folder its manifest
+/// names (`storage.migrations`, else `runtimePackage.storage.migrations`), which must be a
+/// folder inside the package. None named: an empty list. Used to run them, to check them in
+/// readiness and to compare two versions in an upgrade.
+Result<std::vector<std::filesystem::path>> migration_files(const std::filesystem::path& package,
+                                                           const json::object& front_matter);
 
 class AppData {
  public:

@@ -33,6 +33,20 @@ TEST(AppData, AppliesEachMigrationOnceInNameOrder) {
   EXPECT_NE(changed.error().message.find("has changed"), std::string::npos);
 }
 
+TEST(AppData, FindsTheMigrationsWhereverTheManifestNamesThem) {
+  PackageDir pkg("app");
+  pkg.write("db/002.sql", "x");
+  pkg.write("db/001.sql", "x");
+  pkg.write("db/notes.txt", "x");
+  const auto fm = json::parse(R"({"runtimePackage":{"storage":{"migrations":"./db"}}})");
+  const auto files = migration_files(pkg.path(), fm.as_object());
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  ASSERT_EQ(files.value().size(), 2u);
+  EXPECT_EQ(files.value()[0].filename(), "001.sql");
+  EXPECT_TRUE(migration_files(pkg.path(), {}).value().empty());
+  EXPECT_FALSE(migration_files(pkg.path(), with_migrations("missing")).ok());
+}
+
 TEST(AppData, AMigrationThatFailsHalfwayLeavesNothingOfItself) {
   PackageDir pkg("app");
   pkg.write("m/001.sql", "CREATE TABLE a (x);");

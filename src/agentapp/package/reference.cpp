@@ -4,7 +4,6 @@
 #include "agentapp/package/reference.hpp"
 
 #include <array>
-#include <regex>
 
 #include "agentapp/package/jsv.hpp"
 #include "agentapp/package/nodefs.hpp"
@@ -1184,9 +1183,18 @@ std::optional<ReferenceCommand> reference_command(std::string_view name) {
 }
 
 std::string normalise_version_flag(std::string_view raw) {
-  static const std::regex kMinor(R"(^0\.(3|4|5|6|7|8|9|10)(\.\d+)?$)");
-  std::cmatch m;
-  if (std::regex_match(raw.begin(), raw.end(), m, kMinor)) return "0." + m[1].str() + ".0";
+  // /^0\.N(\.\d+)?$/ for N = 3..10, read by hand (no regular expression engine for a flag).
+  const auto digits = [](std::string_view s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (raw.substr(0, 2) != "0.") return std::string(raw);
+  const std::string_view rest = raw.substr(2);
+  const auto dot = rest.find('.');
+  const std::string_view minor = rest.substr(0, dot);
+  const bool known = minor == "10" || (minor.size() == 1 && minor[0] >= '3' && minor[0] <= '9');
+  if (known && (dot == std::string_view::npos || digits(rest.substr(dot + 1)))) {
+    return "0." + std::string(minor) + ".0";
+  }
   return std::string(raw);
 }
 

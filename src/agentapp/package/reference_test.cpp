@@ -261,6 +261,11 @@ TEST(ReferenceValidate, NormalisesTheVersionFlagAndRunsOnlyThatVersionsChecks) {
   EXPECT_EQ(normalise_version_flag("0.7.3"), "0.7.0");
   EXPECT_EQ(normalise_version_flag("0.10"), "0.10.0");
   EXPECT_EQ(normalise_version_flag("0.11"), "0.11");
+  EXPECT_EQ(normalise_version_flag("0.3"), "0.3.0");
+  EXPECT_EQ(normalise_version_flag("0.5."), "0.5.");
+  EXPECT_EQ(normalise_version_flag("0.05"), "0.05");
+  EXPECT_EQ(normalise_version_flag("0.2.1"), "0.2.1");
+  EXPECT_EQ(normalise_version_flag("1.0"), "1.0");
 }
 
 TEST(ReferenceValidate, AFolderWithoutAppMdFailsWithExitCodeOne) {

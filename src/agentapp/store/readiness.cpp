@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "agentapp/appdata/appdata.hpp"
 #include "common/clock.hpp"
 
 namespace hearth::agentapp {
@@ -205,23 +206,15 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
     }
   }
 
-  // Migrations: present and inside the package; they run when the app is enabled.
-  const json::value* migrations = nullptr;
-  if (const auto* st = fm.if_contains("storage"); st != nullptr && st->is_object()) {
-    migrations = st->get_object().if_contains("migrations");
-  }
-  if (migrations != nullptr && migrations->is_string()) {
-    const auto rel =
-        std::filesystem::path(std::string(migrations->get_string())).lexically_normal();
-    std::error_code ec;
-    if (rel.is_absolute() || rel.empty() || *rel.begin() == ".." ||
-        !std::filesystem::is_directory(package / rel, ec)) {
-      a.fail("blocked", "migration", std::string(migrations->get_string()),
-             "the migrations folder is missing or outside the package");
-    } else {
-      a.ok("migration", std::string(migrations->get_string()),
-           "migrations run when the app is enabled, each in one transaction");
-    }
+  // Migrations: a folder inside the package that can be read; they run when the app is
+  // enabled, each in one transaction.
+  auto migrations = migration_files(package, fm);
+  if (!migrations.ok()) {
+    a.fail("blocked", "migration", "storage.migrations", migrations.error().message);
+  } else if (!migrations.value().empty()) {
+    a.ok("migration", "storage.migrations",
+         std::to_string(migrations.value().size()) +
+             " migration(s) run when the app is enabled, each in one transaction");
   }
   return a.result(manifest.name);
 }

@@ -2,9 +2,13 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <set>
@@ -13,6 +17,7 @@
 #include "agentapp/store/staging.hpp"
 #include "common/atomic_file.hpp"
 #include "common/clock.hpp"
+#include "common/fd.hpp"
 #include "common/random.hpp"
 
 namespace hearth::agentapp {
@@ -73,28 +78,19 @@ std::string folder_safe(std::string_view s) {
   return out;
 }
 
-/// Makes a tree read-only (files 0444, folders 0555) or writable again (0644, 0755).
+/// Makes a tree read-only (files 0444, folders 0555) or writable again (0644, 0755). One walk
+/// does both: a 0555 folder can still be listed and entered. Links are left alone (chmod would
+/// follow them out of the tree; the trees hearth writes hold none).
 void set_writable(const fs::path& root, bool writable) {
-  std::error_code ec;
   const auto apply = [writable](const fs::path& p, bool dir) {
     ::chmod(p.c_str(), dir ? (writable ? 0755 : 0555) : (writable ? 0644 : 0444));
   };
-  if (writable) apply(root, true);
+  apply(root, true);
+  std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const bool dir = it->is_directory(ec) && !it->is_symlink(ec);
-    if (writable && dir) apply(it->path(), true);
-    if (!dir) apply(it->path(), false);
-  }
-  if (!writable) {
-    // Folders last, deepest first, so that the walk can still enter them.
-    std::vector<fs::path> dirs;
-    for (auto it = fs::recursive_directory_iterator(root, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_directory(ec) && !it->is_symlink(ec)) dirs.push_back(it->path());
-    }
-    for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) apply(*d, true);
-    apply(root, true);
+    if (it->is_symlink(ec)) continue;
+    apply(it->path(), it->is_directory(ec));
   }
 }
 
@@ -116,10 +112,21 @@ Result<std::size_t> export_tree(const fs::path& dir, const fs::path& file) {
     return Error::make(ErrorCode::kInvalidParams,
                        file.string() + " exists: the export does not overwrite a file");
   }
+  // Written whole to a hidden file beside it, synced, then linked into place (link refuses an
+  // existing name): the export is there complete or not at all.
+  const fs::path partial =
+      file.parent_path() / ("." + file.filename().string() + ".hearth-tmp-" + random_hex(6));
+  struct Partial {
+    fs::path path;
+    ~Partial() {
+      std::error_code ignored;
+      fs::remove(path, ignored);
+    }
+  } cleanup{partial};
   std::unique_ptr<archive, WriterFree> a(archive_write_new());
   archive_write_add_filter_gzip(a.get());
   archive_write_set_format_pax_restricted(a.get());
-  if (archive_write_open_filename(a.get(), file.c_str()) != ARCHIVE_OK) {
+  if (archive_write_open_filename(a.get(), partial.c_str()) != ARCHIVE_OK) {
     return Error::make(ErrorCode::kInternalError,
                        "cannot write " + file.string() + ": " + archive_error_string(a.get()));
   }
@@ -150,6 +157,18 @@ Result<std::size_t> export_tree(const fs::path& dir, const fs::path& file) {
     return Error::make(ErrorCode::kInternalError,
                        "cannot finish " + file.string() + ": " + archive_error_string(a.get()));
   }
+  Fd synced(::open(partial.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!synced || ::fsync(synced.get()) != 0) {
+    return Error::make(ErrorCode::kInternalError,
+                       "cannot write " + file.string() + ": " + std::strerror(errno));
+  }
+  if (::link(partial.c_str(), file.c_str()) != 0) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "cannot write " + file.string() + ": " + std::strerror(errno));
+  }
+  Fd folder(::open(file.parent_path().empty() ? "." : file.parent_path().c_str(),
+                   O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (folder) ::fsync(folder.get());
   return files;
 }
 
@@ -474,20 +493,13 @@ std::vector<std::string> described(const json::object& review, std::string_view 
   return out;
 }
 
-std::vector<std::string> migration_files(const fs::path& package, const json::object& fm) {
+/// The names of the package's migration files (none when they cannot be listed: the upgrade
+/// then finds nothing new there, and enabling reports the problem).
+std::vector<std::string> migration_names(const fs::path& package, const json::object& fm) {
   std::vector<std::string> out;
-  const json::value* named = nullptr;
-  if (const auto* st = fm.if_contains("storage"); st != nullptr && st->is_object()) {
-    named = st->get_object().if_contains("migrations");
-  }
-  if (named == nullptr || !named->is_string()) return out;
-  const fs::path rel = fs::path(std::string(named->get_string())).lexically_normal();
-  if (rel.is_absolute() || rel.empty() || *rel.begin() == "..") return out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(package / rel, ec)) {
-    if (e.path().extension() == ".sql") out.push_back(e.path().filename().string());
-  }
-  std::sort(out.begin(), out.end());
+  auto files = migration_files(package, fm);
+  if (!files.ok()) return out;
+  for (const auto& f : files.value()) out.push_back(f.filename().string());
   return out;
 }
 
@@ -520,8 +532,8 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
       minus(described(new_review, "permissions"), described(old_review, "permissions"));
   result.added["networkHosts"] =
       minus(strings_of(new_review.at("networkHosts")), strings_of(old_review.at("networkHosts")));
-  result.added["migrations"] = minus(migration_files(staged.package, staged.manifest.front_matter),
-                                     migration_files(result.app.dir, old_manifest.front_matter));
+  result.added["migrations"] = minus(migration_names(staged.package, staged.manifest.front_matter),
+                                     migration_names(result.app.dir, old_manifest.front_matter));
   result.added["backends"] =
       minus(described(new_review, "backends"), described(old_review, "backends"));
   for (const auto& [key, list] : result.added) {

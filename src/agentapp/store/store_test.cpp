@@ -337,6 +337,13 @@ TEST_F(StoreTest, UninstallKeepsDeletesOrExportsTheDataAndRecordsIt) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "rows");
   EXPECT_EQ(entries_in(state.path() / "apps/cleanup"), 3u);
+  // An export never overwrites a file, and leaves no partial file behind.
+  install_with_data();
+  const auto before = entries_in(state.path());
+  EXPECT_FALSE(store->uninstall("notes", DataPolicy::kExportThenDelete, export_to).ok());
+  EXPECT_EQ(entries_in(state.path()), before);
+  EXPECT_TRUE(fs::exists(data / "notes.db"));
+  ASSERT_TRUE(store->uninstall("notes", DataPolicy::kDelete).ok());
   EXPECT_FALSE(store->uninstall("notes", DataPolicy::kKeep).ok());
 }
 
