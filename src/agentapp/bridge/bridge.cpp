@@ -157,6 +157,17 @@ const json::object& provided_capabilities() {
   return kProvided;
 }
 
+Result<std::reference_wrapper<const AppManifest>> Bridge::manifest_of(const InstalledApp& app) {
+  // An installed package's folder is named by its version and package hash, and is read-only:
+  // the same folder is the same manifest.
+  auto it = manifests_.find(app.name);
+  if (it == manifests_.end() || it->second.first != app.dir) {
+    HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
+    it = manifests_.insert_or_assign(app.name, std::make_pair(app.dir, std::move(manifest))).first;
+  }
+  return std::cref(it->second.second);
+}
+
 ReadinessContext host_readiness(
     std::function<bool(std::string_view app, std::string_view key)> secret_present) {
   ReadinessContext context;
@@ -171,7 +182,7 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
   auto app = store_.find(call.app);
   if (!app.ok()) return denial("enabled", call, "no app named '" + call.app + "' is installed");
   if (!app.value().enabled) return denial("enabled", call, "the app is not enabled");
-  HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.value().dir));
+  HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(app.value()));
   HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(store_.data_dir(call.app)));
   const Provenance provenance{app.value().name, app.value().version, app.value().package_hash,
                               app.value().manifest_hash};
@@ -318,7 +329,7 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
 Result<json::array> Bridge::list(std::string_view app_name, std::string_view workspace) {
   std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
-  HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
+  HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(app));
   json::array out;
   for (const auto& capability : declared_capabilities(manifest.front_matter)) {
     json::object entry{{"capability", capability}};

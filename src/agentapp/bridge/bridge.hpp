@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,8 +50,12 @@ class Bridge {
   Result<json::array> list(std::string_view app, std::string_view workspace);
 
  private:
+  /// The app's manifest, read once per installed package folder (under mutex_).
+  Result<std::reference_wrapper<const AppManifest>> manifest_of(const InstalledApp& app);
+
   std::mutex mutex_;  // one call at a time per bridge: app databases are opened per call
   AppStore& store_;
+  std::map<std::string, std::pair<std::filesystem::path, AppManifest>> manifests_;
 };
 
 }  // namespace hearth::agentapp

@@ -167,6 +167,18 @@ TEST_F(BridgeTest, ListsCapabilitiesWithTheReasonsForBlockedOnes) {
   EXPECT_EQ(status["lime.files"], "blocked/ready");
 }
 
+TEST_F(BridgeTest, AnUpgradeIsSeenByTheNextCall) {
+  ASSERT_TRUE(store->set_enabled("tasks", true).ok());
+  EXPECT_EQ(stage_of(call("lime.evidence", "export")), "ok");
+  // 2.1.0 no longer declares lime.evidence.
+  std::string md(kAppMd);
+  md.replace(md.find("version: 2.0.0"), 14, "version: 2.1.0");
+  md.erase(md.find("    lime.evidence: ^1.0\n"), 24);
+  package.write("APP.md", md);
+  ASSERT_TRUE(store->upgrade(package.path(), true, true).ok());
+  EXPECT_EQ(stage_of(call("lime.evidence", "export")), "declared");
+}
+
 TEST_F(BridgeTest, AppsRecordTheirOwnEvidenceUnderTheirOwnKind) {
   ASSERT_TRUE(store->set_enabled("tasks", true).ok());
   const auto entry =
