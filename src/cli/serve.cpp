@@ -357,11 +357,18 @@ int serve(const ServeOptions& options) {
   // cannot be opened leaves the rest served; capability/* then answer with the reason.
   auto app_store = agentapp::AppStore::open(state_dir);
   std::unique_ptr<agentapp::Bridge> app_bridge;
+  std::shared_ptr<agentapp::Backends> app_backends;
   BlockingExecutor app_calls(2);
   if (app_store.ok()) {
     app_store.value()->set_readiness_context(app_readiness(state_dir));
     app_bridge = std::make_unique<agentapp::Bridge>(*app_store.value());
-    methods::apps::add_methods(dispatcher, *app_bridge, app_calls);
+    // The enabled apps' backends, under the jail (none with --insecure-no-sandbox: an app's
+    // code is never run unconfined).
+    agentapp::BackendOptions backend_options;
+    if (!jail->insecure()) backend_options.jail = jail;
+    app_backends = agentapp::Backends::create(ioc.get_executor(), *app_store.value(), *app_bridge,
+                                              app_calls, std::move(backend_options));
+    methods::apps::add_methods(dispatcher, *app_bridge, *app_backends, app_calls);
   } else {
     spdlog::error("agent apps are not served: {}", app_store.error().message);
     methods::apps::add_unavailable(dispatcher, app_store.error().message);
@@ -444,6 +451,7 @@ int serve(const ServeOptions& options) {
     server.stop();
     mcp_server.close_all();
     host->shutdown();
+    if (app_backends) app_backends->stop(false);
     proc::kill_all();
     stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     stop_when_children_gone(ioc, poll, stop_at);
@@ -527,6 +535,7 @@ int serve(const ServeOptions& options) {
         asio::detached);
   }
   asio::post(ioc, announce);
+  if (app_backends) app_backends->start();
   if (!options.registry_dirs.empty()) gateway->start_watching(std::chrono::milliseconds(1000));
   if (options.watch) {
     asio::co_spawn(ioc,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -349,6 +350,74 @@ std::vector<std::string> environment_entries(const Environment& vars) {
     entry += value;
     out.push_back(std::move(entry));
   }
+  return out;
+}
+
+namespace {
+
+/// A child whose jail is released when it is stopped (the run's result is not known then).
+struct ConfinedChild final : proc::Duplex {
+  struct Shared {
+    std::shared_ptr<Confinement> confinement;
+    std::atomic<bool> finished{false};
+    std::mutex mutex;
+    std::optional<Error> verdict;
+  };
+  std::shared_ptr<proc::Duplex> inner;
+  std::shared_ptr<Shared> shared;
+
+  bool write(std::string data) override { return inner->write(std::move(data)); }
+  int pid() const override { return inner->pid(); }
+  void stop() override {
+    const int launcher = inner->pid();
+    inner->stop();
+    if (!shared->finished.exchange(true)) shared->confinement->abandon(launcher);
+  }
+};
+
+}  // namespace
+
+Result<ConfinedStdio> confined_stdio(const jail::Jail* jail,
+                                     const manifest::Permissions& permissions,
+                                     const std::filesystem::path& service_dir,
+                                     const std::vector<std::string>& raw_args, proc::Command cmd,
+                                     const asio::any_io_executor& executor, std::string who) {
+  auto shared = std::make_shared<ConfinedChild::Shared>();
+  if (jail != nullptr) {
+    auto confinement =
+        Confinement::start(*jail, permissions, service_dir, raw_args, cmd, executor, std::move(who));
+    if (!confinement.ok()) return std::move(confinement).error();
+    shared->confinement = std::move(confinement).value();
+  }
+  ConfinedStdio out;
+  out.launch = [executor, cmd = std::move(cmd), shared](
+                   proc::Duplex::Callbacks callbacks) -> Result<std::shared_ptr<proc::Duplex>> {
+    if (shared->confinement) {
+      auto on_exit = std::move(callbacks.on_exit);
+      callbacks.on_exit = [shared, on_exit = std::move(on_exit)](const proc::RunResult& result) {
+        if (!shared->finished.exchange(true)) {
+          auto verdict = shared->confinement->finish(result);
+          std::lock_guard lock(shared->mutex);
+          shared->verdict = std::move(verdict);
+        }
+        if (on_exit) on_exit(result);
+      };
+    }
+    auto child = proc::start_duplex(executor, cmd, std::move(callbacks));
+    if (!child.ok()) {
+      if (shared->confinement && !shared->finished.exchange(true)) shared->confinement->abandon(-1);
+      return std::move(child).error();
+    }
+    if (!shared->confinement) return std::move(child).value();
+    auto wrapped = std::make_shared<ConfinedChild>();
+    wrapped->inner = std::move(child).value();
+    wrapped->shared = shared;
+    return std::shared_ptr<proc::Duplex>(std::move(wrapped));
+  };
+  out.verdict = [shared](const proc::RunResult&) -> std::optional<Error> {
+    std::lock_guard lock(shared->mutex);
+    return shared->verdict;
+  };
   return out;
 }
 

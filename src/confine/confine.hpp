@@ -14,6 +14,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -96,6 +97,24 @@ class Confinement {
   std::vector<std::string> jail_env_;  ///< the plan's variables, for release()
   std::string fingerprint_;
 };
+
+/// A long-lived child that speaks over its stdin and stdout (a stdio MCP server, an Agent App
+/// backend), under the jail when `jail` is given. `launch` starts it with the callbacks it is
+/// given, once: make another ConfinedStdio for each start, since each start needs a jail of its
+/// own. `verdict` replaces the exit's own explanation when the jail has one (a mechanism that
+/// failed, the memory limit). A child stopped through the Duplex releases its jail.
+struct ConfinedStdio {
+  std::function<Result<std::shared_ptr<proc::Duplex>>(proc::Duplex::Callbacks)> launch;
+  std::function<std::optional<Error>(const proc::RunResult&)> verdict;
+};
+
+/// Plans the jail for `cmd` (as Confinement::start) and returns how to start it. Without a jail
+/// (the daemon's --insecure-no-sandbox) the child runs as it is.
+Result<ConfinedStdio> confined_stdio(const jail::Jail* jail,
+                                     const manifest::Permissions& permissions,
+                                     const std::filesystem::path& service_dir,
+                                     const std::vector<std::string>& raw_args, proc::Command cmd,
+                                     const boost::asio::any_io_executor& executor, std::string who);
 
 /// The environment a handler process starts from, never the daemon's: PATH (the system's
 /// folders), LANG=C.UTF-8, HOME = the service folder, LAVS_SERVICE and LAVS_SERVICE_DIR. Kinds add

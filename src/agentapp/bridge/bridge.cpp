@@ -173,7 +173,7 @@ ReadinessContext host_readiness(
   ReadinessContext context;
   for (const auto& member : provided_capabilities()) context.provided.emplace_back(member.key());
   context.secret_present = std::move(secret_present);
-  context.runs_backends = false;
+  context.runs_backends = true;
   return context;
 }
 
@@ -193,6 +193,7 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
     Error e = denial(stage, call, std::move(reason));
     json::object detail = e.data.as_object();
     detail["workspace"] = call.workspace;
+    detail["caller"] = call.caller;
     (void)evidence.append("capability.denied", detail);
     (void)store_.record(call.app, "capability.denied", detail);
     return e;
@@ -228,7 +229,8 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
   // Run it.
   Result<json::value> out = json::value(nullptr);
   json::object summary{
-      {"capability", call.capability}, {"method", call.method}, {"workspace", call.workspace}};
+      {"capability", call.capability}, {"method", call.method}, {"workspace", call.workspace},
+      {"caller", call.caller}};
   ArtifactStore artifacts(data->database(), store_.data_dir(call.app) / "artifacts", provenance,
                           evidence);
   if (call.capability == "lime.storage") {
@@ -324,6 +326,18 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
   HEARTH_ASSIGN_OR_RETURN(auto logged, evidence.append("capability.invoked", summary));
   (void)logged;
   return out;
+}
+
+Status Bridge::record(std::string_view app_name, std::string_view kind,
+                      const json::object& detail) {
+  std::lock_guard lock(mutex_);
+  HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
+  HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(store_.data_dir(app.name)));
+  EvidenceLog evidence(data->database(), Provenance{app.name, app.version, app.package_hash,
+                                                    app.manifest_hash});
+  HEARTH_ASSIGN_OR_RETURN(auto entry, evidence.append(kind, detail));
+  (void)entry;
+  return {};
 }
 
 Result<json::array> Bridge::list(std::string_view app_name, std::string_view workspace) {

@@ -27,6 +27,9 @@ struct Invocation {
   std::string capability;
   std::string method;
   json::value params;  ///< an object, or null
+  /// Who made the call, for the evidence: "daemon" (a client of the daemon's RPC) or
+  /// "backend:<service key>" (the app's own backend, over its stdio).
+  std::string caller = "daemon";
 };
 
 /// The capabilities hearth provides, with their methods.
@@ -48,6 +51,10 @@ class Bridge {
   /// `capability/list`: every capability the app declares, with `status` available or blocked
   /// and, when blocked, the stage and reason; the methods of the available ones.
   Result<json::array> list(std::string_view app, std::string_view workspace);
+
+  /// Appends an entry of the host's own (`kind`, e.g. "backend.started") to the app's evidence
+  /// log, with the package's provenance.
+  Status record(std::string_view app, std::string_view kind, const json::object& detail);
 
  private:
   /// The app's manifest, read once per installed package folder (under mutex_).

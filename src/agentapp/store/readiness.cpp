@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "agentapp/appdata/appdata.hpp"
+#include "agentapp/store/services.hpp"
 #include "common/clock.hpp"
 
 namespace hearth::agentapp {
@@ -194,15 +195,23 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
     }
   }
 
-  // Backends: until hearth supervises them, what they serve is missing.
-  for (const auto& service : list_of(fm, "services")) {
-    if (text(service, "kind") != "app-backend") continue;
-    const std::string key = text(service, "key");
-    if (context.runs_backends) {
-      a.ok("backend", key, "hearth runs the backend " + key);
-    } else {
+  // Backends: those hearth runs (client-local, stdio-jsonrpc, under the jail, supervised) and
+  // those it does not, with the reason.
+  if (context.runs_backends) {
+    const auto plan = plan_backends(fm, package);
+    for (const auto& b : plan.run) {
+      a.ok("backend", b.key, "hearth runs the backend " + b.key + " under the jail");
+    }
+    for (const auto& b : plan.not_run) {
+      a.fail(b.required ? "blocked" : "degraded", "backend", b.key,
+             "the backend " + b.key + " will not start: " + b.reason);
+    }
+  } else {
+    for (const auto& service : list_of(fm, "services")) {
+      if (text(service, "kind") != "app-backend") continue;
+      const std::string key = text(service, "key");
       a.fail(required(service) ? "blocked" : "degraded", "backend", key,
-             "hearth does not run app backends yet: " + key + " will not start");
+             "this host does not run app backends: " + key + " will not start");
     }
   }
 

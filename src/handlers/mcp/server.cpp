@@ -16,7 +16,6 @@
 namespace hearth::handlers::mcp {
 
 using confine::base_environment;
-using confine::Confinement;
 using confine::Environment;
 using confine::environment_entries;
 
@@ -29,26 +28,6 @@ bool inside(const fs::path& path, const fs::path& base) {
   const auto relative = path.lexically_relative(base);
   return !relative.empty() && *relative.begin() != "..";
 }
-
-/// A child whose jail is released when it is stopped (the run's result is not known then).
-struct ConfinedChild final : proc::Duplex {
-  struct Shared {
-    std::shared_ptr<Confinement> confinement;
-    std::atomic<bool> finished{false};
-    std::mutex mutex;
-    std::optional<Error> verdict;
-  };
-  std::shared_ptr<proc::Duplex> inner;
-  std::shared_ptr<Shared> shared;
-
-  bool write(std::string data) override { return inner->write(std::move(data)); }
-  int pid() const override { return inner->pid(); }
-  void stop() override {
-    const int launcher = inner->pid();
-    inner->stop();
-    if (!shared->finished.exchange(true)) shared->confinement->abandon(launcher);
-  }
-};
 
 }  // namespace
 
@@ -201,45 +180,12 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
   cmd.env = environment_entries(vars);
   cmd.cwd = cwd;
 
-  auto shared = std::make_shared<ConfinedChild::Shared>();
-  if (spec_.jail) {
-    auto confinement =
-        Confinement::start(*spec_.jail, spec_.permissions, spec_.service_dir, config.args, cmd,
-                           executor_, spec_.service + " (" + who + ")");
-    if (!confinement.ok()) return std::move(confinement).error();
-    shared->confinement = std::move(confinement).value();
-  }
-  auto executor = executor_;
-  auto launch = [executor, cmd = std::move(cmd), shared](
-                    proc::Duplex::Callbacks callbacks) -> Result<std::shared_ptr<proc::Duplex>> {
-    if (shared->confinement) {
-      auto on_exit = std::move(callbacks.on_exit);
-      callbacks.on_exit = [shared, on_exit = std::move(on_exit)](const proc::RunResult& result) {
-        if (!shared->finished.exchange(true)) {
-          auto verdict = shared->confinement->finish(result);
-          std::lock_guard lock(shared->mutex);
-          shared->verdict = std::move(verdict);
-        }
-        if (on_exit) on_exit(result);
-      };
-    }
-    auto child = proc::start_duplex(executor, cmd, std::move(callbacks));
-    if (!child.ok()) {
-      if (shared->confinement && !shared->finished.exchange(true)) shared->confinement->abandon(-1);
-      return std::move(child).error();
-    }
-    if (!shared->confinement) return std::move(child).value();
-    auto wrapped = std::make_shared<ConfinedChild>();
-    wrapped->inner = std::move(child).value();
-    wrapped->shared = shared;
-    return std::shared_ptr<proc::Duplex>(std::move(wrapped));
-  };
-  auto verdict = [shared](const proc::RunResult&) -> std::optional<Error> {
-    std::lock_guard lock(shared->mutex);
-    return shared->verdict;
-  };
+  auto child = confine::confined_stdio(spec_.jail.get(), spec_.permissions, spec_.service_dir,
+                                      config.args, std::move(cmd), executor_,
+                                      spec_.service + " (" + who + ")");
+  if (!child.ok()) return std::move(child).error();
   return std::unique_ptr<hearth::mcp::Transport>(std::make_unique<hearth::mcp::StdioTransport>(
-      who, std::move(launch), std::move(verdict), spec_.max_message));
+      who, std::move(child.value().launch), std::move(child.value().verdict), spec_.max_message));
 }
 
 }  // namespace hearth::handlers::mcp

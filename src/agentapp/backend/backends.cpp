@@ -1,0 +1,771 @@
+#include "agentapp/backend/backends.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <future>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "agentapp/store/services.hpp"
+#include "common/on_strand.hpp"
+#include "confine/confine.hpp"
+#include "egress/network_policy.hpp"
+#include "handlers/script/program.hpp"
+#include "mcp/message.hpp"
+#include "mcp/stdio_transport.hpp"
+
+namespace hearth::agentapp {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+/// The version of the line protocol between hearth and a backend (docs/agent-apps.md).
+constexpr int kProtocolVersion = 1;
+
+json::object message(std::string_view method) {
+  return json::object{{"jsonrpc", "2.0"}, {"method", method}};
+}
+
+std::int64_t ms(Clock::duration d) {
+  return std::chrono::duration_cast<milliseconds>(d).count();
+}
+
+/// What one poll of the store found: the backends that should run.
+struct Wanted {
+  InstalledApp app;
+  BackendService service;
+};
+
+}  // namespace
+
+struct Backends::Entry {
+  enum class Phase { kStopped, kStarting, kRunning, kRestarting };
+
+  struct Pending {
+    explicit Pending(const asio::any_io_executor& executor) : timer(executor) {}
+    std::optional<json::object> response;
+    std::optional<Error> failure;
+    asio::steady_timer timer;
+  };
+
+  explicit Entry(const asio::any_io_executor& executor) : changed(executor) {}
+
+  InstalledApp app;
+  BackendService spec;
+  std::string label() const { return "backend '" + spec.key + "' of app '" + app.name + "'"; }
+
+  Phase phase = Phase::kStopped;
+  std::unique_ptr<mcp::Transport> transport;
+  std::uint64_t run = 0;  ///< +1 at each start: messages of an older run are dropped
+  std::map<std::int64_t, std::shared_ptr<Pending>> pending;
+  std::int64_t next_id = 0;
+  std::size_t inflight = 0;  ///< the backend's own requests being served
+  int pid = -1;
+  int starts = 0;
+  int failures = 0;  ///< starts in a row that did not last stable_after
+  Clock::time_point since = Clock::now();
+  Clock::time_point next_start = Clock::now();
+  std::string last_exit;
+  std::string reason;  ///< why it is restarting
+  bool removed = false;
+  asio::steady_timer changed;  ///< cancelled at each change of phase, for waiting calls
+};
+
+struct Backends::State : std::enable_shared_from_this<Backends::State> {
+  State(const asio::any_io_executor& executor, AppStore& s, Bridge& b, BlockingExecutor& bl,
+        BackendOptions o)
+      : strand(asio::make_strand(executor)),
+        store(s),
+        bridge(b),
+        blocking(bl),
+        options(std::move(o)),
+        wake(strand) {}
+
+  asio::strand<asio::any_io_executor> strand;
+  AppStore& store;
+  Bridge& bridge;
+  BlockingExecutor& blocking;
+  BackendOptions options;
+  asio::steady_timer wake;  ///< the poll loop's sleep
+
+  // Strand state.
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<Entry>> entries;
+  std::map<fs::path, std::shared_ptr<const AppManifest>> manifests;  ///< by package folder
+  std::atomic<bool> stopped{false};
+
+  // --- evidence -------------------------------------------------------------------------------
+
+  void record(const Entry& e, std::string_view kind, json::object detail) {
+    detail["service"] = e.spec.key;
+    auto self = shared_from_this();
+    blocking.post([self, app = e.app.name, kind = std::string(kind), detail = std::move(detail)] {
+      auto recorded = self->bridge.record(app, kind, detail);
+      if (!recorded.ok()) {
+        spdlog::warn("app '{}': {} not recorded: {}", app, kind, recorded.error().message);
+      }
+    });
+  }
+
+  // --- the store ------------------------------------------------------------------------------
+
+  /// On a blocking thread: the backends of the enabled apps.
+  Result<std::vector<Wanted>> wanted(
+      std::map<fs::path, std::shared_ptr<const AppManifest>>& cache) {
+    HEARTH_ASSIGN_OR_RETURN(auto apps, store.list());
+    std::vector<Wanted> out;
+    std::map<fs::path, std::shared_ptr<const AppManifest>> seen;
+    for (auto& app : apps) {
+      if (!app.enabled) continue;
+      auto it = cache.find(app.dir);
+      std::shared_ptr<const AppManifest> manifest;
+      if (it != cache.end()) {
+        manifest = it->second;
+      } else {
+        auto read = read_manifest(app.dir);
+        if (!read.ok()) {
+          spdlog::warn("app '{}': its manifest cannot be read: {}", app.name,
+                       read.error().message);
+          continue;
+        }
+        manifest = std::make_shared<const AppManifest>(std::move(read).value());
+      }
+      seen[app.dir] = manifest;
+      for (auto& service : plan_backends(manifest->front_matter, app.dir).run) {
+        out.push_back({app, std::move(service)});
+      }
+    }
+    cache = std::move(seen);
+    return out;
+  }
+
+  /// On the strand: brings the running set in line with the store.
+  asio::awaitable<void> reconcile() {
+    auto self = shared_from_this();
+    auto cache = manifests;
+    std::function<Result<std::vector<Wanted>>()> work = [self, &cache] {
+      return self->wanted(cache);
+    };
+    auto found = co_await blocking.run(work);
+    if (stopped) co_return;
+    if (!found.ok()) {
+      spdlog::warn("app backends: the app store cannot be read: {}", found.error().message);
+      co_return;
+    }
+    manifests = std::move(cache);
+    std::map<std::pair<std::string, std::string>, Wanted*> want;
+    for (auto& w : found.value()) want[{w.app.name, w.service.key}] = &w;
+    for (auto it = entries.begin(); it != entries.end();) {
+      auto w = want.find(it->first);
+      const bool same = w != want.end() && w->second->app.dir == it->second->app.dir &&
+                        w->second->service.argv == it->second->spec.argv;
+      if (!same) {
+        stop_entry(*it->second, w == want.end() ? "the app was disabled or uninstalled"
+                                                : "the app's package changed");
+        it = entries.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [key, w] : want) {
+      if (entries.contains(key)) continue;
+      auto entry = std::make_shared<Entry>(strand);
+      entry->app = std::move(w->app);
+      entry->spec = std::move(w->service);
+      entries.emplace(key, std::move(entry));
+    }
+    const auto now = Clock::now();
+    for (auto& [_, entry] : entries) {
+      if ((entry->phase == Entry::Phase::kStopped || entry->phase == Entry::Phase::kRestarting) &&
+          now >= entry->next_start) {
+        asio::co_spawn(strand, launch(entry), asio::detached);
+      }
+    }
+  }
+
+  asio::awaitable<void> poll_loop() {
+    auto self = shared_from_this();
+    while (!stopped) {
+      co_await reconcile();
+      if (stopped) break;
+      auto next = Clock::now() + options.poll;
+      for (const auto& [_, e] : entries) {
+        if (e->phase == Entry::Phase::kRestarting) next = std::min(next, e->next_start);
+      }
+      wake.expires_at(next);
+      co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+  }
+
+  // --- one backend ----------------------------------------------------------------------------
+
+  void set_phase(Entry& e, Entry::Phase phase) {
+    e.phase = phase;
+    e.since = Clock::now();
+    e.changed.cancel();
+  }
+
+  void stop_entry(Entry& e, std::string_view why) {
+    e.removed = true;
+    if (e.transport) {
+      spdlog::info("{} stopped: {}", e.label(), why);
+      record(e, "backend.stopped", json::object{{"reason", why}});
+      close(e, Error::make(ErrorCode::kHandlerError, e.label() + " was stopped: " +
+                                                         std::string(why)));
+    }
+    set_phase(e, Entry::Phase::kStopped);
+  }
+
+  /// Closes the run's transport and fails what waits on it.
+  void close(Entry& e, const Error& reason) {
+    ++e.run;
+    if (e.transport) {
+      e.transport->close();
+      e.transport.reset();
+    }
+    e.pid = -1;
+    for (auto& [_, p] : e.pending) {
+      p->failure = reason;
+      p->timer.cancel();
+    }
+    e.pending.clear();
+  }
+
+  /// The run ended or did not start: try again after the backoff.
+  void failed(Entry& e, const std::string& why) {
+    const bool lasted = e.phase == Entry::Phase::kRunning &&
+                        Clock::now() - e.since >= options.stable_after;
+    close(e, Error::make(ErrorCode::kHandlerError, e.label() + " stopped: " + why));
+    if (e.removed || stopped) return;
+    e.failures = lasted ? 1 : e.failures + 1;
+    auto delay = options.backoff_initial;
+    for (int i = 1; i < e.failures && delay < options.backoff_max; ++i) delay *= 2;
+    delay = std::min(delay, options.backoff_max);
+    e.reason = why;
+    e.next_start = Clock::now() + delay;
+    set_phase(e, Entry::Phase::kRestarting);
+    spdlog::warn("{}; starting it again in {} ms",
+                 why.starts_with(e.label()) ? why : e.label() + ": " + why, delay.count());
+    wake.cancel();  // the poll loop sleeps until the earliest restart
+  }
+
+  /// The command and jail of a start, or why it cannot start.
+  Result<confine::ConfinedStdio> prepare(const Entry& e) {
+    if (!options.jail) {
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "hearth starts app backends only under the jail, and it has none");
+    }
+    const auto& spec = e.spec;
+    const fs::path& dir = e.app.dir;
+    auto program = proc::find_program(spec.argv.front(), handlers::kSystemPath, dir);
+    if (!program) {
+      return Error::make(ErrorCode::kHandlerError, "command not found: " + spec.argv.front());
+    }
+    if (auto refused = handlers::program_refusal(*program, dir)) {
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "the program " + program->string() + " " + *refused);
+    }
+    proc::Command cmd;
+    cmd.program = *program;
+    cmd.argv = spec.argv;
+    cmd.cwd = dir;
+    confine::Environment vars{
+        {"PATH", std::string(handlers::kSystemPath)},
+        {"LANG", "C.UTF-8"},
+        {"HOME", "/tmp"},
+        {"TMPDIR", "/tmp"},
+        {"PYTHONDONTWRITEBYTECODE", "1"},
+        {"PYTHONUNBUFFERED", "1"},
+        {"HEARTH_APP", e.app.name},
+        {"HEARTH_APP_VERSION", e.app.version},
+        {"HEARTH_APP_SERVICE", spec.key},
+        {"HEARTH_APP_DIR", dir.string()},
+    };
+    cmd.env = confine::environment_entries(vars);
+
+    manifest::Permissions permissions;
+    if (spec.network == "remote-allowed") {
+      auto policy = egress::NetworkPolicy::parse(spec.hosts);
+      if (!policy.ok()) {
+        return Error::make(ErrorCode::kPermissionDenied,
+                           "the app's network domains: " + policy.error().message);
+      }
+      permissions.network_access = std::move(policy).value();
+    } else {
+      permissions.network_access = egress::NetworkPolicy(false);
+    }
+    permissions.max_memory = spec.memory_bytes;
+    // The jail reads the arguments as the code it may read and run; the package folder among
+    // them makes the whole package (and only it) readable, never writable.
+    std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
+    args.push_back(dir.string());
+    return confine::confined_stdio(options.jail.get(), permissions, dir, args, std::move(cmd),
+                                   strand, "app " + e.app.name + " (" + e.label() + ")");
+  }
+
+  asio::awaitable<void> launch(std::shared_ptr<Entry> entry) {
+    auto self = shared_from_this();
+    Entry& e = *entry;
+    if (stopped || e.removed || e.phase == Entry::Phase::kStarting ||
+        e.phase == Entry::Phase::kRunning) {
+      co_return;
+    }
+    set_phase(e, Entry::Phase::kStarting);
+    // Readiness may have changed since the app was enabled (a secret removed).
+    std::function<Result<json::object>()> check = [self, name = e.app.name] {
+      return self->store.readiness(name);
+    };
+    auto ready = co_await blocking.run(check);
+    if (e.removed || stopped) co_return;
+    if (ready.ok()) {
+      const auto* status = ready.value().if_contains("status");
+      const std::string s = status != nullptr && status->is_string()
+                                ? std::string(status->get_string())
+                                : std::string();
+      if (s != "ready" && s != "ready-degraded") {
+        failed(e, "the app is " + s + " (see hearth app show " + e.app.name + ")");
+        co_return;
+      }
+    }
+    auto prepared = prepare(e);
+    if (!prepared.ok()) {
+      failed(e, prepared.error().message);
+      co_return;
+    }
+    const std::uint64_t run = ++e.run;
+    auto transport = std::make_unique<mcp::StdioTransport>(
+        e.label(), std::move(prepared.value().launch), std::move(prepared.value().verdict),
+        options.max_message);
+    auto* stdio = transport.get();
+    e.transport = std::move(transport);
+    std::weak_ptr<State> weak = self;
+    std::weak_ptr<Entry> weak_entry = entry;
+    mcp::Transport::Handlers handlers;
+    handlers.on_message = [weak, weak_entry, run](json::value m) {
+      if (auto s = weak.lock()) {
+        asio::post(s->strand, [s, weak_entry, run, m = std::move(m)]() mutable {
+          auto en = weak_entry.lock();
+          if (en && en->run == run) s->on_message(en, std::move(m));
+        });
+      }
+    };
+    handlers.on_closed = [weak, weak_entry, run](Error reason) {
+      if (auto s = weak.lock()) {
+        asio::post(s->strand, [s, weak_entry, run, reason = std::move(reason)] {
+          auto en = weak_entry.lock();
+          if (en && en->run == run) s->on_closed(*en, reason);
+        });
+      }
+    };
+    auto opened = stdio->open(std::move(handlers));
+    if (!opened.ok()) {
+      failed(e, "it did not start: " + opened.error().message);
+      co_return;
+    }
+    ++e.starts;
+    e.pid = stdio->pid();
+    json::object params{
+        {"protocol", "hearth.agentApp.backend"},
+        {"version", kProtocolVersion},
+        {"app", json::object{{"name", e.app.name},
+                             {"version", e.app.version},
+                             {"packageHash", e.app.package_hash}}},
+        {"service", e.spec.key},
+        {"capabilities", json::array(e.spec.capabilities.begin(), e.spec.capabilities.end())}};
+    auto hello = co_await request(entry, "initialize", json::value(std::move(params)),
+                                  options.start_timeout, true);
+    if (e.run != run || e.removed || stopped) co_return;
+    // A backend without an `initialize` of its own (-32601) is started all the same.
+    const auto declined = [](const Error& error) {
+      const auto* data = error.data.if_object();
+      const auto* code = data != nullptr ? data->if_contains("code") : nullptr;
+      return code != nullptr && code->is_int64() &&
+             code->get_int64() == static_cast<int>(ErrorCode::kMethodNotFound);
+    };
+    if (!hello.ok() && !declined(hello.error())) {
+      failed(e, "it did not answer initialize: " + hello.error().message);
+      co_return;
+    }
+    e.reason.clear();
+    set_phase(e, Entry::Phase::kRunning);
+    spdlog::info("{} started (pid {}, start {})", e.label(), e.pid, e.starts);
+    record(e, "backend.started", json::object{{"start", e.starts}, {"pid", e.pid}});
+  }
+
+  void on_closed(Entry& e, const Error& reason) {
+    e.last_exit = reason.message;
+    record(e, "backend.exited", json::object{{"reason", reason.message}});
+    failed(e, reason.message);
+  }
+
+  // --- messages -------------------------------------------------------------------------------
+
+  void send(Entry& e, json::object m) {
+    if (e.transport) e.transport->send(json::value(std::move(m)));
+  }
+
+  void on_message(const std::shared_ptr<Entry>& entry, json::value m) {
+    Entry& e = *entry;
+    for (auto& in : mcp::classify(std::move(m))) {
+      switch (in.kind) {
+        case mcp::Incoming::Kind::kResponse: {
+          auto it = e.pending.find(in.id);
+          if (it == e.pending.end()) break;  // late: given up after its timeout
+          it->second->response = std::move(in.message);
+          it->second->timer.cancel();
+          e.pending.erase(it);
+          break;
+        }
+        case mcp::Incoming::Kind::kRequest: {
+          json::value id = in.message.at("id");
+          if (e.inflight >= options.max_inflight) {
+            json::object reply{{"jsonrpc", "2.0"}, {"id", id}};
+            reply["error"] = to_json(Error::make(
+                ErrorCode::kHandlerError,
+                "too many requests at once (" + std::to_string(options.max_inflight) + ")"));
+            send(e, std::move(reply));
+            break;
+          }
+          ++e.inflight;
+          const auto* params = in.message.if_contains("params");
+          asio::co_spawn(strand,
+                         serve(entry, e.run, std::move(id), std::move(in.method),
+                               params != nullptr ? *params : json::value(nullptr)),
+                         asio::detached);
+          break;
+        }
+        case mcp::Incoming::Kind::kNotification:
+          spdlog::debug("{} sent the notification {}", e.label(), in.method);
+          break;
+      }
+    }
+  }
+
+  /// A request of the backend: the capability bridge, as its own app.
+  asio::awaitable<void> serve(std::shared_ptr<Entry> entry, std::uint64_t run, json::value id,
+                              std::string method, json::value params) {
+    auto self = shared_from_this();
+    auto answer = co_await host_call(*entry, method, params);
+    --entry->inflight;
+    if (entry->run != run) co_return;
+    json::object reply{{"jsonrpc", "2.0"}, {"id", std::move(id)}};
+    if (answer.ok()) {
+      reply["result"] = std::move(answer).value();
+    } else {
+      reply["error"] = to_json(answer.error());
+    }
+    send(*entry, std::move(reply));
+  }
+
+  asio::awaitable<Result<json::value>> host_call(const Entry& e, const std::string& method,
+                                                 const json::value& params) {
+    if (method != "capability/invoke" && method != "capability/list") {
+      co_return Error::make(ErrorCode::kMethodNotFound,
+                            "a backend may call capability/invoke and capability/list, not " +
+                                method);
+    }
+    if (!params.is_object() && !params.is_null()) {
+      co_return Error::make(ErrorCode::kInvalidParams, "params must be an object");
+    }
+    static const json::object kNone;
+    const json::object& p = params.is_object() ? params.get_object() : kNone;
+    const auto text = [&p](std::string_view key) -> std::optional<std::string> {
+      const auto* v = p.if_contains(key);
+      if (v == nullptr || !v->is_string()) return std::nullopt;
+      return std::string(v->get_string());
+    };
+    if (auto app = text("appId"); app && *app != e.app.name) {
+      json::object data{{"stage", "identity"},
+                        {"appId", *app},
+                        {"reason", "a backend acts only for its own app"}};
+      record(e, "capability.denied",
+             json::object{{"stage", "identity"}, {"appId", *app}, {"method", method}});
+      co_return Error::make(ErrorCode::kPermissionDenied,
+                            e.label() + " may not act for app '" + *app + "'", std::move(data));
+    }
+    auto self = shared_from_this();
+    if (method == "capability/list") {
+      std::function<Result<json::value>()> work = [self, app = e.app.name,
+                                                   ws = text("workspaceId").value_or("")]()
+          -> Result<json::value> {
+        HEARTH_ASSIGN_OR_RETURN(auto list, self->bridge.list(app, ws));
+        return json::value(json::object{{"appId", app}, {"capabilities", std::move(list)}});
+      };
+      co_return co_await blocking.run(work);
+    }
+    Invocation call;
+    call.app = e.app.name;
+    call.caller = "backend:" + e.spec.key;
+    call.workspace = text("workspaceId").value_or("");
+    auto capability = text("capability");
+    auto name = text("method");
+    if (!capability || !name) {
+      co_return Error::make(ErrorCode::kInvalidParams,
+                            "capability/invoke needs the strings capability and method");
+    }
+    call.capability = std::move(*capability);
+    call.method = std::move(*name);
+    if (const auto* args = p.if_contains("params"); args != nullptr && !args->is_null()) {
+      if (!args->is_object()) {
+        co_return Error::make(ErrorCode::kInvalidParams, "params.params must be an object");
+      }
+      call.params = *args;
+    }
+    std::function<Result<json::value>()> work = [self, call] { return self->bridge.invoke(call); };
+    co_return co_await blocking.run(work);
+  }
+
+  /// On the strand: sends a request to the backend and waits for its answer.
+  asio::awaitable<Result<json::value>> request(std::shared_ptr<Entry> entry, std::string method,
+                                               json::value params, milliseconds timeout,
+                                               bool starting) {
+    Entry& e = *entry;
+    if (!e.transport || (!starting && e.phase != Entry::Phase::kRunning)) {
+      co_return Error::make(ErrorCode::kHandlerError, e.label() + " is not running");
+    }
+    const std::int64_t id = ++e.next_id;
+    auto p = std::make_shared<Entry::Pending>(strand);
+    json::object m = message(method);
+    m["id"] = id;
+    if (!params.is_null()) m["params"] = std::move(params);
+    e.pending.emplace(id, p);
+    send(e, std::move(m));
+    p->timer.expires_after(timeout);
+    co_await p->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (p->failure) co_return *p->failure;
+    if (!p->response) {
+      e.pending.erase(id);
+      json::object cancelled = message("notifications/cancelled");
+      cancelled["params"] = json::object{{"requestId", id}, {"reason", "timed out in hearth"}};
+      send(e, std::move(cancelled));
+      co_return Error::make(ErrorCode::kTimeout,
+                            e.label() + " did not answer " + method + " within " +
+                                std::to_string(timeout.count()) + " ms",
+                            json::object{{"timeoutMs", timeout.count()}});
+    }
+    auto& response = *p->response;
+    if (const auto* error = response.if_contains("error"); error != nullptr) {
+      json::object data{{"appId", e.app.name}, {"service", e.spec.key}};
+      std::string text = "the backend answered an error";
+      if (error->is_object()) {
+        const auto& eo = error->get_object();
+        if (const auto* c = eo.if_contains("code")) data["code"] = *c;
+        if (const auto* msg = eo.if_contains("message"); msg != nullptr && msg->is_string()) {
+          text = std::string(msg->get_string());
+        }
+        if (const auto* d = eo.if_contains("data")) data["data"] = *d;
+      }
+      co_return Error::make(ErrorCode::kHandlerError, e.label() + ": " + text, std::move(data));
+    }
+    if (const auto* result = response.if_contains("result")) co_return *result;
+    co_return Error::make(ErrorCode::kHandlerError,
+                          e.label() + " answered " + method + " with neither result nor error");
+  }
+
+  // --- callers --------------------------------------------------------------------------------
+
+  /// On a blocking thread: why the app has no running backend `service`.
+  Error why_absent(const std::string& app_name, const std::string& service) {
+    auto app = store.find(app_name);
+    if (!app.ok()) {
+      return Error::make(ErrorCode::kInvalidParams, "no app named '" + app_name + "' is installed");
+    }
+    if (!app.value().enabled) {
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "the app '" + app_name + "' is not enabled: its backends do not run");
+    }
+    auto manifest = read_manifest(app.value().dir);
+    if (!manifest.ok()) return manifest.error();
+    const auto plan = plan_backends(manifest.value().front_matter, app.value().dir);
+    for (const auto& n : plan.not_run) {
+      if (service.empty() || n.key == service) {
+        return Error::make(ErrorCode::kHandlerError, "the backend '" + n.key + "' of app '" +
+                                                         app_name + "' is not run: " + n.reason);
+      }
+    }
+    if (!service.empty()) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "the app '" + app_name + "' has no backend '" + service + "'");
+    }
+    return Error::make(ErrorCode::kInvalidParams,
+                       "the app '" + app_name + "' has no backend hearth runs");
+  }
+
+  /// On the strand.
+  Result<std::shared_ptr<Entry>> find(const std::string& app, const std::string& service) {
+    std::shared_ptr<Entry> only;
+    int count = 0;
+    for (const auto& [key, entry] : entries) {
+      if (key.first != app) continue;
+      if (!service.empty() && key.second == service) return entry;
+      only = entry;
+      ++count;
+    }
+    if (service.empty() && count == 1) return only;
+    if (service.empty() && count > 1) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "the app '" + app + "' has several backends: name one in service");
+    }
+    return std::shared_ptr<Entry>();
+  }
+
+  asio::awaitable<Result<json::value>> call(std::string app, std::string service,
+                                            std::string method, json::value params) {
+    auto self = shared_from_this();
+    if (stopped) co_return Error::make(ErrorCode::kHandlerError, "the daemon is stopping");
+    HEARTH_CO_ASSIGN_OR_RETURN(auto entry, find(app, service));
+    if (!entry) {
+      co_await reconcile();  // enabled a moment ago: start it now
+      HEARTH_CO_ASSIGN_OR_RETURN(entry, find(app, service));
+    }
+    if (!entry) {
+      std::function<Error()> work = [self, app, service] { return self->why_absent(app, service); };
+      co_return co_await blocking.run(work);
+    }
+    if (entry->phase == Entry::Phase::kStopped) {
+      asio::co_spawn(strand, launch(entry), asio::detached);
+    }
+    const auto deadline = Clock::now() + options.start_timeout;
+    while (entry->phase == Entry::Phase::kStarting ||
+           entry->phase == Entry::Phase::kStopped) {
+      if (Clock::now() >= deadline || entry->removed) break;
+      entry->changed.expires_at(deadline);
+      co_await entry->changed.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (entry->phase != Entry::Phase::kRunning) {
+      json::object data{{"appId", app},
+                        {"service", entry->spec.key},
+                        {"state", phase_name(entry->phase)}};
+      std::string text = entry->label() + " is not running";
+      if (entry->phase == Entry::Phase::kRestarting) {
+        const auto wait = std::max<std::int64_t>(0, ms(entry->next_start - Clock::now()));
+        data["nextStartInMs"] = wait;
+        data["reason"] = entry->reason;
+        text += ": " + entry->reason + " (it starts again in " + std::to_string(wait) + " ms)";
+      }
+      co_return Error::make(ErrorCode::kHandlerError, std::move(text), std::move(data));
+    }
+    co_return co_await request(entry, std::move(method), std::move(params),
+                               entry->spec.call_timeout, false);
+  }
+
+  static std::string_view phase_name(Entry::Phase phase) {
+    switch (phase) {
+      case Entry::Phase::kStopped:
+        return "stopped";
+      case Entry::Phase::kStarting:
+        return "starting";
+      case Entry::Phase::kRunning:
+        return "running";
+      case Entry::Phase::kRestarting:
+        return "restarting";
+    }
+    return "stopped";
+  }
+
+  asio::awaitable<json::array> status(std::string app) {
+    auto self = shared_from_this();
+    json::array out;
+    const auto now = Clock::now();
+    for (const auto& [key, e] : entries) {
+      if (!app.empty() && key.first != app) continue;
+      json::object o{{"appId", key.first},
+                     {"service", key.second},
+                     {"version", e->app.version},
+                     {"state", phase_name(e->phase)},
+                     {"starts", e->starts},
+                     {"sinceMs", ms(now - e->since)}};
+      o["pid"] = e->pid > 0 ? json::value(e->pid) : json::value(nullptr);
+      o["lastExit"] = e->last_exit.empty() ? json::value(nullptr) : json::value(e->last_exit);
+      if (e->phase == Entry::Phase::kRestarting) {
+        o["reason"] = e->reason;
+        o["nextStartInMs"] = std::max<std::int64_t>(0, ms(e->next_start - now));
+      }
+      out.emplace_back(std::move(o));
+    }
+    co_return out;
+  }
+
+  void shutdown() {
+    stopped = true;
+    wake.cancel();
+    for (auto& [_, e] : entries) {
+      e->removed = true;
+      close(*e, Error::make(ErrorCode::kHandlerError, "the daemon is stopping"));
+      set_phase(*e, Entry::Phase::kStopped);
+    }
+    entries.clear();
+  }
+};
+
+std::shared_ptr<Backends> Backends::create(const asio::any_io_executor& executor,
+                                           AppStore& store, Bridge& bridge,
+                                           BlockingExecutor& blocking, BackendOptions options) {
+  std::shared_ptr<Backends> out(new Backends());
+  out->state_ = std::make_shared<State>(executor, store, bridge, blocking, std::move(options));
+  return out;
+}
+
+Backends::~Backends() {
+  stop();
+}
+
+void Backends::start() {
+  auto s = state_;
+  asio::co_spawn(s->strand, s->poll_loop(), asio::detached);
+}
+
+void Backends::stop(bool wait) {
+  auto s = state_;
+  if (s->stopped.exchange(true)) return;
+  if (!wait) {
+    asio::post(s->strand, [s] { s->shutdown(); });
+    return;
+  }
+  if (s->strand.running_in_this_thread()) {
+    s->shutdown();
+    return;
+  }
+  // On the strand, and waited for: no process outlives the call. When the strand does not run
+  // (its io_context has stopped), nothing else touches the state and it is shut down here.
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  auto taken = std::make_shared<std::atomic<bool>>(false);
+  asio::post(s->strand, [s, done, taken] {
+    if (taken->exchange(true)) return;
+    s->shutdown();
+    done->set_value();
+  });
+  if (finished.wait_for(std::chrono::seconds(2)) != std::future_status::ready &&
+      !taken->exchange(true)) {
+    s->shutdown();
+  }
+}
+
+asio::awaitable<Result<json::value>> Backends::call(std::string app, std::string service,
+                                                    std::string method, json::value params) {
+  auto s = state_;
+  co_return co_await hearth::on(
+      s->strand, s->call(std::move(app), std::move(service), std::move(method), std::move(params)));
+}
+
+asio::awaitable<json::array> Backends::status(std::string app) {
+  auto s = state_;
+  co_return co_await hearth::on(s->strand, s->status(std::move(app)));
+}
+
+}  // namespace hearth::agentapp

@@ -1,0 +1,87 @@
+#pragma once
+/// The app backend supervisor (docs/agent-apps.md, "App backends"): runs the `app-backend`
+/// services of every enabled app that hearth runs (client-local, stdio-jsonrpc; see
+/// services.hpp) as jailed child processes, and keeps them running.
+///
+/// - Nothing starts for an app that is not enabled. A poll of the app store (every `poll`)
+///   starts what an enable added and stops what a disable, an uninstall, an upgrade or a
+///   rollback removed; a call to a backend that is not running yet starts it at once.
+/// - Each process runs under the jail: no file beyond its package (read-only), the system's
+///   programs and a scratch /tmp; no network unless the service says remote-allowed, then only
+///   the hosts of the app's network permissions; its memory limit from resourceLimits.memoryMb.
+///   Its environment is made for it, never the daemon's. Without a jail nothing is started.
+/// - Its only way out is its stdio: JSON-RPC 2.0, one message a line. hearth sends `initialize`
+///   and then the calls made to it (`app/backend/call`); the backend may send `capability/invoke`
+///   and `capability/list`, which go through the capability bridge as its own app (a call naming
+///   another app is refused), with `caller` "backend:<key>" in the evidence.
+/// - A backend that exits, fails to start or does not answer `initialize` is started again after
+///   a delay that doubles from `backoff_initial` to `backoff_max`; a run of `stable_after` resets
+///   it. Starts, exits and stops are logged and recorded in the app's evidence log.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "agentapp/bridge/bridge.hpp"
+#include "agentapp/store/store.hpp"
+#include "common/blocking.hpp"
+#include "common/result.hpp"
+#include "jail/jail.hpp"
+#include "json/json.hpp"
+
+namespace hearth::agentapp {
+
+struct BackendOptions {
+  /// Every backend runs under it; null: no backend is started (each says why).
+  std::shared_ptr<const jail::Jail> jail;
+  std::chrono::milliseconds poll{1000};
+  std::chrono::milliseconds backoff_initial{500};
+  std::chrono::milliseconds backoff_max{30'000};
+  std::chrono::milliseconds stable_after{30'000};
+  std::chrono::milliseconds start_timeout{10'000};  ///< for the answer to `initialize`
+  std::size_t max_message = std::size_t{16} << 20;  ///< bytes a line, either way
+  std::size_t max_inflight = 32;  ///< a backend's own requests waiting at once
+};
+
+class Backends {
+ public:
+  /// `store`, `bridge` and `blocking` (where the store is read and the bridge runs) must outlive
+  /// the supervisor.
+  static std::shared_ptr<Backends> create(const boost::asio::any_io_executor& executor,
+                                          AppStore& store, Bridge& bridge,
+                                          BlockingExecutor& blocking, BackendOptions options);
+  ~Backends();
+  Backends(const Backends&) = delete;
+  Backends& operator=(const Backends&) = delete;
+
+  /// Starts supervising: the first poll runs at once.
+  void start();
+  /// Stops every backend (their process groups are killed) and the poll; nothing starts again.
+  /// With `wait`, returns once they are stopped; without, from a thread of the executor (the
+  /// daemon's shutdown), leaves it to the strand. Idempotent, any thread.
+  void stop(bool wait = true);
+
+  /// Calls `method` of the app's backend `service` (empty: the app's only backend) with
+  /// `params` and returns its result, within the service's timeoutMs. The backend's own error
+  /// comes back with its code in data.code (-32003 on the wire); a backend that is not running
+  /// answers why (not enabled, not run by hearth, restarting after a crash, and when).
+  boost::asio::awaitable<Result<json::value>> call(std::string app, std::string service,
+                                                   std::string method, json::value params);
+
+  /// The backends hearth supervises (of `app`, or all when empty): appId, service, state
+  /// (starting | running | restarting | stopped), pid, starts, since, lastExit,
+  /// nextStartInMs, reason.
+  boost::asio::awaitable<json::array> status(std::string app);
+
+  struct Entry;
+  struct State;
+
+ private:
+  Backends() = default;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace hearth::agentapp

@@ -1,0 +1,316 @@
+#include "agentapp/backend/backends.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <future>
+
+#include "agentapp/appdata/appdata.hpp"
+#include "agentapp/package/test_package.hpp"
+#include "agentapp/records/records.hpp"
+#include "agentapp/store/services.hpp"
+#include "proc/testing.hpp"
+
+namespace hearth::agentapp {
+namespace {
+
+namespace asio = boost::asio;
+using proc::testing::IoThread;
+using proc::testing::wait_until;
+using testing::PackageDir;
+
+constexpr std::string_view kAppMd = R"(---
+name: notes
+description: Notes with a backend.
+version: 1.0.0
+status: ready
+appType: agent-app
+requires:
+  capabilities:
+    lime.storage: ^1.0
+permissions:
+  - key: db
+    scope: storage
+    access: read-write
+services:
+  - key: worker
+    kind: app-backend
+    language: python
+    executionPlane: client-local
+    protocol: stdio-jsonrpc
+    command: services/backend.py
+    resourceLimits:
+      timeoutMs: 2000
+---
+)";
+
+/// A backend that answers hearth's calls and makes its own through the bridge.
+constexpr std::string_view kBackend = R"(#!/usr/bin/env python3
+import json, os, sys
+next_id = [0]
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def host(method, params):
+    next_id[0] += 1
+    send({"jsonrpc": "2.0", "id": "b%d" % next_id[0], "method": method, "params": params})
+    return json.loads(sys.stdin.readline())
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m or "method" not in m:
+        continue
+    method, p = m["method"], m.get("params") or {}
+    if method == "initialize":
+        r = {"pid": os.getpid(), "app": os.environ.get("HEARTH_APP"), "hello": p}
+    elif method == "echo":
+        r = p
+    elif method == "crash":
+        os._exit(3)
+    elif method == "sleep":
+        import time; time.sleep(10); r = {}
+    elif method == "fail":
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": 7, "message": "no luck"}})
+        continue
+    elif method == "host":
+        r = host(p["method"], p["params"])
+    else:
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no"}})
+        continue
+    send({"jsonrpc": "2.0", "id": m["id"], "result": r})
+)";
+
+struct BackendsTest : ::testing::Test {
+  PackageDir state{"state"};
+  PackageDir package{"notes"};
+  IoThread io;
+  std::unique_ptr<AppStore> store;
+  std::unique_ptr<Bridge> bridge;
+  // After the bridge: its threads finish their work (evidence records) before it goes.
+  BlockingExecutor blocking{2};
+  std::shared_ptr<Backends> backends;
+
+  void SetUp() override {
+    package.write("APP.md", kAppMd);
+    package.write("services/backend.py", kBackend);
+    store = AppStore::open(state.path()).value();
+    store->set_readiness_context(host_readiness(nullptr));
+    ASSERT_TRUE(store->install(package.path(), true).ok());
+    bridge = std::make_unique<Bridge>(*store);
+  }
+  void TearDown() override {
+    if (backends) backends->stop();
+  }
+
+  void start(std::chrono::milliseconds poll = std::chrono::milliseconds(50)) {
+    BackendOptions options;
+    jail::JailOptions jail_options;
+    jail_options.insecure_no_sandbox = true;  // the jail itself: tests/integration
+    options.jail = std::make_shared<const jail::Jail>(jail::Jail::create(jail_options).value());
+    options.poll = poll;
+    options.backoff_initial = std::chrono::milliseconds(100);
+    options.backoff_max = std::chrono::milliseconds(400);
+    backends = Backends::create(io.executor(), *store, *bridge, blocking, options);
+    backends->start();
+  }
+
+  /// Runs `work` on the io thread and waits for its value.
+  template <class T>
+  T run(asio::awaitable<T> work) {
+    std::promise<T> promise;
+    auto future = promise.get_future();
+    asio::co_spawn(
+        io.executor(),
+        [&promise, work = std::move(work)]() mutable -> asio::awaitable<void> {
+          promise.set_value(co_await std::move(work));
+        },
+        asio::detached);
+    return future.get();
+  }
+
+  Result<json::value> call(const std::string& method, std::string_view params = "{}") {
+    return run(backends->call("notes", "", method, json::parse(params)));
+  }
+
+  json::array evidence() {
+    auto data = AppData::open(store->data_dir("notes")).value();
+    EvidenceLog log(data->database(), Provenance{"notes", "1.0.0", "", ""});
+    return log.entries(0).value();
+  }
+
+  json::array status() {
+    return run(backends->status("notes"));
+  }
+  std::string state_of() {
+    auto s = status();
+    return s.empty() ? "absent" : std::string(s.front().at("state").as_string());
+  }
+};
+
+TEST_F(BackendsTest, PlanRunsClientLocalStdioBackendsWithTheirInterpreter) {
+  const auto manifest = read_manifest(package.path()).value();
+  const auto plan = plan_backends(manifest.front_matter, std::filesystem::canonical(package.path()));
+  ASSERT_EQ(plan.run.size(), 1u);
+  EXPECT_EQ(plan.run[0].argv.front(), "python3");
+  EXPECT_EQ(plan.run[0].call_timeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(plan.run[0].network, "deny-by-default");
+
+  const auto other = json::parse(R"({"services":[
+    {"key":"web","kind":"app-backend","executionPlane":"client-local","protocol":"local-http",
+     "command":"x"},
+    {"key":"cloud","kind":"app-backend","executionPlane":"cloud-remote","protocol":"remote-http"},
+    {"key":"out","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "command":"../elsewhere/run.sh"},
+    {"key":"net","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "command":"python3","network":"remote-allowed"},
+    {"key":"nolang","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","path":"APP.md"},
+    {"key":"w","kind":"worker"}]})")
+                         .as_object();
+  const auto refused = plan_backends(other, std::filesystem::canonical(package.path()));
+  EXPECT_TRUE(refused.run.empty());
+  ASSERT_EQ(refused.not_run.size(), 5u);
+  EXPECT_NE(refused.not_run[0].reason.find("local-http"), std::string::npos);
+  EXPECT_NE(refused.not_run[1].reason.find("cloud-remote"), std::string::npos);
+  EXPECT_NE(refused.not_run[2].reason.find("not a file inside the package"), std::string::npos);
+  EXPECT_NE(refused.not_run[3].reason.find("remote-allowed"), std::string::npos);
+  EXPECT_NE(refused.not_run[4].reason.find("interpreter"), std::string::npos);
+}
+
+TEST_F(BackendsTest, NothingRunsBeforeTheAppIsEnabled) {
+  start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(state_of(), "absent");
+  auto r = call("echo");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not enabled"), std::string::npos) << r.error().message;
+}
+
+TEST_F(BackendsTest, CallsTheBackendAndItsOwnCallsGoThroughTheBridgeAsItsApp) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  auto echo = call("echo", R"({"a":[1,2]})");
+  ASSERT_TRUE(echo.ok()) << echo.error().message;
+  EXPECT_EQ(echo.value(), json::parse(R"({"a":[1,2]})"));
+
+  // Granted at enable (the review listed lime.storage): the put lands in the app's storage.
+  auto put = call("host", R"({"method":"capability/invoke","params":{"capability":"lime.storage",
+      "method":"put","params":{"key":"k","value":{"n":1}}}})");
+  ASSERT_TRUE(put.ok()) << put.error().message;
+  EXPECT_TRUE(put.value().as_object().contains("result")) << json::serialize(put.value());
+  Invocation get{"notes", "", "lime.storage", "get", json::parse(R"({"key":"k"})")};
+  auto got = bridge->invoke(get);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got.value().at("value"), json::parse(R"({"n":1})"));
+
+  // Acting for another app is refused, whatever it names.
+  auto other = call("host", R"({"method":"capability/invoke","params":{"appId":"someone",
+      "capability":"lime.storage","method":"get","params":{"key":"k"}}})");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other.value().at("error").at("code"), -32001);
+  EXPECT_EQ(other.value().at("error").at("data").at("stage"), "identity");
+  // And nothing but the bridge's two methods is served.
+  auto stray = call("host", R"({"method":"lavs/manifest","params":{}})");
+  ASSERT_TRUE(stray.ok());
+  EXPECT_EQ(stray.value().at("error").at("code"), -32601);
+
+  // The evidence names the backend as the caller.
+  bool by_backend = false;
+  for (const auto& e : evidence()) {
+    if (e.at("kind") == "capability.invoked" && e.at("detail").at("caller") == "backend:worker") {
+      by_backend = true;
+    }
+  }
+  EXPECT_TRUE(by_backend);
+}
+
+TEST_F(BackendsTest, BackendErrorsAndTimeoutsComeBackAsErrors) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  auto failed = call("fail");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kHandlerError);
+  EXPECT_EQ(failed.error().data.at("code"), 7);
+  EXPECT_NE(failed.error().message.find("no luck"), std::string::npos);
+  auto slow = call("sleep");
+  ASSERT_FALSE(slow.ok());
+  EXPECT_EQ(slow.error().code, ErrorCode::kTimeout);
+}
+
+TEST_F(BackendsTest, ACrashedBackendIsStartedAgainAfterABackoff) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  ASSERT_TRUE(call("echo").ok());
+  const auto first_pid = status().front().at("pid").as_int64();
+  auto crashed = call("crash");
+  ASSERT_FALSE(crashed.ok());
+  EXPECT_NE(crashed.error().message.find("code 3"), std::string::npos) << crashed.error().message;
+  ASSERT_TRUE(wait_until([&] { return state_of() == "restarting"; }, std::chrono::seconds(5)));
+  auto s = status().front();
+  EXPECT_TRUE(s.at("lastExit").is_string());
+  EXPECT_GE(s.at("nextStartInMs").as_int64(), 0);
+  ASSERT_TRUE(wait_until([&] { return state_of() == "running"; }, std::chrono::seconds(5)));
+  s = status().front();
+  EXPECT_EQ(s.at("starts"), 2);
+  EXPECT_NE(s.at("pid").as_int64(), first_pid);
+  EXPECT_TRUE(call("echo").ok());
+  // The start, the exit and the new start are in the app's evidence.
+  // The start, the exit and the new start are in the app's evidence (recorded off the strand).
+  const auto count = [&](const char* kind) {
+    int n = 0;
+    for (const auto& e : evidence()) n += e.at("kind") == kind ? 1 : 0;
+    return n;
+  };
+  EXPECT_TRUE(wait_until([&] { return count("backend.started") == 2; }, std::chrono::seconds(5)));
+  EXPECT_EQ(count("backend.exited"), 1);
+}
+
+TEST_F(BackendsTest, ABackendThatKeepsCrashingWaitsLongerEachTime) {
+  package.write("services/backend.py", "import sys\nsys.exit(5)\n");
+  // A fresh install of the changed package (installed packages are read-only).
+  ASSERT_TRUE(store->uninstall("notes", DataPolicy::kDelete).ok());
+  ASSERT_TRUE(store->install(package.path(), true).ok());
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start(std::chrono::milliseconds(20));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto s = status();
+        return !s.empty() && s.front().at("starts").as_int64() >= 4 &&
+               s.front().at("state") == "restarting";
+      },
+      std::chrono::seconds(10)));
+  const auto s = status().front();
+  EXPECT_EQ(s.at("state"), "restarting");
+  // 100, 200, 400 (the cap), 400 ms...
+  EXPECT_LE(s.at("nextStartInMs").as_int64(), 400);
+  EXPECT_NE(std::string(s.at("reason").as_string()).find("code 5"), std::string::npos)
+      << json::serialize(s);
+}
+
+TEST_F(BackendsTest, DisablingTheAppStopsItsBackend) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  ASSERT_TRUE(call("echo").ok());
+  const int pid = static_cast<int>(status().front().at("pid").as_int64());
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(store->set_enabled("notes", false).ok());
+  ASSERT_TRUE(wait_until([&] { return status().empty(); }, std::chrono::seconds(5)));
+  EXPECT_TRUE(wait_until([&] { return ::kill(pid, 0) != 0; }, std::chrono::seconds(5)));
+  auto r = call("echo");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not enabled"), std::string::npos);
+}
+
+TEST_F(BackendsTest, WithoutAJailNothingStarts) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  BackendOptions options;
+  options.poll = std::chrono::milliseconds(50);
+  backends = Backends::create(io.executor(), *store, *bridge, blocking, options);
+  backends->start();
+  auto r = call("echo");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("jail"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace hearth::agentapp

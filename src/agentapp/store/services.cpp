@@ -1,0 +1,219 @@
+#include "agentapp/store/services.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <variant>
+
+namespace hearth::agentapp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string text_of(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::vector<std::string> words(std::string_view line) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : line) {
+    if (c == ' ' || c == '\t') {
+      if (!word.empty()) out.push_back(std::move(word));
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) out.push_back(std::move(word));
+  return out;
+}
+
+/// `rel` as a regular file inside `package`, after links; nullopt when it is not one.
+std::optional<fs::path> package_file(const fs::path& package, std::string_view rel) {
+  if (rel.empty()) return std::nullopt;
+  const fs::path p = fs::path(std::string(rel)).lexically_normal();
+  if (p.is_absolute() || p.empty() || *p.begin() == "..") return std::nullopt;
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(package / p, ec);
+  if (ec || !fs::is_regular_file(resolved, ec)) return std::nullopt;
+  const auto inside = resolved.lexically_relative(package);
+  if (inside.empty() || *inside.begin() == "..") return std::nullopt;
+  return resolved;
+}
+
+/// The interpreter of a script: its `#!` line, else the service's language.
+std::optional<std::vector<std::string>> interpreter(const fs::path& script,
+                                                    std::string_view language) {
+  std::ifstream in(script, std::ios::binary);
+  std::string first;
+  std::getline(in, first);
+  if (!first.empty() && first.back() == '\r') first.pop_back();
+  if (first.starts_with("#!")) {
+    auto line = words(std::string_view(first).substr(2));
+    if (line.empty()) return std::nullopt;
+    // `#!/usr/bin/env python3 -u`: the program env would find, with its arguments.
+    if (line.front() == "/usr/bin/env" || line.front() == "/bin/env") {
+      line.erase(line.begin());
+      if (!line.empty() && line.front() == "-S") line.erase(line.begin());
+      if (line.empty()) return std::nullopt;
+    }
+    return line;
+  }
+  if (language == "python" || language == "python3") return std::vector<std::string>{"python3"};
+  if (language == "javascript" || language == "js" || language == "node" ||
+      language == "nodejs") {
+    return std::vector<std::string>{"node"};
+  }
+  if (language == "shell" || language == "sh" || language == "bash") {
+    return std::vector<std::string>{language == "bash" ? "bash" : "sh"};
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> string_list(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  const auto* v = o.if_contains(key);
+  if (v == nullptr || !v->is_array()) return out;
+  for (const auto& item : v->get_array()) {
+    if (item.is_string()) out.emplace_back(item.get_string());
+  }
+  return out;
+}
+
+/// The domains of the app's network permissions (only those the service names, when it names
+/// any).
+std::vector<std::string> network_hosts(const json::object& fm, const json::object& service) {
+  const auto named = string_list(service, "permissions");
+  std::vector<std::string> hosts;
+  const auto* list = fm.if_contains("permissions");
+  if (list == nullptr || !list->is_array()) return hosts;
+  for (const auto& p : list->get_array()) {
+    if (!p.is_object() || text_of(p.get_object(), "scope") != "network") continue;
+    const auto key = text_of(p.get_object(), "key");
+    if (!named.empty() && std::find(named.begin(), named.end(), key) == named.end()) continue;
+    for (auto& d : string_list(p.get_object(), "domains")) hosts.push_back(std::move(d));
+  }
+  return hosts;
+}
+
+/// How to run the service, or why hearth does not.
+std::variant<BackendService, std::string> plan_one(const json::object& fm,
+                                                   const json::object& service,
+                                                   const fs::path& package) {
+  BackendService out;
+  out.key = text_of(service, "key");
+  const auto plane = text_of(service, "executionPlane");
+  if (plane != "client-local") {
+    return plane.empty() ? std::string("it declares no executionPlane (hearth runs client-local "
+                                       "backends)")
+                         : "hearth runs client-local backends, not " + plane + " ones";
+  }
+  const auto protocol = text_of(service, "protocol");
+  if (protocol != "stdio-jsonrpc") {
+    return "hearth runs stdio-jsonrpc backends, not " +
+           (protocol.empty() ? std::string("ones without a protocol") : protocol);
+  }
+  out.network = text_of(service, "network");
+  if (out.network.empty()) out.network = "deny-by-default";
+  if (out.network == "remote-allowed") {
+    out.hosts = network_hosts(fm, service);
+    if (out.hosts.empty()) {
+      return std::string(
+          "network remote-allowed, but no network permission of the app names its domains");
+    }
+  } else if (out.network != "deny-by-default" && out.network != "host-mediated" &&
+             out.network != "loopback-only") {
+    return "network '" + out.network + "' is not one the format defines";
+  }
+  if (const auto* limits = service.if_contains("resourceLimits");
+      limits != nullptr && limits->is_object()) {
+    const auto number = [&](std::string_view key) -> std::optional<double> {
+      const auto* v = limits->get_object().if_contains(key);
+      if (v == nullptr || !v->is_number()) return std::nullopt;
+      return v->to_number<double>();
+    };
+    if (auto mb = number("memoryMb")) {
+      if (*mb <= 0 || *mb > 1 << 20) return std::string("resourceLimits.memoryMb is out of range");
+      out.memory_bytes = static_cast<std::uint64_t>(*mb * 1024 * 1024);
+    }
+    if (auto ms = number("timeoutMs")) {
+      if (*ms < 1 || *ms > 3'600'000) {
+        return std::string("resourceLimits.timeoutMs is out of range (1 to 3600000)");
+      }
+      out.call_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*ms));
+    }
+  }
+  out.capabilities = string_list(service, "requiredCapabilities");
+
+  // The command: `command` (words, or a list), else the file `binary`, `path` or `entry` names.
+  std::vector<std::string> line;
+  if (const auto* c = service.if_contains("command"); c != nullptr && c->is_string()) {
+    line = words(c->get_string());
+  } else if (c != nullptr && c->is_array()) {
+    line = string_list(service, "command");
+  } else {
+    for (const char* field : {"binary", "path", "entry"}) {
+      auto file = text_of(service, field);
+      if (!file.empty()) {
+        line.push_back(std::move(file));
+        break;
+      }
+    }
+  }
+  if (line.empty()) return std::string("it names no command, binary, path or entry");
+  const auto language = text_of(service, "language");
+  if (auto script = package_file(package, line.front())) {
+    auto run = interpreter(*script, language);
+    if (!run) {
+      return line.front() + " has no #! line and hearth knows no interpreter for language '" +
+             language + "' (package files are not executable themselves)";
+    }
+    out.script = *script;
+    out.argv = std::move(*run);
+    out.argv.push_back(script->string());
+    line.erase(line.begin());
+  } else if (line.front().find('/') != std::string::npos) {
+    return "its command " + line.front() + " is not a file inside the package";
+  } else {
+    out.argv.push_back(line.front());
+    line.erase(line.begin());
+  }
+  // Arguments that name package files are given as absolute paths.
+  for (auto& arg : line) {
+    if (auto file = package_file(package, arg)) {
+      if (out.script.empty()) out.script = *file;
+      out.argv.push_back(file->string());
+    } else {
+      out.argv.push_back(std::move(arg));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+BackendPlan plan_backends(const json::object& front_matter, const fs::path& package) {
+  BackendPlan plan;
+  const auto* list = front_matter.if_contains("services");
+  if (list == nullptr || !list->is_array()) return plan;
+  for (const auto& item : list->get_array()) {
+    if (!item.is_object()) continue;
+    const auto& service = item.get_object();
+    if (text_of(service, "kind") != "app-backend") continue;
+    const auto* req = service.if_contains("required");
+    const bool required = req != nullptr && req->is_bool() && req->get_bool();
+    auto planned = plan_one(front_matter, service, package);
+    if (auto* run = std::get_if<BackendService>(&planned)) {
+      run->required = required;
+      plan.run.push_back(std::move(*run));
+    } else {
+      plan.not_run.push_back(
+          {text_of(service, "key"), required, std::move(std::get<std::string>(planned))});
+    }
+  }
+  return plan;
+}
+
+}  // namespace hearth::agentapp
