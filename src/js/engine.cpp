@@ -1046,8 +1046,11 @@ class SpiderMonkeyEngine final : public Engine {
                                           JS_FN("publish", ctx_publish, 2, JSPROP_ENUMERATE),
                                           JS_FN("fetch", ctx_fetch, 2, JSPROP_ENUMERATE),
                                           JS_FS_END};
+    static const JSFunctionSpec kInvoke[] = {JS_FN("invoke", ctx_invoke, 3, JSPROP_ENUMERATE),
+                                             JS_FS_END};
     JS::RootedObject ctx(cx_, JS_NewPlainObject(cx_));
     if (!ctx || !JS_DefineFunctions(cx_, ctx, kCtx)) return nullptr;
+    if (sink_ != nullptr && sink_->invoke && !JS_DefineFunctions(cx_, ctx, kInvoke)) return nullptr;
     JS::RootedValue v(cx_, input);
     if (!JS_DefineProperty(cx_, ctx, "input", v, JSPROP_ENUMERATE)) return nullptr;
     for (auto [name, text] :
@@ -1366,6 +1369,97 @@ class SpiderMonkeyEngine final : public Engine {
   }
   static bool response_json_native(JSContext* cx, unsigned argc, JS::Value* vp) {
     return response_text(cx, argc, vp, true);
+  }
+
+  /// ctx.invoke(capability, method, params): a Promise of what the host's capability bridge
+  /// answered (an Agent App worker's way to the host), settled before it returns. A denial
+  /// rejects with a PermissionDeniedError (uncaught, the call fails with -32001); another error
+  /// with an Error whose `code` and `data` are the bridge's.
+  static bool ctx_invoke(JSContext* cx, unsigned argc, JS::Value* vp) {
+    JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
+    auto* e = engine_of(cx);
+    if (e->sink_ == nullptr || !e->sink_->invoke) {
+      e->throw_error("TypeError", "ctx.invoke is not available to this call");
+      return false;
+    }
+    std::string capability;
+    std::string method;
+    if (!string_arg(cx, args, 0, "ctx.invoke: the capability", capability) ||
+        !string_arg(cx, args, 1, "ctx.invoke: the method", method)) {
+      return false;
+    }
+    JS::RootedObject call(cx, JS_NewPlainObject(cx));
+    if (!call) return false;
+    JS::RootedValue v(cx, args.get(0));
+    if (!JS_DefineProperty(cx, call, "capability", v, JSPROP_ENUMERATE)) return false;
+    v.set(args.get(1));
+    if (!JS_DefineProperty(cx, call, "method", v, JSPROP_ENUMERATE)) return false;
+    if (args.length() > 2 && !args[2].isNullOrUndefined()) {
+      if (!args[2].isObject()) {
+        e->throw_error("TypeError", "ctx.invoke: params must be an object");
+        return false;
+      }
+      v.set(args[2]);
+      if (!JS_DefineProperty(cx, call, "params", v, JSPROP_ENUMERATE)) return false;
+    }
+    std::string call_json;
+    v.setObject(*call);
+    if (!stringify(cx, v, call_json)) return false;
+    const auto answer = e->sink_->invoke(call_json);
+    JS::RootedValue parsed(cx);
+    if (!answer || !parse_json(cx, *answer, &parsed) || !parsed.isObject()) {
+      JS_ClearPendingException(cx);
+      e->throw_error("Error", "ctx.invoke: the host did not answer");
+      return false;
+    }
+    JS::RootedObject reply(cx, &parsed.toObject());
+    JS::RootedValue result(cx);
+    bool has_result = false;
+    if (!JS_HasProperty(cx, reply, "result", &has_result)) return false;
+    JS::RootedObject promise(cx, JS::NewPromiseObject(cx, nullptr));
+    if (!promise) return false;
+    if (has_result) {
+      if (!JS_GetProperty(cx, reply, "result", &result) ||
+          !JS::ResolvePromise(cx, promise, result)) {
+        return false;
+      }
+      args.rval().setObject(*promise);
+      return true;
+    }
+    JS::RootedValue error(cx);
+    JS::RootedValue code(cx);
+    JS::RootedValue message(cx);
+    JS::RootedValue data(cx);
+    if (!JS_GetProperty(cx, reply, "error", &error)) return false;
+    if (error.isObject()) {
+      JS::RootedObject eo(cx, &error.toObject());
+      if (!JS_GetProperty(cx, eo, "code", &code) || !JS_GetProperty(cx, eo, "message", &message) ||
+          !JS_GetProperty(cx, eo, "data", &data)) {
+        return false;
+      }
+    }
+    const std::string text =
+        "ctx.invoke(" + capability + "." + method + "): " +
+        (message.isString() ? value_to_string(cx, message) : std::string("refused"));
+    if (code.isInt32() && code.toInt32() == -32001) {
+      e->throw_permission(text);
+    } else {
+      e->throw_error("Error", text);
+    }
+    JS::RootedValue reason(cx);
+    if (!JS_GetPendingException(cx, &reason)) return false;
+    JS_ClearPendingException(cx);
+    if (reason.isObject()) {
+      JS::RootedObject ro(cx, &reason.toObject());
+      // The bridge's own code and data (a denial's stage and reason) for the code to read.
+      if (!JS_DefineProperty(cx, ro, "rpcCode", code, JSPROP_ENUMERATE) ||
+          !JS_DefineProperty(cx, ro, "data", data, JSPROP_ENUMERATE)) {
+        return false;
+      }
+    }
+    if (!JS::RejectPromise(cx, promise, reason)) return false;
+    args.rval().setObject(*promise);
+    return true;
   }
 
   /// ctx.fetch(url, {method, headers, body}): a Promise of {status, ok, statusText, url,

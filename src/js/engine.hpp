@@ -105,6 +105,10 @@ struct Outcome {
 struct CallSink {
   std::function<void(std::string_view level, std::string_view message)> log;
   std::function<void(std::string_view subscription, std::string_view data_json)> publish;
+  /// Set: the call's ctx has invoke(capability, method, params). Gets the call as JSON text
+  /// ({capability, method, params}) and returns the host's answer as JSON text ({result} or
+  /// {error: {code, message, data}}); nullopt when the host cannot be reached.
+  std::function<std::optional<std::string>(std::string_view call_json)> invoke;
 };
 
 class Engine {

@@ -305,6 +305,33 @@ void Pool::on_message(Worker& w, FromWorker message) {
     if (slot.job.on_log) slot.job.on_log(*log);
   } else if (auto* publish = std::get_if<Publish>(&message)) {
     if (slot.job.on_publish) slot.job.on_publish(*publish);
+  } else if (auto* call = std::get_if<HostCall>(&message)) {
+    // The answer goes to this worker while it still runs this request (a worker killed for
+    // time, or a request that ended, gets nothing).
+    std::weak_ptr<Pool> weak = shared_from_this();
+    std::weak_ptr<Slot> weak_slot = w.current;
+    const std::uint64_t id = call->id;
+    auto reply = [weak, weak_slot, id](json::object answer) {
+      auto self = weak.lock();
+      if (!self) return;
+      asio::dispatch(self->strand_, [self, weak_slot, id, answer = std::move(answer)]() mutable {
+        auto current = weak_slot.lock();
+        if (!current) return;
+        for (const auto& worker : self->workers_) {
+          if (worker->current == current && worker->state == Worker::State::kBusy) {
+            worker->child->write(frame(encode(ToWorker(HostAnswer{id, std::move(answer)}))));
+            return;
+          }
+        }
+      });
+    };
+    if (slot.job.on_host_call) {
+      slot.job.on_host_call(*call, std::move(reply));
+    } else {
+      reply(json::object{
+          {"error", json::object{{"code", static_cast<int>(ErrorCode::kPermissionDenied)},
+                                 {"message", "this call may not reach the host"}}}});
+    }
   } else if (auto* returned = std::get_if<Returned>(&message)) {
     complete(slot, std::move(*returned));
     finish_request(w);

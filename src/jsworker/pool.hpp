@@ -73,6 +73,11 @@ struct Job {
   std::string label;  ///< who the request is for, in the pool's logs (an endpoint's id)
   std::function<void(const Log&)> on_log;          ///< on the pool's strand; empty: dropped
   std::function<void(const Publish&)> on_publish;  ///< on the pool's strand; empty: dropped
+  /// A ctx.invoke of the request (CallFunction::host_calls): on the pool's strand; `reply` (any
+  /// thread, once) sends the answer, {result} or {error}, to the worker, which waits for it.
+  /// Empty: every host call is answered with an error.
+  std::function<void(const HostCall&, std::function<void(boost::json::object answer)> reply)>
+      on_host_call;
 };
 
 class Pool : public std::enable_shared_from_this<Pool> {

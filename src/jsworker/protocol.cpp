@@ -47,7 +47,16 @@ json::object to_object(const CallFunction& m) {
   o["timeoutMs"] = m.timeout.count();
   if (m.mutation) o["mutation"] = true;
   if (m.keep_state) o["keepState"] = true;
+  if (m.host_calls) o["hostCalls"] = true;
   return o;
+}
+
+json::object to_object(const HostAnswer& m) {
+  return {{"t", "hostAnswer"}, {"id", m.id}, {"answer", m.answer}};
+}
+
+json::object to_object(const HostCall& m) {
+  return {{"t", "hostCall"}, {"id", m.id}, {"call", m.call}};
 }
 
 json::object to_object(const EvaluateSource& m) {
@@ -306,6 +315,13 @@ Result<ToWorker> decode_to_worker(const json::value& message) {
     m.timeout = std::chrono::milliseconds(r.signed_number("timeoutMs"));
     m.mutation = r.boolean("mutation");
     m.keep_state = r.boolean("keepState");
+    m.host_calls = r.boolean("hostCalls");
+    return r.done<ToWorker>(std::move(m));
+  }
+  if (type == "hostAnswer") {
+    HostAnswer m;
+    m.id = r.unsigned_number("id");
+    m.answer = r.object("answer", true).value_or(json::object());
     return r.done<ToWorker>(std::move(m));
   }
   if (type == "eval") {
@@ -378,6 +394,12 @@ Result<FromWorker> decode_from_worker(const json::value& message) {
     m.file = r.text("file");
     m.line = r.unsigned_number("line");
     m.column = r.unsigned_number("column");
+    return r.done<FromWorker>(std::move(m));
+  }
+  if (type == "hostCall") {
+    HostCall m;
+    m.id = r.unsigned_number("id");
+    m.call = r.object("call", true).value_or(json::object());
     return r.done<FromWorker>(std::move(m));
   }
   return unknown(type, "from a worker");

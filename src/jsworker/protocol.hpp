@@ -3,9 +3,10 @@
 /// sides. Each message is one frame (js/frame.hpp) holding one compact JSON object whose "t"
 /// member names it; docs/protocol.md ("JS worker protocol") lists them.
 ///
-///   daemon -> worker   Init (first frame), CallFunction, EvaluateSource
-///   worker -> daemon   Ready (after Init), then for each request: Started, any Log and Publish,
-///                      and one Returned or Failed
+///   daemon -> worker   Init (first frame), CallFunction, EvaluateSource, and HostAnswer to
+///                      each HostCall
+///   worker -> daemon   Ready (after Init), then for each request: Started, any Log, Publish
+///                      and HostCall (a call that allows it), and one Returned or Failed
 ///
 /// encode() writes a message's payload (without the length prefix; frame() adds it); decode_*()
 /// reads one from a parsed JSON value. Each side parses the payload text itself with its own
@@ -53,6 +54,9 @@ struct CallFunction {
   /// The handler's `isolation: "worker"`: the module is instantiated once in a realm the worker
   /// keeps for the later calls of the same module (module state survives between them).
   bool keep_state = false;
+  /// `ctx.invoke(capability, method, params)` is given to the function: each call is a HostCall
+  /// the daemon answers (an Agent App's worker reaching the capability bridge).
+  bool host_calls = false;
   bool operator==(const CallFunction&) const = default;
 };
 
@@ -78,7 +82,15 @@ struct EvaluateSource {
   bool operator==(const EvaluateSource&) const = default;
 };
 
-using ToWorker = std::variant<Init, CallFunction, EvaluateSource>;
+/// The daemon's answer to HostCall `id`: {"result": value} or {"error": {code, message, data}}.
+/// The worker waits for it before it goes on with the request.
+struct HostAnswer {
+  std::uint64_t id = 0;
+  boost::json::object answer;
+  bool operator==(const HostAnswer&) const = default;
+};
+
+using ToWorker = std::variant<Init, CallFunction, EvaluateSource, HostAnswer>;
 
 // --- worker -> daemon -----------------------------------------------------------------------
 
@@ -142,7 +154,14 @@ struct Failed {
   bool operator==(const Failed&) const = default;
 };
 
-using FromWorker = std::variant<Ready, Started, Log, Publish, Returned, Failed>;
+/// ctx.invoke during request `id`: {capability, method, params}. Answered by one HostAnswer.
+struct HostCall {
+  std::uint64_t id = 0;
+  boost::json::object call;
+  bool operator==(const HostCall&) const = default;
+};
+
+using FromWorker = std::variant<Ready, Started, Log, Publish, Returned, Failed, HostCall>;
 
 // --- encoding -------------------------------------------------------------------------------
 

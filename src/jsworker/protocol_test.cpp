@@ -104,6 +104,23 @@ TEST(JsWorkerProtocol, WorkerMessagesRoundTrip) {
 }
 
 // The wire format stays what docs/protocol.md lists, member for member.
+TEST(JsWorkerProtocol, HostCallsRoundTrip) {
+  CallFunction call;
+  call.id = 7;
+  call.module = "worker.mjs";
+  call.function = "run";
+  call.host_calls = true;
+  EXPECT_EQ(to_worker_round_trip(call), call);
+  HostCall host{7, parse(R"({"capability":"lime.storage","method":"get","params":{"key":"k"}})")
+                       .as_object()};
+  EXPECT_EQ(from_worker_round_trip(host), host);
+  EXPECT_EQ(request_id(FromWorker(host)), 7u);
+  HostAnswer answer{7, parse(R"({"error":{"code":-32001,"message":"denied"}})").as_object()};
+  EXPECT_EQ(to_worker_round_trip(answer), answer);
+  EXPECT_NE(to_worker_error(R"({"t":"hostAnswer","id":1})"), "(decoded)");
+  EXPECT_NE(from_worker_error(R"({"t":"hostCall","id":1,"call":[]})"), "(decoded)");
+}
+
 TEST(JsWorkerProtocol, EncodesTheDocumentedMembers) {
   CallFunction call;
   call.id = 3;

@@ -24,6 +24,7 @@ namespace json = boost::json;
 using js::Outcome;
 
 int g_out = -1;  ///< the frame channel (the original stdout)
+js::FrameReader* g_reader = nullptr;  ///< the daemon's frames (stdin)
 
 void write_all(std::string_view bytes) {
   while (!bytes.empty()) {
@@ -119,6 +120,27 @@ js::CallSink sink_for(std::uint64_t id) {
   return sink;
 }
 
+/// Decodes one frame from the daemon.
+Result<ToWorker> decode_frame(const std::string& payload);
+
+/// ctx.invoke of request `id`: the call goes to the daemon as a HostCall, and the worker waits
+/// for its HostAnswer (the daemon sends nothing else to a worker while its request runs).
+std::optional<std::string> host_call(std::uint64_t id, std::string_view call_json) {
+  boost::system::error_code ec;
+  json::value call = json::parse(call_json, ec);
+  if (ec || !call.is_object() || g_reader == nullptr) return std::nullopt;
+  send(HostCall{id, std::move(call.as_object())});
+  auto payload = read_frame(*g_reader);
+  if (!payload) std::_Exit(0);  // the daemon is gone
+  auto message = decode_frame(*payload);
+  const auto* answer = message.ok() ? std::get_if<HostAnswer>(&message.value()) : nullptr;
+  if (answer == nullptr || answer->id != id) {
+    std::fputs("hearth-js-worker: malformed frame: expected the answer to a host call\n", stderr);
+    std::_Exit(2);
+  }
+  return json::serialize(answer->answer);
+}
+
 /// Sends the answer of request `id`; ends the worker after the heap limit, whose engine state is
 /// not trusted (the daemon starts another).
 void answer(std::uint64_t id, const Outcome& out, bool evaluation) {
@@ -148,7 +170,10 @@ void run(js::Engine& engine, const CallFunction& call) {
   request.mutation = call.mutation;
   request.keep_state = call.keep_state;
   request.timeout = call.timeout;
-  const js::CallSink sink = sink_for(call.id);
+  js::CallSink sink = sink_for(call.id);
+  if (call.host_calls) {
+    sink.invoke = [id = call.id](std::string_view call_json) { return host_call(id, call_json); };
+  }
   answer(call.id, engine.call(request, sink), /*evaluation=*/false);
 }
 
@@ -176,6 +201,7 @@ int serve() {
   if (g_out < 0 || ::dup2(2, 1) < 0) return 2;
 
   js::FrameReader reader;
+  g_reader = &reader;
   auto first = read_frame(reader);
   if (!first) return 0;
   auto init = decode_frame(*first);
@@ -203,7 +229,8 @@ int serve() {
     } else if (const auto* eval = std::get_if<EvaluateSource>(&request.value())) {
       run(*engine, *eval);
     } else {
-      std::fputs("hearth-js-worker: malformed frame: a second init\n", stderr);
+      std::fputs("hearth-js-worker: malformed frame: a second init, or an answer to no call\n",
+                 stderr);
       return 2;
     }
   }

@@ -213,5 +213,29 @@ def test_the_example_apps_backend_summarises_notes(tmp_path):
             "params": {"notes": ["Heron at the weir", "heron again, and a kingfisher"]}}))
         assert r["count"] == 2 and r["topWords"][0] == "heron"
         e = error(d.rpc("app/backend/call", {
-            "appId": "field-notes", "method": "notes.summarise", "params": {"notes": 3}}))
+            "appId": "field-notes", "service": "backend", "method": "notes.summarise",
+            "params": {"notes": 3}}))
         assert e["code"] == -32003 and e["data"]["code"] == -32602
+        # Without a service: the app's only backend.
+        r = result(d.rpc("app/backend/call", {"appId": "field-notes", "method": "notes.summarise",
+                                               "params": {"notes": ["one"]}}))
+        assert r["count"] == 1
+        # The worker module, in a jailed JS worker: it reads the notes and saves the artifact
+        # through the bridge.
+        for text in ["Heron at the weir", "heron again\nand a kingfisher", "otter tracks"]:
+            result(d.rpc("capability/invoke", {
+                "appId": "field-notes", "capability": "lime.storage", "method": "query",
+                "params": {"sql": "INSERT INTO notes (text) VALUES (?)", "params": [text]}}))
+        r = result(d.rpc("app/backend/call", {
+            "appId": "field-notes", "service": "summariser", "method": "summarise",
+            "params": {"limit": 2}}))
+        assert r["summary"] == {"count": 2, "topWords": ["heron", "weir", "again", "kingfisher"],
+                                "firstLines": ["Heron at the weir", "heron again"]}
+        # lime.artifacts read is not the app's to call (write only); the CLI reads it.
+        artifacts = json.loads(app("artifacts", "field-notes", *sd).stdout)["artifacts"]
+        assert [a["id"] for a in artifacts] == [r["artifact"]]
+        status = {b["service"]: b for b in backends(d, "field-notes")}
+        assert status["summariser"]["kind"] == "worker" and status["backend"]["state"] == "running"
+    evidence = json.loads(app("evidence", "field-notes", *sd).stdout)["entries"]
+    callers = {e["detail"].get("caller") for e in evidence if e["kind"] == "capability.invoked"}
+    assert "worker:summariser" in callers

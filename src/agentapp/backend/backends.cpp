@@ -22,6 +22,7 @@
 #include "confine/confine.hpp"
 #include "egress/network_policy.hpp"
 #include "handlers/script/program.hpp"
+#include "jsworker/pool.hpp"
 #include "mcp/message.hpp"
 #include "mcp/stdio_transport.hpp"
 
@@ -45,11 +46,25 @@ std::int64_t ms(Clock::duration d) {
   return std::chrono::duration_cast<milliseconds>(d).count();
 }
 
-/// What one poll of the store found: the backends that should run.
+/// What one poll of the store found: the backends that should run, and the JS units that may
+/// be called.
 struct Wanted {
   InstalledApp app;
   BackendService service;
 };
+struct WantedJs {
+  InstalledApp app;
+  JsUnit unit;
+};
+struct Found {
+  std::vector<Wanted> backends;
+  std::vector<WantedJs> js;
+};
+
+json::object answer_of(const Result<json::value>& r) {
+  if (r.ok()) return json::object{{"result", r.value()}};
+  return json::object{{"error", to_json(r.error())}};
+}
 
 }  // namespace
 
@@ -86,6 +101,14 @@ struct Backends::Entry {
   asio::steady_timer changed;  ///< cancelled at each change of phase, for waiting calls
 };
 
+/// A worker or workflow module of an enabled app, run in a JS worker pool of its own (made at
+/// its first call).
+struct Backends::JsEntry {
+  InstalledApp app;
+  JsUnit unit;
+  std::shared_ptr<jsworker::Pool> pool;
+};
+
 struct Backends::State : std::enable_shared_from_this<Backends::State> {
   State(const asio::any_io_executor& executor, AppStore& s, Bridge& b, BlockingExecutor& bl,
         BackendOptions o)
@@ -105,15 +128,20 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
 
   // Strand state.
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Entry>> entries;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<JsEntry>> js_entries;
   std::map<fs::path, std::shared_ptr<const AppManifest>> manifests;  ///< by package folder
   std::atomic<bool> stopped{false};
 
   // --- evidence -------------------------------------------------------------------------------
 
   void record(const Entry& e, std::string_view kind, json::object detail) {
-    detail["service"] = e.spec.key;
+    record(e.app.name, e.spec.key, kind, std::move(detail));
+  }
+  void record(const std::string& app_name, const std::string& service, std::string_view kind,
+              json::object detail) {
+    detail["service"] = service;
     auto self = shared_from_this();
-    blocking.post([self, app = e.app.name, kind = std::string(kind), detail = std::move(detail)] {
+    blocking.post([self, app = app_name, kind = std::string(kind), detail = std::move(detail)] {
       auto recorded = self->bridge.record(app, kind, detail);
       if (!recorded.ok()) {
         spdlog::warn("app '{}': {} not recorded: {}", app, kind, recorded.error().message);
@@ -124,10 +152,9 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
   // --- the store ------------------------------------------------------------------------------
 
   /// On a blocking thread: the backends of the enabled apps.
-  Result<std::vector<Wanted>> wanted(
-      std::map<fs::path, std::shared_ptr<const AppManifest>>& cache) {
+  Result<Found> wanted(std::map<fs::path, std::shared_ptr<const AppManifest>>& cache) {
     HEARTH_ASSIGN_OR_RETURN(auto apps, store.list());
-    std::vector<Wanted> out;
+    Found out;
     std::map<fs::path, std::shared_ptr<const AppManifest>> seen;
     for (auto& app : apps) {
       if (!app.enabled) continue;
@@ -146,7 +173,10 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       }
       seen[app.dir] = manifest;
       for (auto& service : plan_backends(manifest->front_matter, app.dir).run) {
-        out.push_back({app, std::move(service)});
+        out.backends.push_back({app, std::move(service)});
+      }
+      for (auto& unit : plan_js_units(manifest->front_matter, app.dir).run) {
+        out.js.push_back({app, std::move(unit)});
       }
     }
     cache = std::move(seen);
@@ -157,7 +187,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
   asio::awaitable<void> reconcile() {
     auto self = shared_from_this();
     auto cache = manifests;
-    std::function<Result<std::vector<Wanted>>()> work = [self, &cache] {
+    std::function<Result<Found>()> work = [self, &cache] {
       return self->wanted(cache);
     };
     auto found = co_await blocking.run(work);
@@ -167,8 +197,25 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       co_return;
     }
     manifests = std::move(cache);
+    std::map<std::pair<std::string, std::string>, WantedJs*> want_js;
+    for (auto& w : found.value().js) want_js[{w.app.name, w.unit.key}] = &w;
+    for (auto it = js_entries.begin(); it != js_entries.end();) {
+      auto w = want_js.find(it->first);
+      if (w == want_js.end() || w->second->app.dir != it->second->app.dir ||
+          w->second->unit.module != it->second->unit.module) {
+        if (it->second->pool) it->second->pool->stop();
+        it = js_entries.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [key, w] : want_js) {
+      if (js_entries.contains(key)) continue;
+      js_entries.emplace(key, std::make_shared<JsEntry>(JsEntry{std::move(w->app),
+                                                                std::move(w->unit), nullptr}));
+    }
     std::map<std::pair<std::string, std::string>, Wanted*> want;
-    for (auto& w : found.value()) want[{w.app.name, w.service.key}] = &w;
+    for (auto& w : found.value().backends) want[{w.app.name, w.service.key}] = &w;
     for (auto it = entries.begin(); it != entries.end();) {
       auto w = want.find(it->first);
       const bool same = w != want.end() && w->second->app.dir == it->second->app.dir &&
@@ -473,9 +520,24 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
 
   asio::awaitable<Result<json::value>> host_call(const Entry& e, const std::string& method,
                                                  const json::value& params) {
+    // Named: GCC 12 may destroy a temporary argument of a co_awaited coroutine twice.
+    std::string app = e.app.name;
+    std::string key = e.spec.key;
+    std::string caller = "backend:" + e.spec.key;
+    std::string name = method;
+    json::value args = params;
+    co_return co_await host_call(std::move(app), std::move(key), std::move(caller),
+                                 std::move(name), std::move(args));
+  }
+
+  /// A call of the app's own code (a backend's request, a JS worker's ctx.invoke), as the app:
+  /// `caller` names it in the evidence.
+  asio::awaitable<Result<json::value>> host_call(std::string app_name, std::string key,
+                                                 std::string caller, std::string method,
+                                                 json::value params) {
     if (method != "capability/invoke" && method != "capability/list") {
       co_return Error::make(ErrorCode::kMethodNotFound,
-                            "a backend may call capability/invoke and capability/list, not " +
+                            "an app's code may call capability/invoke and capability/list, not " +
                                 method);
     }
     if (!params.is_object() && !params.is_null()) {
@@ -483,23 +545,25 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     }
     static const json::object kNone;
     const json::object& p = params.is_object() ? params.get_object() : kNone;
-    const auto text = [&p](std::string_view key) -> std::optional<std::string> {
-      const auto* v = p.if_contains(key);
+    const auto text = [&p](std::string_view member) -> std::optional<std::string> {
+      const auto* v = p.if_contains(member);
       if (v == nullptr || !v->is_string()) return std::nullopt;
       return std::string(v->get_string());
     };
-    if (auto app = text("appId"); app && *app != e.app.name) {
+    if (auto app = text("appId"); app && *app != app_name) {
       json::object data{{"stage", "identity"},
                         {"appId", *app},
-                        {"reason", "a backend acts only for its own app"}};
-      record(e, "capability.denied",
+                        {"reason", "an app's code acts only for its own app"}};
+      record(app_name, key, "capability.denied",
              json::object{{"stage", "identity"}, {"appId", *app}, {"method", method}});
       co_return Error::make(ErrorCode::kPermissionDenied,
-                            e.label() + " may not act for app '" + *app + "'", std::move(data));
+                            caller + " of app '" + app_name + "' may not act for app '" + *app +
+                                "'",
+                            std::move(data));
     }
     auto self = shared_from_this();
     if (method == "capability/list") {
-      std::function<Result<json::value>()> work = [self, app = e.app.name,
+      std::function<Result<json::value>()> work = [self, app = app_name,
                                                    ws = text("workspaceId").value_or("")]()
           -> Result<json::value> {
         HEARTH_ASSIGN_OR_RETURN(auto list, self->bridge.list(app, ws));
@@ -508,8 +572,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       co_return co_await blocking.run(work);
     }
     Invocation call;
-    call.app = e.app.name;
-    call.caller = "backend:" + e.spec.key;
+    call.app = app_name;
+    call.caller = caller;
     call.workspace = text("workspaceId").value_or("");
     auto capability = text("capability");
     auto name = text("method");
@@ -605,6 +669,87 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
                        "the app '" + app_name + "' has no backend hearth runs");
   }
 
+  /// On the strand: the app's JS unit named `service`.
+  std::shared_ptr<JsEntry> find_js(const std::string& app, const std::string& service) {
+    if (service.empty()) return nullptr;
+    auto it = js_entries.find({app, service});
+    return it == js_entries.end() ? nullptr : it->second;
+  }
+
+  /// Runs `function` of a worker or workflow module in its JS worker pool, with ctx.invoke to
+  /// the bridge as the app.
+  asio::awaitable<Result<json::value>> call_js(std::shared_ptr<JsEntry> je, std::string function,
+                                               json::value params) {
+    auto self = shared_from_this();
+    if (!options.jail) {
+      co_return Error::make(ErrorCode::kPermissionDenied,
+                            "hearth runs app code only under the jail, and it has none");
+    }
+    if (!je->pool) {
+      jsworker::PoolConfig config;
+      config.service = je->app.name;
+      config.service_dir = je->app.dir;
+      if (je->unit.network == "remote-allowed") {
+        auto policy = egress::NetworkPolicy::parse(je->unit.hosts);
+        if (!policy.ok()) {
+          co_return Error::make(ErrorCode::kPermissionDenied,
+                                "the app's network domains: " + policy.error().message);
+        }
+        config.permissions.network_access = std::move(policy).value();
+      } else {
+        config.permissions.network_access = egress::NetworkPolicy(false);
+      }
+      config.permissions.max_memory = je->unit.memory_bytes;
+      config.code_files = {je->app.dir.string()};  // the whole package, read-only
+      config.size = 1;
+      config.worker_program = options.js_worker.empty() ? jsworker::default_worker_program()
+                                                        : options.js_worker;
+      config.jail = options.jail;
+      je->pool = std::make_shared<jsworker::Pool>(strand.get_inner_executor(), std::move(config));
+      je->pool->start();
+    }
+    jsworker::CallFunction request;
+    request.module = je->unit.module;
+    request.function = std::move(function);
+    request.endpoint = je->unit.key;
+    request.input = params.is_null() ? json::value(json::object()) : std::move(params);
+    request.host_calls = true;
+    jsworker::Job job;
+    job.request = std::move(request);
+    job.timeout = je->unit.call_timeout;
+    job.label = je->unit.key;
+    const std::string who = "app '" + je->app.name + "' " + je->unit.kind + " '" + je->unit.key + "'";
+    job.on_log = [who](const jsworker::Log& log) {
+      spdlog::info("{}: {}", who, log.message);
+    };
+    std::weak_ptr<State> weak = self;
+    job.on_host_call = [weak, app = je->app.name, key = je->unit.key, kind = je->unit.kind](
+                           const jsworker::HostCall& hc,
+                           std::function<void(json::object)> reply) {
+      auto s = weak.lock();
+      if (!s) {
+        reply(answer_of(Error::make(ErrorCode::kHandlerError, "the daemon is stopping")));
+        return;
+      }
+      asio::co_spawn(
+          s->strand,
+          [s, app, key, kind, call = hc.call,
+           reply = std::move(reply)]() mutable -> asio::awaitable<void> {
+            std::string method = "capability/invoke";
+            std::string caller = kind + ":" + key;
+            json::value args(std::move(call));
+            auto r = co_await s->host_call(app, key, std::move(caller), std::move(method),
+                                           std::move(args));
+            reply(answer_of(r));
+          },
+          asio::detached);
+    };
+    auto pool = je->pool;
+    auto ran = co_await pool->run(std::move(job));
+    if (!ran.ok()) co_return std::move(ran).error();
+    co_return std::move(ran.value().value);
+  }
+
   /// On the strand.
   Result<std::shared_ptr<Entry>> find(const std::string& app, const std::string& service) {
     std::shared_ptr<Entry> only;
@@ -627,11 +772,14 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
                                             std::string method, json::value params) {
     auto self = shared_from_this();
     if (stopped) co_return Error::make(ErrorCode::kHandlerError, "the daemon is stopping");
+    auto js = find_js(app, service);
     HEARTH_CO_ASSIGN_OR_RETURN(auto entry, find(app, service));
-    if (!entry) {
+    if (!entry && !js) {
       co_await reconcile();  // enabled a moment ago: start it now
+      js = find_js(app, service);
       HEARTH_CO_ASSIGN_OR_RETURN(entry, find(app, service));
     }
+    if (!entry && js) co_return co_await call_js(js, std::move(method), std::move(params));
     if (!entry) {
       std::function<Error()> work = [self, app, service] { return self->why_absent(app, service); };
       co_return co_await blocking.run(work);
@@ -685,6 +833,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       if (!app.empty() && key.first != app) continue;
       json::object o{{"appId", key.first},
                      {"service", key.second},
+                     {"kind", "app-backend"},
                      {"version", e->app.version},
                      {"state", phase_name(e->phase)},
                      {"starts", e->starts},
@@ -696,6 +845,15 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
         o["nextStartInMs"] = std::max<std::int64_t>(0, ms(e->next_start - now));
       }
       out.emplace_back(std::move(o));
+    }
+    for (const auto& [key, je] : js_entries) {
+      if (!app.empty() && key.first != app) continue;
+      out.emplace_back(json::object{{"appId", key.first},
+                                    {"service", key.second},
+                                    {"kind", je->unit.kind},
+                                    {"version", je->app.version},
+                                    {"state", je->pool ? "warm" : "idle"},
+                                    {"module", je->unit.module}});
     }
     co_return out;
   }
@@ -709,6 +867,10 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       set_phase(*e, Entry::Phase::kStopped);
     }
     entries.clear();
+    for (auto& [_, je] : js_entries) {
+      if (je->pool) je->pool->stop();
+    }
+    js_entries.clear();
   }
 };
 

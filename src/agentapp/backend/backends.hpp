@@ -14,6 +14,10 @@
 ///   and then the calls made to it (`app/backend/call`); the backend may send `capability/invoke`
 ///   and `capability/list`, which go through the capability bridge as its own app (a call naming
 ///   another app is refused), with `caller` "backend:<key>" in the evidence.
+/// - Worker services declaring a JavaScript runtime and workflows whose entry is a JavaScript
+///   module run in JS workers (a pool of one per unit, made at its first call, under the jail
+///   with the package readable): `app/backend/call` with the unit's key runs an exported
+///   function; its ctx.invoke goes through the bridge as the app ("worker:<key>").
 /// - A backend that exits, fails to start or does not answer `initialize` is started again after
 ///   a delay that doubles from `backoff_initial` to `backoff_max`; a run of `stable_after` resets
 ///   it. Starts, exits and stops are logged and recorded in the app's evidence log.
@@ -22,6 +26,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -44,6 +49,9 @@ struct BackendOptions {
   std::chrono::milliseconds start_timeout{10'000};  ///< for the answer to `initialize`
   std::size_t max_message = std::size_t{16} << 20;  ///< bytes a line, either way
   std::size_t max_inflight = 32;  ///< a backend's own requests waiting at once
+  /// The hearth-js-worker program for worker and workflow modules; empty: the one beside the
+  /// running executable.
+  std::filesystem::path js_worker;
 };
 
 class Backends {
@@ -65,7 +73,9 @@ class Backends {
   void stop(bool wait = true);
 
   /// Calls `method` of the app's backend `service` (empty: the app's only backend) with
-  /// `params` and returns its result, within the service's timeoutMs. The backend's own error
+  /// `params` and returns its result, within the service's timeoutMs. For a worker or workflow
+  /// module (`service` its key), `method` is the exported function run in a JS worker with
+  /// (params, ctx); ctx.invoke reaches the bridge as the app. The backend's own error
   /// comes back with its code in data.code (-32003 on the wire); a backend that is not running
   /// answers why (not enabled, not run by hearth, restarting after a crash, and when).
   boost::asio::awaitable<Result<json::value>> call(std::string app, std::string service,
@@ -77,6 +87,7 @@ class Backends {
   boost::asio::awaitable<json::array> status(std::string app);
 
   struct Entry;
+  struct JsEntry;
   struct State;
 
  private:

@@ -43,7 +43,31 @@ services:
     command: services/backend.py
     resourceLimits:
       timeoutMs: 2000
+  - key: tally
+    kind: worker
+    language: javascript
+    entry: dist/worker/tally.mjs
+    resourceLimits:
+      timeoutMs: 5000
 ---
+)";
+
+/// A worker module: each call runs an exported function with (input, ctx).
+constexpr std::string_view kWorker = R"(
+export async function count(input, ctx) {
+  await ctx.invoke("lime.storage", "put", { key: "n", value: input.n });
+  const got = await ctx.invoke("lime.storage", "get", { key: "n" });
+  let denied = null;
+  try {
+    await ctx.invoke("lime.secrets", "get", {});
+  } catch (e) {
+    denied = { name: e.name, code: e.rpcCode, stage: e.data.stage };
+  }
+  return { value: got.value, denied };
+}
+export function deniedUncaught(input, ctx) {
+  return ctx.invoke("lime.agent", "startTask", {});
+}
 )";
 
 /// A backend that answers hearth's calls and makes its own through the bridge.
@@ -93,6 +117,7 @@ struct BackendsTest : ::testing::Test {
   void SetUp() override {
     package.write("APP.md", kAppMd);
     package.write("services/backend.py", kBackend);
+    package.write("dist/worker/tally.mjs", kWorker);
     store = AppStore::open(state.path()).value();
     store->set_readiness_context(host_readiness(nullptr));
     ASSERT_TRUE(store->install(package.path(), true).ok());
@@ -128,8 +153,9 @@ struct BackendsTest : ::testing::Test {
     return future.get();
   }
 
-  Result<json::value> call(const std::string& method, std::string_view params = "{}") {
-    return run(backends->call("notes", "", method, json::parse(params)));
+  Result<json::value> call(const std::string& method, std::string_view params = "{}",
+                           const std::string& service = "worker") {
+    return run(backends->call("notes", service, method, json::parse(params)));
   }
 
   json::array evidence() {
@@ -299,6 +325,36 @@ TEST_F(BackendsTest, DisablingTheAppStopsItsBackend) {
   auto r = call("echo");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("not enabled"), std::string::npos);
+}
+
+TEST_F(BackendsTest, AWorkerModuleRunsInAJsWorkerAndReachesTheBridgeAsItsApp) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  auto r = call("count", R"({"n":41})", "tally");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().at("value"), 41);
+  const auto& denied = r.value().at("denied");
+  EXPECT_EQ(denied.at("name"), "PermissionDeniedError");
+  EXPECT_EQ(denied.at("code"), -32001);
+  EXPECT_EQ(denied.at("stage"), "declared");
+  // A denial nobody catches fails the call with -32001.
+  auto uncaught = call("deniedUncaught", "{}", "tally");
+  ASSERT_FALSE(uncaught.ok());
+  EXPECT_EQ(uncaught.error().code, ErrorCode::kPermissionDenied) << uncaught.error().message;
+  // A function the module does not export.
+  EXPECT_FALSE(call("nothing", "{}", "tally").ok());
+  // The worker's calls are evidence, with the worker as the caller.
+  bool by_worker = false;
+  for (const auto& e : evidence()) {
+    if (e.at("kind") == "capability.invoked" && e.at("detail").at("caller") == "worker:tally") {
+      by_worker = true;
+    }
+  }
+  EXPECT_TRUE(by_worker);
+  const auto listed = status();
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[1].at("kind"), "worker");
+  EXPECT_EQ(listed[1].at("state"), "warm");
 }
 
 TEST_F(BackendsTest, WithoutAJailNothingStarts) {

@@ -206,6 +206,14 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
       a.fail(b.required ? "blocked" : "degraded", "backend", b.key,
              "the backend " + b.key + " will not start: " + b.reason);
     }
+    const auto js = plan_js_units(fm, package);
+    for (const auto& u : js.run) {
+      a.ok("worker", u.key, "hearth runs the " + u.kind + " " + u.key + " in its JS workers");
+    }
+    for (const auto& u : js.not_run) {
+      a.fail(u.required ? "blocked" : "degraded", "worker", u.key,
+             u.key + " will not run: " + u.reason);
+    }
   } else {
     for (const auto& service : list_of(fm, "services")) {
       if (text(service, "kind") != "app-backend") continue;

@@ -98,6 +98,39 @@ std::vector<std::string> network_hosts(const json::object& fm, const json::objec
   return hosts;
 }
 
+/// The network and resource limits of a service, into `out`; the problem when they are invalid.
+template <class Unit>
+std::optional<std::string> limits_of(const json::object& fm, const json::object& service,
+                                     Unit& out) {
+  out.network = text_of(service, "network");
+  if (out.network.empty()) out.network = "deny-by-default";
+  if (out.network == "remote-allowed") {
+    out.hosts = network_hosts(fm, service);
+    if (out.hosts.empty()) {
+      return "network remote-allowed, but no network permission of the app names its domains";
+    }
+  } else if (out.network != "deny-by-default" && out.network != "host-mediated" &&
+             out.network != "loopback-only") {
+    return "network '" + out.network + "' is not one the format defines";
+  }
+  const auto* limits = service.if_contains("resourceLimits");
+  if (limits == nullptr || !limits->is_object()) return std::nullopt;
+  const auto number = [&](std::string_view key) -> std::optional<double> {
+    const auto* v = limits->get_object().if_contains(key);
+    if (v == nullptr || !v->is_number()) return std::nullopt;
+    return v->to_number<double>();
+  };
+  if (auto mb = number("memoryMb")) {
+    if (*mb <= 0 || *mb > 1 << 20) return "resourceLimits.memoryMb is out of range";
+    out.memory_bytes = static_cast<std::uint64_t>(*mb * 1024 * 1024);
+  }
+  if (auto ms = number("timeoutMs")) {
+    if (*ms < 1 || *ms > 3'600'000) return "resourceLimits.timeoutMs is out of range (1 to 3600000)";
+    out.call_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*ms));
+  }
+  return std::nullopt;
+}
+
 /// How to run the service, or why hearth does not.
 std::variant<BackendService, std::string> plan_one(const json::object& fm,
                                                    const json::object& service,
@@ -115,36 +148,7 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
     return "hearth runs stdio-jsonrpc backends, not " +
            (protocol.empty() ? std::string("ones without a protocol") : protocol);
   }
-  out.network = text_of(service, "network");
-  if (out.network.empty()) out.network = "deny-by-default";
-  if (out.network == "remote-allowed") {
-    out.hosts = network_hosts(fm, service);
-    if (out.hosts.empty()) {
-      return std::string(
-          "network remote-allowed, but no network permission of the app names its domains");
-    }
-  } else if (out.network != "deny-by-default" && out.network != "host-mediated" &&
-             out.network != "loopback-only") {
-    return "network '" + out.network + "' is not one the format defines";
-  }
-  if (const auto* limits = service.if_contains("resourceLimits");
-      limits != nullptr && limits->is_object()) {
-    const auto number = [&](std::string_view key) -> std::optional<double> {
-      const auto* v = limits->get_object().if_contains(key);
-      if (v == nullptr || !v->is_number()) return std::nullopt;
-      return v->to_number<double>();
-    };
-    if (auto mb = number("memoryMb")) {
-      if (*mb <= 0 || *mb > 1 << 20) return std::string("resourceLimits.memoryMb is out of range");
-      out.memory_bytes = static_cast<std::uint64_t>(*mb * 1024 * 1024);
-    }
-    if (auto ms = number("timeoutMs")) {
-      if (*ms < 1 || *ms > 3'600'000) {
-        return std::string("resourceLimits.timeoutMs is out of range (1 to 3600000)");
-      }
-      out.call_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*ms));
-    }
-  }
+  if (auto problem = limits_of(fm, service, out)) return *std::move(problem);
   out.capabilities = string_list(service, "requiredCapabilities");
 
   // The command: `command` (words, or a list), else the file `binary`, `path` or `entry` names.
@@ -192,7 +196,74 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
   return out;
 }
 
+bool is_js_name(std::string_view s) {
+  return s == "javascript" || s == "js" || s == "node" || s == "nodejs" || s == "ecmascript";
+}
+
+/// The JS module a worker or workflow runs, or why it is not one hearth can run.
+std::variant<std::string, std::string> js_module(const fs::path& package, const std::string& rel) {
+  const fs::path p = fs::path(rel).lexically_normal();
+  const auto ext = p.extension().string();
+  if (ext != ".js" && ext != ".mjs" && ext != ".cjs") {
+    return std::variant<std::string, std::string>(std::in_place_index<1>,
+                                                  rel + " is not a JavaScript module");
+  }
+  if (!package_file(package, rel)) {
+    return std::variant<std::string, std::string>(std::in_place_index<1>,
+                                                  rel + " is not a file inside the package");
+  }
+  return std::variant<std::string, std::string>(std::in_place_index<0>, p.generic_string());
+}
+
 }  // namespace
+
+JsPlan plan_js_units(const json::object& front_matter, const fs::path& package) {
+  JsPlan plan;
+  const auto visit = [&](const json::object& item, std::string kind, const std::string& rel) {
+    JsUnit unit;
+    unit.key = text_of(item, "key");
+    unit.kind = std::move(kind);
+    const auto* req = item.if_contains("required");
+    const bool required = req != nullptr && req->is_bool() && req->get_bool();
+    if (rel.empty()) {
+      plan.not_run.push_back({unit.key, required, "it names no entry or path"});
+      return;
+    }
+    auto module = js_module(package, rel);
+    if (module.index() == 1) {
+      plan.not_run.push_back({unit.key, required, std::get<1>(std::move(module))});
+      return;
+    }
+    unit.module = std::get<0>(std::move(module));
+    if (auto problem = limits_of(front_matter, item, unit)) {
+      plan.not_run.push_back({unit.key, required, *std::move(problem)});
+      return;
+    }
+    plan.run.push_back(std::move(unit));
+  };
+  if (const auto* list = front_matter.if_contains("services"); list != nullptr && list->is_array()) {
+    for (const auto& item : list->get_array()) {
+      if (!item.is_object()) continue;
+      const auto& service = item.get_object();
+      if (text_of(service, "kind") != "worker") continue;
+      if (!is_js_name(text_of(service, "language")) && !is_js_name(text_of(service, "runtime"))) {
+        continue;  // a worker in another language: not hearth's to run in its JS workers
+      }
+      auto rel = text_of(service, "entry");
+      if (rel.empty()) rel = text_of(service, "path");
+      visit(service, "worker", rel);
+    }
+  }
+  if (const auto* list = front_matter.if_contains("workflows"); list != nullptr && list->is_array()) {
+    for (const auto& item : list->get_array()) {
+      if (!item.is_object()) continue;
+      const auto entry = text_of(item.get_object(), "entry");
+      const auto ext = fs::path(entry).extension().string();
+      if (ext == ".js" || ext == ".mjs" || ext == ".cjs") visit(item.get_object(), "workflow", entry);
+    }
+  }
+  return plan;
+}
 
 BackendPlan plan_backends(const json::object& front_matter, const fs::path& package) {
   BackendPlan plan;

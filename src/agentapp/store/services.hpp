@@ -47,4 +47,24 @@ struct BackendPlan {
 /// The app-backend services of `front_matter` (the package in `package`, canonical).
 BackendPlan plan_backends(const json::object& front_matter, const std::filesystem::path& package);
 
+/// App code hearth runs in its JS workers, one call at a time: `worker` services that declare a
+/// JavaScript runtime (`language` or `runtime` javascript/js/node) and workflows whose `entry`
+/// is a JavaScript module. Each is called by its key; a call runs an exported function.
+struct JsUnit {
+  std::string key;
+  std::string kind;  ///< "worker" or "workflow"
+  std::string module;  ///< relative to the package, normalised
+  std::string network = "deny-by-default";
+  std::vector<std::string> hosts;
+  std::optional<std::uint64_t> memory_bytes;
+  std::chrono::milliseconds call_timeout{30'000};
+};
+
+struct JsPlan {
+  std::vector<JsUnit> run;
+  std::vector<BackendPlan::NotRun> not_run;
+};
+
+JsPlan plan_js_units(const json::object& front_matter, const std::filesystem::path& package);
+
 }  // namespace hearth::agentapp
