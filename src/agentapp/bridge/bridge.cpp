@@ -174,6 +174,13 @@ ReadinessContext host_readiness(
   for (const auto& member : provided_capabilities()) context.provided.emplace_back(member.key());
   context.secret_present = std::move(secret_present);
   context.runs_backends = true;
+  // Each capability's method set is version 1.0.0; the runtime model as of format 0.10.0; the
+  // bridge protocol (capability/invoke) 1.0.0.
+  for (const auto& member : provided_capabilities()) {
+    context.versions[std::string(member.key())] = "1.0.0";
+  }
+  context.versions["appRuntime"] = "0.10.0";
+  context.versions["sdk"] = "1.0.0";
   return context;
 }
 

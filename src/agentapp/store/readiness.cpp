@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <map>
+#include <optional>
 
 #include "agentapp/appdata/appdata.hpp"
+#include "agentapp/store/semver.hpp"
 #include "agentapp/store/services.hpp"
 #include "common/clock.hpp"
 
@@ -149,10 +152,64 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
       }
     }
   }
+  // The version ranges the app asks for (requires.capabilities as a map, requires.lime,
+  // requires.sdk), against the versions hearth implements.
+  std::map<std::string, std::string, std::less<>> ranges;
+  if (const auto* req = fm.if_contains("requires"); req != nullptr && req->is_object()) {
+    if (const auto* caps = req->get_object().if_contains("capabilities");
+        caps != nullptr && caps->is_object()) {
+      for (const auto& [name, range] : caps->get_object()) {
+        if (range.is_string()) ranges[std::string(name)] = std::string(range.get_string());
+      }
+    }
+  }
+  const auto incompatible = [&context](std::string_view name,
+                                       std::string_view range) -> std::optional<std::string> {
+    const auto have = context.versions.find(name);
+    if (have == context.versions.end()) return std::nullopt;
+    const auto version = parse_version(have->second);
+    const auto fits = version ? satisfies(*version, range) : std::nullopt;
+    if (!fits) return "hearth cannot read the version range '" + std::string(range) + "'";
+    if (!*fits) {
+      return "hearth implements " + std::string(name) + " " + have->second + ", the app needs " +
+             std::string(range);
+    }
+    return std::nullopt;
+  };
+  if (const auto* req = fm.if_contains("requires"); req != nullptr && req->is_object()) {
+    if (const auto* lime = req->get_object().if_contains("lime");
+        lime != nullptr && lime->is_object()) {
+      for (const auto& [name, range] : lime->get_object()) {
+        if (!range.is_string()) continue;
+        if (!context.versions.contains(std::string_view(name))) {
+          a.fail("degraded", "compatibility", name,
+                 "hearth does not know requires.lime." + std::string(name));
+        } else if (auto problem = incompatible(name, range.get_string())) {
+          a.fail("blocked", "compatibility", name, *problem);
+        } else {
+          a.ok("compatibility", name,
+               "hearth implements " + std::string(name) + " " +
+                   context.versions.find(std::string_view(name))->second);
+        }
+      }
+    }
+    if (const auto* sdk = req->get_object().if_contains("sdk"); sdk != nullptr && sdk->is_string()) {
+      if (auto problem = incompatible("sdk", sdk->get_string())) {
+        a.fail("blocked", "compatibility", "sdk", *problem);
+      }
+    }
+  }
   for (const auto& capability : declared_capabilities(fm)) {
     const bool app_wide =
         std::find(app_level.begin(), app_level.end(), capability) != app_level.end();
-    if (provided(capability)) {
+    const auto range = ranges.find(capability);
+    std::optional<std::string> problem;
+    if (range != ranges.end() && provided(capability)) {
+      problem = incompatible(capability, range->second);
+    }
+    if (problem) {
+      a.fail(app_wide ? "blocked" : "degraded", "capability", capability, *problem);
+    } else if (provided(capability)) {
       a.ok("capability", capability, "hearth provides " + capability);
     } else {
       a.fail(app_wide ? "blocked" : "degraded", "capability", capability,

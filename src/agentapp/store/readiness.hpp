@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ struct ReadinessContext {
   std::function<bool(std::string_view app, std::string_view variable)> secret_present;
   /// Whether the host runs app backends (supervised, under the jail).
   bool runs_backends = false;
+  /// The versions hearth implements, for the app's ranges: each provided capability's, the
+  /// `requires.lime` names it knows (appRuntime) and `sdk` (the bridge). A range that excludes
+  /// them blocks the app (an entry's or a service's only capability: degrades it).
+  std::map<std::string, std::string, std::less<>> versions;
 };
 
 /// The readiness result: {ok, status, command: "readiness", app, workspace: null, checks,

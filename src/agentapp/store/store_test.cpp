@@ -349,3 +349,53 @@ TEST_F(StoreTest, UninstallKeepsDeletesOrExportsTheDataAndRecordsIt) {
 
 }  // namespace
 }  // namespace hearth::agentapp
+
+namespace hearth::agentapp {
+namespace {
+
+/// The readiness of `front matter` (YAML lines) against a host providing lime.storage 1.0.0.
+json::object readiness_of(const std::string& yaml) {
+  PackageDir dir("compat");
+  dir.write("APP.md", "---\nname: compat\ndescription: d\nversion: 1.0.0\nstatus: ready\n"
+                      "appType: agent-app\n" + yaml + "---\n");
+  auto manifest = read_manifest(dir.path());
+  EXPECT_TRUE(manifest.ok()) << manifest.error().message;
+  ReadinessContext context;
+  context.provided = {"lime.storage"};
+  context.versions = {{"lime.storage", "1.0.0"}, {"appRuntime", "0.10.0"}, {"sdk", "1.0.0"}};
+  return assess_readiness(manifest.value(), dir.path(), context);
+}
+
+std::string messages(const json::object& r) {
+  std::string out;
+  for (const auto& c : r.at("checks").as_array()) {
+    out += std::string(c.at("message").as_string()) + "\n";
+  }
+  return out;
+}
+
+TEST(Compatibility, VersionRangesAreCheckedAgainstWhatHearthImplements) {
+  auto fits = readiness_of(
+      "requires:\n  lime:\n    appRuntime: '>=0.9'\n  sdk: ^1.0\n  capabilities:\n"
+      "    lime.storage: ^1.0\n");
+  EXPECT_EQ(fits.at("status"), "ready") << messages(fits);
+
+  auto newer = readiness_of("requires:\n  capabilities:\n    lime.storage: ^2.0\n");
+  EXPECT_EQ(newer.at("status"), "blocked");
+  EXPECT_NE(messages(newer).find("hearth implements lime.storage 1.0.0, the app needs ^2.0"),
+            std::string::npos)
+      << messages(newer);
+
+  EXPECT_EQ(readiness_of("requires:\n  sdk: '>=2'\n").at("status"), "blocked");
+  EXPECT_EQ(readiness_of("requires:\n  lime:\n    appRuntime: ^1.0\n").at("status"), "blocked");
+  auto unreadable = readiness_of("requires:\n  capabilities:\n    lime.storage: latest\n");
+  EXPECT_EQ(unreadable.at("status"), "blocked");
+  EXPECT_NE(messages(unreadable).find("cannot read the version range 'latest'"),
+            std::string::npos);
+  // A name hearth does not know degrades, and says so.
+  auto unknown = readiness_of("requires:\n  lime:\n    cloudSync: ^1.0\n");
+  EXPECT_EQ(unknown.at("status"), "ready-degraded");
+}
+
+}  // namespace
+}  // namespace hearth::agentapp
