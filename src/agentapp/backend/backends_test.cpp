@@ -357,6 +357,35 @@ TEST_F(BackendsTest, AWorkerModuleRunsInAJsWorkerAndReachesTheBridgeAsItsApp) {
   EXPECT_EQ(listed[1].at("state"), "warm");
 }
 
+TEST_F(BackendsTest, AnUpgradeRestartsTheBackendFromTheNewPackage) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  ASSERT_TRUE(call("echo").ok());
+  std::string md(kAppMd);
+  md.replace(md.find("version: 1.0.0"), 14, "version: 1.1.0");
+  package.write("APP.md", md);
+  auto upgraded = store->upgrade(package.path(), true, true);
+  ASSERT_TRUE(upgraded.ok()) << upgraded.error().message;
+  ASSERT_TRUE(upgraded.value().upgraded);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto s = status();
+        return !s.empty() && s.front().at("version") == "1.1.0" &&
+               s.front().at("state") == "running";
+      },
+      std::chrono::seconds(5)));
+  auto hello = call("echo", R"({"v":2})");
+  ASSERT_TRUE(hello.ok()) << hello.error().message;
+  // Back to the old package: its backend again.
+  ASSERT_TRUE(store->rollback("notes").ok());
+  EXPECT_TRUE(wait_until(
+      [&] {
+        const auto s = status();
+        return !s.empty() && s.front().at("version") == "1.0.0";
+      },
+      std::chrono::seconds(5)));
+}
+
 TEST_F(BackendsTest, WithoutAJailNothingStarts) {
   ASSERT_TRUE(store->set_enabled("notes", true).ok());
   BackendOptions options;
