@@ -384,8 +384,8 @@ Result<ConfinedStdio> confined_stdio(const jail::Jail* jail,
                                      const asio::any_io_executor& executor, std::string who) {
   auto shared = std::make_shared<ConfinedChild::Shared>();
   if (jail != nullptr) {
-    auto confinement =
-        Confinement::start(*jail, permissions, service_dir, raw_args, cmd, executor, std::move(who));
+    auto confinement = Confinement::start(*jail, permissions, service_dir, raw_args, cmd, executor,
+                                          std::move(who));
     if (!confinement.ok()) return std::move(confinement).error();
     shared->confinement = std::move(confinement).value();
   }

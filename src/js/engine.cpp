@@ -1439,8 +1439,8 @@ class SpiderMonkeyEngine final : public Engine {
       }
     }
     const std::string text =
-        "ctx.invoke(" + capability + "." + method + "): " +
-        (message.isString() ? value_to_string(cx, message) : std::string("refused"));
+        "ctx.invoke(" + capability + "." + method +
+        "): " + (message.isString() ? value_to_string(cx, message) : std::string("refused"));
     if (code.isInt32() && code.toInt32() == -32001) {
       e->throw_permission(text);
     } else {

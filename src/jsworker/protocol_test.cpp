@@ -111,8 +111,8 @@ TEST(JsWorkerProtocol, HostCallsRoundTrip) {
   call.function = "run";
   call.host_calls = true;
   EXPECT_EQ(to_worker_round_trip(call), call);
-  HostCall host{7, parse(R"({"capability":"lime.storage","method":"get","params":{"key":"k"}})")
-                       .as_object()};
+  HostCall host{
+      7, parse(R"({"capability":"lime.storage","method":"get","params":{"key":"k"}})").as_object()};
   EXPECT_EQ(from_worker_round_trip(host), host);
   EXPECT_EQ(request_id(FromWorker(host)), 7u);
   HostAnswer answer{7, parse(R"({"error":{"code":-32001,"message":"denied"}})").as_object()};

@@ -23,7 +23,7 @@ namespace {
 namespace json = boost::json;
 using js::Outcome;
 
-int g_out = -1;  ///< the frame channel (the original stdout)
+int g_out = -1;                       ///< the frame channel (the original stdout)
 js::FrameReader* g_reader = nullptr;  ///< the daemon's frames (stdin)
 
 void write_all(std::string_view bytes) {

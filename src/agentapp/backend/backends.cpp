@@ -165,8 +165,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       } else {
         auto read = read_manifest(app.dir);
         if (!read.ok()) {
-          spdlog::warn("app '{}': its manifest cannot be read: {}", app.name,
-                       read.error().message);
+          spdlog::warn("app '{}': its manifest cannot be read: {}", app.name, read.error().message);
           continue;
         }
         manifest = std::make_shared<const AppManifest>(std::move(read).value());
@@ -187,9 +186,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
   asio::awaitable<void> reconcile() {
     auto self = shared_from_this();
     auto cache = manifests;
-    std::function<Result<Found>()> work = [self, &cache] {
-      return self->wanted(cache);
-    };
+    std::function<Result<Found>()> work = [self, &cache] { return self->wanted(cache); };
     auto found = co_await blocking.run(work);
     if (stopped) co_return;
     if (!found.ok()) {
@@ -211,8 +208,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     }
     for (auto& [key, w] : want_js) {
       if (js_entries.contains(key)) continue;
-      js_entries.emplace(key, std::make_shared<JsEntry>(JsEntry{std::move(w->app),
-                                                                std::move(w->unit), nullptr}));
+      js_entries.emplace(
+          key, std::make_shared<JsEntry>(JsEntry{std::move(w->app), std::move(w->unit), nullptr}));
     }
     std::map<std::pair<std::string, std::string>, Wanted*> want;
     for (auto& w : found.value().backends) want[{w.app.name, w.service.key}] = &w;
@@ -271,8 +268,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     if (e.transport) {
       spdlog::info("{} stopped: {}", e.label(), why);
       record(e, "backend.stopped", json::object{{"reason", why}});
-      close(e, Error::make(ErrorCode::kHandlerError, e.label() + " was stopped: " +
-                                                         std::string(why)));
+      close(e,
+            Error::make(ErrorCode::kHandlerError, e.label() + " was stopped: " + std::string(why)));
     }
     set_phase(e, Entry::Phase::kStopped);
   }
@@ -294,8 +291,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
 
   /// The run ended or did not start: try again after the backoff.
   void failed(Entry& e, const std::string& why) {
-    const bool lasted = e.phase == Entry::Phase::kRunning &&
-                        Clock::now() - e.since >= options.stable_after;
+    const bool lasted =
+        e.phase == Entry::Phase::kRunning && Clock::now() - e.since >= options.stable_after;
     close(e, Error::make(ErrorCode::kHandlerError, e.label() + " stopped: " + why));
     if (e.removed || stopped) return;
     e.failures = lasted ? 1 : e.failures + 1;
@@ -526,8 +523,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     std::string caller = "backend:" + e.spec.key;
     std::string name = method;
     json::value args = params;
-    co_return co_await host_call(std::move(app), std::move(key), std::move(caller),
-                                 std::move(name), std::move(args));
+    co_return co_await host_call(std::move(app), std::move(key), std::move(caller), std::move(name),
+                                 std::move(args));
   }
 
   /// A call of the app's own code (a backend's request, a JS worker's ctx.invoke), as the app:
@@ -536,9 +533,9 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
                                                  std::string caller, std::string method,
                                                  json::value params) {
     if (method != "capability/invoke" && method != "capability/list") {
-      co_return Error::make(ErrorCode::kMethodNotFound,
-                            "an app's code may call capability/invoke and capability/list, not " +
-                                method);
+      co_return Error::make(
+          ErrorCode::kMethodNotFound,
+          "an app's code may call capability/invoke and capability/list, not " + method);
     }
     if (!params.is_object() && !params.is_null()) {
       co_return Error::make(ErrorCode::kInvalidParams, "params must be an object");
@@ -556,16 +553,15 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
                         {"reason", "an app's code acts only for its own app"}};
       record(app_name, key, "capability.denied",
              json::object{{"stage", "identity"}, {"appId", *app}, {"method", method}});
-      co_return Error::make(ErrorCode::kPermissionDenied,
-                            caller + " of app '" + app_name + "' may not act for app '" + *app +
-                                "'",
-                            std::move(data));
+      co_return Error::make(
+          ErrorCode::kPermissionDenied,
+          caller + " of app '" + app_name + "' may not act for app '" + *app + "'",
+          std::move(data));
     }
     auto self = shared_from_this();
     if (method == "capability/list") {
-      std::function<Result<json::value>()> work = [self, app = app_name,
-                                                   ws = text("workspaceId").value_or("")]()
-          -> Result<json::value> {
+      std::function<Result<json::value>()> work =
+          [self, app = app_name, ws = text("workspaceId").value_or("")]() -> Result<json::value> {
         HEARTH_ASSIGN_OR_RETURN(auto list, self->bridge.list(app, ws));
         return json::value(json::object{{"appId", app}, {"capabilities", std::move(list)}});
       };
@@ -702,8 +698,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       config.permissions.max_memory = je->unit.memory_bytes;
       config.code_files = {je->app.dir.string()};  // the whole package, read-only
       config.size = 1;
-      config.worker_program = options.js_worker.empty() ? jsworker::default_worker_program()
-                                                        : options.js_worker;
+      config.worker_program =
+          options.js_worker.empty() ? jsworker::default_worker_program() : options.js_worker;
       config.jail = options.jail;
       je->pool = std::make_shared<jsworker::Pool>(strand.get_inner_executor(), std::move(config));
       je->pool->start();
@@ -718,14 +714,12 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     job.request = std::move(request);
     job.timeout = je->unit.call_timeout;
     job.label = je->unit.key;
-    const std::string who = "app '" + je->app.name + "' " + je->unit.kind + " '" + je->unit.key + "'";
-    job.on_log = [who](const jsworker::Log& log) {
-      spdlog::info("{}: {}", who, log.message);
-    };
+    const std::string who =
+        "app '" + je->app.name + "' " + je->unit.kind + " '" + je->unit.key + "'";
+    job.on_log = [who](const jsworker::Log& log) { spdlog::info("{}: {}", who, log.message); };
     std::weak_ptr<State> weak = self;
     job.on_host_call = [weak, app = je->app.name, key = je->unit.key, kind = je->unit.kind](
-                           const jsworker::HostCall& hc,
-                           std::function<void(json::object)> reply) {
+                           const jsworker::HostCall& hc, std::function<void(json::object)> reply) {
       auto s = weak.lock();
       if (!s) {
         reply(answer_of(Error::make(ErrorCode::kHandlerError, "the daemon is stopping")));
@@ -779,7 +773,9 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       js = find_js(app, service);
       HEARTH_CO_ASSIGN_OR_RETURN(entry, find(app, service));
     }
-    if (!entry && js) co_return co_await call_js(js, std::move(method), std::move(params));
+    if (!entry && js) {
+      co_return co_await call_js(js, std::move(method), std::move(params));
+    }
     if (!entry) {
       std::function<Error()> work = [self, app, service] { return self->why_absent(app, service); };
       co_return co_await blocking.run(work);
@@ -788,16 +784,14 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       asio::co_spawn(strand, launch(entry), asio::detached);
     }
     const auto deadline = Clock::now() + options.start_timeout;
-    while (entry->phase == Entry::Phase::kStarting ||
-           entry->phase == Entry::Phase::kStopped) {
+    while (entry->phase == Entry::Phase::kStarting || entry->phase == Entry::Phase::kStopped) {
       if (Clock::now() >= deadline || entry->removed) break;
       entry->changed.expires_at(deadline);
       co_await entry->changed.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     if (entry->phase != Entry::Phase::kRunning) {
-      json::object data{{"appId", app},
-                        {"service", entry->spec.key},
-                        {"state", phase_name(entry->phase)}};
+      json::object data{
+          {"appId", app}, {"service", entry->spec.key}, {"state", phase_name(entry->phase)}};
       std::string text = entry->label() + " is not running";
       if (entry->phase == Entry::Phase::kRestarting) {
         const auto wait = std::max<std::int64_t>(0, ms(entry->next_start - Clock::now()));
@@ -831,13 +825,10 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     const auto now = Clock::now();
     for (const auto& [key, e] : entries) {
       if (!app.empty() && key.first != app) continue;
-      json::object o{{"appId", key.first},
-                     {"service", key.second},
-                     {"kind", "app-backend"},
-                     {"version", e->app.version},
-                     {"state", phase_name(e->phase)},
-                     {"starts", e->starts},
-                     {"sinceMs", ms(now - e->since)}};
+      json::object o{
+          {"appId", key.first},           {"service", key.second},         {"kind", "app-backend"},
+          {"version", e->app.version},    {"state", phase_name(e->phase)}, {"starts", e->starts},
+          {"sinceMs", ms(now - e->since)}};
       o["pid"] = e->pid > 0 ? json::value(e->pid) : json::value(nullptr);
       o["lastExit"] = e->last_exit.empty() ? json::value(nullptr) : json::value(e->last_exit);
       if (e->phase == Entry::Phase::kRestarting) {
@@ -874,9 +865,9 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
   }
 };
 
-std::shared_ptr<Backends> Backends::create(const asio::any_io_executor& executor,
-                                           AppStore& store, Bridge& bridge,
-                                           BlockingExecutor& blocking, BackendOptions options) {
+std::shared_ptr<Backends> Backends::create(const asio::any_io_executor& executor, AppStore& store,
+                                           Bridge& bridge, BlockingExecutor& blocking,
+                                           BackendOptions options) {
   std::shared_ptr<Backends> out(new Backends());
   out->state_ = std::make_shared<State>(executor, store, bridge, blocking, std::move(options));
   return out;

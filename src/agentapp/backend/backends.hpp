@@ -48,7 +48,7 @@ struct BackendOptions {
   std::chrono::milliseconds stable_after{30'000};
   std::chrono::milliseconds start_timeout{10'000};  ///< for the answer to `initialize`
   std::size_t max_message = std::size_t{16} << 20;  ///< bytes a line, either way
-  std::size_t max_inflight = 32;  ///< a backend's own requests waiting at once
+  std::size_t max_inflight = 32;                    ///< a backend's own requests waiting at once
   /// The hearth-js-worker program for worker and workflow modules; empty: the one beside the
   /// running executable.
   std::filesystem::path js_worker;

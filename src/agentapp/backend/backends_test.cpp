@@ -164,9 +164,7 @@ struct BackendsTest : ::testing::Test {
     return log.entries(0).value();
   }
 
-  json::array status() {
-    return run(backends->status("notes"));
-  }
+  json::array status() { return run(backends->status("notes")); }
   std::string state_of() {
     auto s = status();
     return s.empty() ? "absent" : std::string(s.front().at("state").as_string());
@@ -175,7 +173,8 @@ struct BackendsTest : ::testing::Test {
 
 TEST_F(BackendsTest, PlanRunsClientLocalStdioBackendsWithTheirInterpreter) {
   const auto manifest = read_manifest(package.path()).value();
-  const auto plan = plan_backends(manifest.front_matter, std::filesystem::canonical(package.path()));
+  const auto plan =
+      plan_backends(manifest.front_matter, std::filesystem::canonical(package.path()));
   ASSERT_EQ(plan.run.size(), 1u);
   EXPECT_EQ(plan.run[0].argv.front(), "python3");
   EXPECT_EQ(plan.run[0].call_timeout, std::chrono::milliseconds(2000));

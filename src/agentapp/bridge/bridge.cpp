@@ -235,9 +235,10 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
 
   // Run it.
   Result<json::value> out = json::value(nullptr);
-  json::object summary{
-      {"capability", call.capability}, {"method", call.method}, {"workspace", call.workspace},
-      {"caller", call.caller}};
+  json::object summary{{"capability", call.capability},
+                       {"method", call.method},
+                       {"workspace", call.workspace},
+                       {"caller", call.caller}};
   ArtifactStore artifacts(data->database(), store_.data_dir(call.app) / "artifacts", provenance,
                           evidence);
   if (call.capability == "lime.storage") {
@@ -340,8 +341,8 @@ Status Bridge::record(std::string_view app_name, std::string_view kind,
   std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
   HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(store_.data_dir(app.name)));
-  EvidenceLog evidence(data->database(), Provenance{app.name, app.version, app.package_hash,
-                                                    app.manifest_hash});
+  EvidenceLog evidence(data->database(),
+                       Provenance{app.name, app.version, app.package_hash, app.manifest_hash});
   HEARTH_ASSIGN_OR_RETURN(auto entry, evidence.append(kind, detail));
   (void)entry;
   return {};

@@ -193,7 +193,8 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
         }
       }
     }
-    if (const auto* sdk = req->get_object().if_contains("sdk"); sdk != nullptr && sdk->is_string()) {
+    if (const auto* sdk = req->get_object().if_contains("sdk");
+        sdk != nullptr && sdk->is_string()) {
       if (auto problem = incompatible("sdk", sdk->get_string())) {
         a.fail("blocked", "compatibility", "sdk", *problem);
       }

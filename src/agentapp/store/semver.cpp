@@ -42,7 +42,7 @@ std::optional<Partial> parse_partial(std::string_view s) {
     s.remove_prefix(dot + 1);
   }
   return s.empty() || s == "*" || s == "x" || s == "X" || p.parts == 3 ? std::optional(p)
-                                                                      : std::nullopt;
+                                                                       : std::nullopt;
 }
 
 /// The smallest version above every version `p` matches (`1.2` -> 1.3.0).

@@ -62,8 +62,7 @@ std::optional<std::vector<std::string>> interpreter(const fs::path& script,
     return line;
   }
   if (language == "python" || language == "python3") return std::vector<std::string>{"python3"};
-  if (language == "javascript" || language == "js" || language == "node" ||
-      language == "nodejs") {
+  if (language == "javascript" || language == "js" || language == "node" || language == "nodejs") {
     return std::vector<std::string>{"node"};
   }
   if (language == "shell" || language == "sh" || language == "bash") {
@@ -125,7 +124,9 @@ std::optional<std::string> limits_of(const json::object& fm, const json::object&
     out.memory_bytes = static_cast<std::uint64_t>(*mb * 1024 * 1024);
   }
   if (auto ms = number("timeoutMs")) {
-    if (*ms < 1 || *ms > 3'600'000) return "resourceLimits.timeoutMs is out of range (1 to 3600000)";
+    if (*ms < 1 || *ms > 3'600'000) {
+      return "resourceLimits.timeoutMs is out of range (1 to 3600000)";
+    }
     out.call_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*ms));
   }
   return std::nullopt;
@@ -139,8 +140,9 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
   out.key = text_of(service, "key");
   const auto plane = text_of(service, "executionPlane");
   if (plane != "client-local") {
-    return plane.empty() ? std::string("it declares no executionPlane (hearth runs client-local "
-                                       "backends)")
+    return plane.empty() ? std::string(
+                               "it declares no executionPlane (hearth runs client-local "
+                               "backends)")
                          : "hearth runs client-local backends, not " + plane + " ones";
   }
   const auto protocol = text_of(service, "protocol");
@@ -241,7 +243,8 @@ JsPlan plan_js_units(const json::object& front_matter, const fs::path& package) 
     }
     plan.run.push_back(std::move(unit));
   };
-  if (const auto* list = front_matter.if_contains("services"); list != nullptr && list->is_array()) {
+  if (const auto* list = front_matter.if_contains("services");
+      list != nullptr && list->is_array()) {
     for (const auto& item : list->get_array()) {
       if (!item.is_object()) continue;
       const auto& service = item.get_object();
@@ -254,12 +257,15 @@ JsPlan plan_js_units(const json::object& front_matter, const fs::path& package) 
       visit(service, "worker", rel);
     }
   }
-  if (const auto* list = front_matter.if_contains("workflows"); list != nullptr && list->is_array()) {
+  if (const auto* list = front_matter.if_contains("workflows");
+      list != nullptr && list->is_array()) {
     for (const auto& item : list->get_array()) {
       if (!item.is_object()) continue;
       const auto entry = text_of(item.get_object(), "entry");
       const auto ext = fs::path(entry).extension().string();
-      if (ext == ".js" || ext == ".mjs" || ext == ".cjs") visit(item.get_object(), "workflow", entry);
+      if (ext == ".js" || ext == ".mjs" || ext == ".cjs") {
+        visit(item.get_object(), "workflow", entry);
+      }
     }
   }
   return plan;

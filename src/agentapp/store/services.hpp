@@ -29,9 +29,9 @@ struct BackendService {
   /// app's network permissions (their `domains`).
   std::string network = "deny-by-default";
   std::vector<std::string> hosts;
-  std::optional<std::uint64_t> memory_bytes;           ///< resourceLimits.memoryMb
-  std::chrono::milliseconds call_timeout{30'000};      ///< resourceLimits.timeoutMs
-  std::vector<std::string> capabilities;               ///< requiredCapabilities
+  std::optional<std::uint64_t> memory_bytes;       ///< resourceLimits.memoryMb
+  std::chrono::milliseconds call_timeout{30'000};  ///< resourceLimits.timeoutMs
+  std::vector<std::string> capabilities;           ///< requiredCapabilities
 };
 
 struct BackendPlan {
@@ -52,7 +52,7 @@ BackendPlan plan_backends(const json::object& front_matter, const std::filesyste
 /// is a JavaScript module. Each is called by its key; a call runs an exported function.
 struct JsUnit {
   std::string key;
-  std::string kind;  ///< "worker" or "workflow"
+  std::string kind;    ///< "worker" or "workflow"
   std::string module;  ///< relative to the package, normalised
   std::string network = "deny-by-default";
   std::vector<std::string> hosts;

@@ -356,8 +356,10 @@ namespace {
 /// The readiness of `front matter` (YAML lines) against a host providing lime.storage 1.0.0.
 json::object readiness_of(const std::string& yaml) {
   PackageDir dir("compat");
-  dir.write("APP.md", "---\nname: compat\ndescription: d\nversion: 1.0.0\nstatus: ready\n"
-                      "appType: agent-app\n" + yaml + "---\n");
+  dir.write("APP.md",
+            "---\nname: compat\ndescription: d\nversion: 1.0.0\nstatus: ready\n"
+            "appType: agent-app\n" +
+                yaml + "---\n");
   auto manifest = read_manifest(dir.path());
   EXPECT_TRUE(manifest.ok()) << manifest.error().message;
   ReadinessContext context;
@@ -390,8 +392,7 @@ TEST(Compatibility, VersionRangesAreCheckedAgainstWhatHearthImplements) {
   EXPECT_EQ(readiness_of("requires:\n  lime:\n    appRuntime: ^1.0\n").at("status"), "blocked");
   auto unreadable = readiness_of("requires:\n  capabilities:\n    lime.storage: latest\n");
   EXPECT_EQ(unreadable.at("status"), "blocked");
-  EXPECT_NE(messages(unreadable).find("cannot read the version range 'latest'"),
-            std::string::npos);
+  EXPECT_NE(messages(unreadable).find("cannot read the version range 'latest'"), std::string::npos);
   // A name hearth does not know degrades, and says so.
   auto unknown = readiness_of("requires:\n  lime:\n    cloudSync: ^1.0\n");
   EXPECT_EQ(unknown.at("status"), "ready-degraded");

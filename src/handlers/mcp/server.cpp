@@ -180,9 +180,9 @@ Result<std::unique_ptr<hearth::mcp::Transport>> Server::make_transport() {
   cmd.env = environment_entries(vars);
   cmd.cwd = cwd;
 
-  auto child = confine::confined_stdio(spec_.jail.get(), spec_.permissions, spec_.service_dir,
-                                      config.args, std::move(cmd), executor_,
-                                      spec_.service + " (" + who + ")");
+  auto child =
+      confine::confined_stdio(spec_.jail.get(), spec_.permissions, spec_.service_dir, config.args,
+                              std::move(cmd), executor_, spec_.service + " (" + who + ")");
   if (!child.ok()) return std::move(child).error();
   return std::unique_ptr<hearth::mcp::Transport>(std::make_unique<hearth::mcp::StdioTransport>(
       who, std::move(child.value().launch), std::move(child.value().verdict), spec_.max_message));

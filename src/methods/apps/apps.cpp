@@ -78,12 +78,10 @@ void add_methods(rpc::Dispatcher& dispatcher, agentapp::Bridge& bridge,
   dispatcher.add("capability/list", [&bridge, &blocking](const Request& request) {
     return list(bridge, blocking, request);
   });
-  dispatcher.add("app/backend/call", [&backends](const Request& request) {
-    return backend_call(backends, request);
-  });
-  dispatcher.add("app/backend/status", [&backends](const Request& request) {
-    return backend_status(backends, request);
-  });
+  dispatcher.add("app/backend/call",
+                 [&backends](const Request& request) { return backend_call(backends, request); });
+  dispatcher.add("app/backend/status",
+                 [&backends](const Request& request) { return backend_status(backends, request); });
 }
 
 void add_unavailable(rpc::Dispatcher& dispatcher, const std::string& reason) {
