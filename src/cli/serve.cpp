@@ -32,6 +32,7 @@
 #include "mcpserver/http.hpp"
 #include "mcpserver/server.hpp"
 #include "methods/a2s/a2s.hpp"
+#include "appserver/server.hpp"
 #include "methods/apps/apps.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/view/view.hpp"
@@ -358,6 +359,7 @@ int serve(const ServeOptions& options) {
   auto app_store = agentapp::AppStore::open(state_dir);
   std::unique_ptr<agentapp::Bridge> app_bridge;
   std::shared_ptr<agentapp::Backends> app_backends;
+  std::unique_ptr<appserver::AppServer> app_server;
   BlockingExecutor app_calls(2);
   if (app_store.ok()) {
     app_store.value()->set_readiness_context(app_readiness(state_dir));
@@ -369,6 +371,23 @@ int serve(const ServeOptions& options) {
     app_backends = agentapp::Backends::create(ioc.get_executor(), *app_store.value(), *app_bridge,
                                               app_calls, std::move(backend_options));
     methods::apps::add_methods(dispatcher, *app_bridge, *app_backends, app_calls);
+    // The App Server: in-app agent tasks (agentSession/*) with the daemon's model.
+    auto sessions = appserver::Store::open(state_dir / "apps" / "app-server.db");
+    if (sessions.ok()) {
+      appserver::Options app_server_options;
+      app_server_options.model = agent_settings.model;
+      if (!agent_settings.default_key_ref.empty()) {
+        app_server_options.model_key = [&agent_settings] {
+          return agent_settings.read_key(agent_settings.default_key_ref);
+        };
+      }
+      app_server = std::make_unique<appserver::AppServer>(
+          ioc.get_executor(), *app_store.value(), *app_bridge, std::move(sessions).value(),
+          std::move(app_server_options));
+      app_server->add_methods(dispatcher);
+    } else {
+      spdlog::error("the App Server is not served: {}", sessions.error().message);
+    }
   } else {
     spdlog::error("agent apps are not served: {}", app_store.error().message);
     methods::apps::add_unavailable(dispatcher, app_store.error().message);
@@ -452,6 +471,7 @@ int serve(const ServeOptions& options) {
     mcp_server.close_all();
     host->shutdown();
     if (app_backends) app_backends->stop(false);
+    if (app_server) app_server->stop();
     proc::kill_all();
     stop_at = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     stop_when_children_gone(ioc, poll, stop_at);

@@ -232,6 +232,7 @@ class WsClient:
 
     def recv_frame(self):
         b0, b1 = self._read(2)
+        self.fin = bool(b0 & 0x80)
         opcode = b0 & 0x0F
         n = b1 & 0x7F
         if n == 126:
@@ -256,7 +257,7 @@ class WsClient:
                 raise WsError(f"closed by server: {code}")
             elif opcode in (0x1, 0x0):
                 text += payload
-                if opcode == 0x1 or True:
+                if self.fin:  # a message may come in several frames
                     return json.loads(text)
 
     def request(self, method, params=None, id=1):

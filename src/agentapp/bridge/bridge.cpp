@@ -34,6 +34,8 @@ const std::map<std::string, std::map<std::string, MethodRule>, std::less<>>& rul
         {"read", {"artifact", "read"}},
         {"list", {"artifact", "read"}}}},
       {"lime.evidence", {{"record", {"", ""}}, {"export", {"", ""}}}},
+      // Agent tasks run through the App Server (agentSession/*), which checks this capability.
+      {"lime.agent", {{"startTask", {"", ""}}}},
   };
   return kRules;
 }
@@ -233,6 +235,12 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
     return refuse("policy", *problem);
   }
 
+  if (call.capability == "lime.agent") {
+    return Error::make(ErrorCode::kMethodNotFound,
+                       "lime.agent runs through the App Server: agentSession/start, then "
+                       "agentSession/turn/start (docs/app-server.md)");
+  }
+
   // Run it.
   Result<json::value> out = json::value(nullptr);
   json::object summary{{"capability", call.capability},
@@ -346,6 +354,20 @@ Status Bridge::record(std::string_view app_name, std::string_view kind,
   HEARTH_ASSIGN_OR_RETURN(auto entry, evidence.append(kind, detail));
   (void)entry;
   return {};
+}
+
+Result<json::value> Bridge::evidence(std::string_view app_name, std::int64_t after) {
+  std::lock_guard lock(mutex_);
+  HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
+  HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(store_.data_dir(app.name)));
+  EvidenceLog log(data->database(), Provenance{app.name, app.version, app.package_hash,
+                                               app.manifest_hash});
+  HEARTH_ASSIGN_OR_RETURN(auto entries, log.entries(after));
+  const auto verified = log.verify();
+  json::object out{{"appId", app.name}, {"entries", std::move(entries)},
+                   {"verified", verified.ok()}};
+  if (!verified.ok()) out["problem"] = verified.error().message;
+  return json::value(std::move(out));
 }
 
 Result<json::array> Bridge::list(std::string_view app_name, std::string_view workspace) {

@@ -52,6 +52,10 @@ class Bridge {
   /// and, when blocked, the stage and reason; the methods of the available ones.
   Result<json::array> list(std::string_view app, std::string_view workspace);
 
+  /// The app's evidence after sequence `after`, and whether its chain verifies: {appId, entries,
+  /// verified, problem?}. For the host's own readers (the App Server's evidence/export).
+  Result<json::value> evidence(std::string_view app, std::int64_t after);
+
   /// Appends an entry of the host's own (`kind`, e.g. "backend.started") to the app's evidence
   /// log, with the package's provenance.
   Status record(std::string_view app, std::string_view kind, const json::object& detail);

@@ -1,0 +1,1030 @@
+#include "appserver/server.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <atomic>
+#include <deque>
+#include <future>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "common/ascii.hpp"
+#include "common/clock.hpp"
+#include "common/on_strand.hpp"
+#include "common/random.hpp"
+#include "rpc/session.hpp"
+#include "schema/schema.hpp"
+
+namespace hearth::appserver {
+
+namespace asio = boost::asio;
+using rpc::Request;
+
+namespace {
+
+std::string now_text() {
+  return utc_timestamp(std::chrono::system_clock::now());
+}
+
+std::string new_id(std::string_view prefix) {
+  return std::string(prefix) + random_hex(12);
+}
+
+Error not_ready(std::string_view why) {
+  return Error::make(ErrorCode::kInvalidRequest, std::string(why));
+}
+
+const json::value* member(const json::value& params, std::string_view key) {
+  return params.is_object() ? params.get_object().if_contains(key) : nullptr;
+}
+
+Result<std::string> required_text(const json::value& params, std::string_view key) {
+  const auto* v = member(params, key);
+  if (v == nullptr || !v->is_string() || v->get_string().empty()) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "params." + std::string(key) + " must be a non-empty string",
+                       json::object{{"param", key}});
+  }
+  return std::string(v->get_string());
+}
+
+std::string optional_text(const json::value& params, std::string_view key) {
+  const auto* v = member(params, key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+/// A bridge method as a tool: its parameters, and whether a person must allow each call.
+struct ToolSpec {
+  std::string_view capability;
+  std::string_view method;
+  std::string_view description;
+  std::string_view parameters;  ///< JSON Schema text
+  bool writes = false;
+};
+
+constexpr ToolSpec kTools[] = {
+    {"lime.storage", "get", "Read a value the app stored under a key.",
+     R"({"type":"object","properties":{"key":{"type":"string"}},"required":["key"]})", false},
+    {"lime.storage", "put", "Store a JSON value under a key in the app's storage.",
+     R"({"type":"object","properties":{"key":{"type":"string"},"value":{}},"required":["key","value"]})",
+     true},
+    {"lime.storage", "query",
+     "Run one SQL statement on the app's SQLite database (SELECT to read; other statements "
+     "change data and need the person's approval).",
+     R"({"type":"object","properties":{"sql":{"type":"string"},"params":{"type":"array"}},"required":["sql"]})",
+     true},
+    {"lime.artifacts", "create", "Save an artifact of one of the app's artifact types.",
+     R"({"type":"object","properties":{"type":{"type":"string"},"content":{},"mediaType":{"type":"string"}},"required":["type","content"]})",
+     true},
+    {"lime.artifacts", "read", "Read an artifact by id.",
+     R"({"type":"object","properties":{"id":{"type":"string"}},"required":["id"]})", false},
+    {"lime.artifacts", "list", "List the app's artifacts.", R"({"type":"object","properties":{}})",
+     false},
+    {"lime.evidence", "record", "Record a fact in the app's evidence log.",
+     R"({"type":"object","properties":{"kind":{"type":"string"},"detail":{"type":"object"}},"required":["kind"]})",
+     false},
+};
+
+std::string tool_name(std::string_view capability, std::string_view method) {
+  std::string out(capability);
+  for (auto& c : out) {
+    if (c == '.') c = '_';
+  }
+  return out + "__" + std::string(method);
+}
+
+bool is_select(std::string_view sql) {
+  std::size_t i = 0;
+  while (i < sql.size() && (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r')) {
+    ++i;
+  }
+  return ascii::iequals(sql.substr(i, 6), "select");
+}
+
+constexpr std::string_view kCompleteTool = "complete";
+
+asio::awaitable<Result<json::value>> call_on(std::function<Result<json::value>()> work) {
+  co_return work();
+}
+
+}  // namespace
+
+struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
+  State(const asio::any_io_executor& io_executor, agentapp::AppStore& a, agentapp::Bridge& b,
+        std::unique_ptr<Store> s, Options o)
+      : io(io_executor), apps(a), bridge(b), store(std::move(s)), options(std::move(o)) {}
+
+  asio::any_io_executor io;
+  asio::thread_pool pool{1};  ///< the server's one thread: every member below is touched there
+  agentapp::AppStore& apps;
+  agentapp::Bridge& bridge;
+  std::unique_ptr<Store> store;
+  Options options;
+  std::shared_ptr<agent::ModelClient> model;
+  bool stopped = false;
+  std::atomic<bool> stop_requested{false};
+
+  struct Conn {
+    enum class Phase { kNew, kInitializing, kReady } phase = Phase::kNew;
+    json::object client;
+    std::weak_ptr<rpc::Session> session;
+  };
+  std::map<std::uint64_t, Conn> conns;
+  /// The connections that receive a session's events.
+  std::map<std::string, std::set<std::uint64_t>> listeners;
+
+  struct Action {
+    explicit Action(const asio::any_io_executor& e) : timer(e) {}
+    std::string id;
+    std::string turn;
+    json::object request;  ///< what action.required said
+    std::optional<json::object> response;
+    asio::steady_timer timer;
+  };
+  struct Turn {
+    TurnRecord record;
+    agent::Cancel cancel;
+    bool cancelled = false;
+    std::string trace;
+    std::shared_ptr<Action> action;  ///< waiting for a person
+  };
+  struct Live {
+    std::string active;  ///< the running turn
+    std::deque<std::shared_ptr<Turn>> queued;
+    std::map<std::string, std::shared_ptr<Turn>> turns;
+  };
+  std::map<std::string, Live> live;  ///< by session id
+  std::map<std::string, std::shared_ptr<Action>> actions;
+
+  asio::any_io_executor executor() { return pool.get_executor(); }
+
+  // --- connections ----------------------------------------------------------------------------
+
+  Result<Conn*> conn_of(const std::shared_ptr<rpc::Session>& session) {
+    if (!session) {
+      return not_ready("the App Server needs a connection (HTTP or WebSocket)");
+    }
+    auto [it, added] = conns.try_emplace(session->id());
+    if (added) {
+      it->second.session = session;
+      std::weak_ptr<State> weak = shared_from_this();
+      const auto id = session->id();
+      session->on_close([weak, id] {
+        if (auto s = weak.lock()) {
+          asio::post(s->pool, [s, id] {
+            s->conns.erase(id);
+            for (auto& [_, set] : s->listeners) set.erase(id);
+          });
+        }
+      });
+    }
+    return &it->second;
+  }
+
+  /// The connection, when it finished the handshake.
+  Result<Conn*> ready(const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(Conn * c, conn_of(session));
+    if (c->phase == Conn::Phase::kNew) {
+      return not_ready("initialize first: this connection has not said who it is (clientInfo)");
+    }
+    if (c->phase == Conn::Phase::kInitializing) {
+      return not_ready("send the initialized notification first");
+    }
+    return c;
+  }
+
+  void listen(const std::string& session, const std::shared_ptr<rpc::Session>& conn) {
+    if (conn && conn->can_push()) listeners[session].insert(conn->id());
+  }
+
+  // --- events ---------------------------------------------------------------------------------
+
+  void emit(const std::string& session, const std::string& turn, const std::string& trace,
+            std::string type, json::object payload) {
+    Event e;
+    e.session = session;
+    e.turn = turn;
+    e.trace = trace;
+    e.type = std::move(type);
+    e.at = now_text();
+    e.payload = std::move(payload);
+    if (auto stored = store->append(e); !stored.ok()) {
+      spdlog::error("app server: an event of session {} was not stored: {}", session,
+                    stored.error().message);
+      return;
+    }
+    auto it = listeners.find(session);
+    if (it == listeners.end()) return;
+    const std::string text =
+        json::serialize(rpc::make_notification("agentSession/event", e.to_json()));
+    for (auto id = it->second.begin(); id != it->second.end();) {
+      auto c = conns.find(*id);
+      auto rs = c == conns.end() ? nullptr : c->second.session.lock();
+      if (!rs || rs->closed()) {
+        id = it->second.erase(id);
+        continue;
+      }
+      rs->push(text);
+      ++id;
+    }
+  }
+
+  void evidence(const std::string& app, std::string_view kind, json::object detail) {
+    if (auto r = bridge.record(app, kind, detail); !r.ok()) {
+      spdlog::warn("app server: evidence {} of app '{}' not recorded: {}", kind, app,
+                   r.error().message);
+    }
+  }
+
+  // --- methods --------------------------------------------------------------------------------
+
+  Result<json::value> initialize(const json::value& params,
+                                 const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(Conn * c, conn_of(session));
+    if (c->phase != Conn::Phase::kNew) {
+      return not_ready("this connection is already initialized");
+    }
+    const auto* info = member(params, "clientInfo");
+    const auto* name = info != nullptr ? member(*info, "name") : nullptr;
+    if (name == nullptr || !name->is_string() || name->get_string().empty()) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "initialize needs clientInfo.name: the host names itself",
+                         json::object{{"param", "clientInfo"}});
+    }
+    c->client = info->get_object();
+    c->phase = Conn::Phase::kInitializing;
+    return json::value(json::object{
+        {"protocolVersion", kProtocolVersion},
+        {"serverInfo", json::object{{"name", "hearth"}}},
+        {"capabilities",
+         json::object{{"agentSession", json::object{{"modes", json::array{"new", "resume",
+                                                                           "continue", "fork"}},
+                                                    {"queuePolicies",
+                                                     json::array{"queue", "reject", "interrupt"}}}},
+                      {"model", !options.model.base_url.empty()}}}});
+  }
+
+  Result<json::value> initialized(const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(Conn * c, conn_of(session));
+    if (c->phase == Conn::Phase::kNew) return not_ready("initialize first");
+    c->phase = Conn::Phase::kReady;
+    return json::value(nullptr);
+  }
+
+  /// The app, enabled, declaring lime.agent and allowed it for the workspace.
+  Result<agentapp::InstalledApp> agent_app(const std::string& app_id,
+                                           const std::string& workspace) {
+    auto app = apps.find(app_id);
+    if (!app.ok()) {
+      return Error::make(ErrorCode::kInvalidParams, "no app named '" + app_id + "' is installed");
+    }
+    if (!app.value().enabled) {
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "the app '" + app_id + "' is not enabled",
+                         json::object{{"stage", "enabled"}});
+    }
+    HEARTH_ASSIGN_OR_RETURN(auto listed, bridge.list(app_id, workspace));
+    for (const auto& c : listed) {
+      if (c.at("capability") != "lime.agent") continue;
+      if (c.at("status") == "available") return app;
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "lime.agent is blocked for the app: " +
+                             std::string(c.at("reason").as_string()),
+                         json::object{{"stage", c.at("stage")}, {"capability", "lime.agent"}});
+    }
+    return Error::make(ErrorCode::kPermissionDenied,
+                       "the app '" + app_id + "' does not declare lime.agent",
+                       json::object{{"stage", "declared"}, {"capability", "lime.agent"}});
+  }
+
+  Result<json::value> start(const json::value& params,
+                            const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
+    (void)conn;
+    HEARTH_ASSIGN_OR_RETURN(auto app_id, required_text(params, "appId"));
+    HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
+    std::string mode = optional_text(params, "mode");
+    if (mode.empty()) mode = "new";
+    if (mode != "new" && mode != "resume" && mode != "continue" && mode != "fork") {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "params.mode must be new, resume, continue or fork");
+    }
+    HEARTH_ASSIGN_OR_RETURN(auto app, agent_app(app_id, workspace));
+    const std::string key = optional_text(params, "idempotencyKey");
+    if (!key.empty()) {
+      HEARTH_ASSIGN_OR_RETURN(auto found, store->session_by_key(app_id, workspace, key));
+      if (found) {
+        listen(found->id, session);
+        auto out = found->to_json();
+        out["reused"] = true;
+        return json::value(std::move(out));
+      }
+    }
+    std::string parent;
+    if (mode != "new") {
+      HEARTH_ASSIGN_OR_RETURN(parent, required_text(params, "sessionId"));
+      HEARTH_ASSIGN_OR_RETURN(auto earlier, owned(parent, app_id, workspace));
+      if (mode == "resume") {
+        listen(earlier.id, session);
+        auto out = earlier.to_json();
+        out["reused"] = true;
+        return json::value(std::move(out));
+      }
+    }
+    SessionRecord s;
+    s.id = new_id("ses_");
+    s.app = app.name;
+    s.workspace = workspace;
+    s.entry = optional_text(params, "entryKey");
+    if (const auto* ref = member(params, "businessObjectRef")) s.business_ref = *ref;
+    s.mode = mode;
+    s.parent = parent;
+    s.idempotency_key = key;
+    s.created_at = now_text();
+    HEARTH_RETURN_IF_ERROR(store->add_session(s));
+    listen(s.id, session);
+    emit(s.id, "", new_id("trc_"), "status",
+         json::object{{"status", "started"}, {"mode", mode}, {"appVersion", app.version}});
+    evidence(app.name, "agent.session.started",
+             json::object{{"sessionId", s.id}, {"workspace", workspace}, {"mode", mode},
+                          {"entryKey", s.entry}, {"parent", parent}});
+    HEARTH_ASSIGN_OR_RETURN(auto stored, store->session(s.id));
+    return json::value(stored ? stored->to_json() : s.to_json());
+  }
+
+  /// The session `id` when it belongs to the app and the workspace.
+  Result<SessionRecord> owned(const std::string& id, const std::string& app,
+                              const std::string& workspace) {
+    HEARTH_ASSIGN_OR_RETURN(auto found, store->session(id));
+    if (!found || (!app.empty() && found->app != app)) {
+      return Error::make(ErrorCode::kInvalidParams, "no session " + id + " for this app",
+                         json::object{{"param", "sessionId"}});
+    }
+    if (found->workspace != workspace) {
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "the session " + id + " belongs to another workspace",
+                         json::object{{"param", "workspaceId"}});
+    }
+    return *found;
+  }
+
+  Result<json::value> read(const json::value& params,
+                           const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
+    (void)conn;
+    HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
+    HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
+    HEARTH_ASSIGN_OR_RETURN(auto s, owned(id, optional_text(params, "appId"), workspace));
+    std::int64_t after = 0;
+    if (const auto* a = member(params, "afterSeq"); a != nullptr) {
+      if (!a->is_int64() || a->get_int64() < 0) {
+        return Error::make(ErrorCode::kInvalidParams, "params.afterSeq must be an integer >= 0");
+      }
+      after = a->get_int64();
+    }
+    HEARTH_ASSIGN_OR_RETURN(auto turns, store->turns(id));
+    HEARTH_ASSIGN_OR_RETURN(auto events, store->events(id, after));
+    json::array turn_list;
+    for (const auto& t : turns) turn_list.emplace_back(t.to_json());
+    json::array event_list;
+    for (const auto& e : events) event_list.emplace_back(e.to_json());
+    json::array pending;
+    for (const auto& [aid, action] : actions) {
+      auto l = live.find(id);
+      if (l != live.end() && l->second.turns.contains(action->turn) && !action->response) {
+        pending.emplace_back(action->request);
+      }
+    }
+    // Read and listen in one step on this thread: the events after the last one returned come
+    // as notifications, none missing and none twice.
+    if (const auto* subscribe = member(params, "subscribe");
+        subscribe == nullptr || !subscribe->is_bool() || subscribe->get_bool()) {
+      listen(id, session);
+    }
+    return json::value(json::object{{"session", s.to_json()},
+                                    {"turns", std::move(turn_list)},
+                                    {"events", std::move(event_list)},
+                                    {"pendingActions", std::move(pending)}});
+  }
+
+  Result<json::value> turn_start(const json::value& params,
+                                 const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
+    (void)conn;
+    HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
+    HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
+    HEARTH_ASSIGN_OR_RETURN(auto s, owned(id, "", workspace));
+    const auto* input = member(params, "input");
+    if (input == nullptr || input->is_null()) {
+      return Error::make(ErrorCode::kInvalidParams, "params.input is required",
+                         json::object{{"param", "input"}});
+    }
+    const std::string key = optional_text(params, "idempotencyKey");
+    if (!key.empty()) {
+      HEARTH_ASSIGN_OR_RETURN(auto found, store->turn_by_key(id, key));
+      if (found) {
+        listen(id, session);
+        auto out = found->to_json();
+        out["reused"] = true;
+        return json::value(std::move(out));
+      }
+    }
+    if (options.model.base_url.empty()) {
+      return Error::make(ErrorCode::kHandlerError,
+                         "no model is configured: start the daemon with --model-url and --model");
+    }
+    HEARTH_ASSIGN_OR_RETURN(auto app, agent_app(s.app, workspace));
+    (void)app;
+    json::value schema(nullptr);
+    if (const auto* o = member(params, "outputSchema"); o != nullptr && !o->is_null()) {
+      if (!o->is_object()) {
+        return Error::make(ErrorCode::kInvalidParams, "params.outputSchema must be a JSON Schema");
+      }
+      Problems problems;
+      if (!schema::make_draft7_compiler()->compile(*o, {}, problems)) {
+        return Error::make(ErrorCode::kInvalidParams, "params.outputSchema is not a valid schema",
+                           json::object{{"param", "outputSchema"}});
+      }
+      schema = *o;
+    }
+    std::string policy = optional_text(params, "queuePolicy");
+    if (policy.empty()) policy = "queue";
+    if (policy != "queue" && policy != "reject" && policy != "interrupt") {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "params.queuePolicy must be queue, reject or interrupt");
+    }
+    auto& l = live[id];
+    if (!l.active.empty() && policy == "reject") {
+      return Error::make(ErrorCode::kConflict, "a turn is running in this session: " + l.active,
+                         json::object{{"turnId", l.active}});
+    }
+    auto turn = std::make_shared<Turn>();
+    turn->record.id = new_id("turn_");
+    turn->record.session = id;
+    turn->record.status = "queued";
+    turn->record.input = *input;
+    if (const auto* att = member(params, "attachments"); att != nullptr && att->is_array()) {
+      turn->record.input = json::object{{"input", *input}, {"attachments", *att}};
+    }
+    turn->record.output_schema = schema;
+    turn->record.capability = optional_text(params, "capabilityId");
+    turn->record.idempotency_key = key;
+    turn->record.created_at = now_text();
+    turn->trace = new_id("trc_");
+    HEARTH_RETURN_IF_ERROR(store->add_turn(turn->record));
+    listen(id, session);
+    l.turns[turn->record.id] = turn;
+    if (!l.active.empty() && policy == "interrupt") cancel_turn(*l.turns[l.active], "interrupted");
+    l.queued.push_back(turn);
+    emit(id, turn->record.id, turn->trace, "status", json::object{{"status", "queued"}});
+    json::value accepted(turn->record.to_json());  // as it was accepted, before it may start
+    next(id);
+    return accepted;
+  }
+
+  /// Starts the session's next queued turn when none runs.
+  void next(const std::string& session) {
+    auto& l = live[session];
+    if (!l.active.empty() || l.queued.empty() || stopped) return;
+    auto turn = l.queued.front();
+    l.queued.pop_front();
+    l.active = turn->record.id;
+    asio::co_spawn(pool, run(turn), asio::detached);
+  }
+
+  void cancel_turn(Turn& t, std::string_view why) {
+    if (t.cancelled) return;
+    t.cancelled = true;
+    t.cancel();
+    if (t.action) t.action->timer.cancel();
+    (void)why;
+  }
+
+  Result<json::value> turn_cancel(const json::value& params,
+                                  const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
+    (void)conn;
+    HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
+    HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
+    HEARTH_ASSIGN_OR_RETURN(auto s, owned(id, "", workspace));
+    (void)s;
+    std::string turn_id = optional_text(params, "turnId");
+    auto& l = live[id];
+    if (turn_id.empty()) turn_id = l.active;
+    auto it = l.turns.find(turn_id);
+    if (turn_id.empty() || it == l.turns.end() || it->second->record.status == "completed" ||
+        it->second->record.status == "failed" || it->second->record.status == "cancelled") {
+      return Error::make(ErrorCode::kInvalidParams, "no running or queued turn to cancel",
+                         json::object{{"param", "turnId"}});
+    }
+    auto turn = it->second;
+    if (turn->record.status == "queued") {
+      // Not started: taken out of the queue and ended here.
+      std::erase(l.queued, turn);
+      finish(*turn, "cancelled", nullptr, json::object{{"message", "cancelled before it ran"}});
+      emit(id, turn->record.id, turn->trace, "cancelled",
+           json::object{{"message", "the turn was cancelled before it ran"}});
+      return json::value(turn->record.to_json());
+    }
+    cancel_turn(*turn, "cancelled");
+    return json::value(json::object{{"turnId", turn_id}, {"status", "cancelling"}});
+  }
+
+  Result<json::value> respond(const json::value& params,
+                              const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
+    (void)conn;
+    HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
+    HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
+    HEARTH_ASSIGN_OR_RETURN(auto s, owned(id, "", workspace));
+    (void)s;
+    HEARTH_ASSIGN_OR_RETURN(auto action_id, required_text(params, "actionId"));
+    HEARTH_ASSIGN_OR_RETURN(auto decision, required_text(params, "decision"));
+    if (decision != "allow" && decision != "deny" && decision != "defer") {
+      return Error::make(ErrorCode::kInvalidParams, "params.decision must be allow, deny or defer");
+    }
+    auto it = actions.find(action_id);
+    auto l = live.find(id);
+    if (it == actions.end() || l == live.end() || !l->second.turns.contains(it->second->turn)) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "no action " + action_id + " waits in this session",
+                         json::object{{"param", "actionId"}});
+    }
+    json::object response{{"decision", decision}};
+    if (const auto* updated = member(params, "updatedInput"); updated != nullptr) {
+      if (!updated->is_object()) {
+        return Error::make(ErrorCode::kInvalidParams, "params.updatedInput must be an object");
+      }
+      response["updatedInput"] = *updated;
+    }
+    if (decision == "defer") {
+      // Left waiting: the person answers later.
+      auto turn = l->second.turns[it->second->turn];
+      emit(id, turn->record.id, turn->trace, "status",
+           json::object{{"status", "waiting"}, {"actionId", action_id}, {"deferred", true}});
+      return json::value(json::object{{"actionId", action_id}, {"decision", "defer"}});
+    }
+    it->second->response = std::move(response);
+    it->second->timer.cancel();
+    return json::value(json::object{{"actionId", action_id}, {"decision", decision}});
+  }
+
+  Result<json::value> artifact_read(const json::value& params,
+                                    const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
+    (void)conn;
+    HEARTH_ASSIGN_OR_RETURN(auto app, required_text(params, "appId"));
+    HEARTH_ASSIGN_OR_RETURN(auto artifact, required_text(params, "artifactId"));
+    agentapp::Invocation call;
+    call.app = app;
+    call.workspace = optional_text(params, "workspaceId");
+    call.capability = "lime.artifacts";
+    call.method = "read";
+    call.params = json::object{{"id", artifact}};
+    call.caller = "app-server";
+    return bridge.invoke(call);
+  }
+
+  Result<json::value> evidence_export(const json::value& params,
+                                      const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
+    (void)conn;
+    HEARTH_ASSIGN_OR_RETURN(auto app, required_text(params, "appId"));
+    std::int64_t after = 0;
+    if (const auto* a = member(params, "afterSeq"); a != nullptr && a->is_int64()) {
+      after = a->get_int64();
+    }
+    return bridge.evidence(app, after);
+  }
+
+  // --- a turn ---------------------------------------------------------------------------------
+
+  void finish(Turn& t, std::string status, json::value result, json::object error) {
+    t.record.status = std::move(status);
+    t.record.result = std::move(result);
+    t.record.error = error.empty() ? json::value(nullptr) : json::value(std::move(error));
+    t.record.ended_at = now_text();
+    if (auto u = store->update_turn(t.record); !u.ok()) {
+      spdlog::error("app server: turn {} not stored: {}", t.record.id, u.error().message);
+    }
+  }
+
+  /// The tools of the app for this workspace: the available capabilities' methods, and
+  /// `complete`.
+  json::array tools_for(const SessionRecord& s, const json::value& output_schema) {
+    json::array tools;
+    auto listed = bridge.list(s.app, s.workspace);
+    if (listed.ok()) {
+      for (const auto& c : listed.value()) {
+        if (c.at("status") != "available") continue;
+        const auto cap = std::string(c.at("capability").as_string());
+        for (const auto& spec : kTools) {
+          if (spec.capability != cap) continue;
+          tools.emplace_back(json::object{
+              {"type", "function"},
+              {"function",
+               json::object{{"name", tool_name(spec.capability, spec.method)},
+                            {"description", std::string(spec.description) +
+                                                (spec.writes ? " Needs the person's approval."
+                                                             : "")},
+                            {"parameters", json::parse(spec.parameters)}}}});
+        }
+      }
+    }
+    json::object result_schema = output_schema.is_object() ? output_schema.as_object()
+                                                           : json::object{};
+    tools.emplace_back(json::object{
+        {"type", "function"},
+        {"function",
+         json::object{{"name", kCompleteTool},
+                      {"description",
+                       "Finish the task with its structured result (it must match the expected "
+                       "output schema)."},
+                      {"parameters",
+                       json::object{{"type", "object"},
+                                    {"properties", json::object{{"result", result_schema}}},
+                                    {"required", json::array{"result"}}}}}}});
+    return tools;
+  }
+
+  json::array history(const SessionRecord& s) {
+    json::array messages;
+    std::vector<std::string> sessions;
+    if (!s.parent.empty()) sessions.push_back(s.parent);
+    sessions.push_back(s.id);
+    for (const auto& id : sessions) {
+      auto turns = store->turns(id);
+      if (!turns.ok()) continue;
+      for (const auto& t : turns.value()) {
+        if (t.status != "completed") continue;
+        messages.emplace_back(json::object{
+            {"role", "user"},
+            {"content", t.input.is_string() ? std::string(t.input.as_string())
+                                            : json::serialize(t.input)}});
+        messages.emplace_back(
+            json::object{{"role", "assistant"}, {"content", json::serialize(t.result)}});
+      }
+    }
+    return messages;
+  }
+
+  std::shared_ptr<agent::ModelClient> model_client() {
+    if (!model) {
+      agent::ModelConfig config = options.model;
+      if (options.model_key) {
+        auto key = options.model_key();
+        if (key.ok()) config.api_key = key.value();
+      }
+      model = std::make_shared<agent::ModelClient>(io, config);
+    }
+    return model;
+  }
+
+  asio::awaitable<void> run(std::shared_ptr<Turn> turn) {
+    auto self = shared_from_this();
+    Turn& t = *turn;
+    const std::string sid = t.record.session;
+    auto s = store->session(sid);
+    if (!s.ok() || !s.value()) co_return;
+    const SessionRecord session = *s.value();
+    t.record.status = "running";
+    (void)store->update_turn(t.record);
+    const auto ev = [&](std::string type, json::object payload) {
+      emit(sid, t.record.id, t.trace, std::move(type), std::move(payload));
+    };
+    ev("status", json::object{{"status", "running"}});
+    auto client = model_client();
+    evidence(session.app, "agent.turn.started",
+             json::object{{"sessionId", sid},
+                          {"turnId", t.record.id},
+                          {"traceId", t.trace},
+                          {"input", t.record.input},
+                          {"model", client->config().model},
+                          {"modelUrl", client->config().base_url}});
+
+    std::shared_ptr<const schema::Schema> validator;
+    if (t.record.output_schema.is_object()) {
+      Problems problems;
+      validator = schema::make_draft7_compiler()->compile(t.record.output_schema, {}, problems);
+    }
+    json::array messages;
+    messages.emplace_back(json::object{
+        {"role", "system"},
+        {"content",
+         "You work a task for the app '" + session.app + "' (entry '" + session.entry +
+             "'). Use the tools to read and change the app's data; a change waits for the "
+             "person's approval, and a denied change did not happen. When the task is done, "
+             "call `complete` with the result" +
+             (t.record.output_schema.is_object()
+                  ? " matching this JSON Schema: " + json::serialize(t.record.output_schema)
+                  : std::string(".")) +
+             " Do not answer in plain text."}});
+    for (auto& m : history(session)) messages.emplace_back(std::move(m));
+    messages.emplace_back(json::object{
+        {"role", "user"},
+        {"content", t.record.input.is_string() ? std::string(t.record.input.as_string())
+                                               : json::serialize(t.record.input)}});
+    const json::array tools = tools_for(session, t.record.output_schema);
+
+    int failures = 0;
+    std::string outcome;
+    json::value result(nullptr);
+    json::object error;
+    for (int step = 1; step <= options.max_steps && outcome.empty(); ++step) {
+      if (t.cancelled) break;
+      ev("progress", json::object{{"step", step}, {"stage", "model.requested"}});
+      json::array request_messages = messages;
+      json::array request_tools = tools;
+      agent::Cancel cancel = t.cancel;
+      std::function<void(std::string_view)> on_delta;
+      if (client->config().stream) {
+        std::weak_ptr<State> weak = self;
+        on_delta = [weak, turn, sid](std::string_view text) {
+          if (auto st = weak.lock()) {
+            asio::post(st->pool, [st, turn, sid, text = std::string(text)] {
+              st->emit(sid, turn->record.id, turn->trace, "progress",
+                       json::object{{"delta", text}});
+            });
+          }
+        };
+      }
+      std::function<void(int, std::chrono::milliseconds)> on_retry;
+      auto reply = co_await client->complete(std::move(request_messages), std::move(request_tools),
+                                             cancel, on_delta, on_retry);
+      co_await asio::post(pool, asio::use_awaitable);  // back on the server's thread
+      if (t.cancelled) break;
+      if (!reply.ok()) {
+        outcome = "failed";
+        error = to_json(reply.error());
+        ev("error", json::object{{"kind", "model"}, {"message", reply.error().message}});
+        break;
+      }
+      messages.emplace_back(reply.value().message());
+      if (reply.value().tool_calls.empty()) {
+        if (++failures >= options.max_failures) {
+          outcome = "failed";
+          error = to_json(Error::make(ErrorCode::kHandlerError,
+                                      "the model did not call a tool " +
+                                          std::to_string(failures) + " times in a row"));
+          ev("error", json::object{{"kind", "no-tool-call"}, {"message", error["message"]}});
+          break;
+        }
+        messages.emplace_back(json::object{
+            {"role", "user"},
+            {"content", "Use a tool. When the task is done, call `complete` with the result."}});
+        continue;
+      }
+      for (const auto& call : reply.value().tool_calls) {
+        if (!outcome.empty() || t.cancelled) break;
+        boost::system::error_code ec;
+        json::value args = json::parse(call.arguments.empty() ? "{}" : call.arguments, ec);
+        if (ec || !args.is_object()) args = json::object{};
+        json::value tool_result;
+        if (call.name == kCompleteTool) {
+          json::value candidate = args.as_object().contains("result")
+                                      ? args.as_object().at("result")
+                                      : json::value(nullptr);
+          json::array violations;
+          if (validator) {
+            for (const auto& v : validator->validate(candidate)) {
+              violations.emplace_back(json::object{{"path", v.field}, {"message", v.message}});
+            }
+          }
+          if (violations.empty()) {
+            outcome = "completed";
+            result = std::move(candidate);
+            tool_result = json::object{{"accepted", true}};
+          } else {
+            ++failures;
+            ev("error", json::object{{"kind", "output-invalid"},
+                                     {"message", "the result does not match the output schema"},
+                                     {"violations", violations}});
+            evidence(session.app, "agent.output.invalid",
+                     json::object{{"turnId", t.record.id}, {"violations", violations}});
+            tool_result = json::object{{"accepted", false}, {"violations", violations}};
+            if (failures >= options.max_failures) {
+              outcome = "failed";
+              error = to_json(Error::make(ErrorCode::kHandlerError,
+                                          "the result did not match the output schema",
+                                          json::object{{"violations", violations}}));
+            }
+          }
+        } else {
+          tool_result = co_await use_tool(turn, session, call, args.as_object());
+        }
+        messages.emplace_back(json::object{{"role", "tool"},
+                                           {"tool_call_id", call.id},
+                                           {"content", json::serialize(tool_result)}});
+      }
+    }
+    if (outcome.empty()) {
+      if (t.cancelled) {
+        outcome = "cancelled";
+      } else {
+        outcome = "failed";
+        error = to_json(Error::make(ErrorCode::kHandlerError,
+                                    "the turn used its " + std::to_string(options.max_steps) +
+                                        " model requests without completing"));
+        ev("error", json::object{{"kind", "max-steps"}, {"message", error["message"]}});
+      }
+    }
+    finish(t, outcome, result, error);
+    if (outcome == "completed") {
+      ev("completed", json::object{{"result", result}});
+    } else if (outcome == "cancelled") {
+      ev("cancelled", json::object{{"message", "the turn was cancelled"}});
+    } else {
+      ev("status", json::object{{"status", "failed"}, {"error", error}});
+    }
+    evidence(session.app, "agent.turn." + outcome,
+             json::object{{"sessionId", sid},
+                          {"turnId", t.record.id},
+                          {"traceId", t.trace},
+                          {"result", result},
+                          {"error", error.empty() ? json::value(nullptr) : json::value(error)},
+                          {"model", client->config().model}});
+    auto& l = live[sid];
+    if (l.active == t.record.id) l.active.clear();
+    next(sid);
+  }
+
+  /// One tool call of the model: approval when it writes, then the bridge as the app.
+  asio::awaitable<json::value> use_tool(std::shared_ptr<Turn> turn, const SessionRecord& session,
+                                        const agent::ToolCall& call, json::object args) {
+    auto self = shared_from_this();
+    Turn& t = *turn;
+    const ToolSpec* spec = nullptr;
+    for (const auto& candidate : kTools) {
+      if (tool_name(candidate.capability, candidate.method) == call.name) spec = &candidate;
+    }
+    const auto ev = [&](std::string type, json::object payload) {
+      emit(session.id, t.record.id, t.trace, std::move(type), std::move(payload));
+    };
+    if (spec == nullptr) {
+      ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
+                                   {"status", "unknown"}});
+      co_return json::object{{"error", "no tool named " + call.name}};
+    }
+    ev("tool.call", json::object{{"toolCallId", call.id},
+                                 {"name", call.name},
+                                 {"capability", spec->capability},
+                                 {"method", spec->method},
+                                 {"arguments", args},
+                                 {"status", "started"}});
+    bool writes = spec->writes;
+    if (spec->method == "query") {
+      const auto* sql = args.if_contains("sql");
+      writes = !(sql != nullptr && sql->is_string() && is_select(sql->get_string()));
+    }
+    if (writes) {
+      auto action = std::make_shared<Action>(pool.get_executor());
+      action->id = new_id("act_");
+      action->turn = t.record.id;
+      action->request = json::object{{"actionId", action->id},
+                                     {"kind", "approval"},
+                                     {"toolCallId", call.id},
+                                     {"capability", spec->capability},
+                                     {"method", spec->method},
+                                     {"arguments", args}};
+      actions[action->id] = action;
+      t.action = action;
+      t.record.status = "waiting";
+      (void)store->update_turn(t.record);
+      ev("action.required", action->request);
+      while (!action->response && !t.cancelled && !stopped) {
+        action->timer.expires_at(asio::steady_timer::time_point::max());
+        co_await action->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      }
+      actions.erase(action->id);
+      t.action.reset();
+      if (!action->response) co_return json::object{{"error", "the turn was cancelled"}};
+      t.record.status = "running";
+      (void)store->update_turn(t.record);
+      const auto decision = std::string(action->response->at("decision").as_string());
+      evidence(session.app, "agent.action." + std::string(decision == "allow" ? "allowed" : "denied"),
+               json::object{{"turnId", t.record.id},
+                            {"actionId", action->id},
+                            {"capability", spec->capability},
+                            {"method", spec->method}});
+      ev("status", json::object{{"status", "running"},
+                                {"actionId", action->id},
+                                {"decision", decision}});
+      if (decision != "allow") {
+        ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
+                                     {"status", "denied"}});
+        co_return json::object{{"denied", true},
+                               {"message", "the person denied this change; it did not happen"}};
+      }
+      if (const auto* updated = action->response->if_contains("updatedInput")) {
+        args = updated->as_object();
+      }
+    }
+    agentapp::Invocation inv;
+    inv.app = session.app;
+    inv.workspace = session.workspace;
+    inv.capability = std::string(spec->capability);
+    inv.method = std::string(spec->method);
+    inv.params = args;
+    inv.caller = "agent:" + session.id;
+    auto r = bridge.invoke(inv);
+    if (!r.ok()) {
+      ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
+                                   {"status", "failed"}, {"error", to_json(r.error())}});
+      co_return json::object{{"error", r.error().message}};
+    }
+    ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
+                                 {"status", "completed"}, {"result", r.value()}});
+    co_return json::object{{"result", r.value()}};
+  }
+
+  /// At start: turns a stopped daemon left unfinished end as failed.
+  void recover() {
+    auto left = store->interrupted();
+    if (!left.ok()) return;
+    for (auto& t : left.value()) {
+      Turn turn;
+      turn.record = t;
+      finish(turn, "failed", nullptr,
+             to_json(Error::make(ErrorCode::kHandlerError, "the daemon stopped during the turn")));
+      emit(t.session, t.id, "", "status",
+           json::object{{"status", "failed"}, {"reason", "the daemon stopped during the turn"}});
+    }
+  }
+
+  void shutdown() {
+    stopped = true;
+    for (auto& [_, l] : live) {
+      for (auto& [id, t] : l.turns) cancel_turn(*t, "stopping");
+    }
+  }
+};
+
+AppServer::AppServer(const asio::any_io_executor& io, agentapp::AppStore& apps,
+                     agentapp::Bridge& bridge, std::unique_ptr<Store> store, Options options)
+    : state_(std::make_shared<State>(io, apps, bridge, std::move(store), std::move(options))) {
+  auto s = state_;
+  asio::post(s->pool, [s] { s->recover(); });
+}
+
+AppServer::~AppServer() {
+  stop();
+  // Give the turns a moment to end, then stop the thread whatever still waits (a model request
+  // whose I/O threads are gone).
+  auto s = state_;
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  asio::post(s->pool, [done] { done->set_value(); });
+  finished.wait_for(std::chrono::seconds(2));
+  s->pool.stop();
+  s->pool.join();
+}
+
+void AppServer::stop() {
+  auto s = state_;
+  if (s->stop_requested.exchange(true)) return;
+  // Running turns end on their own thread: their model requests are aborted, their waits
+  // cancelled. The thread itself is stopped by the destructor.
+  asio::post(s->pool, [s] {
+    s->shutdown();
+    if (s->model) s->model->shutdown();
+  });
+}
+
+void AppServer::add_methods(rpc::Dispatcher& dispatcher) {
+  using Fn = Result<json::value> (State::*)(const json::value&,
+                                            const std::shared_ptr<rpc::Session>&);
+  auto s = state_;
+  const auto add = [&dispatcher, s](std::string name, Fn fn) {
+    dispatcher.add(std::move(name), [s, fn](const Request& request) {
+      json::value params = request.params;
+      auto session = request.session;
+      std::function<Result<json::value>()> work = [s, fn, params, session] {
+        return ((*s).*fn)(params, session);
+      };
+      return hearth::on(s->pool.get_executor(), call_on(std::move(work)));
+    });
+  };
+  add("initialize", &State::initialize);
+  dispatcher.add("initialized", [s](const Request& request) {
+    auto session = request.session;
+    std::function<Result<json::value>()> work = [s, session] { return s->initialized(session); };
+    return hearth::on(s->pool.get_executor(), call_on(std::move(work)));
+  });
+  add("agentSession/start", &State::start);
+  add("agentSession/read", &State::read);
+  add("agentSession/turn/start", &State::turn_start);
+  add("agentSession/turn/cancel", &State::turn_cancel);
+  add("agentSession/action/respond", &State::respond);
+  add("artifact/read", &State::artifact_read);
+  add("evidence/export", &State::evidence_export);
+}
+
+}  // namespace hearth::appserver

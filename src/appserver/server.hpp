@@ -1,0 +1,62 @@
+#pragma once
+/// The App Server (docs/app-server.md): in-app agent tasks for installed Agent Apps, over the
+/// daemon's JSON-RPC (`/rpc`, `/ws`). A connection says who it is (`initialize` with
+/// clientInfo, then `initialized`) before anything else; then an app's session
+/// (`agentSession/start`, `agentSession/read`) runs turns (`agentSession/turn/start`) in which a
+/// model works with the capabilities the app is granted, as tools through the capability bridge.
+/// A write waits for a person (`action.required`, then `agentSession/action/respond`); the
+/// result is checked against the turn's output schema; every turn leaves evidence in the app's
+/// log. Each event (`agentSession/event`) is stored with its session and numbered, so a client
+/// that comes back reads what it missed; idempotency keys make retried starts and turns safe.
+///
+/// Its work runs on one thread of its own (the sessions, the store, the bridge calls); model
+/// requests use the daemon's I/O threads.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agent/model.hpp"
+#include "agentapp/bridge/bridge.hpp"
+#include "agentapp/store/store.hpp"
+#include "appserver/store.hpp"
+#include "rpc/dispatcher.hpp"
+
+namespace hearth::appserver {
+
+struct Options {
+  /// The model turns use; an empty base_url: turns are refused with the setup to do.
+  agent::ModelConfig model;
+  /// The model's API key, read when a turn starts (blocking); empty function: none.
+  std::function<Result<std::string>()> model_key;
+  int max_steps = 16;    ///< model requests in one turn
+  int max_failures = 3;  ///< replies in a row without a usable tool call or result
+};
+
+class AppServer {
+ public:
+  /// `apps` and `bridge` must outlive the server; `io` runs the model requests.
+  AppServer(const boost::asio::any_io_executor& io, agentapp::AppStore& apps,
+            agentapp::Bridge& bridge, std::unique_ptr<Store> store, Options options);
+  ~AppServer();
+  AppServer(const AppServer&) = delete;
+  AppServer& operator=(const AppServer&) = delete;
+
+  /// Registers initialize, initialized, agentSession/*, artifact/read and evidence/export.
+  void add_methods(rpc::Dispatcher& dispatcher);
+
+  /// Cancels the running turns and stops the server's thread. Idempotent.
+  void stop();
+
+  /// The version of the protocol in initialize's answer.
+  static constexpr std::string_view kProtocolVersion = "1.0";
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace hearth::appserver

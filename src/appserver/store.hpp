@@ -1,0 +1,91 @@
+#pragma once
+/// What the App Server keeps (docs/app-server.md): its sessions, their turns and every event, in
+/// `<state>/apps/app-server.db`, so that a client that comes back reads the state and the events
+/// it missed, and a retried start or turn (same idempotency key) finds the first one. Not
+/// thread-safe: the App Server calls it from its one thread.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.hpp"
+#include "json/json.hpp"
+#include "storage/storage.hpp"
+
+namespace hearth::appserver {
+
+struct SessionRecord {
+  std::string id;
+  std::string app;
+  std::string workspace;
+  std::string entry;
+  json::value business_ref;  ///< null when none
+  std::string mode;          ///< new | resume | continue | fork
+  std::string parent;        ///< the session continued or forked, empty for new
+  std::string idempotency_key;
+  std::string created_at;
+  std::int64_t last_seq = 0;
+  json::object to_json() const;
+};
+
+struct TurnRecord {
+  std::string id;
+  std::string session;
+  std::string status;  ///< queued | running | waiting | completed | failed | cancelled
+  json::value input;
+  json::value output_schema;  ///< null: any result
+  std::string capability;
+  json::value result;  ///< the validated result, when completed
+  json::value error;   ///< {code, message, data}, when failed
+  std::string idempotency_key;
+  std::string created_at;
+  std::string ended_at;
+  json::object to_json() const;
+};
+
+struct Event {
+  std::string session;
+  std::int64_t seq = 0;
+  std::string turn;
+  std::string type;
+  std::string trace;
+  std::string at;
+  json::object payload;
+  /// The agentSession/event params: {sessionId, turnId, seq, traceId, timestamp, type, payload}.
+  json::object to_json() const;
+};
+
+class Store {
+ public:
+  static Result<std::unique_ptr<Store>> open(const std::filesystem::path& file);
+
+  Status add_session(const SessionRecord& session);
+  Result<std::optional<SessionRecord>> session(const std::string& id);
+  /// The session started with this key for the app and workspace, if any.
+  Result<std::optional<SessionRecord>> session_by_key(const std::string& app,
+                                                      const std::string& workspace,
+                                                      const std::string& key);
+
+  Status add_turn(const TurnRecord& turn);
+  Status update_turn(const TurnRecord& turn);
+  Result<std::optional<TurnRecord>> turn(const std::string& id);
+  Result<std::optional<TurnRecord>> turn_by_key(const std::string& session, const std::string& key);
+  Result<std::vector<TurnRecord>> turns(const std::string& session);
+  /// Turns left running or waiting by a daemon that stopped: marked failed at start.
+  Result<std::vector<TurnRecord>> interrupted();
+
+  /// Appends an event with the session's next sequence number (set in `event`).
+  Status append(Event& event);
+  /// The session's events after `after`, in order, at most `limit`.
+  Result<std::vector<Event>> events(const std::string& session, std::int64_t after,
+                                    std::int64_t limit = 10'000);
+
+ private:
+  explicit Store(std::unique_ptr<storage::Database> db) : db_(std::move(db)) {}
+  std::unique_ptr<storage::Database> db_;
+};
+
+}  // namespace hearth::appserver

@@ -1,0 +1,307 @@
+"""The App Server (docs/app-server.md) against the real daemon and the scripted fake model server:
+the handshake, sessions, turns that complete, wait for approvals, get cancelled or fail their
+output schema, events that survive a reconnect, idempotency keys, and the evidence turns leave."""
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from hearthtest import EXAMPLES, ROOT, Daemon, error, hearth_bin, result
+
+sys.path.insert(0, str(ROOT / "tests" / "fake_model"))
+from server import FakeModel  # noqa: E402
+
+APP_MD = """---
+name: tasks
+description: Tasks an agent works on inside the app.
+version: 1.0.0
+status: ready
+appType: agent-app
+manifestVersion: 0.10.0
+requires:
+  capabilities:
+    lime.agent: ^1.0
+    lime.storage: ^1.0
+    lime.artifacts: ^1.0
+permissions:
+  - key: db
+    scope: storage
+    access: read-write
+  - key: reports
+    scope: artifact
+    access: read-write
+storage:
+  namespace: tasks
+  migrations: storage/migrations
+entries:
+  - key: board
+    kind: page
+    title: Board
+    route: /board
+artifactTypes:
+  - key: report
+---
+# Tasks
+"""
+
+OUTPUT_SCHEMA = {"type": "object", "required": ["count", "stored"],
+                 "properties": {"count": {"type": "integer"},
+                                "stored": {"type": "array", "items": {"type": "string"}}},
+                 "additionalProperties": False}
+
+
+def app(*args):
+    return subprocess.run([hearth_bin(), "app", *args], capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def installed(tmp_path):
+    pkg = tmp_path / "tasks"
+    (pkg / "storage" / "migrations").mkdir(parents=True)
+    (pkg / "APP.md").write_text(APP_MD)
+    (pkg / "storage" / "migrations" / "001.sql").write_text("CREATE TABLE tasks (title TEXT);")
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    r = app("install", str(pkg), "--dev", *sd)
+    assert r.returncode == 0, r.stderr
+    assert app("enable", "tasks", *sd).returncode == 0, app("show", "tasks", *sd).stdout
+    return state
+
+
+def call(name, **arguments):
+    return {"name": name, "arguments": arguments}
+
+
+def daemon_with(state, fake, stream=False):
+    args = ["--model-url", fake.base_url, "--model", "fake"]
+    if stream:
+        args.append("--model-stream")
+    return Daemon([EXAMPLES / "notes"], state_dir=state, extra_args=args)
+
+
+def handshake(ws):
+    r = result(ws.request("initialize", {"clientInfo": {"name": "test-host", "version": "1"}}))
+    assert r["protocolVersion"] and r["serverInfo"]["name"] == "hearth"
+    ws.send({"jsonrpc": "2.0", "method": "initialized"})
+
+
+def start(ws, **extra):
+    params = {"appId": "tasks", "workspaceId": "w1", "entryKey": "board", **extra}
+    return result(ws.request("agentSession/start", params, id=2))
+
+
+def events_until(ws, done, timeout=30):
+    """agentSession/event params until `done(event)` holds for one (included)."""
+    out = []
+    while True:
+        e = ws.notification("agentSession/event", timeout=timeout)["params"]
+        out.append(e)
+        if done(e):
+            return out
+
+
+def test_the_handshake_comes_first(installed):
+    fake = FakeModel([])
+    fake.start()
+    try:
+        with daemon_with(installed, fake) as d, d.ws() as ws:
+            e = error(ws.request("agentSession/start", {"appId": "tasks", "workspaceId": "w1"}))
+            assert e["code"] == -32600 and "initialize" in e["message"]
+            e = error(ws.request("initialize", {"clientInfo": {}}))
+            assert e["code"] == -32602 and "clientInfo" in e["message"]
+            result(ws.request("initialize", {"clientInfo": {"name": "host"}}))
+            e = error(ws.request("agentSession/start", {"appId": "tasks", "workspaceId": "w1"}))
+            assert "initialized" in e["message"]
+            assert "already" in error(ws.request("initialize", {"clientInfo": {"name": "x"}}))["message"]
+            ws.send({"jsonrpc": "2.0", "method": "initialized"})
+            s = start(ws)
+            assert s["appId"] == "tasks" and s["sessionId"].startswith("ses_")
+            # Another connection is not initialized because this one is.
+            with d.ws() as other:
+                assert error(other.request("agentSession/read", {
+                    "sessionId": s["sessionId"], "workspaceId": "w1"}))["code"] == -32600
+                handshake(other)
+                e = error(other.request("agentSession/read", {
+                    "sessionId": s["sessionId"], "workspaceId": "w2"}))
+                assert e["code"] == -32001 and "another workspace" in e["message"]
+            # An app that does not declare lime.agent, or is unknown.
+            e = error(ws.request("agentSession/start", {"appId": "nobody", "workspaceId": "w1"}))
+            assert e["code"] == -32602
+    finally:
+        fake.stop()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_turn_with_an_allowed_and_a_denied_change_completes(installed, stream):
+    fake = FakeModel([
+        {"expect": {"tools": ["lime_storage__get", "lime_storage__put", "lime_storage__query",
+                              "lime_artifacts__create", "lime_artifacts__read",
+                              "lime_artifacts__list", "complete"]},
+         "reply": {"content": "Looking.", "tool_calls": [
+             call("lime_storage__query", sql="SELECT count(*) FROM tasks")]}},
+        {"expect": {"lastRole": "tool"},
+         "reply": {"tool_calls": [call("lime_storage__put", key="plan", value={"steps": 2})]}},
+        {"expect": {"lastRole": "tool"},
+         "reply": {"tool_calls": [call("lime_storage__put", key="secret", value=1)]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": "denied"},
+         "reply": {"tool_calls": [call("complete", result={"count": 0, "stored": ["plan"]})]}},
+    ])
+    fake.start()
+    try:
+        with daemon_with(installed, fake, stream) as d:
+            with d.ws() as ws:
+                handshake(ws)
+                s = start(ws)
+                turn = result(ws.request("agentSession/turn/start", {
+                    "sessionId": s["sessionId"], "workspaceId": "w1", "input": "Plan the week",
+                    "outputSchema": OUTPUT_SCHEMA, "idempotencyKey": "t1"}, id=3))
+                assert turn["status"] == "queued"
+                seen = []
+                decisions = iter(["allow", "deny"])
+                while True:
+                    e = ws.notification("agentSession/event", timeout=30)["params"]
+                    seen.append(e)
+                    if e["type"] == "action.required":
+                        decision = next(decisions)
+                        r = result(ws.request("agentSession/action/respond", {
+                            "sessionId": s["sessionId"], "workspaceId": "w1",
+                            "actionId": e["payload"]["actionId"], "decision": decision}, id=9))
+                        assert r["decision"] == decision
+                    if e["type"] in ("completed", "cancelled") or (
+                            e["type"] == "status" and e["payload"]["status"] == "failed"):
+                        break
+                assert fake.errors == []
+                assert seen[-1]["type"] == "completed"
+                assert seen[-1]["payload"]["result"] == {"count": 0, "stored": ["plan"]}
+                # Every event is numbered in order, with the session, turn, trace and time.
+                seqs = [e["seq"] for e in seen]
+                assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+                assert all(e["sessionId"] == s["sessionId"] and e["traceId"] and e["timestamp"]
+                           for e in seen)
+                # The session's own first event has no turn; every other is this turn's.
+                assert seen[0]["turnId"] is None and seen[0]["payload"]["status"] == "started"
+                assert all(e["turnId"] == turn["turnId"] for e in seen[1:])
+                types = [e["type"] for e in seen]
+                assert types.count("action.required") == 2
+                tool_states = [e["payload"]["status"] for e in seen if e["type"] == "tool.call"]
+                assert "denied" in tool_states and tool_states.count("completed") == 2
+                if stream:
+                    assert any(e["type"] == "progress" and "delta" in e["payload"] for e in seen)
+                # The allowed change happened; the denied one did not.
+                got = lambda key: result(d.rpc("capability/invoke", {
+                    "appId": "tasks", "capability": "lime.storage", "method": "get",
+                    "params": {"key": key}}))["value"]
+                assert got("plan") == {"steps": 2} and got("secret") is None
+                # The turn is stored with its result; a retried turn/start finds it.
+                again = result(ws.request("agentSession/turn/start", {
+                    "sessionId": s["sessionId"], "workspaceId": "w1", "input": "Plan the week",
+                    "idempotencyKey": "t1"}, id=4))
+                assert again["turnId"] == turn["turnId"] and again["reused"] is True
+                assert again["status"] == "completed"
+                # Evidence: the turn, its approvals and its result, with the model's name.
+                ev = result(ws.request("evidence/export", {"appId": "tasks"}, id=5))
+                assert ev["verified"] is True
+                kinds = [e["kind"] for e in ev["entries"]]
+                for kind in ["agent.session.started", "agent.turn.started", "agent.action.allowed",
+                             "agent.action.denied", "agent.turn.completed"]:
+                    assert kind in kinds, kinds
+                started = next(e for e in ev["entries"] if e["kind"] == "agent.turn.started")
+                assert started["detail"]["model"] == "fake" and started["detail"]["input"] == "Plan the week"
+                assert started["provenance"]["appName"] == "tasks"
+                callers = [e["detail"]["caller"] for e in ev["entries"]
+                           if e["kind"] == "capability.invoked"]
+                # The model's query and allowed put, then this test's own two reads.
+                assert callers == [f"agent:{s['sessionId']}"] * 2 + ["daemon"] * 2, callers
+    finally:
+        fake.stop()
+
+
+def test_a_reconnecting_client_reads_what_it_missed_without_gaps_or_duplicates(installed):
+    fake = FakeModel([
+        {"reply": {"tool_calls": [call("lime_storage__get", key="a")]}},
+        {"reply": {"tool_calls": [call("complete", result={"count": 1, "stored": []})]}},
+    ])
+    fake.start()
+    try:
+        with daemon_with(installed, fake) as d:
+            with d.ws() as ws:
+                handshake(ws)
+                s = start(ws, idempotencyKey="board-1")
+                # A retried start with the same key is the same session.
+                assert start(ws, idempotencyKey="board-1")["sessionId"] == s["sessionId"]
+                result(ws.request("agentSession/turn/start", {
+                    "sessionId": s["sessionId"], "workspaceId": "w1", "input": {"q": "count"},
+                    "outputSchema": OUTPUT_SCHEMA}, id=3))
+                first = ws.notification("agentSession/event", timeout=30)["params"]
+            # The connection dropped after one event. The turn goes on; a new connection (plain
+            # HTTP here) reads from the last event it saw.
+            time.sleep(0.5)
+            with d.http() as http:
+                e = error(http.rpc("agentSession/read", {"sessionId": s["sessionId"],
+                                                         "workspaceId": "w1"}))
+                assert e["code"] == -32600
+                result(http.rpc("initialize", {"clientInfo": {"name": "http-host"}}))
+                http.post(json.dumps({"jsonrpc": "2.0", "method": "initialized"}))
+                deadline = time.time() + 20
+                while True:
+                    state = result(http.rpc("agentSession/read", {
+                        "sessionId": s["sessionId"], "workspaceId": "w1",
+                        "afterSeq": first["seq"]}))
+                    if state["turns"] and state["turns"][0]["status"] == "completed":
+                        break
+                    assert time.time() < deadline
+                    time.sleep(0.1)
+                seqs = [e["seq"] for e in state["events"]]
+                assert seqs == list(range(first["seq"] + 1, first["seq"] + 1 + len(seqs)))
+                assert state["events"][-1]["type"] == "completed"
+                assert state["session"]["lastSeq"] == seqs[-1]
+                assert state["turns"][0]["result"] == {"count": 1, "stored": []}
+            # A WebSocket that reads from a sequence number, then listens: the rest comes as
+            # notifications, each once.
+            with d.ws() as ws2:
+                handshake(ws2)
+                state = result(ws2.request("agentSession/read", {
+                    "sessionId": s["sessionId"], "workspaceId": "w1", "afterSeq": 0}, id=7))
+                assert [e["seq"] for e in state["events"]][0] == 1
+        assert fake.errors == []
+    finally:
+        fake.stop()
+
+
+def test_cancel_mid_turn_and_an_output_that_fails_its_schema(installed):
+    fake = FakeModel([
+        {"delayMs": 5000, "reply": {"content": "slow"}},
+        {"reply": {"tool_calls": [call("complete", result={"count": "many"})]}},
+        {"reply": {"tool_calls": [call("complete", result={"count": 1})]}},
+        {"reply": {"tool_calls": [call("complete", result={"stored": 3})]}},
+    ])
+    fake.start()
+    try:
+        with daemon_with(installed, fake) as d, d.ws() as ws:
+            handshake(ws)
+            s = start(ws)
+            turn = result(ws.request("agentSession/turn/start", {
+                "sessionId": s["sessionId"], "workspaceId": "w1", "input": "slow one"}, id=3))
+            events_until(ws, lambda e: e["type"] == "progress")
+            r = result(ws.request("agentSession/turn/cancel", {
+                "sessionId": s["sessionId"], "workspaceId": "w1"}, id=4))
+            assert r["turnId"] == turn["turnId"]
+            seen = events_until(ws, lambda e: e["type"] in ("cancelled", "completed"), timeout=10)
+            assert seen[-1]["type"] == "cancelled"
+            # The next turn's results fail the schema three times: error events, then failed.
+            result(ws.request("agentSession/turn/start", {
+                "sessionId": s["sessionId"], "workspaceId": "w1", "input": "count",
+                "outputSchema": OUTPUT_SCHEMA}, id=5))
+            seen = events_until(ws, lambda e: e["type"] == "status" and e["payload"]["status"] == "failed")
+            invalid = [e for e in seen if e["type"] == "error" and e["payload"]["kind"] == "output-invalid"]
+            assert len(invalid) == 3 and invalid[0]["payload"]["violations"]
+            assert not any(e["type"] == "completed" for e in seen)
+            state = result(ws.request("agentSession/read", {
+                "sessionId": s["sessionId"], "workspaceId": "w1"}, id=6))
+            assert [t["status"] for t in state["turns"]] == ["cancelled", "failed"]
+    finally:
+        fake.stop()
