@@ -5,6 +5,7 @@ import { createLAVSClient } from './lavs-client.js';
 import { FallbackPanel } from './fallback.js';
 import { EndpointsPanel } from './endpoints.js';
 import { WorkspacesPanel } from './workspaces.js';
+import { AppsPanel } from './app-host.js';
 import {
   ViewMount,
   onIgnoredMessage,
@@ -38,6 +39,7 @@ const state = {
   everOpened: false,
   failedAttempts: 0,
   workspaces: null,
+  apps: null,
 };
 
 // -- token --------------------------------------------------------------------------------------
@@ -178,7 +180,25 @@ function connect(token) {
     log,
     onList: () => renderServiceList(),
     onSelect: () => {
-      // A workspace takes the main area: the service shown before is closed.
+      // A workspace takes the main area: the service or app shown before is closed.
+      if (state.apps && state.apps.selected) state.apps.hide();
+      closeService();
+      state.selected = null;
+      renderServiceList();
+      $('service').hidden = true;
+      $('empty').hidden = true;
+    },
+  });
+  state.apps = new AppsPanel({
+    rpc,
+    client,
+    list: $('app-list'),
+    section: $('app'),
+    log,
+    onList: () => renderServiceList(),
+    onSelect: () => {
+      // An app page takes the main area: the service or workspace shown before is closed.
+      if (state.workspaces && state.workspaces.selected) state.workspaces.hide();
       closeService();
       state.selected = null;
       renderServiceList();
@@ -216,7 +236,9 @@ async function loadServices({ changed = [], removed = [], reconnected = false } 
   state.services = list.slice().sort((a, b) => a.name.localeCompare(b.name));
   renderServiceList();
   const workspaces = await state.workspaces.load();
-  if (state.workspaces.selected) return;  // a workspace is shown: the services stay listed
+  await state.apps.load();
+  // A workspace or an app page is shown: the services stay listed.
+  if (state.workspaces.selected || state.apps.selected) return;
   if (state.services.length === 0 && workspaces.length > 0) {
     await state.workspaces.select(workspaces[0].workspaceId);
     return;
@@ -274,6 +296,12 @@ function renderServiceList() {
     const id = `workspace:${w.workspaceId}`;
     select.append(new Option(`${w.workspaceId} (workspace)`, id, false, state.workspaces.selected === w.workspaceId));
   }
+  for (const a of state.apps ? state.apps.apps : []) {
+    for (const e of a.entries) {
+      const key = `${a.appId}/${e.key}`;
+      select.append(new Option(`${e.title || e.key} (${a.displayName})`, `app:${key}`, false, state.apps.selected === key));
+    }
+  }
 }
 
 function closeService() {
@@ -288,6 +316,7 @@ function closeService() {
 async function selectService(name, { keepTab = false } = {}) {
   const seq = ++state.selectSeq;
   if (state.workspaces && state.workspaces.selected) state.workspaces.hide();
+  if (state.apps && state.apps.selected) state.apps.hide();
   $('service').hidden = false;
   closeService();
   state.viewStatus = 'none';
@@ -455,7 +484,10 @@ function start() {
   $('service-select').addEventListener('change', (e) => {
     const value = e.target.value;
     if (value.startsWith('workspace:')) state.workspaces.select(value.slice('workspace:'.length));
-    else selectService(value);
+    else if (value.startsWith('app:')) {
+      const [appId, entryKey] = value.slice('app:'.length).split('/');
+      state.apps.select(appId, entryKey);
+    } else selectService(value);
   });
   $('log-clear').addEventListener('click', () => {
     $('log-list').textContent = '';

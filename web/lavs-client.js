@@ -222,6 +222,13 @@ export class RpcSocket {
     else p.resolve(msg.result);
   }
 
+  /** Sends a notification (no answer) when the connection is open; false otherwise. */
+  notify(method, params) {
+    if (this.closed || !this.ws || this.ws.readyState !== 1) return false;
+    this.ws.send(JSON.stringify({ jsonrpc: '2.0', method, params: params ?? {} }));
+    return true;
+  }
+
   request(method, params) {
     if (this.closed) return Promise.reject(transportError('client closed'));
     return new Promise((resolve, reject) => {

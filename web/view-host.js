@@ -29,10 +29,34 @@ function describe(data) {
   }
 }
 
+// Frames of other kinds the page mounts (Agent App UIs, web/app-host.js): {frame, onMessage}.
+const frameOwners = new Set();
+
+/** Routes the messages of `owner.frame` to `owner.onMessage(event)`; returns the removal. */
+export function addFrameOwner(owner) {
+  frameOwners.add(owner);
+  if (!listening) {
+    window.addEventListener('message', onWindowMessage);
+    listening = true;
+  }
+  return () => frameOwners.delete(owner);
+}
+
+/** Reports a message a frame owner did not accept (the Log tab counts them). */
+export function reportIgnored(detail) {
+  ignoredListener({ ...detail, data: describe(detail.data) });
+}
+
 function onWindowMessage(event) {
   for (const m of mounts) {
     if (m.frame && event.source === m.frame.contentWindow) {
       m.onHello(event);
+      return;
+    }
+  }
+  for (const owner of frameOwners) {
+    if (owner.frame && event.source === owner.frame.contentWindow) {
+      owner.onMessage(event);
       return;
     }
   }

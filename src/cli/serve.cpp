@@ -33,6 +33,7 @@
 #include "mcpserver/server.hpp"
 #include "methods/a2s/a2s.hpp"
 #include "appserver/server.hpp"
+#include "appui/appui.hpp"
 #include "methods/apps/apps.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/view/view.hpp"
@@ -360,6 +361,7 @@ int serve(const ServeOptions& options) {
   std::unique_ptr<agentapp::Bridge> app_bridge;
   std::shared_ptr<agentapp::Backends> app_backends;
   std::unique_ptr<appserver::AppServer> app_server;
+  std::unique_ptr<appui::AppUiHost> app_ui;
   BlockingExecutor app_calls(2);
   if (app_store.ok()) {
     app_store.value()->set_readiness_context(app_readiness(state_dir));
@@ -371,6 +373,12 @@ int serve(const ServeOptions& options) {
     app_backends = agentapp::Backends::create(ioc.get_executor(), *app_store.value(), *app_bridge,
                                               app_calls, std::move(backend_options));
     methods::apps::add_methods(dispatcher, *app_bridge, *app_backends, app_calls);
+    // The apps' page entries, mounted by the view host (Host Bridge v1).
+    app_ui = std::make_unique<appui::AppUiHost>(*app_store.value(), *app_bridge, app_calls);
+    if (auto st = app_ui->add_routes(routes); !st.ok()) {
+      spdlog::error("app UIs are not served: {}", st.error().message);
+    }
+    app_ui->add_methods(dispatcher);
     // The App Server: in-app agent tasks (agentSession/*) with the daemon's model.
     auto sessions = appserver::Store::open(state_dir / "apps" / "app-server.db");
     if (sessions.ok()) {

@@ -66,7 +66,8 @@ std::size_t insertion_point(std::string_view html) {
   return 0;
 }
 
-/// `html` with ` nonce="…"` added to every <script start tag.
+}  // namespace
+
 std::string add_nonce(std::string_view html, std::string_view nonce) {
   const std::string lower = ascii::lower(html);
   std::string out;
@@ -89,7 +90,6 @@ std::string add_nonce(std::string_view html, std::string_view nonce) {
   return out;
 }
 
-}  // namespace
 
 std::string script_json(const json::value& value) {
   const std::string text = json::dump(value);

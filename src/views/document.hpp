@@ -26,6 +26,10 @@ std::string view_document(const Component& component, const json::value& config,
                           std::string_view bootstrap_url, std::string_view html,
                           std::string_view nonce);
 
+/// `html` with ` nonce="…"` added to every <script start tag (the document's own scripts may run
+/// under a CSP whose script-src names the nonce).
+std::string add_nonce(std::string_view html, std::string_view nonce);
+
 /// The headers of every response below /views/<ticket>/ (CSP with the sandbox directive,
 /// Permissions-Policy with every feature off, no referrer, CORS for the opaque origin).
 /// `host` is the request's (checked) Host header: the page that may frame the view.

@@ -231,7 +231,7 @@ def test_the_example_apps_backend_summarises_notes(tmp_path):
             "params": {"limit": 2}}))
         assert r["summary"] == {"count": 2, "topWords": ["heron", "weir", "again", "kingfisher"],
                                 "firstLines": ["Heron at the weir", "heron again"]}
-        # lime.artifacts read is not the app's to call (write only); the CLI reads it.
+        # What the worker saved, as the CLI lists it.
         artifacts = json.loads(app("artifacts", "field-notes", *sd).stdout)["artifacts"]
         assert [a["id"] for a in artifacts] == [r["artifact"]]
         status = {b["service"]: b for b in backends(d, "field-notes")}
