@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 
+#include "agentapp/store/native.hpp"
 #include "common/ascii.hpp"
 #include "common/clock.hpp"
 #include "common/on_strand.hpp"
@@ -116,6 +117,7 @@ bool is_select(std::string_view sql) {
 }
 
 constexpr std::string_view kCompleteTool = "complete";
+constexpr std::string_view kAskTool = "ask_person";
 
 asio::awaitable<Result<json::value>> call_on(std::function<Result<json::value>()> work) {
   co_return work();
@@ -161,6 +163,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     bool cancelled = false;
     std::string trace;
     std::shared_ptr<Action> action;  ///< waiting for a person
+    std::map<std::string, ToolBinding> bindings;  ///< the app's bound tools, by name
   };
   struct Live {
     std::string active;  ///< the running turn
@@ -571,6 +574,9 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       }
       response["updatedInput"] = *updated;
     }
+    if (const auto* answer = member(params, "answer"); answer != nullptr) {
+      response["answer"] = *answer;
+    }
     if (decision == "defer") {
       // Left waiting: the person answers later.
       auto turn = l->second.turns[it->second->turn];
@@ -625,7 +631,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
 
   /// The tools of the app for this workspace: the available capabilities' methods, and
   /// `complete`.
-  json::array tools_for(const SessionRecord& s, const json::value& output_schema) {
+  json::array tools_for(const SessionRecord& s, Turn& t) {
+    const json::value& output_schema = t.record.output_schema;
     json::array tools;
     auto listed = bridge.list(s.app, s.workspace);
     if (listed.ok()) {
@@ -645,6 +652,47 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         }
       }
     }
+    // The app's toolRefs, bound to what the daemon serves.
+    if (options.resolve_tool) {
+      auto app = apps.find(s.app);
+      auto manifest = app.ok() ? agentapp::read_manifest(app.value().dir)
+                               : Result<agentapp::AppManifest>(app.error());
+      const auto* refs = manifest.ok() ? manifest.value().front_matter.if_contains("toolRefs")
+                                       : nullptr;
+      if (refs != nullptr && refs->is_array()) {
+        for (const auto& ref : refs->get_array()) {
+          if (!ref.is_object()) continue;
+          auto bound = options.resolve_tool(ref.get_object());
+          if (!bound.ok()) {
+            emit(s.id, t.record.id, t.trace, "progress",
+                 json::object{{"notice", "the tool " + optional_text(ref, "key") +
+                                             " is not available: " + bound.error().message}});
+            continue;
+          }
+          auto b = std::move(bound).value();
+          tools.emplace_back(json::object{
+              {"type", "function"},
+              {"function",
+               json::object{{"name", b.name},
+                            {"description",
+                             b.description + (b.writes ? " Needs the person's approval." : "")},
+                            {"parameters", b.parameters}}}});
+          t.bindings[b.name] = std::move(b);
+        }
+      }
+    }
+    tools.emplace_back(json::object{
+        {"type", "function"},
+        {"function",
+         json::object{{"name", kAskTool},
+                      {"description",
+                       "Ask the person a question and wait for the answer (when the task needs "
+                       "something only they know)."},
+                      {"parameters",
+                       json::object{{"type", "object"},
+                                    {"properties",
+                                     json::object{{"question", json::object{{"type", "string"}}}}},
+                                    {"required", json::array{"question"}}}}}}});
     json::object result_schema = output_schema.is_object() ? output_schema.as_object()
                                                            : json::object{};
     tools.emplace_back(json::object{
@@ -779,7 +827,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         {"role", "user"},
         {"content", t.record.input.is_string() ? std::string(t.record.input.as_string())
                                                : json::serialize(t.record.input)}});
-    const json::array tools = tools_for(session, t.record.output_schema);
+    const json::array tools = tools_for(session, t);
 
     Progress progress;
     int& failures = progress.failures;
@@ -876,6 +924,98 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     next(sid);
   }
 
+  /// Pauses the turn on an action.required until the person answers (allow or deny; defer
+  /// keeps it waiting); nullopt when the turn was cancelled meanwhile. `what` describes the call.
+  asio::awaitable<std::optional<json::object>> approval(std::shared_ptr<Turn> turn,
+                                                        const SessionRecord& session,
+                                                        const agent::ToolCall& call,
+                                                        const json::object& args,
+                                                        json::object what,
+                                                        std::string kind = "approval") {
+    auto self = shared_from_this();
+    Turn& t = *turn;
+    auto action = std::make_shared<Action>(pool.get_executor());
+    action->id = new_id("act_");
+    action->turn = t.record.id;
+    action->request = std::move(what);
+    action->request["actionId"] = action->id;
+    action->request["kind"] = kind;
+    action->request["toolCallId"] = call.id;
+    action->request["arguments"] = args;
+    actions[action->id] = action;
+    t.action = action;
+    t.record.status = "waiting";
+    (void)store->update_turn(t.record);
+    emit(session.id, t.record.id, t.trace, "action.required", action->request);
+    while (!action->response && !t.cancelled && !stopped) {
+      action->timer.expires_at(asio::steady_timer::time_point::max());
+      co_await action->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    actions.erase(action->id);
+    t.action.reset();
+    if (!action->response) co_return std::nullopt;
+    t.record.status = "running";
+    (void)store->update_turn(t.record);
+    const auto decision = std::string(action->response->at("decision").as_string());
+    json::object detail{{"turnId", t.record.id}, {"actionId", action->id}, {"kind", kind}};
+    for (const auto* key : {"capability", "method", "tool", "provider", "target", "question"}) {
+      if (const auto* v = action->request.if_contains(key)) detail[key] = *v;
+    }
+    evidence(session.app,
+             "agent.action." + std::string(decision == "allow" ? "allowed" : "denied"), detail);
+    emit(session.id, t.record.id, t.trace, "status",
+         json::object{{"status", "running"}, {"actionId", action->id}, {"decision", decision}});
+    co_return *action->response;
+  }
+
+  /// A call of a bound tool (a LAVS endpoint, a registry capability, a workspace script).
+  asio::awaitable<json::value> use_binding(std::shared_ptr<Turn> turn,
+                                           const SessionRecord& session,
+                                           const agent::ToolCall& call, json::object args) {
+    auto self = shared_from_this();
+    Turn& t = *turn;
+    const ToolBinding binding = t.bindings.at(call.name);
+    const auto ev = [&](std::string type, json::object payload) {
+      emit(session.id, t.record.id, t.trace, std::move(type), std::move(payload));
+    };
+    ev("tool.call", json::object{{"toolCallId", call.id},
+                                 {"name", call.name},
+                                 {"provider", binding.provider},
+                                 {"target", binding.target},
+                                 {"arguments", args},
+                                 {"status", "started"}});
+    if (binding.writes) {
+      json::object what{{"tool", binding.name},
+                        {"provider", binding.provider},
+                        {"target", binding.target}};
+      auto answer = co_await approval(turn, session, call, args, std::move(what));
+      if (!answer) co_return json::object{{"error", "the turn was cancelled"}};
+      if (std::string_view(answer->at("decision").as_string()) != "allow") {
+        ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
+                                     {"status", "denied"}});
+        co_return json::object{{"denied", true},
+                               {"message", "the person denied this call; it did not happen"}};
+      }
+      if (const auto* updated = answer->if_contains("updatedInput")) args = updated->as_object();
+    }
+    json::object arguments = args;
+    auto r = co_await binding.call(std::move(arguments));
+    evidence(session.app, "agent.tool.called",
+             json::object{{"turnId", t.record.id},
+                          {"tool", binding.name},
+                          {"provider", binding.provider},
+                          {"target", binding.target},
+                          {"ok", r.ok()}});
+    if (!r.ok()) {
+      ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
+                                   {"status", "failed"}, {"error", to_json(r.error())}});
+      co_return json::object{{"error", r.error().message}};
+    }
+    ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
+                                 {"status", "completed"}, {"result", r.value()}});
+    co_return json::object{{"result", r.value()}};
+  }
+
   /// One tool call of the model: approval when it writes, then the bridge as the app.
   asio::awaitable<json::value> use_tool(std::shared_ptr<Turn> turn, const SessionRecord& session,
                                         const agent::ToolCall& call, json::object args) {
@@ -888,6 +1028,23 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     const auto ev = [&](std::string type, json::object payload) {
       emit(session.id, t.record.id, t.trace, std::move(type), std::move(payload));
     };
+    if (spec == nullptr && t.bindings.contains(call.name)) {
+      co_return co_await use_binding(turn, session, call, std::move(args));
+    }
+    if (call.name == kAskTool) {
+      // A human-input request: the answer comes with action/respond (answer or updatedInput).
+      json::object what{{"question", args.contains("question") ? args.at("question") : ""}};
+      auto answer = co_await approval(turn, session, call, args, std::move(what), "input");
+      if (!answer) co_return json::object{{"error", "the turn was cancelled"}};
+      if (std::string_view(answer->at("decision").as_string()) != "allow") {
+        co_return json::object{{"declined", true}, {"message", "the person did not answer"}};
+      }
+      if (const auto* a = answer->if_contains("answer")) co_return json::object{{"answer", *a}};
+      if (const auto* u = answer->if_contains("updatedInput")) {
+        co_return json::object{{"answer", *u}};
+      }
+      co_return json::object{{"answer", nullptr}};
+    }
     if (spec == nullptr) {
       ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
                                    {"status", "unknown"}});
@@ -905,47 +1062,16 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       writes = !(sql != nullptr && sql->is_string() && is_select(sql->get_string()));
     }
     if (writes) {
-      auto action = std::make_shared<Action>(pool.get_executor());
-      action->id = new_id("act_");
-      action->turn = t.record.id;
-      action->request = json::object{{"actionId", action->id},
-                                     {"kind", "approval"},
-                                     {"toolCallId", call.id},
-                                     {"capability", spec->capability},
-                                     {"method", spec->method},
-                                     {"arguments", args}};
-      actions[action->id] = action;
-      t.action = action;
-      t.record.status = "waiting";
-      (void)store->update_turn(t.record);
-      ev("action.required", action->request);
-      while (!action->response && !t.cancelled && !stopped) {
-        action->timer.expires_at(asio::steady_timer::time_point::max());
-        co_await action->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-      }
-      actions.erase(action->id);
-      t.action.reset();
-      if (!action->response) co_return json::object{{"error", "the turn was cancelled"}};
-      t.record.status = "running";
-      (void)store->update_turn(t.record);
-      const auto decision = std::string(action->response->at("decision").as_string());
-      evidence(session.app, "agent.action." + std::string(decision == "allow" ? "allowed" : "denied"),
-               json::object{{"turnId", t.record.id},
-                            {"actionId", action->id},
-                            {"capability", spec->capability},
-                            {"method", spec->method}});
-      ev("status", json::object{{"status", "running"},
-                                {"actionId", action->id},
-                                {"decision", decision}});
-      if (decision != "allow") {
+      json::object what{{"capability", spec->capability}, {"method", spec->method}};
+      auto answer = co_await approval(turn, session, call, args, std::move(what));
+      if (!answer) co_return json::object{{"error", "the turn was cancelled"}};
+      if (std::string_view(answer->at("decision").as_string()) != "allow") {
         ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
                                      {"status", "denied"}});
         co_return json::object{{"denied", true},
                                {"message", "the person denied this change; it did not happen"}};
       }
-      if (const auto* updated = action->response->if_contains("updatedInput")) {
-        args = updated->as_object();
-      }
+      if (const auto* updated = answer->if_contains("updatedInput")) args = updated->as_object();
     }
     agentapp::Invocation inv;
     inv.app = session.app;
@@ -962,6 +1088,14 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     }
     ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
                                  {"status", "completed"}, {"result", r.value()}});
+    if (spec->capability == "lime.artifacts" && spec->method == "create" && r.value().is_object()) {
+      const auto& a = r.value().get_object();
+      json::object ref{{"partial", false}};
+      for (const auto* key : {"id", "type", "mediaType", "sha256", "size"}) {
+        if (const auto* v = a.if_contains(key)) ref[key] = *v;
+      }
+      ev("artifact", std::move(ref));
+    }
     co_return json::object{{"result", r.value()}};
   }
 

@@ -13,6 +13,7 @@
 /// requests use the daemon's I/O threads.
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -26,6 +27,21 @@
 
 namespace hearth::appserver {
 
+/// A tool an app binds through its `toolRefs` (a LAVS endpoint, a registry capability, a
+/// workspace's scripts), as the daemon serves it.
+struct ToolBinding {
+  std::string name;  ///< the tool's name for the model ([a-zA-Z0-9_-])
+  std::string description;
+  json::value parameters;  ///< JSON Schema of its arguments
+  bool writes = true;      ///< a call waits for the person's approval
+  std::string provider;    ///< "lavs", "registry", "workspace"
+  std::string target;      ///< what it names there
+  std::function<boost::asio::awaitable<Result<json::value>>(json::object arguments)> call;
+};
+
+/// Binds one toolRef ({key, provider, capability, ...}) of an app, or says why it cannot.
+using ToolResolver = std::function<Result<ToolBinding>(const json::object& tool_ref)>;
+
 struct Options {
   /// The model turns use; an empty base_url: turns are refused with the setup to do.
   agent::ModelConfig model;
@@ -33,6 +49,8 @@ struct Options {
   std::function<Result<std::string>()> model_key;
   int max_steps = 16;    ///< model requests in one turn
   int max_failures = 3;  ///< replies in a row without a usable tool call or result
+  /// The app's toolRefs as tools; unset: only the capability bridge's tools.
+  ToolResolver resolve_tool;
 };
 
 class AppServer {

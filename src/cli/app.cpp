@@ -200,6 +200,11 @@ void print_review(const json::object& review) {
   for (const auto& sv : review.at("services").as_array()) {
     row("service", field(sv, "key") + ": " + field(sv, "kind"));
   }
+  if (const auto* tools = review.if_contains("tools"); tools != nullptr && tools->is_array()) {
+    for (const auto& t : tools->as_array()) {
+      row("tool", field(t, "key") + ": " + field(t, "provider") + " " + field(t, "capability"));
+    }
+  }
   for (const auto& sc : review.at("secrets").as_array()) {
     row("secret", field(sc, "key") + (field(sc, "required") == "true" ? " (required)" : ""));
   }

@@ -33,6 +33,7 @@
 #include "mcpserver/server.hpp"
 #include "methods/a2s/a2s.hpp"
 #include "appserver/server.hpp"
+#include "cli/app_tools.hpp"
 #include "appui/appui.hpp"
 #include "methods/apps/apps.hpp"
 #include "methods/lavs/lavs.hpp"
@@ -384,6 +385,7 @@ int serve(const ServeOptions& options) {
     if (sessions.ok()) {
       appserver::Options app_server_options;
       app_server_options.model = agent_settings.model;
+      app_server_options.resolve_tool = app_tool_resolver(*host, *gateway, *workspaces.value());
       if (!agent_settings.default_key_ref.empty()) {
         app_server_options.model_key = [&agent_settings] {
           return agent_settings.read_key(agent_settings.default_key_ref);

@@ -136,6 +136,9 @@ test('messages forged by another frame or by the page are ignored', async () => 
   await waitFor(async () => Number(await page.textContent('#log-ignored-count')) >= before + 4, { what: 'four ignored messages' });
   const r = await daemon.post('capability/invoke', { appId: 'field-notes', capability: 'lime.storage', method: 'get', params: { key: 'forged' } });
   assert.equal(r.result.value, null);
+  // A call the app did not declare comes back as host:error with the bridge's reason.
+  const refused = await frame.evaluate(() => invoke('lime.secrets', 'get', { key: 'x' }).then(() => null, (e) => ({ code: e.code, stage: e.data && e.data.stage })));
+  assert.deepEqual(refused, { code: -32001, stage: 'declared' });
   // The app still works.
   await frame.fill('#text', 'Kingfisher');
   await frame.click('#add button');

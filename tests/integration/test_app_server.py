@@ -58,11 +58,10 @@ def app(*args):
     return subprocess.run([hearth_bin(), "app", *args], capture_output=True, text=True, timeout=60)
 
 
-@pytest.fixture
-def installed(tmp_path):
+def install(tmp_path, app_md=APP_MD):
     pkg = tmp_path / "tasks"
     (pkg / "storage" / "migrations").mkdir(parents=True)
-    (pkg / "APP.md").write_text(APP_MD)
+    (pkg / "APP.md").write_text(app_md)
     (pkg / "storage" / "migrations" / "001.sql").write_text("CREATE TABLE tasks (title TEXT);")
     state = tmp_path / "state"
     sd = ["--state-dir", str(state)]
@@ -70,6 +69,11 @@ def installed(tmp_path):
     assert r.returncode == 0, r.stderr
     assert app("enable", "tasks", *sd).returncode == 0, app("show", "tasks", *sd).stdout
     return state
+
+
+@pytest.fixture
+def installed(tmp_path):
+    return install(tmp_path)
 
 
 def call(name, **arguments):
@@ -140,7 +144,7 @@ def test_a_turn_with_an_allowed_and_a_denied_change_completes(installed, stream)
     fake = FakeModel([
         {"expect": {"tools": ["lime_storage__get", "lime_storage__put", "lime_storage__query",
                               "lime_artifacts__create", "lime_artifacts__read",
-                              "lime_artifacts__list", "complete"]},
+                              "lime_artifacts__list", "ask_person", "complete"]},
          "reply": {"content": "Looking.", "tool_calls": [
              call("lime_storage__query", sql="SELECT count(*) FROM tasks")]}},
         {"expect": {"lastRole": "tool"},
@@ -303,5 +307,81 @@ def test_cancel_mid_turn_and_an_output_that_fails_its_schema(installed):
             state = result(ws.request("agentSession/read", {
                 "sessionId": s["sessionId"], "workspaceId": "w1"}, id=6))
             assert [t["status"] for t in state["turns"]] == ["cancelled", "failed"]
+    finally:
+        fake.stop()
+
+
+TOOLS_MD = APP_MD.replace("artifactTypes:", """toolRefs:
+  - key: notes
+    provider: lavs
+    capability: simple-notes.getNotes
+  - key: save-note
+    provider: lavs
+    capability: simple-notes.saveNote
+  - key: weather
+    provider: somewhere-else
+    capability: forecast
+artifactTypes:""")
+
+
+def test_bound_tools_and_a_question_for_the_person(tmp_path):
+    state = install(tmp_path, TOOLS_MD)
+    review = json.loads(app("show", "tasks", "--state-dir", str(state)).stdout)["review"]
+    assert [t["key"] for t in review["tools"]] == ["notes", "save-note", "weather"]
+    fake = FakeModel([
+        {"expect": {"tools": ["lime_storage__get", "lime_storage__put", "lime_storage__query",
+                              "lime_artifacts__create", "lime_artifacts__read",
+                              "lime_artifacts__list", "tool_notes", "tool_save-note",
+                              "ask_person", "complete"]},
+         "reply": {"tool_calls": [call("tool_notes")]}},
+        {"expect": {"lastRole": "tool"},
+         "reply": {"tool_calls": [call("ask_person", question="What should the note say?")]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": "a heron at dawn"},
+         "reply": {"tool_calls": [call("tool_save-note", NOTE="a heron at dawn")]}},
+        {"expect": {"lastRole": "tool"},
+         "reply": {"tool_calls": [call("complete", result={"count": 1, "stored": ["a heron at dawn"]})]}},
+    ])
+    fake.start()
+    try:
+        with daemon_with(state, fake) as d, d.ws() as ws:
+            handshake(ws)
+            s = start(ws)
+            result(ws.request("agentSession/turn/start", {
+                "sessionId": s["sessionId"], "workspaceId": "w1", "input": "Write a note",
+                "outputSchema": OUTPUT_SCHEMA}, id=3))
+            seen = []
+            while True:
+                e = ws.notification("agentSession/event", timeout=30)["params"]
+                seen.append(e)
+                if e["type"] == "action.required":
+                    p = e["payload"]
+                    if p["kind"] == "input":
+                        assert p["question"] == "What should the note say?"
+                        result(ws.request("agentSession/action/respond", {
+                            "sessionId": s["sessionId"], "workspaceId": "w1", "actionId": p["actionId"],
+                            "decision": "allow", "answer": "a heron at dawn"}, id=8))
+                    else:
+                        # The mutation endpoint waits for the person; the query did not.
+                        assert p["provider"] == "lavs" and p["target"] == "simple-notes.saveNote"
+                        result(ws.request("agentSession/action/respond", {
+                            "sessionId": s["sessionId"], "workspaceId": "w1", "actionId": p["actionId"],
+                            "decision": "allow"}, id=9))
+                if e["type"] in ("completed", "cancelled") or (
+                        e["type"] == "status" and e["payload"]["status"] == "failed"):
+                    break
+            assert fake.errors == []
+            assert seen[-1]["type"] == "completed"
+            kinds = [e["payload"]["kind"] for e in seen if e["type"] == "action.required"]
+            assert kinds == ["input", "approval"]
+            notices = [e["payload"]["notice"] for e in seen if e["type"] == "progress" and "notice" in e["payload"]]
+            assert any("weather" in n and "somewhere-else" in n for n in notices), notices
+            # The endpoint ran: the note is in the service.
+            notes = result(d.call("getNotes"))
+            assert "a heron at dawn" in json.dumps(notes)
+            ev = result(ws.request("evidence/export", {"appId": "tasks"}, id=10))
+            called = [e["detail"] for e in ev["entries"] if e["kind"] == "agent.tool.called"]
+            assert [c["target"] for c in called] == ["simple-notes.getNotes", "simple-notes.saveNote"]
+            allowed = [e["detail"]["kind"] for e in ev["entries"] if e["kind"] == "agent.action.allowed"]
+            assert allowed == ["input", "approval"]
     finally:
         fake.stop()

@@ -241,15 +241,28 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
     }
   }
 
-  // Bindings hearth has no way to make yet: knowledge templates and packaged tools.
-  for (const auto& [section, kind] :
-       {std::pair{"knowledgeTemplates", "knowledge"}, std::pair{"toolRefs", "tool"}}) {
-    for (const auto& item : list_of(fm, section)) {
-      const std::string key = text(item, "key");
-      a.fail(required(item) ? "blocked" : "degraded", kind, key.empty() ? kind : key,
-             std::string("hearth cannot bind ") +
-                 (std::string(kind) == "tool" ? "tools" : "knowledge") + " for apps yet (" +
-                 (key.empty() ? kind : key) + ")");
+  // Knowledge templates: hearth has no way to bind them yet.
+  for (const auto& item : list_of(fm, "knowledgeTemplates")) {
+    const std::string key = text(item, "key");
+    a.fail(required(item) ? "blocked" : "degraded", "knowledge", key.empty() ? "knowledge" : key,
+           "hearth cannot bind knowledge for apps yet (" + (key.empty() ? "knowledge" : key) +
+               ")");
+  }
+  // Tools: LAVS endpoints, registry capabilities and workspace scripts are bound when a task
+  // starts, to what the daemon serves then; other providers cannot be bound.
+  for (const auto& item : list_of(fm, "toolRefs")) {
+    const std::string key = text(item, "key");
+    const std::string provider = text(item, "provider");
+    std::string target = text(item, "capability");
+    if (target.empty()) target = key;
+    if (provider == "lavs" || provider == "registry" || provider == "a2s" ||
+        provider == "workspace") {
+      a.ok("tool", key, "bound to the " + provider + " tool " + target +
+                            " when a task starts, if the daemon serves it");
+    } else {
+      a.fail(required(item) ? "blocked" : "degraded", "tool", key.empty() ? "tool" : key,
+             "hearth binds lavs, registry and workspace tools, not '" + provider + "' (" + key +
+                 ")");
     }
   }
 

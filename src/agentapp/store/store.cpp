@@ -298,6 +298,11 @@ json::object review_of(const AppManifest& manifest, const Verified& verified) {
   }
   r["backends"] = std::move(backends);
   r["services"] = std::move(services);
+  json::array tools;
+  if (const auto* list = member(fm, "toolRefs"); list != nullptr && list->is_array()) {
+    for (const auto& t : list->get_array()) tools.push_back(pick(t, {"key", "provider", "capability"}));
+  }
+  r["tools"] = std::move(tools);
 
   json::array secrets;
   if (const auto* list = member(fm, "secrets"); list != nullptr && list->is_array()) {

@@ -1,0 +1,155 @@
+#include "cli/app_tools.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+// GCC 12's false -Wmismatched-new-delete at the end of coroutines (see appserver/server.cpp).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
+namespace hearth::cli {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::string text_of(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+/// "tool_" and the key with every character but letters, digits, '_' and '-' made '_'.
+std::string tool_name(std::string_view key) {
+  std::string out = "tool_";
+  for (char c : key.substr(0, 58)) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
+asio::awaitable<Result<json::value>> call_endpoint(host::Host& host, std::string service,
+                                                   std::string endpoint, json::object args) {
+  auto found = host.find_service(service);
+  if (!found.ok()) co_return found.error();
+  auto keep = found.value();  // alive until the call returns
+  host::Caller caller{"inproc", "app-server", ""};
+  json::value input(std::move(args));
+  co_return co_await host.call(*keep, endpoint, std::move(input), caller);
+}
+
+asio::awaitable<Result<json::value>> call_registry(a2s::Gateway& gateway, std::string service,
+                                                   std::string capability, json::object args) {
+  a2s::ExecuteParams params;
+  params.service = std::move(service);
+  params.capability = std::move(capability);
+  params.variables = std::move(args);
+  params.caller = "app-server";
+  co_return co_await gateway.execute(std::move(params));
+}
+
+asio::awaitable<Result<json::value>> run_script(workspace::Manager& workspaces, std::string id,
+                                                json::object args) {
+  auto ws = workspaces.find(id);
+  if (!ws.ok()) co_return ws.error();
+  const auto* script = args.if_contains("script");
+  if (script == nullptr || !script->is_string()) {
+    co_return Error::make(ErrorCode::kInvalidParams, "script must be a string");
+  }
+  workspace::ExecuteRequest request;
+  request.script = std::string(script->get_string());
+  request.actor = "app-server";
+  auto keep = ws.value();
+  auto r = co_await keep->execute(std::move(request));
+  if (!r.ok()) co_return r.error();
+  co_return json::value(std::move(r).value());
+}
+
+}  // namespace
+
+appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gateway,
+                                          workspace::Manager& workspaces) {
+  return [&host, &gateway, &workspaces](const json::object& ref) -> Result<appserver::ToolBinding> {
+    appserver::ToolBinding b;
+    const std::string key = text_of(ref, "key");
+    b.provider = text_of(ref, "provider");
+    b.target = text_of(ref, "capability");
+    if (b.target.empty()) b.target = key;
+    b.name = tool_name(key.empty() ? b.target : key);
+    if (b.provider == "lavs") {
+      const auto cut = b.target.find_first_of("/.");
+      if (cut == std::string::npos) {
+        return Error::make(ErrorCode::kInvalidParams,
+                           "a lavs tool names SERVICE.ENDPOINT, not '" + b.target + "'");
+      }
+      std::string service = b.target.substr(0, cut);
+      std::string endpoint = b.target.substr(cut + 1);
+      HEARTH_ASSIGN_OR_RETURN(auto svc, host.find_service(service));
+      const manifest::Endpoint* found = nullptr;
+      for (const auto& e : svc->manifest.endpoints) {
+        if (e.id == endpoint) found = &e;
+      }
+      if (found == nullptr || found->method == manifest::Method::kSubscription) {
+        return Error::make(ErrorCode::kInvalidParams, "the service " + service +
+                                                          " has no query or mutation " + endpoint);
+      }
+      b.writes = found->method == manifest::Method::kMutation;
+      b.description = found->description.empty() ? "The " + b.target + " endpoint."
+                                                  : found->description;
+      b.parameters = json::object{{"type", "object"}};
+      if (const auto* eps = svc->manifest.raw.is_object()
+                                ? svc->manifest.raw.get_object().if_contains("endpoints")
+                                : nullptr;
+          eps != nullptr && eps->is_array()) {
+        for (const auto& e : eps->get_array()) {
+          if (!e.is_object() || text_of(e.get_object(), "id") != endpoint) continue;
+          const auto* schema = e.get_object().if_contains("schema");
+          const auto* input = schema != nullptr && schema->is_object()
+                                  ? schema->get_object().if_contains("input")
+                                  : nullptr;
+          if (input != nullptr && input->is_object()) b.parameters = *input;
+        }
+      }
+      b.call = [&host, service, endpoint](json::object args) {
+        return call_endpoint(host, service, endpoint, std::move(args));
+      };
+      return b;
+    }
+    if (b.provider == "registry" || b.provider == "a2s") {
+      const auto cut = b.target.find('/');
+      if (cut == std::string::npos) {
+        return Error::make(ErrorCode::kInvalidParams,
+                           "a registry tool names SERVICE/CAPABILITY, not '" + b.target + "'");
+      }
+      std::string service = b.target.substr(0, cut);
+      std::string capability = b.target.substr(cut + 1);
+      HEARTH_ASSIGN_OR_RETURN(auto definition, gateway.get(service));
+      (void)definition;
+      b.description = "The " + capability + " capability of the web service " + service +
+                      " (its variables as arguments; credentials come from the vault).";
+      b.parameters = json::object{{"type", "object"}};
+      b.call = [&gateway, service, capability](json::object args) {
+        return call_registry(gateway, service, capability, std::move(args));
+      };
+      return b;
+    }
+    if (b.provider == "workspace") {
+      HEARTH_ASSIGN_OR_RETURN(auto ws, workspaces.find(b.target));
+      (void)ws;
+      b.description = "Run a JavaScript script in the virtual workspace " + b.target +
+                      ": it changes the workspace's states (docs/workspace.md).";
+      b.parameters = json::object{
+          {"type", "object"},
+          {"properties", json::object{{"script", json::object{{"type", "string"}}}}},
+          {"required", json::array{"script"}}};
+      std::string id = b.target;
+      b.call = [&workspaces, id](json::object args) {
+        return run_script(workspaces, id, std::move(args));
+      };
+      return b;
+    }
+    return Error::make(ErrorCode::kInvalidParams,
+                       "hearth binds lavs, registry and workspace tools, not '" + b.provider + "'");
+  };
+}
+
+}  // namespace hearth::cli
