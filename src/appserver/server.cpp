@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -9,7 +10,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <atomic>
 #include <deque>
 #include <future>
 #include <map>
@@ -162,7 +162,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     agent::Cancel cancel;
     bool cancelled = false;
     std::string trace;
-    std::shared_ptr<Action> action;  ///< waiting for a person
+    std::shared_ptr<Action> action;               ///< waiting for a person
     std::map<std::string, ToolBinding> bindings;  ///< the app's bound tools, by name
   };
   struct Live {
@@ -274,11 +274,11 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         {"protocolVersion", kProtocolVersion},
         {"serverInfo", json::object{{"name", "hearth"}}},
         {"capabilities",
-         json::object{{"agentSession", json::object{{"modes", json::array{"new", "resume",
-                                                                           "continue", "fork"}},
-                                                    {"queuePolicies",
-                                                     json::array{"queue", "reject", "interrupt"}}}},
-                      {"model", !options.model.base_url.empty()}}}});
+         json::object{
+             {"agentSession",
+              json::object{{"modes", json::array{"new", "resume", "continue", "fork"}},
+                           {"queuePolicies", json::array{"queue", "reject", "interrupt"}}}},
+             {"model", !options.model.base_url.empty()}}}});
   }
 
   Result<json::value> initialized(const std::shared_ptr<rpc::Session>& session) {
@@ -296,18 +296,17 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       return Error::make(ErrorCode::kInvalidParams, "no app named '" + app_id + "' is installed");
     }
     if (!app.value().enabled) {
-      return Error::make(ErrorCode::kPermissionDenied,
-                         "the app '" + app_id + "' is not enabled",
+      return Error::make(ErrorCode::kPermissionDenied, "the app '" + app_id + "' is not enabled",
                          json::object{{"stage", "enabled"}});
     }
     HEARTH_ASSIGN_OR_RETURN(auto listed, bridge.list(app_id, workspace));
     for (const auto& c : listed) {
       if (c.at("capability") != "lime.agent") continue;
       if (c.at("status") == "available") return app;
-      return Error::make(ErrorCode::kPermissionDenied,
-                         "lime.agent is blocked for the app: " +
-                             std::string(c.at("reason").as_string()),
-                         json::object{{"stage", c.at("stage")}, {"capability", "lime.agent"}});
+      return Error::make(
+          ErrorCode::kPermissionDenied,
+          "lime.agent is blocked for the app: " + std::string(c.at("reason").as_string()),
+          json::object{{"stage", c.at("stage")}, {"capability", "lime.agent"}});
     }
     return Error::make(ErrorCode::kPermissionDenied,
                        "the app '" + app_id + "' does not declare lime.agent",
@@ -363,8 +362,11 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     emit(s.id, "", new_id("trc_"), "status",
          json::object{{"status", "started"}, {"mode", mode}, {"appVersion", app.version}});
     evidence(app.name, "agent.session.started",
-             json::object{{"sessionId", s.id}, {"workspace", workspace}, {"mode", mode},
-                          {"entryKey", s.entry}, {"parent", parent}});
+             json::object{{"sessionId", s.id},
+                          {"workspace", workspace},
+                          {"mode", mode},
+                          {"entryKey", s.entry},
+                          {"parent", parent}});
     HEARTH_ASSIGN_OR_RETURN(auto stored, store->session(s.id));
     return json::value(stored ? stored->to_json() : s.to_json());
   }
@@ -643,12 +645,11 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
           if (spec.capability != cap) continue;
           tools.emplace_back(json::object{
               {"type", "function"},
-              {"function",
-               json::object{{"name", tool_name(spec.capability, spec.method)},
-                            {"description", std::string(spec.description) +
-                                                (spec.writes ? " Needs the person's approval."
-                                                             : "")},
-                            {"parameters", json::parse(spec.parameters)}}}});
+              {"function", json::object{{"name", tool_name(spec.capability, spec.method)},
+                                        {"description",
+                                         std::string(spec.description) +
+                                             (spec.writes ? " Needs the person's approval." : "")},
+                                        {"parameters", json::parse(spec.parameters)}}}});
         }
       }
     }
@@ -657,8 +658,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       auto app = apps.find(s.app);
       auto manifest = app.ok() ? agentapp::read_manifest(app.value().dir)
                                : Result<agentapp::AppManifest>(app.error());
-      const auto* refs = manifest.ok() ? manifest.value().front_matter.if_contains("toolRefs")
-                                       : nullptr;
+      const auto* refs =
+          manifest.ok() ? manifest.value().front_matter.if_contains("toolRefs") : nullptr;
       if (refs != nullptr && refs->is_array()) {
         for (const auto& ref : refs->get_array()) {
           if (!ref.is_object()) continue;
@@ -693,19 +694,19 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                                     {"properties",
                                      json::object{{"question", json::object{{"type", "string"}}}}},
                                     {"required", json::array{"question"}}}}}}});
-    json::object result_schema = output_schema.is_object() ? output_schema.as_object()
-                                                           : json::object{};
+    json::object result_schema =
+        output_schema.is_object() ? output_schema.as_object() : json::object{};
     tools.emplace_back(json::object{
         {"type", "function"},
         {"function",
-         json::object{{"name", kCompleteTool},
-                      {"description",
-                       "Finish the task with its structured result (it must match the expected "
-                       "output schema)."},
-                      {"parameters",
-                       json::object{{"type", "object"},
-                                    {"properties", json::object{{"result", result_schema}}},
-                                    {"required", json::array{"result"}}}}}}});
+         json::object{
+             {"name", kCompleteTool},
+             {"description",
+              "Finish the task with its structured result (it must match the expected "
+              "output schema)."},
+             {"parameters", json::object{{"type", "object"},
+                                         {"properties", json::object{{"result", result_schema}}},
+                                         {"required", json::array{"result"}}}}}}});
     return tools;
   }
 
@@ -719,10 +720,10 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       if (!turns.ok()) continue;
       for (const auto& t : turns.value()) {
         if (t.status != "completed") continue;
-        messages.emplace_back(json::object{
-            {"role", "user"},
-            {"content", t.input.is_string() ? std::string(t.input.as_string())
-                                            : json::serialize(t.input)}});
+        messages.emplace_back(
+            json::object{{"role", "user"},
+                         {"content", t.input.is_string() ? std::string(t.input.as_string())
+                                                         : json::serialize(t.input)}});
         messages.emplace_back(
             json::object{{"role", "assistant"}, {"content", json::serialize(t.result)}});
       }
@@ -866,9 +867,9 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       if (reply.value().tool_calls.empty()) {
         if (++failures >= options.max_failures) {
           outcome = "failed";
-          error = to_json(Error::make(ErrorCode::kHandlerError,
-                                      "the model did not call a tool " +
-                                          std::to_string(failures) + " times in a row"));
+          error = to_json(Error::make(
+              ErrorCode::kHandlerError,
+              "the model did not call a tool " + std::to_string(failures) + " times in a row"));
           ev("error", json::object{{"kind", "no-tool-call"}, {"message", error["message"]}});
           break;
         }
@@ -929,8 +930,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
   asio::awaitable<std::optional<json::object>> approval(std::shared_ptr<Turn> turn,
                                                         const SessionRecord& session,
                                                         const agent::ToolCall& call,
-                                                        const json::object& args,
-                                                        json::object what,
+                                                        const json::object& args, json::object what,
                                                         std::string kind = "approval") {
     auto self = shared_from_this();
     Turn& t = *turn;
@@ -961,16 +961,15 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     for (const auto* key : {"capability", "method", "tool", "provider", "target", "question"}) {
       if (const auto* v = action->request.if_contains(key)) detail[key] = *v;
     }
-    evidence(session.app,
-             "agent.action." + std::string(decision == "allow" ? "allowed" : "denied"), detail);
+    evidence(session.app, "agent.action." + std::string(decision == "allow" ? "allowed" : "denied"),
+             detail);
     emit(session.id, t.record.id, t.trace, "status",
          json::object{{"status", "running"}, {"actionId", action->id}, {"decision", decision}});
     co_return *action->response;
   }
 
   /// A call of a bound tool (a LAVS endpoint, a registry capability, a workspace script).
-  asio::awaitable<json::value> use_binding(std::shared_ptr<Turn> turn,
-                                           const SessionRecord& session,
+  asio::awaitable<json::value> use_binding(std::shared_ptr<Turn> turn, const SessionRecord& session,
                                            const agent::ToolCall& call, json::object args) {
     auto self = shared_from_this();
     Turn& t = *turn;
@@ -985,14 +984,13 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                                  {"arguments", args},
                                  {"status", "started"}});
     if (binding.writes) {
-      json::object what{{"tool", binding.name},
-                        {"provider", binding.provider},
-                        {"target", binding.target}};
+      json::object what{
+          {"tool", binding.name}, {"provider", binding.provider}, {"target", binding.target}};
       auto answer = co_await approval(turn, session, call, args, std::move(what));
       if (!answer) co_return json::object{{"error", "the turn was cancelled"}};
       if (std::string_view(answer->at("decision").as_string()) != "allow") {
-        ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
-                                     {"status", "denied"}});
+        ev("tool.call",
+           json::object{{"toolCallId", call.id}, {"name", call.name}, {"status", "denied"}});
         co_return json::object{{"denied", true},
                                {"message", "the person denied this call; it did not happen"}};
       }
@@ -1007,12 +1005,16 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                           {"target", binding.target},
                           {"ok", r.ok()}});
     if (!r.ok()) {
-      ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
-                                   {"status", "failed"}, {"error", to_json(r.error())}});
+      ev("tool.call", json::object{{"toolCallId", call.id},
+                                   {"name", call.name},
+                                   {"status", "failed"},
+                                   {"error", to_json(r.error())}});
       co_return json::object{{"error", r.error().message}};
     }
-    ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
-                                 {"status", "completed"}, {"result", r.value()}});
+    ev("tool.call", json::object{{"toolCallId", call.id},
+                                 {"name", call.name},
+                                 {"status", "completed"},
+                                 {"result", r.value()}});
     co_return json::object{{"result", r.value()}};
   }
 
@@ -1046,8 +1048,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       co_return json::object{{"answer", nullptr}};
     }
     if (spec == nullptr) {
-      ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
-                                   {"status", "unknown"}});
+      ev("tool.call",
+         json::object{{"toolCallId", call.id}, {"name", call.name}, {"status", "unknown"}});
       co_return json::object{{"error", "no tool named " + call.name}};
     }
     ev("tool.call", json::object{{"toolCallId", call.id},
@@ -1066,8 +1068,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       auto answer = co_await approval(turn, session, call, args, std::move(what));
       if (!answer) co_return json::object{{"error", "the turn was cancelled"}};
       if (std::string_view(answer->at("decision").as_string()) != "allow") {
-        ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
-                                     {"status", "denied"}});
+        ev("tool.call",
+           json::object{{"toolCallId", call.id}, {"name", call.name}, {"status", "denied"}});
         co_return json::object{{"denied", true},
                                {"message", "the person denied this change; it did not happen"}};
       }
@@ -1082,12 +1084,16 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     inv.caller = "agent:" + session.id;
     auto r = bridge.invoke(inv);
     if (!r.ok()) {
-      ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
-                                   {"status", "failed"}, {"error", to_json(r.error())}});
+      ev("tool.call", json::object{{"toolCallId", call.id},
+                                   {"name", call.name},
+                                   {"status", "failed"},
+                                   {"error", to_json(r.error())}});
       co_return json::object{{"error", r.error().message}};
     }
-    ev("tool.call", json::object{{"toolCallId", call.id}, {"name", call.name},
-                                 {"status", "completed"}, {"result", r.value()}});
+    ev("tool.call", json::object{{"toolCallId", call.id},
+                                 {"name", call.name},
+                                 {"status", "completed"},
+                                 {"result", r.value()}});
     if (spec->capability == "lime.artifacts" && spec->method == "create" && r.value().is_object()) {
       const auto& a = r.value().get_object();
       json::object ref{{"partial", false}};
@@ -1153,8 +1159,8 @@ void AppServer::stop() {
 }
 
 void AppServer::add_methods(rpc::Dispatcher& dispatcher) {
-  using Fn = Result<json::value> (State::*)(const json::value&,
-                                            const std::shared_ptr<rpc::Session>&);
+  using Fn =
+      Result<json::value> (State::*)(const json::value&, const std::shared_ptr<rpc::Session>&);
   auto s = state_;
   const auto add = [&dispatcher, s](std::string name, Fn fn) {
     dispatcher.add(std::move(name), [s, fn](const Request& request) {

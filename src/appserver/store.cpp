@@ -111,16 +111,21 @@ Result<std::optional<T>> first(Result<std::vector<Row>> rows, F convert) {
 }  // namespace
 
 json::object SessionRecord::to_json() const {
-  json::object o{{"sessionId", id},     {"appId", app},       {"workspaceId", workspace},
-                 {"entryKey", entry},   {"mode", mode},       {"createdAt", created_at},
-                 {"lastSeq", last_seq}, {"businessObjectRef", business_ref}};
+  json::object o{{"sessionId", id},
+                 {"appId", app},
+                 {"workspaceId", workspace},
+                 {"entryKey", entry},
+                 {"mode", mode},
+                 {"createdAt", created_at},
+                 {"lastSeq", last_seq},
+                 {"businessObjectRef", business_ref}};
   o["parentSessionId"] = parent.empty() ? json::value(nullptr) : json::value(parent);
   return o;
 }
 
 json::object TurnRecord::to_json() const {
-  json::object o{{"turnId", id},          {"sessionId", session},     {"status", status},
-                 {"input", input},        {"createdAt", created_at},  {"capabilityId", capability}};
+  json::object o{{"turnId", id},   {"sessionId", session},    {"status", status},
+                 {"input", input}, {"createdAt", created_at}, {"capabilityId", capability}};
   if (!output_schema.is_null()) o["outputSchema"] = output_schema;
   if (!result.is_null()) o["result"] = result;
   if (!error.is_null()) o["error"] = error;
@@ -129,11 +134,11 @@ json::object TurnRecord::to_json() const {
 }
 
 json::object Event::to_json() const {
-  return json::object{{"sessionId", session}, {"turnId", turn.empty() ? json::value(nullptr)
-                                                                        : json::value(turn)},
-                      {"seq", seq},           {"traceId", trace},
-                      {"timestamp", at},      {"type", type},
-                      {"payload", payload}};
+  return json::object{
+      {"sessionId", session}, {"turnId", turn.empty() ? json::value(nullptr) : json::value(turn)},
+      {"seq", seq},           {"traceId", trace},
+      {"timestamp", at},      {"type", type},
+      {"payload", payload}};
 }
 
 Result<std::unique_ptr<Store>> Store::open(const fs::path& file) {
@@ -157,8 +162,7 @@ Status Store::add_session(const SessionRecord& s) {
 
 Result<std::optional<SessionRecord>> Store::session(const std::string& id) {
   return first<SessionRecord>(
-      db_->query("SELECT " + std::string(kSessionColumns) + " FROM as_sessions WHERE id = ?",
-                 {id}),
+      db_->query("SELECT " + std::string(kSessionColumns) + " FROM as_sessions WHERE id = ?", {id}),
       session_of);
 }
 
@@ -173,10 +177,10 @@ Result<std::optional<SessionRecord>> Store::session_by_key(const std::string& ap
 }
 
 Status Store::add_turn(const TurnRecord& t) {
-  HEARTH_ASSIGN_OR_RETURN(auto n, db_->execute("INSERT INTO as_turns (" +
-                                                   std::string(kTurnColumns) +
-                                                   ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                               turn_params(t)));
+  HEARTH_ASSIGN_OR_RETURN(auto n,
+                          db_->execute("INSERT INTO as_turns (" + std::string(kTurnColumns) +
+                                           ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                       turn_params(t)));
   (void)n;
   return {};
 }
@@ -233,13 +237,13 @@ Status Store::append(Event& e) {
     return Error::make(ErrorCode::kInternalError, "no session " + e.session);
   }
   e.seq = integer(rows.front()[0]) + 1;
-  HEARTH_ASSIGN_OR_RETURN(auto n, db_->execute("UPDATE as_sessions SET last_seq = ? WHERE id = ?",
-                                               {e.seq, e.session}));
   HEARTH_ASSIGN_OR_RETURN(
-      auto m, db_->execute("INSERT INTO as_events (session, seq, turn, type, trace, at, payload) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           {e.session, e.seq, e.turn, e.type, e.trace, e.at,
-                            json::serialize(e.payload)}));
+      auto n, db_->execute("UPDATE as_sessions SET last_seq = ? WHERE id = ?", {e.seq, e.session}));
+  HEARTH_ASSIGN_OR_RETURN(
+      auto m,
+      db_->execute("INSERT INTO as_events (session, seq, turn, type, trace, at, payload) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   {e.session, e.seq, e.turn, e.type, e.trace, e.at, json::serialize(e.payload)}));
   (void)n;
   (void)m;
   return tx->commit();

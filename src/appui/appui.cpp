@@ -83,8 +83,8 @@ net::HttpResponse not_found() {
 
 }  // namespace
 
-AppUiHost::AppUiHost(agentapp::AppStore& apps, agentapp::Bridge& bridge,
-                     BlockingExecutor& blocking, Options options)
+AppUiHost::AppUiHost(agentapp::AppStore& apps, agentapp::Bridge& bridge, BlockingExecutor& blocking,
+                     Options options)
     : apps_(apps),
       bridge_(bridge),
       blocking_(blocking),

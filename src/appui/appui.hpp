@@ -66,10 +66,10 @@ class AppUiHost {
   BlockingExecutor& blocking_;
   Options options_;
   mutable std::mutex mu_;
-  std::map<std::string, Mount, std::less<>> mounts_;        ///< by mount id
+  std::map<std::string, Mount, std::less<>> mounts_;         ///< by mount id
   std::map<std::string, std::string, std::less<>> tickets_;  ///< ticket -> mount id
   std::set<std::uint64_t> hooked_;                           ///< sessions with a close hook
-  std::shared_ptr<AppUiHost*> self_;  ///< what close hooks hold weakly
+  std::shared_ptr<AppUiHost*> self_;                         ///< what close hooks hold weakly
 };
 
 }  // namespace hearth::appui

@@ -89,12 +89,12 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
         if (e.id == endpoint) found = &e;
       }
       if (found == nullptr || found->method == manifest::Method::kSubscription) {
-        return Error::make(ErrorCode::kInvalidParams, "the service " + service +
-                                                          " has no query or mutation " + endpoint);
+        return Error::make(ErrorCode::kInvalidParams,
+                           "the service " + service + " has no query or mutation " + endpoint);
       }
       b.writes = found->method == manifest::Method::kMutation;
-      b.description = found->description.empty() ? "The " + b.target + " endpoint."
-                                                  : found->description;
+      b.description =
+          found->description.empty() ? "The " + b.target + " endpoint." : found->description;
       b.parameters = json::object{{"type", "object"}};
       if (const auto* eps = svc->manifest.raw.is_object()
                                 ? svc->manifest.raw.get_object().if_contains("endpoints")
@@ -137,10 +137,10 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
       (void)ws;
       b.description = "Run a JavaScript script in the virtual workspace " + b.target +
                       ": it changes the workspace's states (docs/workspace.md).";
-      b.parameters = json::object{
-          {"type", "object"},
-          {"properties", json::object{{"script", json::object{{"type", "string"}}}}},
-          {"required", json::array{"script"}}};
+      b.parameters =
+          json::object{{"type", "object"},
+                       {"properties", json::object{{"script", json::object{{"type", "string"}}}}},
+                       {"required", json::array{"script"}}};
       std::string id = b.target;
       b.call = [&workspaces, id](json::object args) {
         return run_script(workspaces, id, std::move(args));

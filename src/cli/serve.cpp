@@ -22,6 +22,9 @@
 
 #include "a2a/a2a.hpp"
 #include "a2s/exec/gateway.hpp"
+#include "appserver/server.hpp"
+#include "appui/appui.hpp"
+#include "cli/app_tools.hpp"
 #include "cli/common.hpp"
 #include "cli/remote.hpp"
 #include "common/atomic_file.hpp"
@@ -32,9 +35,6 @@
 #include "mcpserver/http.hpp"
 #include "mcpserver/server.hpp"
 #include "methods/a2s/a2s.hpp"
-#include "appserver/server.hpp"
-#include "cli/app_tools.hpp"
-#include "appui/appui.hpp"
 #include "methods/apps/apps.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/view/view.hpp"
@@ -391,9 +391,9 @@ int serve(const ServeOptions& options) {
           return agent_settings.read_key(agent_settings.default_key_ref);
         };
       }
-      app_server = std::make_unique<appserver::AppServer>(
-          ioc.get_executor(), *app_store.value(), *app_bridge, std::move(sessions).value(),
-          std::move(app_server_options));
+      app_server = std::make_unique<appserver::AppServer>(ioc.get_executor(), *app_store.value(),
+                                                          *app_bridge, std::move(sessions).value(),
+                                                          std::move(app_server_options));
       app_server->add_methods(dispatcher);
     } else {
       spdlog::error("the App Server is not served: {}", sessions.error().message);

@@ -90,7 +90,6 @@ std::string add_nonce(std::string_view html, std::string_view nonce) {
   return out;
 }
 
-
 std::string script_json(const json::value& value) {
   const std::string text = json::dump(value);
   std::string out;

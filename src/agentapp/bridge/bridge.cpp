@@ -360,12 +360,12 @@ Result<json::value> Bridge::evidence(std::string_view app_name, std::int64_t aft
   std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
   HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(store_.data_dir(app.name)));
-  EvidenceLog log(data->database(), Provenance{app.name, app.version, app.package_hash,
-                                               app.manifest_hash});
+  EvidenceLog log(data->database(),
+                  Provenance{app.name, app.version, app.package_hash, app.manifest_hash});
   HEARTH_ASSIGN_OR_RETURN(auto entries, log.entries(after));
   const auto verified = log.verify();
-  json::object out{{"appId", app.name}, {"entries", std::move(entries)},
-                   {"verified", verified.ok()}};
+  json::object out{
+      {"appId", app.name}, {"entries", std::move(entries)}, {"verified", verified.ok()}};
   if (!verified.ok()) out["problem"] = verified.error().message;
   return json::value(std::move(out));
 }

@@ -245,8 +245,7 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
   for (const auto& item : list_of(fm, "knowledgeTemplates")) {
     const std::string key = text(item, "key");
     a.fail(required(item) ? "blocked" : "degraded", "knowledge", key.empty() ? "knowledge" : key,
-           "hearth cannot bind knowledge for apps yet (" + (key.empty() ? "knowledge" : key) +
-               ")");
+           "hearth cannot bind knowledge for apps yet (" + (key.empty() ? "knowledge" : key) + ")");
   }
   // Tools: LAVS endpoints, registry capabilities and workspace scripts are bound when a task
   // starts, to what the daemon serves then; other providers cannot be bound.
@@ -257,12 +256,13 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
     if (target.empty()) target = key;
     if (provider == "lavs" || provider == "registry" || provider == "a2s" ||
         provider == "workspace") {
-      a.ok("tool", key, "bound to the " + provider + " tool " + target +
-                            " when a task starts, if the daemon serves it");
+      a.ok("tool", key,
+           "bound to the " + provider + " tool " + target +
+               " when a task starts, if the daemon serves it");
     } else {
-      a.fail(required(item) ? "blocked" : "degraded", "tool", key.empty() ? "tool" : key,
-             "hearth binds lavs, registry and workspace tools, not '" + provider + "' (" + key +
-                 ")");
+      a.fail(
+          required(item) ? "blocked" : "degraded", "tool", key.empty() ? "tool" : key,
+          "hearth binds lavs, registry and workspace tools, not '" + provider + "' (" + key + ")");
     }
   }
 
