@@ -246,7 +246,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     }
   }
 
-  void evidence(const std::string& app, std::string_view kind, json::object detail) {
+  void evidence(const std::string& app, std::string_view kind, const json::object& detail) {
     if (auto r = bridge.record(app, kind, detail); !r.ok()) {
       spdlog::warn("app server: evidence {} of app '{}' not recorded: {}", kind, app,
                    r.error().message);

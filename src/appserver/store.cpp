@@ -215,6 +215,7 @@ Result<std::vector<TurnRecord>> Store::turns(const std::string& session) {
                                                     "created_at, rowid",
                                                 {session}));
   std::vector<TurnRecord> out;
+  out.reserve(rows.size());
   for (const auto& r : rows) out.push_back(turn_of(r));
   return out;
 }
@@ -225,6 +226,7 @@ Result<std::vector<TurnRecord>> Store::interrupted() {
                                      " FROM as_turns WHERE status IN ('queued', 'running', "
                                      "'waiting')"));
   std::vector<TurnRecord> out;
+  out.reserve(rows.size());
   for (const auto& r : rows) out.push_back(turn_of(r));
   return out;
 }

@@ -256,13 +256,14 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
     if (target.empty()) target = key;
     if (provider == "lavs" || provider == "registry" || provider == "a2s" ||
         provider == "workspace") {
-      a.ok("tool", key,
-           "bound to the " + provider + " tool " + target +
-               " when a task starts, if the daemon serves it");
+      std::string message = "bound to the " + provider;
+      message += " tool " + target;
+      message += " when a task starts, if the daemon serves it";
+      a.ok("tool", key, message);
     } else {
-      a.fail(
-          required(item) ? "blocked" : "degraded", "tool", key.empty() ? "tool" : key,
-          "hearth binds lavs, registry and workspace tools, not '" + provider + "' (" + key + ")");
+      std::string message = "hearth binds lavs, registry and workspace tools, not '" + provider;
+      message += "' (" + key + ")";
+      a.fail(required(item) ? "blocked" : "degraded", "tool", key.empty() ? "tool" : key, message);
     }
   }
 

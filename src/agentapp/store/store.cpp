@@ -300,8 +300,9 @@ json::object review_of(const AppManifest& manifest, const Verified& verified) {
   r["services"] = std::move(services);
   json::array tools;
   if (const auto* list = member(fm, "toolRefs"); list != nullptr && list->is_array()) {
-    for (const auto& t : list->get_array())
+    for (const auto& t : list->get_array()) {
       tools.push_back(pick(t, {"key", "provider", "capability"}));
+    }
   }
   r["tools"] = std::move(tools);
 
