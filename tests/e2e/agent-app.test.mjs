@@ -136,6 +136,23 @@ test('messages forged by another frame or by the page are ignored', async () => 
   await waitFor(async () => Number(await page.textContent('#log-ignored-count')) >= before + 4, { what: 'four ignored messages' });
   const r = await daemon.post('capability/invoke', { appId: 'field-notes', capability: 'lime.storage', method: 'get', params: { key: 'forged' } });
   assert.equal(r.result.value, null);
+  // The snapshot: who the frame is, the theme, the locale, the workspace and the capabilities.
+  const snapshot = await frame.evaluate(() => new Promise((resolve) => {
+    window.addEventListener('message', (e) => {
+      if (e.data && e.data.requestId === 'snap') resolve(e.data.payload);
+    });
+    parent.postMessage({ protocol: 'lime.agentApp.bridge', version: 1, type: 'host:getSnapshot', requestId: 'snap', appId: 'field-notes' }, '*');
+  }));
+  assert.equal(snapshot.appId, 'field-notes');
+  assert.equal(snapshot.entryKey, 'notes');
+  assert.equal(snapshot.route, '/notes');
+  assert.equal(snapshot.runtimeOrigin, 'null');
+  assert.ok(['light', 'dark'].includes(snapshot.effectiveThemeMode));
+  assert.ok(snapshot.cssVariables['--text'] && snapshot.locale && snapshot.timezone && snapshot.workspaceId);
+  const caps = Object.fromEntries(snapshot.capabilities.map((c) => [c.capability, c]));
+  assert.equal(caps['lime.storage'].status, 'available');
+  assert.equal(caps['lime.ui'].status, 'blocked');
+  assert.match(caps['lime.ui'].reason, /does not provide/);
   // A call the app did not declare comes back as host:error with the bridge's reason.
   const refused = await frame.evaluate(() => invoke('lime.secrets', 'get', { key: 'x' }).then(() => null, (e) => ({ code: e.code, stage: e.data && e.data.stage })));
   assert.deepEqual(refused, { code: -32001, stage: 'declared' });

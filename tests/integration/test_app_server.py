@@ -115,6 +115,8 @@ def test_the_handshake_comes_first(installed):
         with daemon_with(installed, fake) as d, d.ws() as ws:
             e = error(ws.request("agentSession/start", {"appId": "tasks", "workspaceId": "w1"}))
             assert e["code"] == -32600 and "initialize" in e["message"]
+            for method in ["artifact/read", "evidence/export", "agentSession/read"]:
+                assert error(ws.request(method, {"appId": "tasks"}))["code"] == -32600
             e = error(ws.request("initialize", {"clientInfo": {}}))
             assert e["code"] == -32602 and "clientInfo" in e["message"]
             result(ws.request("initialize", {"clientInfo": {"name": "host"}}))
@@ -206,6 +208,13 @@ def test_a_turn_with_an_allowed_and_a_denied_change_completes(installed, stream)
                     "idempotencyKey": "t1"}, id=4))
                 assert again["turnId"] == turn["turnId"] and again["reused"] is True
                 assert again["status"] == "completed"
+                # An artifact of the app, read through the App Server (and the bridge's policy).
+                made = result(d.rpc("capability/invoke", {
+                    "appId": "tasks", "capability": "lime.artifacts", "method": "create",
+                    "params": {"type": "report", "content": "week plan"}}))
+                read = result(ws.request("artifact/read", {"appId": "tasks", "artifactId": made["id"]}, id=6))
+                assert read["content"] == "week plan" and read["provenance"]["appName"] == "tasks"
+                assert error(ws.request("artifact/read", {"appId": "tasks", "artifactId": "art_none"}, id=7))["code"] == -32602
                 # Evidence: the turn, its approvals and its result, with the model's name.
                 ev = result(ws.request("evidence/export", {"appId": "tasks"}, id=5))
                 assert ev["verified"] is True
@@ -218,8 +227,9 @@ def test_a_turn_with_an_allowed_and_a_denied_change_completes(installed, stream)
                 assert started["provenance"]["appName"] == "tasks"
                 callers = [e["detail"]["caller"] for e in ev["entries"]
                            if e["kind"] == "capability.invoked"]
-                # The model's query and allowed put, then this test's own two reads.
-                assert callers == [f"agent:{s['sessionId']}"] * 2 + ["daemon"] * 2, callers
+                # The model's query and allowed put, this test's two reads and its artifact, and
+                # the App Server's artifact/read.
+                assert callers == [f"agent:{s['sessionId']}"] * 2 + ["daemon"] * 3 + ["app-server"], callers
     finally:
         fake.stop()
 
