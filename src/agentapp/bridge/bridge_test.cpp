@@ -91,8 +91,13 @@ TEST_F(BridgeTest, NothingRunsForAnAppThatIsNotEnabled) {
 TEST_F(BridgeTest, ChecksDeclaredReadyGrantedAndPolicyInThatOrder) {
   ASSERT_TRUE(store->set_enabled("tasks", true).ok());
   EXPECT_EQ(stage_of(call("lime.secrets", "get")), "declared");
-  EXPECT_EQ(stage_of(call("lime.agent", "startTask")), "ready");
+  EXPECT_EQ(stage_of(call("lime.files", "read")), "ready");
   EXPECT_EQ(stage_of(call("lime.storage", "drop")), "ready");
+  // lime.agent is provided through the App Server, not as a bridge call.
+  const auto agent = call("lime.agent", "startTask");
+  ASSERT_FALSE(agent.ok());
+  EXPECT_EQ(agent.error().code, ErrorCode::kMethodNotFound);
+  EXPECT_NE(agent.error().message.find("agentSession/start"), std::string::npos);
   ASSERT_TRUE(store->grant("tasks", "lime.storage", "w1", false, "person").ok());
   EXPECT_EQ(stage_of(call("lime.storage", "get", R"({"key":"k"})", "w1")), "granted");
   EXPECT_EQ(stage_of(call("lime.storage", "get", R"({"key":"k"})", "w2")), "ok");
@@ -163,7 +168,7 @@ TEST_F(BridgeTest, ListsCapabilitiesWithTheReasonsForBlockedOnes) {
   }
   EXPECT_EQ(status["lime.storage"], "available");
   EXPECT_EQ(status["lime.evidence"], "available");
-  EXPECT_EQ(status["lime.agent"], "blocked/ready");
+  EXPECT_EQ(status["lime.agent"], "available");  // through the App Server
   EXPECT_EQ(status["lime.files"], "blocked/ready");
 }
 
