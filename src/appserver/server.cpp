@@ -136,7 +136,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
   agentapp::Bridge& bridge;
   std::unique_ptr<Store> store;
   Options options;
-  std::shared_ptr<agent::ModelClient> model;
+  std::shared_ptr<agent::ModelClient> model;          ///< as the daemon's --model-stream says
+  std::shared_ptr<agent::ModelClient> model_flipped;  ///< the other way, for a turn's `stream`
   bool stopped = false;
   std::atomic<bool> stop_requested{false};
 
@@ -164,6 +165,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     std::string trace;
     std::shared_ptr<Action> action;               ///< waiting for a person
     std::map<std::string, ToolBinding> bindings;  ///< the app's bound tools, by name
+    std::optional<bool> stream;                   ///< the turn's `stream`, when it gave one
   };
   struct Live {
     std::string active;  ///< the running turn
@@ -490,6 +492,9 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     turn->record.idempotency_key = key;
     turn->record.created_at = now_text();
     turn->trace = new_id("trc_");
+    if (const auto* stream = member(params, "stream"); stream != nullptr && stream->is_bool()) {
+      turn->stream = stream->get_bool();
+    }
     HEARTH_RETURN_IF_ERROR(store->add_turn(turn->record));
     listen(id, session);
     l.turns[turn->record.id] = turn;
@@ -731,16 +736,20 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     return messages;
   }
 
-  std::shared_ptr<agent::ModelClient> model_client() {
-    if (!model) {
+  /// The model client; `stream` (a turn's own choice) when given, else the daemon's setting.
+  std::shared_ptr<agent::ModelClient> model_client(std::optional<bool> stream) {
+    const bool flipped = stream.has_value() && *stream != options.model.stream;
+    auto& slot = flipped ? model_flipped : model;
+    if (!slot) {
       agent::ModelConfig config = options.model;
+      config.stream = flipped ? !options.model.stream : options.model.stream;
       if (options.model_key) {
         auto key = options.model_key();
         if (key.ok()) config.api_key = key.value();
       }
-      model = std::make_shared<agent::ModelClient>(io, config);
+      slot = std::make_shared<agent::ModelClient>(io, config);
     }
-    return model;
+    return slot;
   }
 
   /// How a turn stands while it runs.
@@ -797,7 +806,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       emit(sid, t.record.id, t.trace, std::move(type), std::move(payload));
     };
     ev("status", json::object{{"status", "running"}});
-    auto client = model_client();
+    auto client = model_client(t.stream);
     evidence(session.app, "agent.turn.started",
              json::object{{"sessionId", sid},
                           {"turnId", t.record.id},
@@ -1155,6 +1164,7 @@ void AppServer::stop() {
   asio::post(s->pool, [s] {
     s->shutdown();
     if (s->model) s->model->shutdown();
+    if (s->model_flipped) s->model_flipped->shutdown();
   });
 }
 

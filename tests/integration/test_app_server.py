@@ -158,13 +158,15 @@ def test_a_turn_with_an_allowed_and_a_denied_change_completes(installed, stream)
     ])
     fake.start()
     try:
-        with daemon_with(installed, fake, stream) as d:
+        with daemon_with(installed, fake) as d:
             with d.ws() as ws:
                 handshake(ws)
                 s = start(ws)
+                # The turn's own stream flag (the daemon streams by default only with
+                # --model-stream).
                 turn = result(ws.request("agentSession/turn/start", {
                     "sessionId": s["sessionId"], "workspaceId": "w1", "input": "Plan the week",
-                    "outputSchema": OUTPUT_SCHEMA, "idempotencyKey": "t1"}, id=3))
+                    "outputSchema": OUTPUT_SCHEMA, "idempotencyKey": "t1", "stream": stream}, id=3))
                 assert turn["status"] == "queued"
                 seen = []
                 decisions = iter(["allow", "deny"])
@@ -195,8 +197,8 @@ def test_a_turn_with_an_allowed_and_a_denied_change_completes(installed, stream)
                 assert types.count("action.required") == 2
                 tool_states = [e["payload"]["status"] for e in seen if e["type"] == "tool.call"]
                 assert "denied" in tool_states and tool_states.count("completed") == 2
-                if stream:
-                    assert any(e["type"] == "progress" and "delta" in e["payload"] for e in seen)
+                assert any(e["type"] == "progress" and "delta" in e["payload"] for e in seen) == stream
+                assert all(r.get("stream", False) == stream for r in fake.requests)
                 # The allowed change happened; the denied one did not.
                 got = lambda key: result(d.rpc("capability/invoke", {
                     "appId": "tasks", "capability": "lime.storage", "method": "get",
@@ -395,3 +397,72 @@ def test_bound_tools_and_a_question_for_the_person(tmp_path):
             assert allowed == ["input", "approval"]
     finally:
         fake.stop()
+
+
+def test_registry_and_workspace_tools(tmp_path):
+    """An app bound to an A2S capability (the registry example's weather, its demo key in the
+    vault) and to a workspace's scripts (the trip planner): both wait for approval, both run."""
+    import shutil
+    from a2s_servers import RegistryExamples
+    examples = RegistryExamples(ROOT, tmp_path, hearth_bin())
+    fake = None
+    try:
+        shutil.copytree(ROOT / "examples/trip-planner", tmp_path / "trip")
+        manifest = tmp_path / "trip/service/lavs.json"
+        manifest.write_text(examples.rewrite(manifest.read_text()))
+        state = examples.state_dir
+        pkg = tmp_path / "pkg"
+        (pkg / "storage" / "migrations").mkdir(parents=True)
+        (pkg / "APP.md").write_text(APP_MD.replace("artifactTypes:", """toolRefs:
+  - key: weather
+    provider: registry
+    capability: WeatherService/Forecast Weather
+  - key: trip
+    provider: workspace
+    capability: trip-planner
+artifactTypes:"""))
+        (pkg / "storage" / "migrations" / "001.sql").write_text("CREATE TABLE tasks (title TEXT);")
+        sd = ["--state-dir", str(state)]
+        assert app("install", str(pkg), "--dev", *sd).returncode == 0
+        assert app("enable", "tasks", *sd).returncode == 0
+        fake = FakeModel([
+            {"reply": {"tool_calls": [call("tool_weather", DATE="2026-12-04")]}},
+            {"expect": {"lastRole": "tool"},
+             "reply": {"tool_calls": [call("tool_trip", script="trip = {...trip, nights: 3}; return trip.nights;")]}},
+            {"expect": {"lastRole": "tool", "lastMessageContains": "committed"},
+             "reply": {"tool_calls": [call("complete", result={"count": 3, "stored": []})]}},
+        ])
+        fake.start()
+        with Daemon([tmp_path / "trip/service"], copy=False, state_dir=state,
+                    extra_args=["--registry", str(examples.registry), *examples.local_args,
+                                "--workspace", str(tmp_path / "trip/workspace"),
+                                "--model-url", fake.base_url, "--model", "fake"]) as d, d.ws() as ws:
+            handshake(ws)
+            s = start(ws)
+            result(ws.request("agentSession/turn/start", {
+                "sessionId": s["sessionId"], "workspaceId": "w1", "input": "Plan three nights",
+                "outputSchema": OUTPUT_SCHEMA}, id=3))
+            targets = []
+            while True:
+                e = ws.notification("agentSession/event", timeout=60)["params"]
+                if e["type"] == "action.required":
+                    targets.append(e["payload"]["target"])
+                    result(ws.request("agentSession/action/respond", {
+                        "sessionId": s["sessionId"], "workspaceId": "w1",
+                        "actionId": e["payload"]["actionId"], "decision": "allow"}, id=9))
+                if e["type"] == "tool.call" and e["payload"]["status"] == "completed":
+                    if e["payload"]["name"] == "tool_weather":
+                        assert e["payload"]["result"]["status"] == "ok", e
+                        assert "demo-" not in json.dumps(e)  # the vault's key never shows
+                if e["type"] in ("completed", "cancelled") or (
+                        e["type"] == "status" and e["payload"]["status"] == "failed"):
+                    break
+            assert e["type"] == "completed", e
+            assert targets == ["WeatherService/Forecast Weather", "trip-planner"]
+            assert fake.errors == []
+            trip = result(d.rpc("workspace/state", {"workspaceId": "trip-planner", "name": "trip"}))
+            assert trip["value"]["nights"] == 3
+    finally:
+        if fake:
+            fake.stop()
+        examples.stop()
