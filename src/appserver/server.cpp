@@ -977,6 +977,32 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     co_return *action->response;
   }
 
+  /// The outcome of a tool call: its tool.call event, and what the model reads.
+  json::value report_tool(const SessionRecord& session, Turn& t, const agent::ToolCall& call,
+                          const Result<json::value>& r) {
+    json::object event{{"toolCallId", call.id}, {"name", call.name}};
+    json::object answer;
+    if (r.ok()) {
+      event["status"] = "completed";
+      event["result"] = r.value();
+      answer["result"] = r.value();
+    } else {
+      event["status"] = "failed";
+      event["error"] = to_json(r.error());
+      answer["error"] = r.error().message;
+    }
+    emit(session.id, t.record.id, t.trace, "tool.call", std::move(event));
+    return answer;
+  }
+
+  /// A call the person denied: its tool.call event, and what the model reads.
+  json::value report_denied(const SessionRecord& session, Turn& t, const agent::ToolCall& call) {
+    emit(session.id, t.record.id, t.trace, "tool.call",
+         json::object{{"toolCallId", call.id}, {"name", call.name}, {"status", "denied"}});
+    return json::object{{"denied", true},
+                        {"message", "the person denied this call; it did not happen"}};
+  }
+
   /// A call of a bound tool (a LAVS endpoint, a registry capability, a workspace script).
   asio::awaitable<json::value> use_binding(std::shared_ptr<Turn> turn, const SessionRecord& session,
                                            const agent::ToolCall& call, json::object args) {
@@ -998,10 +1024,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       auto answer = co_await approval(turn, session, call, args, std::move(what));
       if (!answer) co_return json::object{{"error", "the turn was cancelled"}};
       if (std::string_view(answer->at("decision").as_string()) != "allow") {
-        ev("tool.call",
-           json::object{{"toolCallId", call.id}, {"name", call.name}, {"status", "denied"}});
-        co_return json::object{{"denied", true},
-                               {"message", "the person denied this call; it did not happen"}};
+        co_return report_denied(session, t, call);
       }
       if (const auto* updated = answer->if_contains("updatedInput")) args = updated->as_object();
     }
@@ -1013,18 +1036,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                           {"provider", binding.provider},
                           {"target", binding.target},
                           {"ok", r.ok()}});
-    if (!r.ok()) {
-      ev("tool.call", json::object{{"toolCallId", call.id},
-                                   {"name", call.name},
-                                   {"status", "failed"},
-                                   {"error", to_json(r.error())}});
-      co_return json::object{{"error", r.error().message}};
-    }
-    ev("tool.call", json::object{{"toolCallId", call.id},
-                                 {"name", call.name},
-                                 {"status", "completed"},
-                                 {"result", r.value()}});
-    co_return json::object{{"result", r.value()}};
+    co_return report_tool(session, t, call, r);
   }
 
   /// One tool call of the model: approval when it writes, then the bridge as the app.
@@ -1077,10 +1089,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       auto answer = co_await approval(turn, session, call, args, std::move(what));
       if (!answer) co_return json::object{{"error", "the turn was cancelled"}};
       if (std::string_view(answer->at("decision").as_string()) != "allow") {
-        ev("tool.call",
-           json::object{{"toolCallId", call.id}, {"name", call.name}, {"status", "denied"}});
-        co_return json::object{{"denied", true},
-                               {"message", "the person denied this change; it did not happen"}};
+        co_return report_denied(session, t, call);
       }
       if (const auto* updated = answer->if_contains("updatedInput")) args = updated->as_object();
     }
@@ -1092,17 +1101,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     inv.params = args;
     inv.caller = "agent:" + session.id;
     auto r = bridge.invoke(inv);
-    if (!r.ok()) {
-      ev("tool.call", json::object{{"toolCallId", call.id},
-                                   {"name", call.name},
-                                   {"status", "failed"},
-                                   {"error", to_json(r.error())}});
-      co_return json::object{{"error", r.error().message}};
-    }
-    ev("tool.call", json::object{{"toolCallId", call.id},
-                                 {"name", call.name},
-                                 {"status", "completed"},
-                                 {"result", r.value()}});
+    if (!r.ok()) co_return report_tool(session, t, call, r);
+    auto answer = report_tool(session, t, call, r);
     if (spec->capability == "lime.artifacts" && spec->method == "create" && r.value().is_object()) {
       const auto& a = r.value().get_object();
       json::object ref{{"partial", false}};
@@ -1111,7 +1111,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       }
       ev("artifact", std::move(ref));
     }
-    co_return json::object{{"result", r.value()}};
+    co_return answer;
   }
 
   /// At start: turns a stopped daemon left unfinished end as failed.

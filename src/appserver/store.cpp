@@ -101,6 +101,13 @@ storage::Params turn_params(const TurnRecord& t) {
           t.ended_at};
 }
 
+std::vector<TurnRecord> turns_of(const std::vector<Row>& rows) {
+  std::vector<TurnRecord> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) out.push_back(turn_of(r));
+  return out;
+}
+
 template <class T, class F>
 Result<std::optional<T>> first(Result<std::vector<Row>> rows, F convert) {
   if (!rows.ok()) return std::move(rows).error();
@@ -214,10 +221,7 @@ Result<std::vector<TurnRecord>> Store::turns(const std::string& session) {
                                                     " FROM as_turns WHERE session = ? ORDER BY "
                                                     "created_at, rowid",
                                                 {session}));
-  std::vector<TurnRecord> out;
-  out.reserve(rows.size());
-  for (const auto& r : rows) out.push_back(turn_of(r));
-  return out;
+  return turns_of(rows);
 }
 
 Result<std::vector<TurnRecord>> Store::interrupted() {
@@ -225,10 +229,7 @@ Result<std::vector<TurnRecord>> Store::interrupted() {
                           db_->query("SELECT " + std::string(kTurnColumns) +
                                      " FROM as_turns WHERE status IN ('queued', 'running', "
                                      "'waiting')"));
-  std::vector<TurnRecord> out;
-  out.reserve(rows.size());
-  for (const auto& r : rows) out.push_back(turn_of(r));
-  return out;
+  return turns_of(rows);
 }
 
 Status Store::append(Event& e) {
