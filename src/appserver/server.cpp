@@ -389,13 +389,21 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     return *found;
   }
 
-  Result<json::value> read(const json::value& params,
-                           const std::shared_ptr<rpc::Session>& session) {
+  /// The session a request names (sessionId, workspaceId) on a connection that finished its
+  /// handshake, when it belongs to that workspace.
+  Result<SessionRecord> addressed(const json::value& params,
+                                  const std::shared_ptr<rpc::Session>& session) {
     HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
     (void)conn;
     HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
     HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
-    HEARTH_ASSIGN_OR_RETURN(auto s, owned(id, optional_text(params, "appId"), workspace));
+    return owned(id, optional_text(params, "appId"), workspace);
+  }
+
+  Result<json::value> read(const json::value& params,
+                           const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto s, addressed(params, session));
+    const std::string& id = s.id;
     std::int64_t after = 0;
     if (const auto* a = member(params, "afterSeq"); a != nullptr) {
       if (!a->is_int64() || a->get_int64() < 0) {
@@ -430,11 +438,9 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
 
   Result<json::value> turn_start(const json::value& params,
                                  const std::shared_ptr<rpc::Session>& session) {
-    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
-    (void)conn;
-    HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
-    HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
-    HEARTH_ASSIGN_OR_RETURN(auto s, owned(id, "", workspace));
+    HEARTH_ASSIGN_OR_RETURN(auto s, addressed(params, session));
+    const std::string& id = s.id;
+    const std::string& workspace = s.workspace;
     const auto* input = member(params, "input");
     if (input == nullptr || input->is_null()) {
       return Error::make(ErrorCode::kInvalidParams, "params.input is required",
@@ -526,12 +532,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
 
   Result<json::value> turn_cancel(const json::value& params,
                                   const std::shared_ptr<rpc::Session>& session) {
-    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
-    (void)conn;
-    HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
-    HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
-    HEARTH_ASSIGN_OR_RETURN(auto s, owned(id, "", workspace));
-    (void)s;
+    HEARTH_ASSIGN_OR_RETURN(auto s, addressed(params, session));
+    const std::string& id = s.id;
     std::string turn_id = optional_text(params, "turnId");
     auto& l = live[id];
     if (turn_id.empty()) turn_id = l.active;
@@ -556,12 +558,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
 
   Result<json::value> respond(const json::value& params,
                               const std::shared_ptr<rpc::Session>& session) {
-    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
-    (void)conn;
-    HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
-    HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
-    HEARTH_ASSIGN_OR_RETURN(auto s, owned(id, "", workspace));
-    (void)s;
+    HEARTH_ASSIGN_OR_RETURN(auto s, addressed(params, session));
+    const std::string& id = s.id;
     HEARTH_ASSIGN_OR_RETURN(auto action_id, required_text(params, "actionId"));
     HEARTH_ASSIGN_OR_RETURN(auto decision, required_text(params, "decision"));
     if (decision != "allow" && decision != "deny" && decision != "defer") {
