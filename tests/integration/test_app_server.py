@@ -466,3 +466,51 @@ artifactTypes:"""))
         if fake:
             fake.stop()
         examples.stop()
+
+
+def test_app_page_files_are_served_to_their_mount_only(tmp_path):
+    """/apps/<ticket>/: the app's UI files, with the views' sandbox headers, no token needed,
+    nothing outside the UI folder, gone with the connection that opened the mount."""
+    from hearthtest import raw_http
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    assert app("install", str(ROOT / "examples/apps/field-notes"), "--dev", *sd).returncode == 0
+    with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
+        get = lambda path: raw_http(d.port, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{d.port}\r\n\r\n".encode())
+        with d.ws() as ws:
+            # Not enabled: no entries, no mount.
+            assert result(ws.request("app/ui/entries", {}))["apps"] == []
+            assert error(ws.request("app/ui/open", {"appId": "field-notes", "entryKey": "notes"}))["code"] == -32001
+        assert app("enable", "field-notes", *sd).returncode == 0
+        with d.ws() as ws:
+            apps = result(ws.request("app/ui/entries", {}))["apps"]
+            assert [(a["appId"], [e["key"] for e in a["entries"]]) for a in apps] == [("field-notes", ["notes"])]
+            assert error(ws.request("app/ui/open", {"appId": "field-notes", "entryKey": "summarise"}))["code"] == -32602
+            m = result(ws.request("app/ui/open", {"appId": "field-notes", "entryKey": "notes"}))
+            assert m["runtimeOrigin"] == "null" and m["route"] == "/notes"
+            status, data = get(m["url"])
+            assert status == 200
+            head = data.split(b"\r\n\r\n", 1)[0].decode().lower()
+            assert "sandbox allow-scripts allow-forms" in head and "connect-src 'none'" in head
+            assert "nonce-" in head  # its inline script runs under this response's nonce
+            ticket = m["url"].split("/")[2]
+            for bad in [f"/apps/{ticket}/../../APP.md", f"/apps/{ticket}/%2e%2e/%2e%2e/APP.md",
+                        f"/apps/{ticket}/..%2f..%2fAPP.md", f"/apps/{ticket}//etc/passwd",
+                        f"/apps/{'0' * 32}/index.html", "/apps/"]:
+                assert get(bad)[0] == 404, bad
+            # The mount is this connection's: another cannot use it, and HTTP cannot open one.
+            with d.ws() as other:
+                e = error(other.request("app/ui/invoke", {"mountId": m["mountId"], "capability": "lime.storage",
+                                                          "method": "get", "params": {"key": "k"}}))
+                assert e["code"] == -32602
+            assert error(d.rpc("app/ui/open", {"appId": "field-notes", "entryKey": "notes"}))["code"] == -32600
+            # The frame's calls run as the mount's app, whatever app they name.
+            r = result(ws.request("app/ui/invoke", {"mountId": m["mountId"], "capability": "lime.storage",
+                                                    "method": "put", "params": {"key": "k", "value": 1},
+                                                    "appId": "someone-else"}))
+            assert r["stored"] is True
+        # The connection closed: its mount and its files are gone.
+        from hearthtest import wait_for
+        assert wait_for(lambda: get(m["url"])[0] == 404, 5)
+        log = json.loads(app("evidence", "field-notes", *sd).stdout)["entries"]
+        assert any(e["detail"].get("caller") == "ui:notes" for e in log if e["kind"] == "capability.invoked")
