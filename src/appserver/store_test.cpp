@@ -11,7 +11,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct StoreTest : ::testing::Test {
-  fs::path dir = fs::path(::testing::TempDir()) / ("hearth_appserver_" + std::to_string(::getpid()));
+  fs::path dir =
+      fs::path(::testing::TempDir()) / ("hearth_appserver_" + std::to_string(::getpid()));
   std::unique_ptr<Store> store;
 
   void SetUp() override {
