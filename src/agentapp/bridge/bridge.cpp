@@ -1,5 +1,8 @@
 #include "agentapp/bridge/bridge.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -170,6 +173,27 @@ Result<std::reference_wrapper<const AppManifest>> Bridge::manifest_of(const Inst
   return std::cref(it->second.second);
 }
 
+Result<std::shared_ptr<AppData>> Bridge::data_of(std::string_view app) {
+  const fs::path file = store_.data_dir(app) / "app.db";
+  auto it = data_.find(app);
+  if (it != data_.end()) {
+    // Still the file at that path, and not deleted: the kept connection is that file's.
+    struct stat kept {};
+    struct stat now {};
+    if (::fstat(it->second.file.get(), &kept) == 0 && kept.st_nlink > 0 &&
+        ::stat(file.c_str(), &now) == 0 && now.st_dev == kept.st_dev &&
+        now.st_ino == kept.st_ino) {
+      return it->second.data;
+    }
+    data_.erase(it);
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto opened, AppData::open(file.parent_path()));
+  std::shared_ptr<AppData> data(std::move(opened));
+  Fd held(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (held) data_.insert_or_assign(std::string(app), OpenData{std::move(held), data});
+  return data;
+}
+
 ReadinessContext host_readiness(
     std::function<bool(std::string_view app, std::string_view key)> secret_present) {
   ReadinessContext context;
@@ -192,7 +216,7 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
   if (!app.ok()) return denial("enabled", call, "no app named '" + call.app + "' is installed");
   if (!app.value().enabled) return denial("enabled", call, "the app is not enabled");
   HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(app.value()));
-  HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(store_.data_dir(call.app)));
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(call.app));
   const Provenance provenance{app.value().name, app.value().version, app.value().package_hash,
                               app.value().manifest_hash};
   EvidenceLog evidence(data->database(), provenance);
@@ -348,7 +372,7 @@ Status Bridge::record(std::string_view app_name, std::string_view kind,
                       const json::object& detail) {
   std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
-  HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(store_.data_dir(app.name)));
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(app.name));
   EvidenceLog evidence(data->database(),
                        Provenance{app.name, app.version, app.package_hash, app.manifest_hash});
   HEARTH_ASSIGN_OR_RETURN(auto entry, evidence.append(kind, detail));
@@ -359,7 +383,7 @@ Status Bridge::record(std::string_view app_name, std::string_view kind,
 Result<json::value> Bridge::evidence(std::string_view app_name, std::int64_t after) {
   std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
-  HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(store_.data_dir(app.name)));
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(app.name));
   EvidenceLog log(data->database(),
                   Provenance{app.name, app.version, app.package_hash, app.manifest_hash});
   HEARTH_ASSIGN_OR_RETURN(auto entries, log.entries(after));

@@ -15,7 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "agentapp/appdata/appdata.hpp"
 #include "agentapp/store/store.hpp"
+#include "common/fd.hpp"
 #include "common/result.hpp"
 #include "json/json.hpp"
 
@@ -63,10 +65,20 @@ class Bridge {
  private:
   /// The app's manifest, read once per installed package folder (under mutex_).
   Result<std::reference_wrapper<const AppManifest>> manifest_of(const InstalledApp& app);
+  /// The app's storage, opened once and kept while its database file is the same one: an
+  /// uninstall that deleted the data, and a new install, make another file, opened anew. The
+  /// file is held open (`file`) so that its inode cannot be reused meanwhile. Under mutex_.
+  Result<std::shared_ptr<AppData>> data_of(std::string_view app);
 
-  std::mutex mutex_;  // one call at a time per bridge: app databases are opened per call
+  struct OpenData {
+    Fd file;  ///< the database file as it was opened
+    std::shared_ptr<AppData> data;
+  };
+
+  std::mutex mutex_;  // one call at a time per bridge: the app databases are kept open here
   AppStore& store_;
   std::map<std::string, std::pair<std::filesystem::path, AppManifest>> manifests_;
+  std::map<std::string, OpenData, std::less<>> data_;
 };
 
 }  // namespace hearth::agentapp

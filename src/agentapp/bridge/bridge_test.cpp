@@ -194,3 +194,28 @@ TEST_F(BridgeTest, AppsRecordTheirOwnEvidenceUnderTheirOwnKind) {
 
 }  // namespace
 }  // namespace hearth::agentapp
+
+namespace hearth::agentapp {
+namespace {
+
+TEST_F(BridgeTest, AKeptDatabaseIsDroppedWhenTheAppsDataIsDeletedAndMadeAgain) {
+  ASSERT_TRUE(store->set_enabled("tasks", true).ok());
+  ASSERT_EQ(stage_of(call("lime.storage", "put", R"({"key":"k","value":1})")), "ok");
+  auto before = call("lime.storage", "get", R"({"key":"k"})");
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before.value().at("value"), 1);
+  // Uninstalled with its data, installed again: a new, empty database, not the kept one.
+  ASSERT_TRUE(store->uninstall("tasks", DataPolicy::kDelete).ok());
+  ASSERT_TRUE(store->install(package.path(), true).ok());
+  ASSERT_TRUE(store->set_enabled("tasks", true).ok());
+  auto after = call("lime.storage", "get", R"({"key":"k"})");
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_TRUE(after.value().at("value").is_null());
+  ASSERT_EQ(stage_of(call("lime.storage", "put", R"({"key":"k","value":2})")), "ok");
+  // What it wrote is in the file the store sees (another connection reads it).
+  auto fresh = AppData::open(store->data_dir("tasks")).value();
+  EXPECT_EQ(fresh->get("k").value(), 2);
+}
+
+}  // namespace
+}  // namespace hearth::agentapp
