@@ -181,8 +181,7 @@ Result<std::shared_ptr<AppData>> Bridge::data_of(std::string_view app) {
     struct stat kept {};
     struct stat now {};
     if (::fstat(it->second.file.get(), &kept) == 0 && kept.st_nlink > 0 &&
-        ::stat(file.c_str(), &now) == 0 && now.st_dev == kept.st_dev &&
-        now.st_ino == kept.st_ino) {
+        ::stat(file.c_str(), &now) == 0 && now.st_dev == kept.st_dev && now.st_ino == kept.st_ino) {
       return it->second.data;
     }
     data_.erase(it);
