@@ -610,6 +610,15 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     return bridge.invoke(call);
   }
 
+  Result<json::value> capability_list(const json::value& params,
+                                      const std::shared_ptr<rpc::Session>& session) {
+    HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
+    (void)conn;
+    HEARTH_ASSIGN_OR_RETURN(auto app, required_text(params, "appId"));
+    HEARTH_ASSIGN_OR_RETURN(auto list, bridge.list(app, optional_text(params, "workspaceId")));
+    return json::value(json::object{{"appId", app}, {"capabilities", std::move(list)}});
+  }
+
   Result<json::value> evidence_export(const json::value& params,
                                       const std::shared_ptr<rpc::Session>& session) {
     HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
@@ -1166,7 +1175,7 @@ void AppServer::stop() {
   });
 }
 
-void AppServer::add_methods(rpc::Dispatcher& dispatcher) {
+void AppServer::add_methods(rpc::Dispatcher& dispatcher, bool own_endpoint) {
   using Fn =
       Result<json::value> (State::*)(const json::value&, const std::shared_ptr<rpc::Session>&);
   auto s = state_;
@@ -1193,6 +1202,7 @@ void AppServer::add_methods(rpc::Dispatcher& dispatcher) {
   add("agentSession/action/respond", &State::respond);
   add("artifact/read", &State::artifact_read);
   add("evidence/export", &State::evidence_export);
+  if (own_endpoint) add("capability/list", &State::capability_list);
 }
 
 }  // namespace hearth::appserver

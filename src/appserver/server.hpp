@@ -63,7 +63,9 @@ class AppServer {
   AppServer& operator=(const AppServer&) = delete;
 
   /// Registers initialize, initialized, agentSession/*, artifact/read and evidence/export.
-  void add_methods(rpc::Dispatcher& dispatcher);
+  /// With `own_endpoint` (the dispatcher of /app-server and /app-server/ws, which serves nothing
+  /// else), also capability/list, refused like the others before the handshake.
+  void add_methods(rpc::Dispatcher& dispatcher, bool own_endpoint = false);
 
   /// Cancels the running turns and stops the server's thread. Idempotent.
   void stop();

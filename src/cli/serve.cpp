@@ -352,6 +352,7 @@ int serve(const ServeOptions& options) {
   methods::workspace::Runs agent_runs;
 
   rpc::Dispatcher dispatcher;
+  rpc::Dispatcher app_server_dispatcher;  // /app-server and /app-server/ws
   methods::lavs::add_methods(dispatcher, *host);
   methods::workspace::add_methods(dispatcher, *workspaces.value(), agent_settings, agent_runs);
   methods::view::add_methods(dispatcher, *host, view_host);
@@ -395,6 +396,7 @@ int serve(const ServeOptions& options) {
                                                           *app_bridge, std::move(sessions).value(),
                                                           std::move(app_server_options));
       app_server->add_methods(dispatcher);
+      app_server->add_methods(app_server_dispatcher, /*own_endpoint=*/true);
     } else {
       spdlog::error("the App Server is not served: {}", sessions.error().message);
     }
@@ -420,6 +422,7 @@ int serve(const ServeOptions& options) {
   }
   server_options.max_websockets = options.max_websockets;
   server_options.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);
+  if (app_server) server_options.app_server = &app_server_dispatcher;
   net::Server server(ioc, server_options, dispatcher, std::move(routes));
   auto port = server.listen();
   if (!port.ok()) {

@@ -229,6 +229,7 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   const ServerOptions& options() const { return options_; }
   const rpc::Dispatcher& dispatcher() const { return dispatcher_; }
+  const rpc::Dispatcher* app_server() const { return options_.app_server; }
   const Routes& routes() const { return routes_; }
   asio::io_context& ioc() { return ioc_; }
   std::uint16_t port() const { return port_.load(); }
@@ -543,7 +544,13 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     }
     // Routes added to the table; /rpc and /ws are built in. A path no route serves asks for the
     // token like /rpc, so that its absence tells nothing to a peer without the token.
-    const Route* route = path == "/rpc" || path == "/ws" ? nullptr : server_->routes().find(path);
+    // The App Server's own endpoints, when it is served, are a second /rpc and /ws.
+    const rpc::Dispatcher* second = server_->app_server();
+    const bool app = second != nullptr && (path == "/app-server" || path == "/app-server/ws");
+    const bool rpc_path = path == "/rpc" || (app && path == "/app-server");
+    const bool ws_path = path == "/ws" || (app && path == "/app-server/ws");
+    dispatcher_ = app ? second : &server_->dispatcher();
+    const Route* route = rpc_path || ws_path ? nullptr : server_->routes().find(path);
     auto origin = req.find(http::field::origin);
     if (origin != req.end()) {
       bool cross = false;
@@ -557,7 +564,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       }
       if (cross) cors_origin_ = std::string(origin->value());
     }
-    if (req.method() == http::verb::options && (path == "/rpc" || route != nullptr)) {
+    if (req.method() == http::verb::options && (rpc_path || route != nullptr)) {
       // Named: GCC 12 frees a temporary argument of a co_awaited coroutine twice.
       std::string allow = route != nullptr ? allow_header(*route) : std::string("POST, OPTIONS");
       std::string headers = "Authorization, Content-Type";
@@ -566,7 +573,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       }
       co_return co_await reply_preflight(parser, std::move(allow), std::move(headers));
     }
-    const Access access = path == "/ws"      ? Access::kTokenOrQuery
+    const Access access = ws_path            ? Access::kTokenOrQuery
                           : route != nullptr ? route->access
                                              : Access::kToken;
     if (access == Access::kOpen) {
@@ -581,14 +588,14 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       server_->authenticated(id_);
     }
 
-    if (path == "/rpc") {
+    if (rpc_path) {
       if (req.method() != http::verb::post) {
         co_return co_await reply_error(parser, http::status::method_not_allowed,
                                        "method not allowed");
       }
       co_return co_await handle_rpc(parser);
     }
-    if (path == "/ws") {
+    if (ws_path) {
       if (!websocket::is_upgrade(req)) {
         co_return co_await reply_error(parser, http::status::upgrade_required,
                                        "websocket upgrade required");
@@ -816,8 +823,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     // `Prefer: lafs-envelope` (RFC 7240): every answer in this body as a LAFS envelope.
     const bool envelope = header_has_token(req, http::field::prefer, "lafs-envelope");
     try {
-      reply = co_await server_->dispatcher().handle(req.body(), session_,
-                                                    rpc::CallOptions{.envelope = envelope});
+      reply = co_await dispatcher_->handle(req.body(), session_,
+                                           rpc::CallOptions{.envelope = envelope});
     } catch (const std::exception& e) {
       server_->log("{} dispatcher failed: {}", peer_, e.what());
       failed = true;
@@ -923,8 +930,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     std::optional<std::string> reply;
     rpc::AfterReply after;
     try {
-      reply = co_await self->server_->dispatcher().handle(text, self->session_,
-                                                          rpc::CallOptions{.after_reply = &after});
+      reply = co_await self->dispatcher_->handle(text, self->session_,
+                                                 rpc::CallOptions{.after_reply = &after});
     } catch (const std::exception& e) {
       self->server_->log("{} dispatcher failed: {}", self->peer_, e.what());
     }
@@ -1019,6 +1026,8 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   std::string peer_;
   std::string cors_origin_;  // allowed cross origin of the current request, else empty
   std::shared_ptr<rpc::Session> session_;
+  /// The service of the current request (/rpc, /ws) or of the WebSocket (/app-server...).
+  const rpc::Dispatcher* dispatcher_ = nullptr;
   Phase phase_ = Phase::kHttp;
   // Until a request carries the token, the connection lives on the header deadline counted
   // from its acceptance, not on the idle timeout.

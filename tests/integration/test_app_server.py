@@ -514,3 +514,38 @@ def test_app_page_files_are_served_to_their_mount_only(tmp_path):
         assert wait_for(lambda: get(m["url"])[0] == 404, 5)
         log = json.loads(app("evidence", "field-notes", *sd).stdout)["entries"]
         assert any(e["detail"].get("caller") == "ui:notes" for e in log if e["kind"] == "capability.invoked")
+
+
+def test_the_app_servers_own_endpoints_serve_nothing_before_the_handshake(installed):
+    fake = FakeModel([])
+    fake.start()
+    try:
+        with daemon_with(installed, fake) as d:
+            with d.ws(path="/app-server/ws") as ws:
+                for method, params in [("capability/list", {"appId": "tasks"}),
+                                       ("agentSession/start", {"appId": "tasks", "workspaceId": "w1"}),
+                                       ("evidence/export", {"appId": "tasks"})]:
+                    assert error(ws.request(method, params))["code"] == -32600, method
+                # Only the App Server is here: the daemon's other methods are not.
+                assert error(ws.request("lavs/manifest", {}))["code"] == -32601
+                handshake(ws)
+                caps = result(ws.request("capability/list", {"appId": "tasks"}))["capabilities"]
+                assert {c["capability"]: c["status"] for c in caps}["lime.agent"] == "available"
+                assert start(ws)["appId"] == "tasks"
+            with d.http() as http:
+                def call(method, params, id=1):
+                    status, _, data = http.post({"jsonrpc": "2.0", "id": id, "method": method,
+                                                 "params": params}, path="/app-server")
+                    assert status == 200
+                    return json.loads(data)
+                assert error(call("capability/list", {"appId": "tasks"}))["code"] == -32600
+                result(call("initialize", {"clientInfo": {"name": "http-host"}}))
+                http.post({"jsonrpc": "2.0", "method": "initialized"}, path="/app-server")
+                assert result(call("capability/list", {"appId": "tasks"}))["appId"] == "tasks"
+                # The token is required there as everywhere.
+                status, _, _ = http.post({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                          "params": {"clientInfo": {"name": "x"}}},
+                                         path="/app-server", token=False)
+                assert status == 401
+    finally:
+        fake.stop()
