@@ -549,3 +549,29 @@ def test_the_app_servers_own_endpoints_serve_nothing_before_the_handshake(instal
                 assert status == 401
     finally:
         fake.stop()
+
+
+def test_a_turn_a_stopped_daemon_left_running_is_failed_at_the_next_start(installed):
+    fake = FakeModel([{"delayMs": 20000, "reply": {"content": "too late"}}])
+    fake.start()
+    try:
+        d = daemon_with(installed, fake)
+        try:
+            with d.ws() as ws:
+                handshake(ws)
+                s = start(ws)
+                result(ws.request("agentSession/turn/start", {
+                    "sessionId": s["sessionId"], "workspaceId": "w1", "input": "slow"}, id=3))
+                events_until(ws, lambda e: e["type"] == "progress")
+            d.proc.kill()  # no shutdown: the turn is left "running" in the store
+            d.proc.wait()
+        finally:
+            d.cleanup()
+        with daemon_with(installed, fake) as d2, d2.ws() as ws:
+            handshake(ws)
+            state = result(ws.request("agentSession/read", {"sessionId": s["sessionId"], "workspaceId": "w1"}))
+            assert [t["status"] for t in state["turns"]] == ["failed"]
+            assert "stopped during the turn" in state["turns"][0]["error"]["message"]
+            assert state["events"][-1]["payload"]["status"] == "failed"
+    finally:
+        fake.stop()
