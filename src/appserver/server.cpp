@@ -49,23 +49,14 @@ Error not_ready(std::string_view why) {
   return Error::make(ErrorCode::kInvalidRequest, std::string(why));
 }
 
-const json::value* member(const json::value& params, std::string_view key) {
-  return params.is_object() ? params.get_object().if_contains(key) : nullptr;
-}
-
 Result<std::string> required_text(const json::value& params, std::string_view key) {
-  const auto* v = member(params, key);
+  const auto* v = json::member(params, key);
   if (v == nullptr || !v->is_string() || v->get_string().empty()) {
     return Error::make(ErrorCode::kInvalidParams,
                        "params." + std::string(key) + " must be a non-empty string",
                        json::object{{"param", key}});
   }
   return std::string(v->get_string());
-}
-
-std::string optional_text(const json::value& params, std::string_view key) {
-  const auto* v = member(params, key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 /// A bridge method as a tool: its parameters, and whether a person must allow each call.
@@ -263,8 +254,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     if (c->phase != Conn::Phase::kNew) {
       return not_ready("this connection is already initialized");
     }
-    const auto* info = member(params, "clientInfo");
-    const auto* name = info != nullptr ? member(*info, "name") : nullptr;
+    const auto* info = json::member(params, "clientInfo");
+    const auto* name = info != nullptr ? json::member(*info, "name") : nullptr;
     if (name == nullptr || !name->is_string() || name->get_string().empty()) {
       return Error::make(ErrorCode::kInvalidParams,
                          "initialize needs clientInfo.name: the host names itself",
@@ -321,14 +312,14 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     (void)conn;
     HEARTH_ASSIGN_OR_RETURN(auto app_id, required_text(params, "appId"));
     HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
-    std::string mode = optional_text(params, "mode");
+    std::string mode = json::string_member(params, "mode");
     if (mode.empty()) mode = "new";
     if (mode != "new" && mode != "resume" && mode != "continue" && mode != "fork") {
       return Error::make(ErrorCode::kInvalidParams,
                          "params.mode must be new, resume, continue or fork");
     }
     HEARTH_ASSIGN_OR_RETURN(auto app, agent_app(app_id, workspace));
-    const std::string key = optional_text(params, "idempotencyKey");
+    const std::string key = json::string_member(params, "idempotencyKey");
     if (!key.empty()) {
       HEARTH_ASSIGN_OR_RETURN(auto found, store->session_by_key(app_id, workspace, key));
       if (found) {
@@ -353,8 +344,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     s.id = new_id("ses_");
     s.app = app.name;
     s.workspace = workspace;
-    s.entry = optional_text(params, "entryKey");
-    if (const auto* ref = member(params, "businessObjectRef")) s.business_ref = *ref;
+    s.entry = json::string_member(params, "entryKey");
+    if (const auto* ref = json::member(params, "businessObjectRef")) s.business_ref = *ref;
     s.mode = mode;
     s.parent = parent;
     s.idempotency_key = key;
@@ -397,7 +388,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     (void)conn;
     HEARTH_ASSIGN_OR_RETURN(auto id, required_text(params, "sessionId"));
     HEARTH_ASSIGN_OR_RETURN(auto workspace, required_text(params, "workspaceId"));
-    return owned(id, optional_text(params, "appId"), workspace);
+    return owned(id, json::string_member(params, "appId"), workspace);
   }
 
   Result<json::value> read(const json::value& params,
@@ -405,7 +396,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     HEARTH_ASSIGN_OR_RETURN(auto s, addressed(params, session));
     const std::string& id = s.id;
     std::int64_t after = 0;
-    if (const auto* a = member(params, "afterSeq"); a != nullptr) {
+    if (const auto* a = json::member(params, "afterSeq"); a != nullptr) {
       if (!a->is_int64() || a->get_int64() < 0) {
         return Error::make(ErrorCode::kInvalidParams, "params.afterSeq must be an integer >= 0");
       }
@@ -426,7 +417,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     }
     // Read and listen in one step on this thread: the events after the last one returned come
     // as notifications, none missing and none twice.
-    if (const auto* subscribe = member(params, "subscribe");
+    if (const auto* subscribe = json::member(params, "subscribe");
         subscribe == nullptr || !subscribe->is_bool() || subscribe->get_bool()) {
       listen(id, session);
     }
@@ -441,12 +432,12 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     HEARTH_ASSIGN_OR_RETURN(auto s, addressed(params, session));
     const std::string& id = s.id;
     const std::string& workspace = s.workspace;
-    const auto* input = member(params, "input");
+    const auto* input = json::member(params, "input");
     if (input == nullptr || input->is_null()) {
       return Error::make(ErrorCode::kInvalidParams, "params.input is required",
                          json::object{{"param", "input"}});
     }
-    const std::string key = optional_text(params, "idempotencyKey");
+    const std::string key = json::string_member(params, "idempotencyKey");
     if (!key.empty()) {
       HEARTH_ASSIGN_OR_RETURN(auto found, store->turn_by_key(id, key));
       if (found) {
@@ -463,7 +454,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     HEARTH_ASSIGN_OR_RETURN(auto app, agent_app(s.app, workspace));
     (void)app;
     json::value schema(nullptr);
-    if (const auto* o = member(params, "outputSchema"); o != nullptr && !o->is_null()) {
+    if (const auto* o = json::member(params, "outputSchema"); o != nullptr && !o->is_null()) {
       if (!o->is_object()) {
         return Error::make(ErrorCode::kInvalidParams, "params.outputSchema must be a JSON Schema");
       }
@@ -474,7 +465,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       }
       schema = *o;
     }
-    std::string policy = optional_text(params, "queuePolicy");
+    std::string policy = json::string_member(params, "queuePolicy");
     if (policy.empty()) policy = "queue";
     if (policy != "queue" && policy != "reject" && policy != "interrupt") {
       return Error::make(ErrorCode::kInvalidParams,
@@ -490,15 +481,16 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     turn->record.session = id;
     turn->record.status = "queued";
     turn->record.input = *input;
-    if (const auto* att = member(params, "attachments"); att != nullptr && att->is_array()) {
+    if (const auto* att = json::member(params, "attachments"); att != nullptr && att->is_array()) {
       turn->record.input = json::object{{"input", *input}, {"attachments", *att}};
     }
     turn->record.output_schema = schema;
-    turn->record.capability = optional_text(params, "capabilityId");
+    turn->record.capability = json::string_member(params, "capabilityId");
     turn->record.idempotency_key = key;
     turn->record.created_at = now_text();
     turn->trace = new_id("trc_");
-    if (const auto* stream = member(params, "stream"); stream != nullptr && stream->is_bool()) {
+    if (const auto* stream = json::member(params, "stream");
+        stream != nullptr && stream->is_bool()) {
       turn->stream = stream->get_bool();
     }
     HEARTH_RETURN_IF_ERROR(store->add_turn(turn->record));
@@ -534,7 +526,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                                   const std::shared_ptr<rpc::Session>& session) {
     HEARTH_ASSIGN_OR_RETURN(auto s, addressed(params, session));
     const std::string& id = s.id;
-    std::string turn_id = optional_text(params, "turnId");
+    std::string turn_id = json::string_member(params, "turnId");
     auto& l = live[id];
     if (turn_id.empty()) turn_id = l.active;
     auto it = l.turns.find(turn_id);
@@ -573,13 +565,13 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                          json::object{{"param", "actionId"}});
     }
     json::object response{{"decision", decision}};
-    if (const auto* updated = member(params, "updatedInput"); updated != nullptr) {
+    if (const auto* updated = json::member(params, "updatedInput"); updated != nullptr) {
       if (!updated->is_object()) {
         return Error::make(ErrorCode::kInvalidParams, "params.updatedInput must be an object");
       }
       response["updatedInput"] = *updated;
     }
-    if (const auto* answer = member(params, "answer"); answer != nullptr) {
+    if (const auto* answer = json::member(params, "answer"); answer != nullptr) {
       response["answer"] = *answer;
     }
     if (decision == "defer") {
@@ -602,7 +594,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     HEARTH_ASSIGN_OR_RETURN(auto artifact, required_text(params, "artifactId"));
     agentapp::Invocation call;
     call.app = app;
-    call.workspace = optional_text(params, "workspaceId");
+    call.workspace = json::string_member(params, "workspaceId");
     call.capability = "lime.artifacts";
     call.method = "read";
     call.params = json::object{{"id", artifact}};
@@ -615,7 +607,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     HEARTH_ASSIGN_OR_RETURN(auto* conn, ready(session));
     (void)conn;
     HEARTH_ASSIGN_OR_RETURN(auto app, required_text(params, "appId"));
-    HEARTH_ASSIGN_OR_RETURN(auto list, bridge.list(app, optional_text(params, "workspaceId")));
+    HEARTH_ASSIGN_OR_RETURN(auto list,
+                            bridge.list(app, json::string_member(params, "workspaceId")));
     return json::value(json::object{{"appId", app}, {"capabilities", std::move(list)}});
   }
 
@@ -625,7 +618,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     (void)conn;
     HEARTH_ASSIGN_OR_RETURN(auto app, required_text(params, "appId"));
     std::int64_t after = 0;
-    if (const auto* a = member(params, "afterSeq"); a != nullptr && a->is_int64()) {
+    if (const auto* a = json::member(params, "afterSeq"); a != nullptr && a->is_int64()) {
       after = a->get_int64();
     }
     return bridge.evidence(app, after);
@@ -678,7 +671,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
           auto bound = options.resolve_tool(ref.get_object());
           if (!bound.ok()) {
             emit(s.id, t.record.id, t.trace, "progress",
-                 json::object{{"notice", "the tool " + optional_text(ref, "key") +
+                 json::object{{"notice", "the tool " + json::string_member(ref, "key") +
                                              " is not available: " + bound.error().message}});
             continue;
           }

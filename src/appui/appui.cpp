@@ -25,11 +25,6 @@ namespace {
 
 constexpr std::string_view kPrefix = "/apps/";
 
-std::string text_of(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 /// The app's UI package: the folder (runtimePackage.ui.path) and its entry document.
 struct UiPackage {
   fs::path root;
@@ -42,8 +37,8 @@ Result<UiPackage> ui_package(const agentapp::AppManifest& manifest, const fs::pa
   if (ui == nullptr || !ui->is_object()) {
     return Error::make(ErrorCode::kInvalidParams, "the app has no UI (runtimePackage.ui)");
   }
-  const std::string path = text_of(ui->get_object(), "path");
-  std::string document = text_of(ui->get_object(), "entry");
+  const std::string path = json::string_member(ui->get_object(), "path");
+  std::string document = json::string_member(ui->get_object(), "entry");
   if (document.empty()) document = "index.html";
   std::string rel = path;
   while (rel.starts_with("./")) rel.erase(0, 2);
@@ -63,12 +58,12 @@ json::array ui_entries(const agentapp::AppManifest& manifest) {
   for (const auto& e : list->get_array()) {
     if (!e.is_object()) continue;
     const auto& o = e.get_object();
-    const auto kind = text_of(o, "kind");
+    const auto kind = json::string_member(o, "kind");
     if (kind != "page" && kind != "panel") continue;
-    out.emplace_back(json::object{{"key", text_of(o, "key")},
+    out.emplace_back(json::object{{"key", json::string_member(o, "key")},
                                   {"kind", kind},
-                                  {"title", text_of(o, "title")},
-                                  {"route", text_of(o, "route")}});
+                                  {"title", json::string_member(o, "title")},
+                                  {"route", json::string_member(o, "route")}});
   }
   return out;
 }
@@ -112,7 +107,7 @@ Result<json::value> AppUiHost::entries() {
     if (!manifest.ok() || !ui_package(manifest.value(), app.dir).ok()) continue;
     auto list = ui_entries(manifest.value());
     if (list.empty()) continue;
-    std::string display = text_of(manifest.value().front_matter, "displayName");
+    std::string display = json::string_member(manifest.value().front_matter, "displayName");
     out.emplace_back(json::object{{"appId", app.name},
                                   {"displayName", display.empty() ? app.name : display},
                                   {"version", app.version},
@@ -129,8 +124,8 @@ Result<json::value> AppUiHost::open(const std::shared_ptr<rpc::Session>& session
                        "app/ui/open needs a WebSocket: the mount ends with the connection");
   }
   const auto& p = params.is_object() ? params.get_object() : json::object();
-  const std::string app_id = text_of(p, "appId");
-  const std::string entry_key = text_of(p, "entryKey");
+  const std::string app_id = json::string_member(p, "appId");
+  const std::string entry_key = json::string_member(p, "entryKey");
   if (app_id.empty() || entry_key.empty()) {
     return Error::make(ErrorCode::kInvalidParams, "app/ui/open needs appId and entryKey");
   }
@@ -159,7 +154,7 @@ Result<json::value> AppUiHost::open(const std::shared_ptr<rpc::Session>& session
   m.app = app.value().name;
   m.version = app.value().version;
   m.entry = entry_key;
-  m.route = text_of(*entry, "route");
+  m.route = json::string_member(*entry, "route");
   m.ui_root = ui.root;
   m.document = ui.document;
   m.session_id = session->id();
@@ -183,9 +178,9 @@ Result<json::value> AppUiHost::open(const std::shared_ptr<rpc::Session>& session
       if (auto self = weak.lock()) (*self)->close_session(id);
     });
   }
-  const std::string workspace = text_of(p, "workspaceId");
+  const std::string workspace = json::string_member(p, "workspaceId");
   auto capabilities = bridge_.list(m.app, workspace);
-  const std::string display = text_of(manifest.front_matter, "displayName");
+  const std::string display = json::string_member(manifest.front_matter, "displayName");
   return json::value(json::object{
       {"mountId", m.id},
       {"url", std::string(kPrefix) + m.ticket + "/" + m.document},
@@ -194,7 +189,7 @@ Result<json::value> AppUiHost::open(const std::shared_ptr<rpc::Session>& session
       {"version", m.version},
       {"dev", app.value().dev()},
       {"entryKey", m.entry},
-      {"title", text_of(*entry, "title")},
+      {"title", json::string_member(*entry, "title")},
       {"route", m.route},
       // A sandboxed frame without allow-same-origin has an opaque origin: its messages say "null".
       {"runtimeOrigin", "null"},

@@ -11,11 +11,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::string text_of(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 /// "tool_" and the key with every character but letters, digits, '_' and '-' made '_'.
 std::string tool_name(std::string_view key) {
   std::string out = "tool_";
@@ -70,9 +65,9 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
                                           workspace::Manager& workspaces) {
   return [&host, &gateway, &workspaces](const json::object& ref) -> Result<appserver::ToolBinding> {
     appserver::ToolBinding b;
-    const std::string key = text_of(ref, "key");
-    b.provider = text_of(ref, "provider");
-    b.target = text_of(ref, "capability");
+    const std::string key = json::string_member(ref, "key");
+    b.provider = json::string_member(ref, "provider");
+    b.target = json::string_member(ref, "capability");
     if (b.target.empty()) b.target = key;
     b.name = tool_name(key.empty() ? b.target : key);
     if (b.provider == "lavs") {
@@ -101,7 +96,7 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
                                 : nullptr;
           eps != nullptr && eps->is_array()) {
         for (const auto& e : eps->get_array()) {
-          if (!e.is_object() || text_of(e.get_object(), "id") != endpoint) continue;
+          if (!e.is_object() || json::string_member(e.get_object(), "id") != endpoint) continue;
           const auto* schema = e.get_object().if_contains("schema");
           const auto* input = schema != nullptr && schema->is_object()
                                   ? schema->get_object().if_contains("input")

@@ -322,4 +322,9 @@ const value* member(const value& v, std::string_view key) {
   return v.get_object().if_contains(key);
 }
 
+std::string string_member(const value& v, std::string_view key) {
+  const auto* m = member(v, key);
+  return m != nullptr && m->is_string() ? std::string(m->get_string()) : std::string();
+}
+
 }  // namespace hearth::json

@@ -64,4 +64,8 @@ std::string_view kind_name(const value& v);
 /// Member lookup that returns nullptr when `v` is not an object or has no such key.
 const value* member(const value& v, std::string_view key);
 
+/// The string member `key` of `v`; empty when `v` is not an object or the member is absent or
+/// not a string.
+std::string string_member(const value& v, std::string_view key);
+
 }  // namespace hearth::json

@@ -25,11 +25,6 @@ bool required(const json::value& item) {
          ((r->is_bool() && r->get_bool()) || (r->is_string() && r->get_string() == "true"));
 }
 
-std::string text(const json::value& item, std::string_view key) {
-  const auto* v = item.is_object() ? item.get_object().if_contains(key) : nullptr;
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 class Assessment {
  public:
   /// A check that holds.
@@ -125,16 +120,16 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
 
   // Lifecycle: past its end of life the app is blocked; deprecated only warns.
   const std::string now = now_iso();
-  if (const auto eol = text(fm, "endOfLifeAt"); !eol.empty() && eol <= now) {
+  if (const auto eol = json::string_member(fm, "endOfLifeAt"); !eol.empty() && eol <= now) {
     std::string message = "the app reached its end of life on " + eol;
     if (const auto* window = fm.if_contains("supportWindow"); window != nullptr) {
-      if (const auto by = text(*window, "supersededBy"); !by.empty()) {
+      if (const auto by = json::string_member(*window, "supersededBy"); !by.empty()) {
         message += "; it is superseded by " + by;
       }
     }
     a.fail("blocked", "lifecycle", "endOfLifeAt", message);
   }
-  if (const auto dep = text(fm, "deprecatedAt"); !dep.empty() && dep <= now) {
+  if (const auto dep = json::string_member(fm, "deprecatedAt"); !dep.empty() && dep <= now) {
     a.warn("the app is deprecated since " + dep);
   }
 
@@ -221,7 +216,7 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
 
   // Secrets: a required one must be in the vault.
   for (const auto& secret : list_of(fm, "secrets")) {
-    const std::string key = text(secret, "key");
+    const std::string key = json::string_member(secret, "key");
     if (key.empty()) continue;
     const std::string variable = secret_variable(key);
     const bool present = context.secret_present && context.secret_present(manifest.name, variable);
@@ -243,16 +238,16 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
 
   // Knowledge templates: hearth has no way to bind them yet.
   for (const auto& item : list_of(fm, "knowledgeTemplates")) {
-    const std::string key = text(item, "key");
+    const std::string key = json::string_member(item, "key");
     a.fail(required(item) ? "blocked" : "degraded", "knowledge", key.empty() ? "knowledge" : key,
            "hearth cannot bind knowledge for apps yet (" + (key.empty() ? "knowledge" : key) + ")");
   }
   // Tools: LAVS endpoints, registry capabilities and workspace scripts are bound when a task
   // starts, to what the daemon serves then; other providers cannot be bound.
   for (const auto& item : list_of(fm, "toolRefs")) {
-    const std::string key = text(item, "key");
-    const std::string provider = text(item, "provider");
-    std::string target = text(item, "capability");
+    const std::string key = json::string_member(item, "key");
+    const std::string provider = json::string_member(item, "provider");
+    std::string target = json::string_member(item, "capability");
     if (target.empty()) target = key;
     if (provider == "lavs" || provider == "registry" || provider == "a2s" ||
         provider == "workspace") {
@@ -288,8 +283,8 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
     }
   } else {
     for (const auto& service : list_of(fm, "services")) {
-      if (text(service, "kind") != "app-backend") continue;
-      const std::string key = text(service, "key");
+      if (json::string_member(service, "kind") != "app-backend") continue;
+      const std::string key = json::string_member(service, "key");
       a.fail(required(service) ? "blocked" : "degraded", "backend", key,
              "this host does not run app backends: " + key + " will not start");
     }

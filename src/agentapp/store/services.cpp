@@ -10,11 +10,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string text_of(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 std::vector<std::string> words(std::string_view line) {
   std::vector<std::string> out;
   std::string word;
@@ -89,8 +84,8 @@ std::vector<std::string> network_hosts(const json::object& fm, const json::objec
   const auto* list = fm.if_contains("permissions");
   if (list == nullptr || !list->is_array()) return hosts;
   for (const auto& p : list->get_array()) {
-    if (!p.is_object() || text_of(p.get_object(), "scope") != "network") continue;
-    const auto key = text_of(p.get_object(), "key");
+    if (!p.is_object() || json::string_member(p.get_object(), "scope") != "network") continue;
+    const auto key = json::string_member(p.get_object(), "key");
     if (!named.empty() && std::find(named.begin(), named.end(), key) == named.end()) continue;
     for (auto& d : string_list(p.get_object(), "domains")) hosts.push_back(std::move(d));
   }
@@ -101,7 +96,7 @@ std::vector<std::string> network_hosts(const json::object& fm, const json::objec
 template <class Unit>
 std::optional<std::string> limits_of(const json::object& fm, const json::object& service,
                                      Unit& out) {
-  out.network = text_of(service, "network");
+  out.network = json::string_member(service, "network");
   if (out.network.empty()) out.network = "deny-by-default";
   if (out.network == "remote-allowed") {
     out.hosts = network_hosts(fm, service);
@@ -137,15 +132,15 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
                                                    const json::object& service,
                                                    const fs::path& package) {
   BackendService out;
-  out.key = text_of(service, "key");
-  const auto plane = text_of(service, "executionPlane");
+  out.key = json::string_member(service, "key");
+  const auto plane = json::string_member(service, "executionPlane");
   if (plane != "client-local") {
     return plane.empty() ? std::string(
                                "it declares no executionPlane (hearth runs client-local "
                                "backends)")
                          : "hearth runs client-local backends, not " + plane + " ones";
   }
-  const auto protocol = text_of(service, "protocol");
+  const auto protocol = json::string_member(service, "protocol");
   if (protocol != "stdio-jsonrpc") {
     return "hearth runs stdio-jsonrpc backends, not " +
            (protocol.empty() ? std::string("ones without a protocol") : protocol);
@@ -161,7 +156,7 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
     line = string_list(service, "command");
   } else {
     for (const char* field : {"binary", "path", "entry"}) {
-      auto file = text_of(service, field);
+      auto file = json::string_member(service, field);
       if (!file.empty()) {
         line.push_back(std::move(file));
         break;
@@ -169,7 +164,7 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
     }
   }
   if (line.empty()) return std::string("it names no command, binary, path or entry");
-  const auto language = text_of(service, "language");
+  const auto language = json::string_member(service, "language");
   if (auto script = package_file(package, line.front())) {
     auto run = interpreter(*script, language);
     if (!run) {
@@ -223,7 +218,7 @@ JsPlan plan_js_units(const json::object& front_matter, const fs::path& package) 
   JsPlan plan;
   const auto visit = [&](const json::object& item, std::string kind, const std::string& rel) {
     JsUnit unit;
-    unit.key = text_of(item, "key");
+    unit.key = json::string_member(item, "key");
     unit.kind = std::move(kind);
     const auto* req = item.if_contains("required");
     const bool required = req != nullptr && req->is_bool() && req->get_bool();
@@ -248,12 +243,13 @@ JsPlan plan_js_units(const json::object& front_matter, const fs::path& package) 
     for (const auto& item : list->get_array()) {
       if (!item.is_object()) continue;
       const auto& service = item.get_object();
-      if (text_of(service, "kind") != "worker") continue;
-      if (!is_js_name(text_of(service, "language")) && !is_js_name(text_of(service, "runtime"))) {
+      if (json::string_member(service, "kind") != "worker") continue;
+      if (!is_js_name(json::string_member(service, "language")) &&
+          !is_js_name(json::string_member(service, "runtime"))) {
         continue;  // a worker in another language: not hearth's to run in its JS workers
       }
-      auto rel = text_of(service, "entry");
-      if (rel.empty()) rel = text_of(service, "path");
+      auto rel = json::string_member(service, "entry");
+      if (rel.empty()) rel = json::string_member(service, "path");
       visit(service, "worker", rel);
     }
   }
@@ -261,7 +257,7 @@ JsPlan plan_js_units(const json::object& front_matter, const fs::path& package) 
       list != nullptr && list->is_array()) {
     for (const auto& item : list->get_array()) {
       if (!item.is_object()) continue;
-      const auto entry = text_of(item.get_object(), "entry");
+      const auto entry = json::string_member(item.get_object(), "entry");
       const auto ext = fs::path(entry).extension().string();
       if (ext == ".js" || ext == ".mjs" || ext == ".cjs") {
         visit(item.get_object(), "workflow", entry);
@@ -278,7 +274,7 @@ BackendPlan plan_backends(const json::object& front_matter, const fs::path& pack
   for (const auto& item : list->get_array()) {
     if (!item.is_object()) continue;
     const auto& service = item.get_object();
-    if (text_of(service, "kind") != "app-backend") continue;
+    if (json::string_member(service, "kind") != "app-backend") continue;
     const auto* req = service.if_contains("required");
     const bool required = req != nullptr && req->is_bool() && req->get_bool();
     auto planned = plan_one(front_matter, service, package);
@@ -286,8 +282,8 @@ BackendPlan plan_backends(const json::object& front_matter, const fs::path& pack
       run->required = required;
       plan.run.push_back(std::move(*run));
     } else {
-      plan.not_run.push_back(
-          {text_of(service, "key"), required, std::move(std::get<std::string>(planned))});
+      plan.not_run.push_back({json::string_member(service, "key"), required,
+                              std::move(std::get<std::string>(planned))});
     }
   }
   return plan;
