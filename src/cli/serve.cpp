@@ -422,7 +422,10 @@ int serve(const ServeOptions& options) {
   }
   server_options.max_websockets = options.max_websockets;
   server_options.header_timeout = std::chrono::milliseconds(options.header_timeout_ms);
-  if (app_server) server_options.app_server = &app_server_dispatcher;
+  if (app_server) {
+    server_options.rpc_services.push_back(
+        {"/app-server", "/app-server/ws", &app_server_dispatcher});
+  }
   net::Server server(ioc, server_options, dispatcher, std::move(routes));
   auto port = server.listen();
   if (!port.ok()) {

@@ -229,7 +229,9 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
 
   const ServerOptions& options() const { return options_; }
   const rpc::Dispatcher& dispatcher() const { return dispatcher_; }
-  const rpc::Dispatcher* app_server() const { return options_.app_server; }
+  const std::vector<ServerOptions::RpcService>& rpc_services() const {
+    return options_.rpc_services;
+  }
   const Routes& routes() const { return routes_; }
   asio::io_context& ioc() { return ioc_; }
   std::uint16_t port() const { return port_.load(); }
@@ -544,12 +546,17 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     }
     // Routes added to the table; /rpc and /ws are built in. A path no route serves asks for the
     // token like /rpc, so that its absence tells nothing to a peer without the token.
-    // The App Server's own endpoints, when it is served, are a second /rpc and /ws.
-    const rpc::Dispatcher* second = server_->app_server();
-    const bool app = second != nullptr && (path == "/app-server" || path == "/app-server/ws");
-    const bool rpc_path = path == "/rpc" || (app && path == "/app-server");
-    const bool ws_path = path == "/ws" || (app && path == "/app-server/ws");
-    dispatcher_ = app ? second : &server_->dispatcher();
+    // /rpc and /ws, or the paths of another JSON-RPC service (ServerOptions::rpc_services).
+    bool rpc_path = path == "/rpc";
+    bool ws_path = path == "/ws";
+    dispatcher_ = &server_->dispatcher();
+    for (const auto& service : server_->rpc_services()) {
+      if (path == service.http_path || path == service.ws_path) {
+        rpc_path = path == service.http_path;
+        ws_path = !rpc_path;
+        dispatcher_ = service.dispatcher;
+      }
+    }
     const Route* route = rpc_path || ws_path ? nullptr : server_->routes().find(path);
     auto origin = req.find(http::field::origin);
     if (origin != req.end()) {

@@ -62,10 +62,15 @@ struct ServerOptions {
   /// Receives one line per transport-level event (rejections, disconnects, errors). Called from
   /// I/O threads concurrently, so it must be thread-safe. When empty, lines go to spdlog at debug.
   std::function<void(std::string_view line)> log;
-  /// A second JSON-RPC service with connections of its own: POST /app-server and the WebSocket
-  /// /app-server/ws (the App Server, docs/app-server.md), with the same token and checks. Null:
-  /// none. Must outlive every connection, as the main dispatcher.
-  const rpc::Dispatcher* app_server = nullptr;
+  /// More JSON-RPC services beside the main one (/rpc and /ws), each on a path for HTTP POST
+  /// and one for its WebSocket, with the same token and checks (the App Server's /app-server and
+  /// /app-server/ws). Their dispatchers must outlive every connection, as the main one.
+  struct RpcService {
+    std::string http_path;
+    std::string ws_path;
+    const rpc::Dispatcher* dispatcher = nullptr;
+  };
+  std::vector<RpcService> rpc_services;
 };
 
 /// Serves a Dispatcher on one TCP port. Runs on every thread that calls ioc.run(); each

@@ -129,7 +129,12 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
   // Strand state.
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Entry>> entries;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<JsEntry>> js_entries;
-  std::map<fs::path, std::shared_ptr<const AppManifest>> manifests;  ///< by package folder
+  /// What an installed package runs.
+  struct Plans {
+    std::vector<BackendService> backends;
+    std::vector<JsUnit> js;
+  };
+  std::map<fs::path, std::shared_ptr<const Plans>> plans;  ///< by package folder
   std::atomic<bool> stopped{false};
 
   // --- evidence -------------------------------------------------------------------------------
@@ -151,32 +156,31 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
 
   // --- the store ------------------------------------------------------------------------------
 
-  /// On a blocking thread: the backends of the enabled apps.
-  Result<Found> wanted(std::map<fs::path, std::shared_ptr<const AppManifest>>& cache) {
+  /// On a blocking thread: the backends of the enabled apps. An installed package folder never
+  /// changes, so what it runs is planned once per folder (`cache`), not at every poll.
+  Result<Found> wanted(std::map<fs::path, std::shared_ptr<const Plans>>& cache) {
     HEARTH_ASSIGN_OR_RETURN(auto apps, store.list());
     Found out;
-    std::map<fs::path, std::shared_ptr<const AppManifest>> seen;
+    std::map<fs::path, std::shared_ptr<const Plans>> seen;
     for (auto& app : apps) {
       if (!app.enabled) continue;
       auto it = cache.find(app.dir);
-      std::shared_ptr<const AppManifest> manifest;
+      std::shared_ptr<const Plans> plans;
       if (it != cache.end()) {
-        manifest = it->second;
+        plans = it->second;
       } else {
         auto read = read_manifest(app.dir);
         if (!read.ok()) {
           spdlog::warn("app '{}': its manifest cannot be read: {}", app.name, read.error().message);
           continue;
         }
-        manifest = std::make_shared<const AppManifest>(std::move(read).value());
+        const auto& fm = read.value().front_matter;
+        plans = std::make_shared<const Plans>(
+            Plans{plan_backends(fm, app.dir).run, plan_js_units(fm, app.dir).run});
       }
-      seen[app.dir] = manifest;
-      for (auto& service : plan_backends(manifest->front_matter, app.dir).run) {
-        out.backends.push_back({app, std::move(service)});
-      }
-      for (auto& unit : plan_js_units(manifest->front_matter, app.dir).run) {
-        out.js.push_back({app, std::move(unit)});
-      }
+      seen[app.dir] = plans;
+      for (const auto& service : plans->backends) out.backends.push_back({app, service});
+      for (const auto& unit : plans->js) out.js.push_back({app, unit});
     }
     cache = std::move(seen);
     return out;
@@ -185,7 +189,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
   /// On the strand: brings the running set in line with the store.
   asio::awaitable<void> reconcile() {
     auto self = shared_from_this();
-    auto cache = manifests;
+    auto cache = plans;
     std::function<Result<Found>()> work = [self, &cache] { return self->wanted(cache); };
     auto found = co_await blocking.run(work);
     if (stopped) co_return;
@@ -193,7 +197,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       spdlog::warn("app backends: the app store cannot be read: {}", found.error().message);
       co_return;
     }
-    manifests = std::move(cache);
+    plans = std::move(cache);
     std::map<std::pair<std::string, std::string>, WantedJs*> want_js;
     for (auto& w : found.value().js) want_js[{w.app.name, w.unit.key}] = &w;
     for (auto it = js_entries.begin(); it != js_entries.end();) {
