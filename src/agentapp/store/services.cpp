@@ -1,8 +1,14 @@
 #include "agentapp/store/services.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
 #include <variant>
+
+#include "common/beneath.hpp"
+#include "common/fd.hpp"
 
 namespace hearth::agentapp {
 
@@ -25,25 +31,35 @@ std::vector<std::string> words(std::string_view line) {
   return out;
 }
 
-/// `rel` as a regular file inside `package`, after links; nullopt when it is not one.
+/// A regular file `rel` inside `package`, opened below it with no link followed (the package is
+/// the app's, whatever it holds): the descriptor, or an invalid one.
+Fd open_package_file(const fs::path& package, std::string_view rel) {
+  std::string clean(rel);
+  while (clean.starts_with("./")) clean.erase(0, 2);
+  if (!is_clean_relative(clean)) return Fd();
+  BeneathFailure failure;
+  Fd fd = open_beneath(package, clean, O_RDONLY, failure);
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return Fd();
+  return fd;
+}
+
+/// `rel` as a regular file inside `package` (no link followed); nullopt when it is not one.
 std::optional<fs::path> package_file(const fs::path& package, std::string_view rel) {
-  if (rel.empty()) return std::nullopt;
-  const fs::path p = fs::path(std::string(rel)).lexically_normal();
-  if (p.is_absolute() || p.empty() || *p.begin() == "..") return std::nullopt;
-  std::error_code ec;
-  const fs::path resolved = fs::canonical(package / p, ec);
-  if (ec || !fs::is_regular_file(resolved, ec)) return std::nullopt;
-  const auto inside = resolved.lexically_relative(package);
-  if (inside.empty() || *inside.begin() == "..") return std::nullopt;
-  return resolved;
+  if (!open_package_file(package, rel)) return std::nullopt;
+  return (package / fs::path(std::string(rel))).lexically_normal();
 }
 
 /// The interpreter of a script: its `#!` line, else the service's language.
-std::optional<std::vector<std::string>> interpreter(const fs::path& script,
+std::optional<std::vector<std::string>> interpreter(const fs::path& package, std::string_view rel,
                                                     std::string_view language) {
-  std::ifstream in(script, std::ios::binary);
   std::string first;
-  std::getline(in, first);
+  if (Fd fd = open_package_file(package, rel)) {
+    char buf[256];
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n > 0) first.assign(buf, static_cast<std::size_t>(n));
+  }
+  first = first.substr(0, first.find('\n'));
   if (!first.empty() && first.back() == '\r') first.pop_back();
   if (first.starts_with("#!")) {
     auto line = words(std::string_view(first).substr(2));
@@ -166,7 +182,7 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
   if (line.empty()) return std::string("it names no command, binary, path or entry");
   const auto language = json::string_member(service, "language");
   if (auto script = package_file(package, line.front())) {
-    auto run = interpreter(*script, language);
+    auto run = interpreter(package, line.front(), language);
     if (!run) {
       return line.front() + " has no #! line and hearth knows no interpreter for language '" +
              language + "' (package files are not executable themselves)";
