@@ -121,14 +121,9 @@ struct ManageArgs {
 agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir) {
   // An app's secrets are the vault's values under the scope app.<name>; the vault is opened
   // when a readiness check first asks.
-  auto vault = std::make_shared<std::shared_ptr<vault::Vault>>();
-  return agentapp::host_readiness([state_dir, vault](std::string_view app, std::string_view key) {
-    if (!*vault) {
-      auto opened = open_vault(state_dir);
-      if (!opened.ok()) return false;
-      *vault = std::move(opened.value());
-    }
-    auto secret = (*vault)->get("app." + std::string(app), key);
+  auto vault = open_vault_on_first_use(state_dir);
+  return agentapp::host_readiness([vault](std::string_view app, std::string_view key) {
+    auto secret = vault->get("app." + std::string(app), key);
     return secret.ok() && secret.value().has_value();
   });
 }

@@ -93,6 +93,9 @@ int serve(const ServeOptions& options);
 /// The vault of `state_dir` (vault.db), under the master key of $HEARTH_VAULT_KEY or of
 /// `state_dir/vault.key` (created, 0600, on first use). cli/registry.cpp.
 Result<std::shared_ptr<vault::Vault>> open_vault(const std::filesystem::path& state_dir);
+/// The same vault, its key read and its database opened at first use (`hearth serve`: a daemon
+/// that never needs a variable never loads the key or the cryptography behind it).
+std::shared_ptr<vault::Vault> open_vault_on_first_use(const std::filesystem::path& state_dir);
 }  // namespace hearth::cli
 namespace hearth::agentapp {
 struct ReadinessContext;

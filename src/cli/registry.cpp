@@ -35,6 +35,12 @@ Result<std::shared_ptr<vault::Vault>> open_vault(const fs::path& state_dir) {
   return std::shared_ptr<vault::Vault>(std::move(opened));
 }
 
+std::shared_ptr<vault::Vault> open_vault_on_first_use(const fs::path& state_dir) {
+  return vault::Vault::open_on_first_use(
+      state_dir / "vault.db",
+      [key_file = state_dir / "vault.key"] { return vault::MasterKey::open(key_file); });
+}
+
 namespace {
 
 Result<std::string> read_text(const fs::path& file) {

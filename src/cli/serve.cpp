@@ -194,19 +194,16 @@ int serve(const ServeOptions& options) {
   auto jail = open_jail(options.insecure_no_sandbox);
   if (!jail) return 1;
 
-  // A2S: the vault under the state dir, the registry folders, and their HTTP client.
-  auto vault = open_vault(state_dir);
-  if (!vault.ok()) {
-    spdlog::error("{}", vault.error().message);
-    return 1;
-  }
+  // A2S: the vault under the state dir (opened at its first use: a key that does not match is
+  // reported to the call that needs a variable), the registry folders, and their HTTP client.
+  auto vault = open_vault_on_first_use(state_dir);
   auto a2s_client = std::make_shared<httpclient::Client>(ioc.get_executor());
   a2s::GatewayOptions gateway_options;
   gateway_options.registry_dirs = options.registry_dirs;
   gateway_options.local_domains = options.local_domains;
   gateway_options.timeout = std::chrono::milliseconds(options.registry_timeout_ms);
-  auto gateway = std::make_shared<a2s::Gateway>(ioc.get_executor(), gateway_options, vault.value(),
-                                                a2s_client);
+  auto gateway =
+      std::make_shared<a2s::Gateway>(ioc.get_executor(), gateway_options, vault, a2s_client);
   gateway->load();
   {
     const auto snap = gateway->snapshot();
@@ -249,7 +246,7 @@ int serve(const ServeOptions& options) {
     record.detail = entry.detail;
     audit.record(record);
   });
-  vault.value()->set_read_observer([&audit](const vault::GlobalRead& read) {
+  vault->set_read_observer([&audit](const vault::GlobalRead& read) {
     host::AuditRecord record;
     record.service = read.domain;
     record.endpoint = "global::" + read.name;
@@ -324,8 +321,7 @@ int serve(const ServeOptions& options) {
   agent_settings.model.model = options.model;
   agent_settings.model.stream = options.model_stream;
   agent_settings.default_key_ref = options.model_key_ref;
-  agent_settings.read_key = [vault = vault.value(),
-                             &audit](const std::string& ref) -> Result<std::string> {
+  agent_settings.read_key = [vault, &audit](const std::string& ref) -> Result<std::string> {
     auto variable = methods::a2s::split_variable(ref);
     if (!variable) {
       return Error::make(ErrorCode::kInvalidParams,

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "common/ascii.hpp"
 #include "json/json.hpp"
@@ -181,14 +183,20 @@ const std::vector<storage::Migration>& migrations() {
 
 struct Vault::Impl {
   std::unique_ptr<storage::Database> db;
-  MasterKey master;
+  std::optional<MasterKey> master;
   std::string salt;
+  // Opening at first use: what to open, and whether it is done (db is set once, under the
+  // mutex, before `opened` says so).
+  std::filesystem::path db_file;
+  KeySource key_source;
+  std::mutex open_mutex;
+  std::atomic<bool> opened{false};
   std::mutex keys_mutex;
   std::map<std::string, Key> keys;  ///< derived per scope, wiped on close
   std::mutex observer_mutex;
   ReadObserver observer;
 
-  explicit Impl(MasterKey key) : master(std::move(key)) {}
+  Impl() = default;
   ~Impl() {
     for (auto& [scope, key] : keys) OPENSSL_cleanse(key.data(), key.size());
   }
@@ -198,7 +206,7 @@ struct Vault::Impl {
     auto it = keys.find(info);
     if (it != keys.end()) return it->second;
     Key key{};
-    if (!hkdf(master.data(), salt, info, key)) return internal("key derivation failed");
+    if (!hkdf(master->data(), salt, info, key)) return internal("key derivation failed");
     keys.emplace(info, key);
     return key;
   }
@@ -265,6 +273,10 @@ struct Vault::Impl {
     return v != nullptr ? *v : std::int64_t{0};
   }
 
+  Status open_with(const std::filesystem::path& file, MasterKey key);
+  /// Opens the vault if it is not open yet (a vault made by open_on_first_use).
+  Status ready();
+
   void observe(const GlobalRead& read) {
     std::lock_guard lock(observer_mutex);
     if (observer) observer(read);
@@ -274,50 +286,82 @@ struct Vault::Impl {
 Vault::Vault(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Vault::~Vault() = default;
 
-Result<std::unique_ptr<Vault>> Vault::open(const std::filesystem::path& db_file, MasterKey key) {
-  HEARTH_ASSIGN_OR_RETURN(auto db, storage::open_sqlite(db_file));
-  HEARTH_RETURN_IF_ERROR(db->migrate("vault", migrations()));
-  auto impl = std::make_unique<Impl>(std::move(key));
-  impl->db = std::move(db);
-  // The salt and the key check are made with the vault; the check tells a wrong master key
-  // from a tampered row.
-  HEARTH_ASSIGN_OR_RETURN(auto tx, impl->db->begin());
-  HEARTH_ASSIGN_OR_RETURN(auto rows, impl->db->query("SELECT key, value FROM vault_meta"));
+/// Opens db_file under `key`: the schema, then the salt and check value made (a new vault) or
+/// the check value opened (a wrong master key is told from a tampered row).
+Status Vault::Impl::open_with(const std::filesystem::path& file, MasterKey key) {
+  HEARTH_ASSIGN_OR_RETURN(auto opened_db, storage::open_sqlite(file));
+  HEARTH_RETURN_IF_ERROR(opened_db->migrate("vault", migrations()));
+  HEARTH_ASSIGN_OR_RETURN(auto tx, opened_db->begin());
+  HEARTH_ASSIGN_OR_RETURN(auto rows, opened_db->query("SELECT key, value FROM vault_meta"));
   std::map<std::string, std::string> meta;
   for (const auto& row : rows) {
     const auto* k = std::get_if<std::string>(&row[0]);
     const auto* v = std::get_if<storage::Blob>(&row[1]);
     if (k != nullptr && v != nullptr) meta[*k] = v->bytes;
   }
+  master.emplace(std::move(key));
   if (meta.count("salt") == 0) {
-    std::string salt(32, '\0');
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(salt.data()), 32) != 1) {
+    std::string new_salt(32, '\0');
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(new_salt.data()), 32) != 1) {
       return internal("no random bytes for the salt");
     }
-    impl->salt = salt;
-    HEARTH_ASSIGN_OR_RETURN(auto check_key, impl->key_for("hearth vault v1 check"));
+    salt = new_salt;
+    HEARTH_ASSIGN_OR_RETURN(auto check_key, key_for("hearth vault v1 check"));
     auto check = seal(check_key, kCheckText, "check");
     if (!check) return internal("sealing failed");
     HEARTH_RETURN_IF_ERROR(
-        impl->db->execute("INSERT INTO vault_meta (key, value) VALUES ('salt', ?), ('check', ?)",
-                          {storage::Blob{salt}, storage::Blob{*check}}));
+        opened_db->execute("INSERT INTO vault_meta (key, value) VALUES ('salt', ?), ('check', ?)",
+                           {storage::Blob{new_salt}, storage::Blob{*check}}));
     HEARTH_RETURN_IF_ERROR(tx->commit());
   } else {
     tx.reset();
-    impl->salt = meta["salt"];
-    HEARTH_ASSIGN_OR_RETURN(auto check_key, impl->key_for("hearth vault v1 check"));
-    auto opened = open_sealed(check_key, meta["check"], "check");
-    if (!opened || *opened != kCheckText) {
+    salt = meta["salt"];
+    HEARTH_ASSIGN_OR_RETURN(auto check_key, key_for("hearth vault v1 check"));
+    auto checked = open_sealed(check_key, meta["check"], "check");
+    if (!checked || *checked != kCheckText) {
       return Error::make(ErrorCode::kPermissionDenied,
-                         "vault: the master key does not match this vault (" + db_file.string() +
+                         "vault: the master key does not match this vault (" + file.string() +
                              "): was the key file replaced, or $HEARTH_VAULT_KEY changed?");
     }
   }
+  db = std::move(opened_db);
+  return Status{};
+}
+
+Status Vault::Impl::ready() {
+  if (opened.load(std::memory_order_acquire)) return Status{};
+  std::lock_guard lock(open_mutex);
+  if (opened.load(std::memory_order_relaxed)) return Status{};
+  {
+    // A failed attempt leaves nothing behind for the next one.
+    std::lock_guard keys_lock(keys_mutex);
+    for (auto& [scope, key] : keys) OPENSSL_cleanse(key.data(), key.size());
+    keys.clear();
+  }
+  master.reset();
+  HEARTH_ASSIGN_OR_RETURN(auto key, key_source());
+  HEARTH_RETURN_IF_ERROR(open_with(db_file, std::move(key)));
+  opened.store(true, std::memory_order_release);
+  return Status{};
+}
+
+Result<std::unique_ptr<Vault>> Vault::open(const std::filesystem::path& db_file, MasterKey key) {
+  auto impl = std::make_unique<Impl>();
+  HEARTH_RETURN_IF_ERROR(impl->open_with(db_file, std::move(key)));
+  impl->opened.store(true);
+  return std::unique_ptr<Vault>(new Vault(std::move(impl)));
+}
+
+std::unique_ptr<Vault> Vault::open_on_first_use(std::filesystem::path db_file, KeySource key) {
+  auto impl = std::make_unique<Impl>();
+  impl->db_file = std::move(db_file);
+  impl->key_source = std::move(key);
   return std::unique_ptr<Vault>(new Vault(std::move(impl)));
 }
 
 Status Vault::set(std::string_view scope, std::string_view name, std::string_view value,
                   std::optional<std::int64_t> expires_at) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   HEARTH_ASSIGN_OR_RETURN(auto s, scope_of(scope));
   HEARTH_RETURN_IF_ERROR(check_name(name));
   HEARTH_ASSIGN_OR_RETURN(auto tx, impl_->db->begin());
@@ -329,6 +373,7 @@ Status Vault::set(std::string_view scope, std::string_view name, std::string_vie
 Result<bool> Vault::set_if_version(std::string_view scope, std::string_view name,
                                    std::string_view value, std::optional<std::int64_t> expires_at,
                                    std::int64_t expected_version) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   HEARTH_ASSIGN_OR_RETURN(auto s, scope_of(scope));
   HEARTH_RETURN_IF_ERROR(check_name(name));
   HEARTH_ASSIGN_OR_RETURN(auto tx, impl_->db->begin());
@@ -340,6 +385,7 @@ Result<bool> Vault::set_if_version(std::string_view scope, std::string_view name
 }
 
 Result<std::optional<Secret>> Vault::get(std::string_view scope, std::string_view name) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   HEARTH_ASSIGN_OR_RETURN(auto s, scope_of(scope));
   HEARTH_RETURN_IF_ERROR(check_name(name));
   return impl_->read(s, name);
@@ -361,6 +407,7 @@ Result<std::optional<Secret>> Vault::get_global_for(std::string_view domain,
 }
 
 Result<std::vector<EntryInfo>> Vault::list(std::optional<std::string_view> scope) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   std::vector<storage::Row> rows;
   if (scope) {
     HEARTH_ASSIGN_OR_RETURN(auto s, scope_of(*scope));
@@ -390,6 +437,7 @@ Result<std::vector<EntryInfo>> Vault::list(std::optional<std::string_view> scope
 }
 
 Result<bool> Vault::remove(std::string_view scope, std::string_view name) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   HEARTH_ASSIGN_OR_RETURN(auto s, scope_of(scope));
   HEARTH_RETURN_IF_ERROR(check_name(name));
   HEARTH_ASSIGN_OR_RETURN(auto n, impl_->db->execute("DELETE FROM variables WHERE scope = ? AND "
@@ -399,6 +447,7 @@ Result<bool> Vault::remove(std::string_view scope, std::string_view name) {
 }
 
 Status Vault::trust(std::string_view domain, const std::vector<std::string>& names) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   HEARTH_ASSIGN_OR_RETURN(auto d, scope_of(domain));
   if (d == kGlobal) {
     return Error::make(ErrorCode::kInvalidParams, "vault: trust is granted to a domain");
@@ -415,6 +464,7 @@ Status Vault::trust(std::string_view domain, const std::vector<std::string>& nam
 }
 
 Result<bool> Vault::revoke(std::string_view domain, const std::vector<std::string>& names) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   HEARTH_ASSIGN_OR_RETURN(auto d, scope_of(domain));
   HEARTH_ASSIGN_OR_RETURN(auto tx, impl_->db->begin());
   std::int64_t removed = 0;
@@ -434,6 +484,7 @@ Result<bool> Vault::revoke(std::string_view domain, const std::vector<std::strin
 }
 
 Result<bool> Vault::is_trusted(std::string_view domain, std::string_view name) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   HEARTH_ASSIGN_OR_RETURN(auto d, scope_of(domain));
   HEARTH_ASSIGN_OR_RETURN(auto rows, impl_->db->query("SELECT 1 FROM trust_grants WHERE domain = ? "
                                                       "AND (name = ? OR name = '*')",
@@ -442,6 +493,7 @@ Result<bool> Vault::is_trusted(std::string_view domain, std::string_view name) {
 }
 
 Result<std::vector<Grant>> Vault::grants(std::optional<std::string_view> domain) {
+  HEARTH_RETURN_IF_ERROR(impl_->ready());
   std::vector<storage::Row> rows;
   if (domain) {
     HEARTH_ASSIGN_OR_RETURN(auto d, scope_of(*domain));

@@ -58,6 +58,13 @@ class Vault {
  public:
   /// Opens (creating, mode 0600) `db_file`, applying the vault's schema migrations.
   static Result<std::unique_ptr<Vault>> open(const std::filesystem::path& db_file, MasterKey key);
+
+  /// Where the master key comes from, asked once the vault is first used.
+  using KeySource = std::function<Result<MasterKey>()>;
+  /// A vault that reads its key and opens `db_file` at its first use (the daemon: no key file,
+  /// no database and no cryptography touched until a variable is needed). Every call reports
+  /// a failure to open as its own error, and the next call tries again.
+  static std::unique_ptr<Vault> open_on_first_use(std::filesystem::path db_file, KeySource key);
   ~Vault();
   Vault(const Vault&) = delete;
   Vault& operator=(const Vault&) = delete;

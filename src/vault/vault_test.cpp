@@ -8,9 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "storage/storage.hpp"
 
@@ -87,6 +90,62 @@ TEST(Vault, WrongMasterKeyIsNamed) {
   auto wrong = Vault::open(tmp.db(), key(8));
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().message.find("master key does not match"), std::string::npos);
+}
+
+TEST(Vault, OpenedOnFirstUseOnly) {
+  Tmp tmp;
+  int asked = 0;
+  bool key_readable = false;
+  auto lazy = Vault::open_on_first_use(tmp.db(), [&]() -> Result<MasterKey> {
+    ++asked;
+    if (!key_readable) return Error::make(ErrorCode::kInternalError, "the key file is unreadable");
+    return key(7);
+  });
+  // Made, and nothing read or written yet: no key asked for, no database file.
+  EXPECT_EQ(asked, 0);
+  EXPECT_FALSE(fs::exists(tmp.db()));
+  // A failure to open is each call's own error, and the next call tries again.
+  auto failed = lazy->get("api.example.com", "API_KEY");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().message.find("unreadable"), std::string::npos);
+  EXPECT_FALSE(lazy->set("api.example.com", "API_KEY", "v").ok());
+  EXPECT_EQ(asked, 2);
+  key_readable = true;
+  ASSERT_TRUE(lazy->set("api.example.com", "API_KEY", "s3cret").ok());
+  EXPECT_EQ(lazy->get("api.example.com", "API_KEY").value()->value, "s3cret");
+  EXPECT_TRUE(lazy->trust("api.example.com", {"TOKEN"}).ok());
+  EXPECT_EQ(asked, 3);  // once open, the key is not asked for again
+  lazy.reset();
+  // The same file under the same key, opened at once: the value is there.
+  EXPECT_EQ(open(tmp.db())->get("api.example.com", "API_KEY").value()->value, "s3cret");
+  // Under another key the first use fails with the mismatch named, never with wrong data.
+  auto wrong = Vault::open_on_first_use(tmp.db(), [] { return Result<MasterKey>(key(9)); });
+  auto got = wrong->get("api.example.com", "API_KEY");
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_NE(got.error().message.find("does not match"), std::string::npos);
+  EXPECT_FALSE(wrong->list().ok());
+}
+
+TEST(Vault, FirstUseFromSeveralThreadsOpensOnce) {
+  Tmp tmp;
+  std::atomic<int> asked{0};
+  auto lazy = Vault::open_on_first_use(tmp.db(), [&]() -> Result<MasterKey> {
+    ++asked;
+    return key(7);
+  });
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  threads.reserve(4);
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      if (lazy->set("t.example", "V" + std::to_string(i), "x").ok()) ++ok;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 4);
+  EXPECT_EQ(asked.load(), 1);
+  EXPECT_EQ(lazy->list().value().size(), 4u);
 }
 
 TEST(Vault, TamperingIsAnErrorNeverWrongData) {
