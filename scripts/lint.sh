@@ -3,7 +3,9 @@
 # (the checks of .clang-tidy, warnings as errors) on the C++ sources changed since LINT_BASE.
 #   LINT_BASE: a git revision; default the merge base with origin/main, or the previous commit
 #              when HEAD is origin/main (CI on a clean clone of main).
-#   BUILD_DIR: where compile_commands.json is (default build/release).
+#   BUILD_DIR: where compile_commands.json is (default build/lint, configured here: the release
+#              tree compiles its sources in batches, a unity build, so its compile database names
+#              the batches, not the files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +36,6 @@ if [ -z "$base" ]; then
     base=$(git hash-object -t tree /dev/null)
   fi
 fi
-build=${BUILD_DIR:-build/release}
 # Sources (headers are checked through the sources that include them: HeaderFilterRegex).
 # Not parsed by clang-tidy 14: SpiderMonkey 102's headers stop with #error "A clang providing
 # __builtin_c[lt]z is required" (mozilla/MathAlgorithms.h), as clang 14's __has_builtin does not
@@ -46,8 +47,16 @@ if [ "${#changed[@]}" -eq 0 ]; then
   echo "lint: no C++ source changed since $base"
   exit 0
 fi
+build=${BUILD_DIR:-}
+if [ -z "$build" ]; then
+  # A compile database with one entry per source file: configured, never built (no header of
+  # the project is generated, so clang-tidy needs nothing else from it).
+  build=build/lint
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=OFF \
+    > /dev/null
+fi
 if [ ! -f "$build/compile_commands.json" ]; then
-  echo "lint: $build/compile_commands.json is missing: build first (make build)" >&2
+  echo "lint: $build/compile_commands.json is missing" >&2
   exit 1
 fi
 echo "lint: clang-tidy on ${#changed[@]} files changed since $(git rev-parse --short "$base")"

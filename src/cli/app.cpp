@@ -130,7 +130,7 @@ agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir)
 
 namespace {
 
-int fail(const Error& error) {
+int app_failed(const Error& error) {
   std::cerr << "hearth app: " << error.message << "\n";
   return 1;
 }
@@ -210,14 +210,14 @@ int manage(std::string_view command, const ManageArgs& args) {
   namespace aa = agentapp;
   if (command == "keygen") {
     auto generated = aa::generate_key();
-    if (!generated.ok()) return fail(generated.error());
+    if (!generated.ok()) return app_failed(generated.error());
     const auto& pair = generated.value();
     if (auto w = write_file_atomic(args.target, pair.private_pem, {.mode = 0600}); !w.ok()) {
-      return fail(w.error());
+      return app_failed(w.error());
     }
     if (auto w = write_file_atomic(args.target + ".pub", pair.public_pem, {.mode = 0644});
         !w.ok()) {
-      return fail(w.error());
+      return app_failed(w.error());
     }
     std::cout << "key " << pair.fingerprint << ": private " << args.target << ", public "
               << args.target << ".pub\n";
@@ -225,34 +225,35 @@ int manage(std::string_view command, const ManageArgs& args) {
   }
   if (command == "sign") {
     std::ifstream in(args.key, std::ios::binary);
-    if (!in) return fail(Error::make(ErrorCode::kInvalidParams, "cannot read " + args.key));
+    if (!in) return app_failed(Error::make(ErrorCode::kInvalidParams, "cannot read " + args.key));
     const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto fp = aa::sign_package(args.target, pem, args.publisher);
-    if (!fp.ok()) return fail(fp.error());
+    if (!fp.ok()) return app_failed(fp.error());
     std::cout << "signed " << args.target << " for " << args.publisher << " with key " << fp.value()
               << "\n";
     return 0;
   }
   auto opened = open_store(args);
-  if (!opened.ok()) return fail(opened.error());
+  if (!opened.ok()) return app_failed(opened.error());
   auto& store = *opened.value();
   if (command == "trust") {
     std::ifstream in(args.key, std::ios::binary);
-    if (!in) return fail(Error::make(ErrorCode::kInvalidParams, "cannot read " + args.key));
+    if (!in) return app_failed(Error::make(ErrorCode::kInvalidParams, "cannot read " + args.key));
     const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     auto fp = store.trust().add_key(args.target, pem);
-    if (!fp.ok()) return fail(fp.error());
+    if (!fp.ok()) return app_failed(fp.error());
     std::cout << "trusting key " << fp.value() << " of publisher " << args.target << "\n";
     return 0;
   }
   if (command == "revoke") {
-    if (auto r = store.trust().revoke(args.what, args.target); !r.ok()) return fail(r.error());
+    if (auto r = store.trust().revoke(args.what, args.target); !r.ok())
+      return app_failed(r.error());
     std::cout << "revoked " << args.what << " " << args.target << "\n";
     return 0;
   }
   if (command == "install") {
     auto result = store.install(args.target, args.dev);
-    if (!result.ok()) return fail(result.error());
+    if (!result.ok()) return app_failed(result.error());
     const auto& app = result.value().app;
     if (args.json) {
       json::object out = app.to_json();
@@ -282,7 +283,7 @@ int manage(std::string_view command, const ManageArgs& args) {
   }
   if (command == "upgrade") {
     auto result = store.upgrade(args.target, args.dev, args.approve);
-    if (!result.ok()) return fail(result.error());
+    if (!result.ok()) return app_failed(result.error());
     const auto& r = result.value();
     if (args.json) {
       json::object out = r.app.to_json();
@@ -311,14 +312,14 @@ int manage(std::string_view command, const ManageArgs& args) {
   }
   if (command == "rollback") {
     auto back = store.rollback(args.target);
-    if (!back.ok()) return fail(back.error());
+    if (!back.ok()) return app_failed(back.error());
     std::cout << back.value().name << " is back at " << back.value().version
               << " (its data keeps the migrations applied since)\n";
     return 0;
   }
   if (command == "list") {
     auto apps = store.list();
-    if (!apps.ok()) return fail(apps.error());
+    if (!apps.ok()) return app_failed(apps.error());
     if (args.json) {
       json::array out;
       for (const auto& a : apps.value()) out.emplace_back(a.to_json());
@@ -333,7 +334,7 @@ int manage(std::string_view command, const ManageArgs& args) {
   }
   if (command == "show") {
     auto shown = store.show(args.target);
-    if (!shown.ok()) return fail(shown.error());
+    if (!shown.ok()) return app_failed(shown.error());
     std::cout << aa::jsv::stringify(shown.value(), 2) << "\n";
     return 0;
   }
@@ -341,7 +342,7 @@ int manage(std::string_view command, const ManageArgs& args) {
     if (auto r =
             store.grant(args.target, args.capability, args.workspace, command == "grant", "person");
         !r.ok()) {
-      return fail(r.error());
+      return app_failed(r.error());
     }
     std::cout << (command == "grant" ? "granted " : "denied ") << args.capability << " to "
               << args.target << " for "
@@ -353,16 +354,16 @@ int manage(std::string_view command, const ManageArgs& args) {
   if (command == "evidence" || command == "artifacts") {
     // What the app left behind, read through the same store the bridge writes; nothing runs.
     auto app = store.find(args.target);
-    if (!app.ok()) return fail(app.error());
+    if (!app.ok()) return app_failed(app.error());
     auto data = aa::AppData::open(store.data_dir(args.target));
-    if (!data.ok()) return fail(data.error());
+    if (!data.ok()) return app_failed(data.error());
     const aa::Provenance provenance{app.value().name, app.value().version, app.value().package_hash,
                                     app.value().manifest_hash};
     aa::EvidenceLog evidence(data.value()->database(), provenance);
     json::object out{{"app", args.target}};
     if (command == "evidence") {
       auto entries = evidence.entries();
-      if (!entries.ok()) return fail(entries.error());
+      if (!entries.ok()) return app_failed(entries.error());
       const auto verified = evidence.verify();
       out["verified"] = verified.ok();
       if (!verified.ok()) out["problem"] = verified.error().message;
@@ -373,20 +374,20 @@ int manage(std::string_view command, const ManageArgs& args) {
     aa::ArtifactStore artifacts(data.value()->database(), store.data_dir(args.target) / "artifacts",
                                 provenance, evidence);
     auto list = artifacts.list();
-    if (!list.ok()) return fail(list.error());
+    if (!list.ok()) return app_failed(list.error());
     out["artifacts"] = std::move(list.value());
     std::cout << aa::jsv::stringify(out, 2) << "\n";
     return 0;
   }
   if (command == "grants") {
     auto grants = store.grants(args.target);
-    if (!grants.ok()) return fail(grants.error());
+    if (!grants.ok()) return app_failed(grants.error());
     std::cout << aa::jsv::stringify(grants.value(), 2) << "\n";
     return 0;
   }
   if (command == "enable" || command == "disable") {
     if (auto r = store.set_enabled(args.target, command == "enable"); !r.ok()) {
-      return fail(r.error());
+      return app_failed(r.error());
     }
     std::cout << args.target << " " << command << "d\n";
     return 0;
@@ -403,7 +404,7 @@ int manage(std::string_view command, const ManageArgs& args) {
                         : args.delete_data ? aa::DataPolicy::kDelete
                                            : aa::DataPolicy::kExportThenDelete;
     auto record = store.uninstall(args.target, policy, args.export_to);
-    if (!record.ok()) return fail(record.error());
+    if (!record.ok()) return app_failed(record.error());
     std::cout << aa::jsv::stringify(record.value(), 2) << "\n";
     return 0;
   }

@@ -44,7 +44,7 @@ Result<std::shared_ptr<vault::Vault>> opened(const VaultArgs& args) {
   return open_vault(args.state_dir.empty() ? default_state_dir() : args.state_dir);
 }
 
-int fail(const Error& error) {
+int vault_failed(const Error& error) {
   std::cerr << "hearth vault: " << error.message << std::endl;
   return error.code == ErrorCode::kInvalidParams ? 2 : 1;
 }
@@ -73,7 +73,7 @@ int set(const VaultArgs& args) {
     if (!value.empty() && value.back() == '\r') value.pop_back();
   }
   auto vault = opened(args);
-  if (!vault.ok()) return fail(vault.error());
+  if (!vault.ok()) return vault_failed(vault.error());
   std::optional<std::int64_t> expires;
   if (args.expires_in > 0) {
     expires = std::chrono::duration_cast<std::chrono::seconds>(
@@ -82,7 +82,7 @@ int set(const VaultArgs& args) {
               args.expires_in;
   }
   auto stored = vault.value()->set(scope, name, value, expires);
-  if (!stored.ok()) return fail(stored.error());
+  if (!stored.ok()) return vault_failed(stored.error());
   std::cerr << "stored " << scope << "::" << name << std::endl;
   return 0;
 }
@@ -95,9 +95,9 @@ int get(const VaultArgs& args) {
     return usage("usage: hearth vault get SCOPE NAME (or SCOPE::NAME)");
   }
   auto vault = opened(args);
-  if (!vault.ok()) return fail(vault.error());
+  if (!vault.ok()) return vault_failed(vault.error());
   auto secret = vault.value()->get(scope, name);
-  if (!secret.ok()) return fail(secret.error());
+  if (!secret.ok()) return vault_failed(secret.error());
   if (!secret.value()) {
     std::cerr << "hearth vault: no " << scope << "::" << name << " (or it expired)" << std::endl;
     return 1;
@@ -109,13 +109,13 @@ int get(const VaultArgs& args) {
 int list(const VaultArgs& args) {
   if (args.words.size() > 1) return usage("usage: hearth vault list [SCOPE] [--json]");
   auto vault = opened(args);
-  if (!vault.ok()) return fail(vault.error());
+  if (!vault.ok()) return vault_failed(vault.error());
   std::optional<std::string_view> scope;
   if (!args.words.empty()) scope = args.words[0];
   auto entries = vault.value()->list(scope);
-  if (!entries.ok()) return fail(entries.error());
+  if (!entries.ok()) return vault_failed(entries.error());
   auto grants = vault.value()->grants(std::nullopt);
-  if (!grants.ok()) return fail(grants.error());
+  if (!grants.ok()) return vault_failed(grants.error());
   if (args.json) {
     json::array e;
     for (const auto& entry : entries.value()) {
@@ -157,9 +157,9 @@ int remove(const VaultArgs& args) {
     return usage("usage: hearth vault delete SCOPE NAME (or SCOPE::NAME)");
   }
   auto vault = opened(args);
-  if (!vault.ok()) return fail(vault.error());
+  if (!vault.ok()) return vault_failed(vault.error());
   auto removed = vault.value()->remove(scope, name);
-  if (!removed.ok()) return fail(removed.error());
+  if (!removed.ok()) return vault_failed(removed.error());
   if (!removed.value()) {
     std::cerr << "hearth vault: no " << scope << "::" << name << std::endl;
     return 1;
@@ -173,11 +173,11 @@ int trust(const VaultArgs& args, bool grant) {
                  " DOMAIN [NAME...]");
   }
   auto vault = opened(args);
-  if (!vault.ok()) return fail(vault.error());
+  if (!vault.ok()) return vault_failed(vault.error());
   const std::vector<std::string> names(args.words.begin() + 1, args.words.end());
   if (grant) {
     auto done = vault.value()->trust(args.words[0], names);
-    if (!done.ok()) return fail(done.error());
+    if (!done.ok()) return vault_failed(done.error());
     std::cerr << args.words[0] << " may now read "
               << (names.empty() ? std::string("every global variable")
                                 : "global::" +
@@ -192,7 +192,7 @@ int trust(const VaultArgs& args, bool grant) {
     return 0;
   }
   auto done = vault.value()->revoke(args.words[0], names);
-  if (!done.ok()) return fail(done.error());
+  if (!done.ok()) return vault_failed(done.error());
   if (!done.value()) {
     std::cerr << "hearth vault: " << args.words[0] << " had no such grant" << std::endl;
     return 1;

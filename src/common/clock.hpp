@@ -22,4 +22,9 @@ inline std::string utc_timestamp(std::chrono::system_clock::time_point at) {
   return full;
 }
 
+/// The current time as utc_timestamp writes it.
+inline std::string utc_now() {
+  return utc_timestamp(std::chrono::system_clock::now());
+}
+
 }  // namespace hearth

@@ -29,10 +29,6 @@ const std::vector<storage::Migration>& own_tables() {
   return kTables;
 }
 
-std::string now_iso() {
-  return utc_timestamp(std::chrono::system_clock::now());
-}
-
 const json::value* at_path(const json::object& o, std::initializer_list<std::string_view> path) {
   const json::value* v = nullptr;
   const json::object* cur = &o;
@@ -160,7 +156,7 @@ Result<json::array> AppData::migrate(const fs::path& package, const json::object
     }
     HEARTH_RETURN_IF_ERROR(
         db_->execute("INSERT INTO hearth_migrations (name, sha256, applied_at) VALUES (?, ?, ?)",
-                     {name, hash, now_iso()}));
+                     {name, hash, utc_now()}));
     HEARTH_RETURN_IF_ERROR(tx->commit());
     applied_now.emplace_back(name);
   }

@@ -18,10 +18,6 @@ namespace {
 
 const std::string kZeroHash(64, '0');
 
-std::string now_iso() {
-  return utc_timestamp(std::chrono::system_clock::now());
-}
-
 json::object entry_of(const storage::Row& row) {
   const auto parse = [](const storage::Value& v) {
     auto p = json::parse_text(std::get<std::string>(v));
@@ -76,7 +72,7 @@ Result<json::object> EvidenceLog::append(std::string_view kind, const json::obje
   const std::string prev = last.empty() ? kZeroHash : std::get<std::string>(last[0][1]);
   json::object entry;
   entry["seq"] = seq;
-  entry["at"] = now_iso();
+  entry["at"] = utc_now();
   entry["kind"] = kind;
   entry["detail"] = detail;
   entry["provenance"] = provenance_.to_json();
@@ -166,7 +162,7 @@ Result<json::object> ArtifactStore::create(std::string_view type, std::string_vi
   record["mediaType"] = media_type;
   record["sha256"] = "sha256:" + sha;
   record["size"] = static_cast<std::int64_t>(content.size());
-  record["createdAt"] = now_iso();
+  record["createdAt"] = utc_now();
   record["metadata"] = metadata;
   record["provenance"] = provenance_.to_json();
   HEARTH_RETURN_IF_ERROR(db_.execute(

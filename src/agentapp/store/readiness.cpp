@@ -15,10 +15,6 @@ namespace hearth::agentapp {
 
 namespace {
 
-std::string now_iso() {
-  return utc_timestamp(std::chrono::system_clock::now());
-}
-
 bool required(const json::value& item) {
   const auto* r = item.is_object() ? item.get_object().if_contains("required") : nullptr;
   return r != nullptr &&
@@ -119,7 +115,7 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
   };
 
   // Lifecycle: past its end of life the app is blocked; deprecated only warns.
-  const std::string now = now_iso();
+  const std::string now = utc_now();
   if (const auto eol = json::string_member(fm, "endOfLifeAt"); !eol.empty() && eol <= now) {
     std::string message = "the app reached its end of life on " + eol;
     if (const auto* window = fm.if_contains("supportWindow"); window != nullptr) {

@@ -44,10 +44,6 @@ const std::vector<storage::Migration>& migrations() {
   return kMigrations;
 }
 
-std::string now_iso() {
-  return utc_timestamp(std::chrono::system_clock::now());
-}
-
 Error not_found(std::string_view name) {
   return Error::make(ErrorCode::kInvalidParams,
                      "no app named '" + std::string(name) + "' is installed");
@@ -352,7 +348,7 @@ fs::path AppStore::data_dir(std::string_view name) const {
 Status AppStore::log(std::string_view app, std::string_view action, const json::object& detail) {
   auto r =
       db_->execute("INSERT INTO app_log (at, app, action, detail) VALUES (?, ?, ?, ?)",
-                   {now_iso(), std::string(app), std::string(action), json::serialize(detail)});
+                   {utc_now(), std::string(app), std::string(action), json::serialize(detail)});
   if (!r.ok()) return std::move(r).error();
   return {};
 }
@@ -430,7 +426,7 @@ Result<InstalledApp> AppStore::place(Staged& staged) {
   app.trust = std::string(to_string(staged.verified.trust));
   app.publisher = staged.verified.publisher_id;
   app.key = staged.verified.key;
-  app.installed_at = now_iso();
+  app.installed_at = utc_now();
   app.dir = root_ / "packages" / app.name /
             (folder_safe(app.version) + "-" + staged.verified.package_hash.substr(7, 12));
   fs::create_directories(app.dir.parent_path(), ec);
@@ -751,7 +747,7 @@ Status AppStore::grant(std::string_view name, std::string_view capability,
       "ON CONFLICT (app, capability, workspace) DO UPDATE SET allow = excluded.allow, "
       "by = excluded.by, at = excluded.at",
       {std::string(name), std::string(capability), std::string(workspace),
-       std::int64_t{allow ? 1 : 0}, std::string(by), now_iso()});
+       std::int64_t{allow ? 1 : 0}, std::string(by), utc_now()});
   if (!r.ok()) return std::move(r).error();
   return log(
       name, allow ? "grant" : "deny",
@@ -802,7 +798,7 @@ Result<json::object> AppStore::uninstall(std::string_view name, DataPolicy polic
   record["version"] = app.version;
   record["packageHash"] = app.package_hash;
   record["manifestHash"] = app.manifest_hash;
-  record["at"] = now_iso();
+  record["at"] = utc_now();
   std::error_code ec;
   const bool had_data = fs::exists(data, ec);
   switch (policy) {

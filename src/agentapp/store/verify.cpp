@@ -15,7 +15,7 @@ namespace {
 constexpr std::string_view kSignatureFile = "app.signature.yaml";
 constexpr std::string_view kSchemeName = "hearth-ed25519";
 
-Error refused(std::string message) {
+Error denied(std::string message) {
   return Error::make(ErrorCode::kPermissionDenied, std::move(message));
 }
 
@@ -73,7 +73,7 @@ Result<Verified> verify_package(const std::filesystem::path& root, const AppMani
   out.package_hash = "sha256:" + digests.package;
   out.manifest_hash = "sha256:" + digests.manifest;
   if (trust.package_revoked(out.package_hash)) {
-    return refused("package " + out.package_hash + " is on the revocation list");
+    return denied("package " + out.package_hash + " is on the revocation list");
   }
   const auto sig_path = root / kSignatureFile;
   std::error_code ec;
@@ -82,9 +82,9 @@ Result<Verified> verify_package(const std::filesystem::path& root, const AppMani
     return out;
   }
   auto text = nodefs::read_file(sig_path.string());
-  if (!text.ok()) return refused(std::string(kSignatureFile) + ": " + text.error().message);
+  if (!text.ok()) return denied(std::string(kSignatureFile) + ": " + text.error().message);
   auto doc = json::yaml_to_json(text.value());
-  if (!doc.ok()) return refused(std::string(kSignatureFile) + ": " + doc.error().message);
+  if (!doc.ok()) return denied(std::string(kSignatureFile) + ": " + doc.error().message);
   const json::value& sig = doc.value();
   const std::string package_hash = strip(text_at(sig, {"signature", "package", "hash"}));
   const std::string manifest_hash = strip(text_at(sig, {"signature", "manifest", "hash"}));
@@ -94,34 +94,34 @@ Result<Verified> verify_package(const std::filesystem::path& root, const AppMani
   }
   // 1. The hashes: the files are the ones that were signed.
   if (package_hash != digests.package) {
-    return refused("the package's files are not the ones signed: package hash sha256:" +
-                   digests.package + ", the signature names sha256:" + package_hash);
+    return denied("the package's files are not the ones signed: package hash sha256:" +
+                  digests.package + ", the signature names sha256:" + package_hash);
   }
   if (manifest_hash != digests.manifest) {
-    return refused("APP.md is not the one signed: manifest hash sha256:" + digests.manifest +
-                   ", the signature names sha256:" + manifest_hash);
+    return denied("APP.md is not the one signed: manifest hash sha256:" + digests.manifest +
+                  ", the signature names sha256:" + manifest_hash);
   }
   // 2. The signature.
   const std::string scheme = text_at(sig, {"signature", "package", "signedBy"});
   if (scheme != kSchemeName) {
-    return refused("signed with '" + scheme + "', a scheme hearth cannot verify (it verifies " +
-                   std::string(kSchemeName) + ")");
+    return denied("signed with '" + scheme + "', a scheme hearth cannot verify (it verifies " +
+                  std::string(kSchemeName) + ")");
   }
   const std::string publisher = text_at(sig, {"signature", "trust", "publisherId"});
   const std::string key = text_at(sig, {"signature", "package", "key"});
   const std::string signature = text_at(sig, {"signature", "package", "signature"});
   // 3. Revocation, before the key is even looked up.
-  if (trust.key_revoked(key)) return refused("the signing key " + key + " has been revoked");
+  if (trust.key_revoked(key)) return denied("the signing key " + key + " has been revoked");
   auto pem = trust.key_of(publisher, key);
-  if (!pem.ok()) return refused("untrusted signature: " + pem.error().message);
+  if (!pem.ok()) return denied("untrusted signature: " + pem.error().message);
   SignedFacts facts{manifest.name, manifest.version, publisher, digests.package, digests.manifest};
   if (!verify_message(pem.value(), signed_message(facts), signature)) {
-    return refused("the signature does not verify with " + publisher + "'s key " + key);
+    return denied("the signature does not verify with " + publisher + "'s key " + key);
   }
   // 4. The publisher: the manifest cannot claim someone else.
   if (!manifest.publisher_id.empty() && manifest.publisher_id != publisher) {
-    return refused("APP.md names publisher '" + manifest.publisher_id + "' but '" + publisher +
-                   "' signed it");
+    return denied("APP.md names publisher '" + manifest.publisher_id + "' but '" + publisher +
+                  "' signed it");
   }
   out.trust = Trust::kSigned;
   out.publisher_id = publisher;

@@ -20,8 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::size_t kStderrTail = 4096;
-
 Error stopping_error() {
   return Error::make(ErrorCode::kHandlerError,
                      "the endpoint's persistent process was stopped (reload or shutdown)");

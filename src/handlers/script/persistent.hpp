@@ -51,6 +51,9 @@
 
 namespace hearth::handlers::script {
 
+/// How much of a handler process's stderr is kept for a crash report (per call and persistent).
+inline constexpr std::size_t kStderrTail = 4096;
+
 struct PersistentSpec {
   std::string label;            ///< "service.endpoint", in logs
   std::size_t instances = 1;    ///< processes at most

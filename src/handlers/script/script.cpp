@@ -35,7 +35,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kStderrTail = 4096;
 constexpr std::string_view kWhitespace = " \t\r\n";
 
 enum class InputMode { kStdin, kArgs, kEnv };
