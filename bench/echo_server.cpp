@@ -2,7 +2,12 @@
 /// server in the same coroutine style as hearth's, without JSON-RPC, auth or handlers: every POST
 /// gets the same small JSON-RPC-shaped body. Prints its port on stdout, runs until SIGINT/SIGTERM.
 ///
-///   hearth-echo-server [--address 127.0.0.1] [--port 0] [--threads 1]
+///   hearth-echo-server [--address 127.0.0.1] [--port 0] [--threads 1] [--reply FILE]
+///
+/// --reply FILE: answer every POST with the headers and body of the HTTP response in FILE (as
+/// `curl -si` prints one; its Content-Length, Connection and Date are the server's own), each
+/// header set per response as hearth sets its own: the same bytes on the wire as the response
+/// that was captured, with none of the work that made it (bench/threads/run.py).
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -17,11 +22,14 @@
 #include <charconv>
 #include <cstdint>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -34,6 +42,47 @@ using tcp = asio::ip::tcp;
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::string_view kBody = R"({"jsonrpc":"2.0","id":1,"result":{"ok":true}})";
 constexpr std::chrono::seconds kIdleTimeout{60};
+
+/// The answer to a POST: by default kBody with two headers; with --reply, a captured response.
+struct Reply {
+  std::vector<std::pair<std::string, std::string>> headers = {{"Server", "hearth-echo"},
+                                                              {"Content-Type", "application/json"}};
+  std::string body = std::string(kBody);
+};
+Reply g_reply;
+
+bool load_reply(const std::string& file, Reply& reply) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  auto end = all.find("\r\n\r\n");
+  std::size_t skip = 4;
+  if (end == std::string::npos) {
+    end = all.find("\n\n");
+    skip = 2;
+  }
+  if (end == std::string::npos) return false;
+  reply.headers.clear();
+  reply.body = all.substr(end + skip);
+  std::istringstream lines(all.substr(0, end));
+  std::string line;
+  std::getline(lines, line);  // the status line
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) return false;
+    std::string name = line.substr(0, colon);
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    std::string lower = name;
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "content-length" || lower == "connection" || lower == "date") continue;
+    reply.headers.emplace_back(std::move(name), std::move(value));
+  }
+  return true;
+}
 
 asio::awaitable<void> serve(tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
@@ -48,9 +97,13 @@ asio::awaitable<void> serve(tcp::socket socket) {
     bool post = req.method() == http::verb::post;
     http::response<http::string_body> res{post ? http::status::ok : http::status::not_found,
                                           req.version()};
-    res.set(http::field::server, "hearth-echo");
-    res.set(http::field::content_type, "application/json");
-    res.body() = post ? std::string(kBody) : std::string(R"({"error":"not found"})");
+    if (post) {
+      for (const auto& [name, value] : g_reply.headers) res.set(name, value);
+      res.body() = g_reply.body;
+    } else {
+      res.set(http::field::content_type, "application/json");
+      res.body() = R"({"error":"not found"})";
+    }
     res.content_length(res.body().size());
     res.keep_alive(req.keep_alive());
     auto [write_ec, write_n] = co_await http::async_write(stream, res, kUseTuple);
@@ -87,6 +140,8 @@ int main(int argc, char** argv) {
       address_text = value;
     } else if (flag == "--port") {
       ok = std::from_chars(value.data(), value.data() + value.size(), port).ec == std::errc{};
+    } else if (flag == "--reply") {
+      ok = load_reply(std::string(value), g_reply);
     } else if (flag == "--threads") {
       ok = std::from_chars(value.data(), value.data() + value.size(), threads).ec == std::errc{} &&
            threads > 0;
@@ -94,12 +149,14 @@ int main(int argc, char** argv) {
       ok = false;
     }
     if (!ok) {
-      std::cerr << "usage: hearth-echo-server [--address A] [--port P] [--threads N]\n";
+      std::cerr
+          << "usage: hearth-echo-server [--address A] [--port P] [--threads N] [--reply FILE]\n";
       return 2;
     }
   }
   if (argc % 2 == 0) {
-    std::cerr << "usage: hearth-echo-server [--address A] [--port P] [--threads N]\n";
+    std::cerr
+        << "usage: hearth-echo-server [--address A] [--port P] [--threads N] [--reply FILE]\n";
     return 2;
   }
 

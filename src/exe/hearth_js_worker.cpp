@@ -7,7 +7,9 @@
 //       front: what hearth avoids), then exit
 //   hearth-js-worker --bench-call DIR MODULE FUNCTION N [INPUT]
 //       run N calls of MODULE's FUNCTION (DIR: the service folder) in this process, without the
-//       daemon or pipes, and print the microseconds per call
+//       daemon or pipes, and print the microseconds per call (each call a fresh realm and module
+//       instance, the default isolation); --bench-kept: the same with the module instance kept
+//       between calls (`isolation: "worker"`)
 
 #include <csignal>
 #include <cstdio>
@@ -22,15 +24,17 @@ int main(int argc, char** argv) {
   if ((argc == 3 || argc == 4) && std::strcmp(argv[1], "--bench-global") == 0) {
     const bool eager = argc == 4 && std::strcmp(argv[3], "--eager-classes") == 0;
     rc = hearth::jsworker::bench_fresh_global(std::atoi(argv[2]), eager);
-  } else if ((argc == 6 || argc == 7) && std::strcmp(argv[1], "--bench-call") == 0) {
+  } else if ((argc == 6 || argc == 7) && (std::strcmp(argv[1], "--bench-call") == 0 ||
+                                          std::strcmp(argv[1], "--bench-kept") == 0)) {
     rc = hearth::jsworker::bench_call(argv[2], argv[3], argv[4], std::atoi(argv[5]),
-                                      argc == 7 ? argv[6] : "null");
+                                      argc == 7 ? argv[6] : "null",
+                                      std::strcmp(argv[1], "--bench-kept") == 0);
   } else if (argc == 1) {
     rc = hearth::jsworker::serve();
   } else {
     std::fputs(
         "usage: hearth-js-worker [--bench-global N [--eager-classes]]\n"
-        "       hearth-js-worker --bench-call DIR MODULE FUNCTION N [INPUT]\n"
+        "       hearth-js-worker --bench-call|--bench-kept DIR MODULE FUNCTION N [INPUT]\n"
         "  Serves the hearth daemon's JavaScript calls over stdin/stdout.\n",
         stderr);
   }

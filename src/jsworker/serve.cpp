@@ -251,7 +251,8 @@ int bench_fresh_global(int iterations, bool eager_classes) {
 }
 
 int bench_call(const std::filesystem::path& service_dir, const std::string& module,
-               const std::string& function, int iterations, const std::string& input_json) {
+               const std::string& function, int iterations, const std::string& input_json,
+               bool keep_state) {
   js::WorkerConfig config;
   std::error_code ec;
   config.service_dir = std::filesystem::canonical(service_dir, ec);
@@ -266,6 +267,7 @@ int bench_call(const std::filesystem::path& service_dir, const std::string& modu
   request.function = function;
   request.endpoint = function;
   request.input_json = input_json;
+  request.keep_state = keep_state;
   const int n = std::max(1, iterations);
   const js::CallSink sink;
   auto run_calls = [&](int count) {

@@ -22,8 +22,10 @@ int bench_fresh_global(int iterations, bool eager_classes);
 
 /// Runs `iterations` calls of `function` of `module` (relative to `service_dir`) with
 /// `input_json` in this process, without the daemon or pipes, and prints the microseconds per
-/// call. Returns the exit code.
+/// call. With `keep_state`, the module instance is kept between calls (`isolation: "worker"`),
+/// else each call gets a fresh realm and module instance (the default). Returns the exit code.
 int bench_call(const std::filesystem::path& service_dir, const std::string& module,
-               const std::string& function, int iterations, const std::string& input_json);
+               const std::string& function, int iterations, const std::string& input_json,
+               bool keep_state = false);
 
 }  // namespace hearth::jsworker
