@@ -246,8 +246,9 @@ int manage(std::string_view command, const ManageArgs& args) {
     return 0;
   }
   if (command == "revoke") {
-    if (auto r = store.trust().revoke(args.what, args.target); !r.ok())
+    if (auto r = store.trust().revoke(args.what, args.target); !r.ok()) {
       return app_failed(r.error());
+    }
     std::cout << "revoked " << args.what << " " << args.target << "\n";
     return 0;
   }
