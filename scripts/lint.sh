@@ -52,8 +52,13 @@ if [ -z "$build" ]; then
   # A compile database with one entry per source file: configured, never built (no header of
   # the project is generated, so clang-tidy needs nothing else from it).
   build=build/lint
+  mkdir -p "$build"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=OFF \
-    > /dev/null
+    > "$build/configure.log" 2>&1 || {
+    cat "$build/configure.log" >&2
+    echo "lint: configuring $build failed" >&2
+    exit 1
+  }
 fi
 if [ ! -f "$build/compile_commands.json" ]; then
   echo "lint: $build/compile_commands.json is missing" >&2
