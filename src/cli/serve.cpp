@@ -194,8 +194,14 @@ int serve(const ServeOptions& options) {
   auto jail = open_jail(options.insecure_no_sandbox);
   if (!jail) return 1;
 
-  // A2S: the vault under the state dir (opened at its first use: a key that does not match is
-  // reported to the call that needs a variable), the registry folders, and their HTTP client.
+  // A2S: the vault under the state dir, the registry folders, and their HTTP client. The vault's
+  // key is read (made when there is none) and checked now, so a key file of the wrong mode or
+  // form, or a malformed $HEARTH_VAULT_KEY, stops the start; the vault itself is opened at its
+  // first use (a key that does not match it is reported to the call that needs a variable).
+  if (auto key = vault::MasterKey::open(state_dir / "vault.key"); !key.ok()) {
+    spdlog::error("{}", key.error().message);
+    return 1;
+  }
   auto vault = open_vault_on_first_use(state_dir);
   auto a2s_client = std::make_shared<httpclient::Client>(ioc.get_executor());
   a2s::GatewayOptions gateway_options;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 
 #include "common/ascii.hpp"
 #include "common/fd.hpp"
+#include "common/random.hpp"
 
 namespace hearth::vault {
 namespace {
@@ -95,10 +95,10 @@ Result<MasterKey> MasterKey::load_or_create(const std::filesystem::path& file) {
   Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd && errno == ENOENT) {
     // Create it: a fresh key, written whole and synced before anything is sealed with it.
+    // From the kernel's CSPRNG (getrandom), which is also what OpenSSL's generator is seeded
+    // from: making a key does not start OpenSSL's random generator in the daemon.
     std::array<std::uint8_t, kSize> bytes{};
-    if (RAND_bytes(bytes.data(), static_cast<int>(kSize)) != 1) {
-      return key_error("no random bytes for a new key");
-    }
+    random_bytes(bytes.data(), kSize);
     std::string text = to_hex(bytes.data(), kSize) + "\n";
     Fd out(::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!out) {

@@ -665,6 +665,48 @@ def test_a_tampered_vault_row_is_an_error_never_wrong_data(world):
         d.cleanup()
 
 
+def test_the_vault_key_is_checked_at_start_and_the_vault_opened_at_first_use(tmp_path):
+    (tmp_path / "empty-registry").mkdir()
+    registry = ["--registry", str(tmp_path / "empty-registry")]
+
+    def serve(state, env=None):
+        return subprocess.run([hearth_bin(), "serve", "--port", "0", "--state-dir", str(state), *registry],
+                              capture_output=True, text=True, timeout=30, env=env)
+
+    # A key file others may read, or a malformed key in the environment, stops the start.
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o700)
+    (loose / "vault.key").write_text("ab" * 32 + "\n")
+    (loose / "vault.key").chmod(0o644)
+    r = serve(loose)
+    assert r.returncode != 0 and "vault.key" in r.stderr, r.stderr
+    r = serve(tmp_path / "env-state", env={**os.environ, "HEARTH_VAULT_KEY": "not a key"})
+    assert r.returncode != 0 and "HEARTH_VAULT_KEY" in r.stderr, r.stderr
+
+    # A daemon that never needs a variable makes its key but no vault database.
+    d = Daemon([], copy=False, extra_args=registry)
+    try:
+        assert (d.state_dir / "vault.key").stat().st_mode & 0o077 == 0
+        assert not (d.state_dir / "vault.db").exists()
+        result(d.rpc("vault/set", {"scope": "api.example.com", "name": "API_KEY", "value": "s3cret"}))
+        assert (d.state_dir / "vault.db").exists()
+    finally:
+        d.stop()
+    # Another (well-formed) key: the daemon starts, and the first call that needs the vault is
+    # told the key does not match, with nothing read.
+    (d.state_dir / "vault.key").write_text("cd" * 32 + "\n")
+    d2 = Daemon([], copy=False, state_dir=d.state_dir, extra_args=registry)
+    try:
+        e = error(d2.rpc("vault/list", {}))
+        assert "does not match" in e["message"] and "s3cret" not in json.dumps(e)
+        e = error(d2.rpc("vault/set", {"scope": "api.example.com", "name": "OTHER", "value": "x"}))
+        assert "does not match" in e["message"]
+    finally:
+        d2.stop()
+        d2.cleanup()
+        d.cleanup()
+
+
 def test_vault_writes_survive_kill_9(tmp_path):
     (tmp_path / "empty-registry").mkdir()
     d = Daemon([], copy=False, extra_args=["--registry", str(tmp_path / "empty-registry")])
