@@ -14,9 +14,6 @@ function(hearth_test name)
   endif()
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  # Compiled file by file even in the release preset's unity build: test files of one executable
-  # share helper names (each its own `describe`, fixture helpers) in their anonymous namespaces.
-  set_target_properties(${name} PROPERTIES UNITY_BUILD OFF)
   target_compile_options(${name} PRIVATE ${HEARTH_WARNINGS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60

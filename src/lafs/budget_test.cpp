@@ -5,14 +5,13 @@
 #include <cmath>
 
 #include "lafs/envelope.hpp"
+#include "lafs/testing.hpp"
 #include "lafs/validate.hpp"
 
 namespace hearth::lafs {
 namespace {
 
-json::value parse(std::string_view text) {
-  return json::parse_text(text).value();
-}
+using testing::parse;
 
 TEST(LafsBudget, EstimateFollowsTheSpecAlgorithm) {
   EXPECT_DOUBLE_EQ(estimate_tokens(nullptr), 1);

@@ -11,9 +11,7 @@
 namespace hearth::lafs {
 namespace {
 
-json::value parse(std::string_view text) {
-  return json::parse_text(text).value();
-}
+using testing::parse;
 
 std::set<std::string> failing(const Report& r) {
   std::set<std::string> out;

@@ -4,17 +4,14 @@
 
 #include "lafs/conformance.hpp"
 #include "lafs/envelope.hpp"
+#include "lafs/testing.hpp"
 #include "lafs/validate.hpp"
 
 namespace hearth::lafs {
 namespace {
 
-json::value parse(std::string_view text) {
-  return json::parse_text(text).value();
-}
-std::string lafs_code(const Error& e) {
-  return std::string(e.data.at("lafs").at("code").as_string());
-}
+using testing::lafs_code;
+using testing::parse;
 
 Mutation step(std::uint64_t expected, std::string_view delta) {
   Mutation m;

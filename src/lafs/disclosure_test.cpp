@@ -9,13 +9,8 @@
 namespace hearth::lafs {
 namespace {
 
-json::value parse(std::string_view text) {
-  return json::parse_text(text).value();
-}
-
-std::string lafs_code(const Error& e) {
-  return std::string(e.data.at("lafs").at("code").as_string());
-}
+using testing::lafs_code;
+using testing::parse;
 
 TEST(LafsDisclosure, ParseParameters) {
   auto d = parse_disclosure(parse(R"({"_fields":["id"],"_expand":["owner.team"],"_mvi":"minimal",

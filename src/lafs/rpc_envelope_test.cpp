@@ -4,13 +4,12 @@
 
 #include "lafs/conformance.hpp"
 #include "lafs/envelope.hpp"
+#include "lafs/testing.hpp"
 
 namespace hearth::lafs {
 namespace {
 
-json::value parse(std::string_view text) {
-  return json::parse_text(text).value();
-}
+using testing::parse;
 
 RpcCall call(std::string transport = "http") {
   RpcCall c;

@@ -8,10 +8,22 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
+#include "common/result.hpp"
 #include "json/json.hpp"
 
 namespace hearth::lafs::testing {
+
+/// JSON text a test knows to be valid, as a value.
+inline json::value parse(std::string_view text) {
+  return json::parse_text(text).value();
+}
+
+/// The LAFS code an error carries in its data (data.lafs.code).
+inline std::string lafs_code(const Error& e) {
+  return std::string(e.data.at("lafs").at("code").as_string());
+}
 
 /// $HEARTH_SOURCE_DIR/../shared/conformance/lafs (the source tree's when the variable is unset).
 inline std::filesystem::path conformance_dir() {

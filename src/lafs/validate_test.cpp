@@ -7,9 +7,7 @@
 namespace hearth::lafs {
 namespace {
 
-json::value parse(std::string_view text) {
-  return json::parse_text(text).value();
-}
+using testing::parse;
 
 // Applies `edit` to the sample envelope and validates the result.
 template <class Edit>

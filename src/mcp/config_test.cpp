@@ -8,7 +8,7 @@
 namespace hearth::mcp {
 namespace {
 
-json::value parse(std::string_view text) {
+json::value parse_config_text(std::string_view text) {
   auto v = json::parse_text(text);
   EXPECT_TRUE(v.ok()) << text;
   return v.ok() ? std::move(v).value() : json::value();
@@ -22,7 +22,7 @@ std::string joined(const Problems& problems) {
 
 TEST(McpConfig, StdioAndHttpServersInDocumentOrder) {
   Problems problems;
-  auto config = parse_config(parse(R"({"mcpServers": {
+  auto config = parse_config(parse_config_text(R"({"mcpServers": {
       "files": {"command": "node", "args": ["server.js", "data"], "env": {"LOG": "1"}},
       "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer x"},
                  "type": "http"}}})"),
@@ -47,7 +47,7 @@ TEST(McpConfig, StdioAndHttpServersInDocumentOrder) {
 
 TEST(McpConfig, EveryProblemHasItsPath) {
   Problems problems;
-  parse_config(parse(R"({"mcpServers": {
+  parse_config(parse_config_text(R"({"mcpServers": {
       "a": {"command": 3},
       "b": {"command": "x", "url": "http://h/"},
       "c": {},
@@ -70,10 +70,10 @@ TEST(McpConfig, EveryProblemHasItsPath) {
 
 TEST(McpConfig, DocumentShape) {
   Problems problems;
-  parse_config(parse("[]"), problems);
+  parse_config(parse_config_text("[]"), problems);
   ASSERT_EQ(problems.size(), 1u);
   problems.clear();
-  parse_config(parse("{}"), problems);
+  parse_config(parse_config_text("{}"), problems);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].path, "mcpServers");
 }

@@ -8,23 +8,12 @@
 
 #include "schema/ecma_regex.hpp"
 #include "schema/schema.hpp"
+#include "schema/testing.hpp"
 
 namespace hearth::schema {
 namespace {
 
-std::string describe(const Problems& problems) {
-  std::string out;
-  for (const Problem& p : problems) out += "{" + p.to_string() + "} ";
-  return out;
-}
-
-std::string describe(const std::vector<Violation>& violations) {
-  std::string out;
-  for (const Violation& v : violations) {
-    out += "{" + v.field + " | " + v.constraint + " | " + v.message + "} ";
-  }
-  return out;
-}
+using testing::describe;
 
 class PatternTest : public ::testing::Test {
  protected:

@@ -7,30 +7,19 @@
 #include <thread>
 #include <vector>
 
+#include "schema/testing.hpp"
 #include "schema/violations.hpp"
 
 namespace hearth::schema {
 namespace {
+
+using testing::describe;
 
 json::value parse(std::string_view text) {
   return json::parse(text);
 }
 json::object parse_object(std::string_view text) {
   return json::parse(text).as_object();
-}
-
-std::string describe(const std::vector<Violation>& violations) {
-  std::string out;
-  for (const Violation& v : violations) {
-    out += "{" + v.field + " | " + v.constraint + " | " + v.message + "} ";
-  }
-  return out;
-}
-
-std::string describe(const Problems& problems) {
-  std::string out;
-  for (const Problem& p : problems) out += "{" + p.to_string() + "} ";
-  return out;
 }
 
 class SchemaTest : public ::testing::Test {
