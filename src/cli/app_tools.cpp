@@ -1,6 +1,9 @@
 #include "cli/app_tools.hpp"
 
 #include <boost/asio/awaitable.hpp>
+#include <utility>
+
+#include "mcpserver/catalog.hpp"
 
 // GCC 12's false -Wmismatched-new-delete at the end of coroutines (see appserver/server.cpp).
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -22,13 +25,24 @@ std::string tool_name(std::string_view key) {
   return out;
 }
 
+/// "SERVICE<sep>REST" taken apart at the first of `separators`; `form` names the expected form.
+Result<std::pair<std::string, std::string>> split_target(const std::string& target,
+                                                         const char* separators,
+                                                         std::string_view form) {
+  const auto cut = target.find_first_of(separators);
+  if (cut == std::string::npos) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "a " + std::string(form) + ", not '" + target + "'");
+  }
+  return std::pair{target.substr(0, cut), target.substr(cut + 1)};
+}
+
 asio::awaitable<Result<json::value>> call_endpoint(host::Host& host, std::string service,
-                                                   std::string endpoint, json::object args) {
+                                                   std::string endpoint, json::value input) {
   auto found = host.find_service(service);
   if (!found.ok()) co_return found.error();
   auto keep = found.value();  // alive until the call returns
   host::Caller caller{"inproc", "app-server", ""};
-  json::value input(std::move(args));
   co_return co_await host.call(*keep, endpoint, std::move(input), caller);
 }
 
@@ -71,13 +85,10 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
     if (b.target.empty()) b.target = key;
     b.name = tool_name(key.empty() ? b.target : key);
     if (b.provider == "lavs") {
-      const auto cut = b.target.find_first_of("/.");
-      if (cut == std::string::npos) {
-        return Error::make(ErrorCode::kInvalidParams,
-                           "a lavs tool names SERVICE.ENDPOINT, not '" + b.target + "'");
-      }
-      std::string service = b.target.substr(0, cut);
-      std::string endpoint = b.target.substr(cut + 1);
+      HEARTH_ASSIGN_OR_RETURN(auto parts,
+                              split_target(b.target, "/.", "lavs tool names SERVICE.ENDPOINT"));
+      std::string service = std::move(parts.first);
+      std::string endpoint = std::move(parts.second);
       HEARTH_ASSIGN_OR_RETURN(auto svc, host.find_service(service));
       const manifest::Endpoint* found = nullptr;
       for (const auto& e : svc->manifest.endpoints) {
@@ -90,33 +101,21 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
       b.writes = found->method == manifest::Method::kMutation;
       b.description =
           found->description.empty() ? "The " + b.target + " endpoint." : found->description;
-      b.parameters = json::object{{"type", "object"}};
-      if (const auto* eps = svc->manifest.raw.is_object()
-                                ? svc->manifest.raw.get_object().if_contains("endpoints")
-                                : nullptr;
-          eps != nullptr && eps->is_array()) {
-        for (const auto& e : eps->get_array()) {
-          if (!e.is_object() || json::string_member(e.get_object(), "id") != endpoint) continue;
-          const auto* schema = e.get_object().if_contains("schema");
-          const auto* input = schema != nullptr && schema->is_object()
-                                  ? schema->get_object().if_contains("input")
-                                  : nullptr;
-          if (input != nullptr && input->is_object()) b.parameters = *input;
-        }
-      }
-      b.call = [&host, service, endpoint](json::object args) {
-        return call_endpoint(host, service, endpoint, std::move(args));
+      // The same arguments as the endpoint's MCP tool: `#/types` resolved, an input that is not
+      // an object passed as the argument "input".
+      auto input = mcpserver::tool_input_schema(svc->manifest, endpoint);
+      b.parameters = std::move(input.schema);
+      b.call = [&host, service, endpoint, wrapped = input.wrapped](json::object args) {
+        json::value value = wrapped ? json::value(args["input"]) : json::value(std::move(args));
+        return call_endpoint(host, service, endpoint, std::move(value));
       };
       return b;
     }
     if (b.provider == "registry" || b.provider == "a2s") {
-      const auto cut = b.target.find('/');
-      if (cut == std::string::npos) {
-        return Error::make(ErrorCode::kInvalidParams,
-                           "a registry tool names SERVICE/CAPABILITY, not '" + b.target + "'");
-      }
-      std::string service = b.target.substr(0, cut);
-      std::string capability = b.target.substr(cut + 1);
+      HEARTH_ASSIGN_OR_RETURN(
+          auto parts, split_target(b.target, "/", "registry tool names SERVICE/CAPABILITY"));
+      std::string service = std::move(parts.first);
+      std::string capability = std::move(parts.second);
       HEARTH_ASSIGN_OR_RETURN(auto definition, gateway.get(service));
       (void)definition;
       b.description = "The " + capability + " capability of the web service " + service +

@@ -180,6 +180,27 @@ bool wraps_input(const json::value& input_schema) {
   return false;
 }
 
+ToolInput tool_input_schema(const manifest::Manifest& m, std::string_view endpoint) {
+  ToolInput out;
+  json::value input = endpoint_schema(m, endpoint, "input");
+  if (!input.is_object()) {
+    // No input schema: any object (tool arguments are always an object).
+    out.schema = json::object{{"type", "object"}};
+    return out;
+  }
+  input = resolve_types(input, m.types);
+  out.wrapped = wraps_input(input);
+  if (out.wrapped) {
+    input = json::object{{"type", "object"},
+                         {"properties", json::object{{"input", input}}},
+                         {"required", json::array{"input"}}};
+  } else if (!input.get_object().contains("type")) {
+    input.get_object()["type"] = "object";
+  }
+  out.schema = std::move(input);
+  return out;
+}
+
 json::object tool_definition(const manifest::Manifest& m, const manifest::Endpoint& endpoint,
                              const std::string& name, const std::string& ui_uri) {
   json::object tool;
@@ -190,21 +211,7 @@ json::object tool_definition(const manifest::Manifest& m, const manifest::Endpoi
           ? endpoint.description
           : (endpoint.method == manifest::Method::kQuery ? "Query " : "Mutation ") + endpoint.id +
                 " of " + m.name;
-  json::value input = endpoint_schema(m, endpoint.id, "input");
-  if (input.is_object()) {
-    input = resolve_types(input, m.types);
-    if (wraps_input(input)) {
-      input = json::object{{"type", "object"},
-                           {"properties", json::object{{"input", input}}},
-                           {"required", json::array{"input"}}};
-    } else if (!input.get_object().contains("type")) {
-      input.get_object()["type"] = "object";
-    }
-  } else {
-    // No input schema: any object (MCP requires an object schema).
-    input = json::object{{"type", "object"}};
-  }
-  tool["inputSchema"] = std::move(input);
+  tool["inputSchema"] = tool_input_schema(m, endpoint.id).schema;
   json::value output = endpoint_schema(m, endpoint.id, "output");
   if (output.is_object()) {
     output = resolve_types(output, m.types);

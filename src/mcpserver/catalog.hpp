@@ -56,6 +56,15 @@ bool is_object_schema(const json::value& schema);
 /// arguments are always an object, so such an input travels as the argument "input".
 bool wraps_input(const json::value& input_schema);
 
+/// An endpoint's input as tool arguments: its input schema with `#/types` resolved, as an object
+/// schema; when the input is not an object (`wrapped`), the schema of {"input": <the input>}.
+/// Shared by MCP tools and the App Server's bound LAVS tools.
+struct ToolInput {
+  json::value schema;
+  bool wrapped = false;  ///< the endpoint's input is the arguments' "input"
+};
+ToolInput tool_input_schema(const manifest::Manifest& m, std::string_view endpoint);
+
 /// The tools/list entry of a query or mutation endpoint: name, title, description, inputSchema,
 /// outputSchema (when the endpoint declares one), annotations (a query is read-only and
 /// idempotent), and `_meta.ui.resourceUri` when the service has a view (`ui_uri` non-empty).

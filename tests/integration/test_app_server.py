@@ -575,3 +575,65 @@ def test_a_turn_a_stopped_daemon_left_running_is_failed_at_the_next_start(instal
             assert state["events"][-1]["payload"]["status"] == "failed"
     finally:
         fake.stop()
+
+
+SHAPES_MD = APP_MD.replace("artifactTypes:", """toolRefs:
+  - key: add
+    provider: lavs
+    capability: shapes.add
+  - key: count
+    provider: lavs
+    capability: shapes.count
+artifactTypes:""")
+
+
+def test_bound_lavs_tools_take_the_endpoints_mcp_arguments(tmp_path):
+    # An input given as a #/types reference reaches the model resolved; an input that is not an
+    # object travels as the argument "input" and reaches the endpoint unwrapped.
+    service = tmp_path / "shapes"
+    service.mkdir()
+    (service / "lavs.json").write_text(json.dumps({
+        "lavs": "1.0", "name": "shapes", "version": "1.0.0",
+        "types": {"Pair": {"type": "object", "required": ["a", "b"],
+                           "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}},
+        "endpoints": [
+            {"id": "add", "method": "query", "schema": {"input": {"$ref": "#/types/Pair"}},
+             "handler": {"type": "function", "module": "shapes.mjs", "function": "add"}},
+            {"id": "count", "method": "query",
+             "schema": {"input": {"type": "array", "items": {"type": "number"}}},
+             "handler": {"type": "function", "module": "shapes.mjs", "function": "count"}}]}))
+    (service / "shapes.mjs").write_text(
+        "export function add(i) { return { sum: i.a + i.b }; }\n"
+        "export function count(i) { return { n: i.length }; }\n")
+    state = install(tmp_path, SHAPES_MD)
+    fake = FakeModel([
+        {"expect": {"tools": ["lime_storage__get", "lime_storage__put", "lime_storage__query",
+                              "lime_artifacts__create", "lime_artifacts__read",
+                              "lime_artifacts__list", "tool_add", "tool_count",
+                              "ask_person", "complete"]},
+         "reply": {"tool_calls": [call("tool_add", a=1, b=2)]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": '"sum":3'},
+         "reply": {"tool_calls": [call("tool_count", input=[4, 5, 6])]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": '"n":3'},
+         "reply": {"tool_calls": [call("complete", result={"count": 3, "stored": []})]}},
+    ])
+    fake.start()
+    try:
+        args = ["--model-url", fake.base_url, "--model", "fake"]
+        with Daemon([service], state_dir=state, extra_args=args) as d, d.ws() as ws:
+            handshake(ws)
+            s = start(ws)
+            result(ws.request("agentSession/turn/start", {
+                "sessionId": s["sessionId"], "workspaceId": "w1", "input": "Add and count",
+                "outputSchema": OUTPUT_SCHEMA}, id=3))
+            seen = events_until(ws, lambda e: e["type"] in ("completed", "cancelled") or (
+                e["type"] == "status" and e["payload"]["status"] == "failed"))
+            assert fake.errors == []
+            assert seen[-1]["type"] == "completed", seen[-1]
+            tools = {t["function"]["name"]: t["function"]["parameters"] for t in fake.requests[0]["tools"]}
+            assert tools["tool_add"]["type"] == "object"
+            assert tools["tool_add"]["required"] == ["a", "b"] and "$ref" not in json.dumps(tools["tool_add"])
+            assert tools["tool_count"] == {"type": "object", "required": ["input"], "properties": {
+                "input": {"type": "array", "items": {"type": "number"}}}}
+    finally:
+        fake.stop()
