@@ -2,16 +2,20 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "common/fd.hpp"
+#include "common/random.hpp"
 
 namespace hearth::agentapp {
 
@@ -279,6 +283,219 @@ Result<fs::path> stage_archive(const fs::path& archive_path, const fs::path& des
     return top[0];
   }
   return dest;
+}
+
+namespace {
+
+constexpr std::string_view kLockSuffix = ".lock";
+/// Deeper than any package the stager accepts (max_depth 32) plus the entry's own folders; a
+/// tree deeper than this was not made by hearth and is left for a person.
+constexpr int kMaxRemoveDepth = 64;
+
+Error removal_failed(const std::string& name, int error) {
+  return Error::make(ErrorCode::kInternalError,
+                     "cannot remove " + name + ": " + std::strerror(error));
+}
+
+/// The names in the folder `dir` (without . and ..), read through a descriptor of its own.
+Result<std::vector<std::string>> names_in(int dir, const std::string& shown) {
+  Fd copy(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
+  DIR* d = copy ? ::fdopendir(copy.get()) : nullptr;
+  if (d == nullptr) return removal_failed(shown, errno);
+  copy.release();  // closedir closes it
+  ::rewinddir(d);  // the copy shares the offset of `dir`, which an earlier listing moved
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view n = e->d_name;
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  ::closedir(d);
+  return names;
+}
+
+/// Removes `name` below the folder `parent`: a folder with everything in it, anything else
+/// (a link too) with unlink. Every step is relative to a descriptor opened with O_NOFOLLOW.
+Status remove_below(int parent, const std::string& name, const std::string& shown, int depth) {
+  struct stat st {};
+  if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return errno == ENOENT ? Status{} : Status(removal_failed(shown, errno));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (depth > kMaxRemoveDepth) {
+      return Error::make(ErrorCode::kInternalError,
+                         "cannot remove " + shown + ": nested deeper than " +
+                             std::to_string(kMaxRemoveDepth) + " folders");
+    }
+    Fd dir(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir) return removal_failed(shown, errno);
+    // An installed package's folders are read-only (0555): their entries can only be unlinked
+    // once the folder is writable. fchmod acts on the folder opened, never through a link.
+    ::fchmod(dir.get(), 0700);
+    HEARTH_ASSIGN_OR_RETURN(auto names, names_in(dir.get(), shown));
+    for (const auto& n : names) {
+      std::string below = shown;
+      below += '/';
+      below += n;
+      HEARTH_RETURN_IF_ERROR(remove_below(dir.get(), n, below, depth + 1));
+    }
+    if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+      return removal_failed(shown, errno);
+    }
+    return {};
+  }
+  if (::unlinkat(parent, name.c_str(), 0) != 0 && errno != ENOENT) {
+    return removal_failed(shown, errno);
+  }
+  return {};
+}
+
+/// Whether `fd` is still the file named `name` in `dir` (a stale-lock sweep unlinks the lock
+/// file of an entry it took over; a lock taken on an unlinked file protects nothing).
+bool still_named(int dir, const std::string& name, int fd) {
+  struct stat by_fd {};
+  struct stat by_name {};
+  return ::fstat(fd, &by_fd) == 0 && by_fd.st_nlink > 0 &&
+         ::fstatat(dir, name.c_str(), &by_name, AT_SYMLINK_NOFOLLOW) == 0 &&
+         by_fd.st_dev == by_name.st_dev && by_fd.st_ino == by_name.st_ino;
+}
+
+int lock_blocking(int fd, int op) {
+  while (::flock(fd, op) != 0) {
+    if (errno != EINTR) return errno;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Status remove_tree_nofollow(const fs::path& path) {
+  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  const std::string name = path.filename().string();
+  if (name.empty() || name == "." || name == "..") {
+    return Error::make(ErrorCode::kInternalError, "cannot remove " + path.string());
+  }
+  Fd dir(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) return errno == ENOENT ? Status{} : Status(removal_failed(path.string(), errno));
+  return remove_below(dir.get(), name, path.string(), 0);
+}
+
+Result<StagingEntry> StagingEntry::create(const fs::path& staging) {
+  Fd dir(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir) {
+    return Error::make(ErrorCode::kInternalError,
+                       "cannot open " + staging.string() + ": " + std::strerror(errno));
+  }
+  // A sweep in another process may take a lock file between its creation and our flock and
+  // unlink it: then this lock protects nothing, and another name is tried.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const std::string id = random_hex(8);
+    const std::string lock_name = id + std::string(kLockSuffix);
+    Fd lock(::openat(dir.get(), lock_name.c_str(),
+                     O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!lock) {
+      if (errno == EEXIST) continue;
+      return Error::make(
+          ErrorCode::kInternalError,
+          "cannot create a lock file in " + staging.string() + ": " + std::strerror(errno));
+    }
+    if (const int err = lock_blocking(lock.get(), LOCK_EX); err != 0) {
+      return Error::make(
+          ErrorCode::kInternalError,
+          "cannot lock " + (staging / lock_name).string() + ": " + std::strerror(err));
+    }
+    if (!still_named(dir.get(), lock_name, lock.get())) continue;
+    if (::mkdirat(dir.get(), id.c_str(), 0700) != 0) {
+      const int err = errno;
+      ::unlinkat(dir.get(), lock_name.c_str(), 0);
+      return Error::make(ErrorCode::kInternalError,
+                         "cannot create " + (staging / id).string() + ": " + std::strerror(err));
+    }
+    StagingEntry entry;
+    entry.dir_ = staging / id;
+    entry.lock_ = staging / lock_name;
+    entry.lock_fd_ = std::move(lock);
+    return entry;
+  }
+  return Error::make(ErrorCode::kInternalError,
+                     "cannot make a staging folder in " + staging.string());
+}
+
+StagingEntry::StagingEntry(StagingEntry&& other) noexcept
+    : dir_(std::move(other.dir_)),
+      lock_(std::move(other.lock_)),
+      lock_fd_(std::move(other.lock_fd_)) {
+  other.dir_.clear();
+  other.lock_.clear();
+}
+
+StagingEntry& StagingEntry::operator=(StagingEntry&& other) noexcept {
+  if (this != &other) {
+    release();
+    dir_ = std::move(other.dir_);
+    lock_ = std::move(other.lock_);
+    lock_fd_ = std::move(other.lock_fd_);
+    other.dir_.clear();
+    other.lock_.clear();
+  }
+  return *this;
+}
+
+void StagingEntry::release() {
+  if (!lock_fd_) return;
+  // The folder first, then the lock file: a folder never outlives its lock file while this
+  // process lives, so a sweep never meets a folder of ours without one.
+  (void)remove_tree_nofollow(dir_);
+  Fd parent(::open(lock_.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const std::string name = lock_.filename().string();
+  if (parent && still_named(parent.get(), name, lock_fd_.get())) {
+    ::unlinkat(parent.get(), name.c_str(), 0);
+  }
+  lock_fd_.reset();  // the lock goes with the descriptor
+  dir_.clear();
+  lock_.clear();
+}
+
+std::vector<std::string> remove_stale_staging(const fs::path& staging) {
+  std::vector<std::string> removed;
+  Fd dir(::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir) return removed;
+  auto names = names_in(dir.get(), staging.string());
+  if (!names.ok()) return removed;
+  // First the lock files: one that can be locked belongs to a stager that is gone; its folder
+  // goes while the lock is held (a new stager cannot pick the name: its lock file exists).
+  for (const auto& name : names.value()) {
+    if (!name.ends_with(kLockSuffix) || name.size() == kLockSuffix.size()) continue;
+    struct stat st {};
+    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+      continue;
+    }
+    Fd lock(::openat(dir.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!lock || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) continue;  // held: in use
+    if (!still_named(dir.get(), name, lock.get())) continue;
+    const std::string id = name.substr(0, name.size() - kLockSuffix.size());
+    if (remove_below(dir.get(), id, (staging / id).string(), 0).ok() &&
+        ::unlinkat(dir.get(), name.c_str(), 0) == 0) {
+      removed.push_back(id);
+    }
+  }
+  // Then everything else that has no lock file beside it. A stager makes its lock file before
+  // its folder and unlinks it after, so a folder without one has no stager.
+  names = names_in(dir.get(), staging.string());
+  if (!names.ok()) return removed;
+  const std::set<std::string> present(names.value().begin(), names.value().end());
+  for (const auto& name : names.value()) {
+    struct stat st {};
+    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (name.ends_with(kLockSuffix) && S_ISREG(st.st_mode)) continue;  // held (above)
+    if (present.contains(name + std::string(kLockSuffix))) continue;
+    struct stat lock_st {};
+    if (::fstatat(dir.get(), (name + std::string(kLockSuffix)).c_str(), &lock_st,
+                  AT_SYMLINK_NOFOLLOW) == 0) {
+      continue;  // made since the listing: a stager starting now
+    }
+    if (remove_below(dir.get(), name, (staging / name).string(), 0).ok()) removed.push_back(name);
+  }
+  return removed;
 }
 
 }  // namespace hearth::agentapp

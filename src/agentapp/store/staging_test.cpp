@@ -1,7 +1,10 @@
 #include "agentapp/store/staging.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -149,6 +152,144 @@ TEST(StageArchive, RefusesSomethingThatIsNotAnArchive) {
   PackageDir work("work");
   work.write("not.tar.gz", "plain text");
   EXPECT_FALSE(stage_archive(work.path() / "not.tar.gz", work.path() / "s").ok());
+}
+
+/// A stager in a child process: it makes its entry, writes part of a package into it, reports
+/// the entry's folder, then waits for a byte on `go` (or nothing: it goes on at once) and dies
+/// by SIGKILL, as a killed `hearth app install` does: no destructor runs.
+struct ChildStager {
+  pid_t pid = -1;
+  fs::path entry;
+  int go = -1;
+
+  ChildStager(const fs::path& staging, bool wait) {
+    int report[2];
+    int resume[2];
+    EXPECT_EQ(::pipe(report), 0);
+    EXPECT_EQ(::pipe(resume), 0);
+    pid = ::fork();
+    if (pid == 0) {
+      ::close(report[0]);
+      ::close(resume[1]);
+      auto made = StagingEntry::create(staging);
+      if (!made.ok()) ::_exit(2);
+      std::ofstream(made.value().path() / "partial.bin") << std::string(4096, 'x');
+      const std::string path = made.value().path().string();
+      if (::write(report[1], path.data(), path.size()) < 0) ::_exit(3);
+      ::close(report[1]);
+      char byte = 0;
+      if (wait && ::read(resume[0], &byte, 1) < 0) ::_exit(4);
+      ::kill(::getpid(), SIGKILL);
+      ::_exit(5);
+    }
+    ::close(report[1]);
+    ::close(resume[0]);
+    go = resume[1];
+    std::string path;
+    char buf[512];
+    for (ssize_t n; (n = ::read(report[0], buf, sizeof buf)) > 0;) path.append(buf, n);
+    ::close(report[0]);
+    entry = path;
+    if (!wait) kill_now();
+  }
+  ~ChildStager() {
+    if (pid > 0) kill_now();
+  }
+  ChildStager(const ChildStager&) = delete;
+  ChildStager& operator=(const ChildStager&) = delete;
+  void kill_now() {
+    if (go >= 0) ::close(go);  // the child reads end-of-file and goes on to its SIGKILL
+    go = -1;
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    pid = -1;
+  }
+};
+
+std::size_t entries_in(const fs::path& dir) {
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+TEST(StagingEntry, IsLockedWhileHeldAndGoesWithItsLockFile) {
+  PackageDir state("state");
+  const auto staging = state.path() / "staging";
+  fs::create_directories(staging);
+  fs::path folder;
+  {
+    auto made = StagingEntry::create(staging);
+    ASSERT_TRUE(made.ok()) << made.error().message;
+    StagingEntry entry = std::move(made.value());
+    folder = entry.path();
+    ASSERT_TRUE(fs::is_directory(folder));
+    EXPECT_TRUE(fs::is_regular_file(folder.string() + ".lock"));
+    std::ofstream(folder / "partial.bin") << "x";
+    // Held (even by this process): a sweep leaves it whole.
+    EXPECT_TRUE(remove_stale_staging(staging).empty());
+    EXPECT_TRUE(fs::is_directory(folder));
+  }
+  EXPECT_FALSE(fs::exists(folder));
+  EXPECT_FALSE(fs::exists(folder.string() + ".lock"));
+  EXPECT_EQ(entries_in(staging), 0u);
+}
+
+TEST(StagingEntry, AKilledStagersEntryIsSweptAndALiveOnesIsNot) {
+  PackageDir state("state");
+  const auto staging = state.path() / "staging";
+  fs::create_directories(staging);
+  ChildStager killed(staging, false);
+  ChildStager live(staging, true);
+  // Both left their folders; only the killed one's lock is free.
+  ASSERT_TRUE(fs::exists(killed.entry / "partial.bin"));
+  ASSERT_TRUE(fs::exists(live.entry / "partial.bin"));
+  const auto removed = remove_stale_staging(staging);
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_EQ(removed[0], killed.entry.filename().string());
+  EXPECT_FALSE(fs::exists(killed.entry));
+  EXPECT_FALSE(fs::exists(killed.entry.string() + ".lock"));
+  EXPECT_TRUE(fs::exists(live.entry / "partial.bin"));
+  // Once it is killed too, the next sweep takes it.
+  live.kill_now();
+  EXPECT_EQ(remove_stale_staging(staging).size(), 1u);
+  EXPECT_EQ(entries_in(staging), 0u);
+}
+
+TEST(StagingEntry, TheSweepRemovesLeftoversWithoutFollowingLinks) {
+  PackageDir state("state");
+  const auto staging = state.path() / "staging";
+  PackageDir outside("outside");
+  outside.write("keep/precious.txt", "mine");
+  // A folder from before the lock files, read-only as an installed package is.
+  state.write("staging/0123abcd/package/dist/a.js", "a");
+  fs::permissions(staging / "0123abcd/package/dist", fs::perms::owner_read | fs::perms::owner_exec);
+  // Links to a folder outside: as an entry, and inside one.
+  fs::create_directory_symlink(outside.path() / "keep", staging / "feedbeef");
+  state.write("staging/cafe0000/package/APP.md", "x");
+  fs::create_directory_symlink(outside.path() / "keep", staging / "cafe0000/package/out");
+  state.write("staging/stray.txt", "x");
+  state.write("staging/dead0000.lock", "");  // a lock file with no folder, not held
+  EXPECT_EQ(remove_stale_staging(staging).size(), 5u);
+  EXPECT_EQ(entries_in(staging), 0u);
+  EXPECT_EQ(read(outside.path() / "keep/precious.txt"), "mine");
+}
+
+TEST(RemoveTree, RemovesLinksNotWhatTheyLeadTo) {
+  PackageDir work("work");
+  PackageDir outside("outside");
+  outside.write("keep/precious.txt", "mine");
+  work.write("tree/a/b.txt", "b");
+  fs::create_directory_symlink(outside.path() / "keep", work.path() / "tree/a/link");
+  fs::permissions(work.path() / "tree/a", fs::perms::owner_read | fs::perms::owner_exec);
+  ASSERT_TRUE(remove_tree_nofollow(work.path() / "tree").ok());
+  EXPECT_FALSE(fs::exists(work.path() / "tree"));
+  EXPECT_EQ(read(outside.path() / "keep/precious.txt"), "mine");
+  // A link as the tree itself: only the link goes.
+  fs::create_directory_symlink(outside.path() / "keep", work.path() / "alias");
+  ASSERT_TRUE(remove_tree_nofollow(work.path() / "alias").ok());
+  EXPECT_FALSE(fs::is_symlink(work.path() / "alias"));
+  EXPECT_EQ(read(outside.path() / "keep/precious.txt"), "mine");
+  EXPECT_TRUE(remove_tree_nofollow(work.path() / "missing").ok());
 }
 
 }  // namespace
