@@ -66,6 +66,38 @@ json::object answer_of(const Result<json::value>& r) {
   return json::object{{"error", to_json(r.error())}};
 }
 
+/// An app disabled by the integrity check (AppStore::verify_installed), on one log line: which
+/// app, when, and each file that changed.
+std::string integrity_line(const Error& error, std::string_view when) {
+  const auto* data = error.data.if_object();
+  const auto text = [data](std::string_view key) {
+    const auto* v = data != nullptr ? data->if_contains(key) : nullptr;
+    return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  std::string line = "app '" + text("app") + "' " + text("version") + " disabled at " +
+                     std::string(when) + ": its installed files changed since install: ";
+  const auto* problems = data != nullptr ? data->if_contains("problems") : nullptr;
+  if (problems == nullptr || !problems->is_array()) return line + error.message;
+  bool first = true;
+  for (const auto& p : problems->get_array()) {
+    if (!first) line += "; ";
+    first = false;
+    line += p.is_string() ? std::string(p.get_string()) : json::serialize(p);
+  }
+  return line;
+}
+
+/// The evidence entry of such an app.
+json::object integrity_detail(const Error& error, std::string_view when) {
+  json::object detail{{"when", when}};
+  if (const auto* data = error.data.if_object()) {
+    for (const auto* key : {"version", "dir", "problems"}) {
+      if (const auto* v = data->if_contains(key)) detail[key] = *v;
+    }
+  }
+  return detail;
+}
+
 }  // namespace
 
 struct Backends::Entry {
@@ -135,6 +167,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     std::vector<JsUnit> js;
   };
   std::map<fs::path, std::shared_ptr<const Plans>> plans;  ///< by package folder
+  /// Whether the first poll checked the files of every enabled app (the daemon's start).
+  bool checked_at_start = false;
   std::atomic<bool> stopped{false};
 
   // --- evidence -------------------------------------------------------------------------------
@@ -156,9 +190,35 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
 
   // --- the store ------------------------------------------------------------------------------
 
-  /// On a blocking thread: the backends of the enabled apps. An installed package folder never
-  /// changes, so what it runs is planned once per folder (`cache`), not at every poll.
-  Result<Found> wanted(std::map<fs::path, std::shared_ptr<const Plans>>& cache) {
+  /// On a blocking thread: an app disabled by the integrity check, logged and in its evidence.
+  void integrity_failed(const Error& error, std::string_view when) {
+    spdlog::error("{}", integrity_line(error, when));
+    const auto* data = error.data.if_object();
+    const auto* app = data != nullptr ? data->if_contains("app") : nullptr;
+    if (app == nullptr || !app->is_string()) return;
+    auto recorded = bridge.record(std::string(app->get_string()), "integrity.failed",
+                                  integrity_detail(error, when));
+    if (!recorded.ok()) {
+      spdlog::warn("app '{}': integrity.failed not recorded: {}", app->get_string(),
+                   recorded.error().message);
+    }
+  }
+
+  /// On a blocking thread: the backends of the enabled apps. An installed package folder only
+  /// changes behind hearth's back (which the integrity check catches before anything starts),
+  /// so what it runs is planned once per folder (`cache`), not at every poll. With
+  /// `check_all` (the first poll, as the daemon starts) the files of every enabled app are
+  /// checked first, and an app whose files changed is disabled.
+  Result<Found> wanted(std::map<fs::path, std::shared_ptr<const Plans>>& cache, bool check_all) {
+    if (check_all) {
+      auto failed = store.verify_enabled("daemon start");
+      if (!failed.ok()) {
+        spdlog::error("app backends: the installed apps cannot be checked: {}",
+                      failed.error().message);
+        return std::move(failed).error();
+      }
+      for (const auto& error : failed.value()) integrity_failed(error, "daemon start");
+    }
     HEARTH_ASSIGN_OR_RETURN(auto apps, store.list());
     Found out;
     std::map<fs::path, std::shared_ptr<const Plans>> seen;
@@ -190,10 +250,16 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
   asio::awaitable<void> reconcile() {
     auto self = shared_from_this();
     auto cache = plans;
-    std::function<Result<Found>()> work = [self, &cache] { return self->wanted(cache); };
+    // Once (a call's reconcile that overlaps the first poll does not check again: each start
+    // checks its own app's files anyway).
+    const bool check_all = !std::exchange(checked_at_start, true);
+    std::function<Result<Found>()> work = [self, &cache, check_all] {
+      return self->wanted(cache, check_all);
+    };
     auto found = co_await blocking.run(work);
     if (stopped) co_return;
     if (!found.ok()) {
+      if (check_all) checked_at_start = false;
       spdlog::warn("app backends: the app store cannot be read: {}", found.error().message);
       co_return;
     }
@@ -373,6 +439,22 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       co_return;
     }
     set_phase(e, Entry::Phase::kStarting);
+    // Only what was installed runs: the package's files are checked at every start and restart
+    // (a file changed since the last start disables the app instead).
+    const std::string when = e.starts == 0 ? "backend start" : "backend restart";
+    std::function<Status()> verify = [self, app = e.app, when] {
+      return self->store.verify_installed(app, when);
+    };
+    auto intact = co_await blocking.run(verify);
+    if (e.removed || stopped) co_return;
+    if (!intact.ok()) {
+      if (integrity_error(intact.error())) {
+        refuse_changed(entry, intact.error(), when);
+      } else {
+        failed(e, "its package cannot be checked: " + intact.error().message);
+      }
+      co_return;
+    }
     // Readiness may have changed since the app was enabled (a secret removed).
     std::function<Result<json::object>()> check = [self, name = e.app.name] {
       return self->store.readiness(name);
@@ -452,6 +534,27 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     set_phase(e, Entry::Phase::kRunning);
     spdlog::info("{} started (pid {}, start {})", e.label(), e.pid, e.starts);
     record(e, "backend.started", json::object{{"start", e.starts}, {"pid", e.pid}});
+  }
+
+  static bool integrity_error(const Error& error) {
+    const auto* data = error.data.if_object();
+    return error.code == ErrorCode::kPermissionDenied && data != nullptr &&
+           data->contains("problems");
+  }
+
+  /// On the strand: the app's files changed since install (the store has disabled it). The
+  /// backend is not started and leaves the running set; calls waiting for it get the reason.
+  void refuse_changed(const std::shared_ptr<Entry>& entry, const Error& error,
+                      std::string_view when) {
+    Entry& e = *entry;
+    const std::string line = integrity_line(error, when);
+    spdlog::error("{}: {} not started", line, e.label());
+    record(e, "integrity.failed", integrity_detail(error, when));
+    e.reason = line;
+    stop_entry(e, "its installed files changed since install");
+    const auto key = std::make_pair(e.app.name, e.spec.key);
+    if (auto it = entries.find(key); it != entries.end() && it->second == entry) entries.erase(it);
+    wake.cancel();  // the next poll finds the app disabled
   }
 
   void on_closed(Entry& e, const Error& reason) {
@@ -686,6 +789,30 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
                             "hearth runs app code only under the jail, and it has none");
     }
     if (!je->pool) {
+      // Only what was installed runs: the package's files are checked before the unit's
+      // worker pool is made.
+      const std::string when = je->unit.kind + " start";
+      std::function<Status()> verify = [self, app = je->app, when] {
+        return self->store.verify_installed(app, when);
+      };
+      auto intact = co_await blocking.run(verify);
+      if (stopped) co_return Error::make(ErrorCode::kHandlerError, "the daemon is stopping");
+      if (!intact.ok()) {
+        if (integrity_error(intact.error())) {
+          spdlog::error("{}: {} '{}' not started", integrity_line(intact.error(), when),
+                        je->unit.kind, je->unit.key);
+          record(je->app.name, je->unit.key, "integrity.failed",
+                 integrity_detail(intact.error(), when));
+          const auto key = std::make_pair(je->app.name, je->unit.key);
+          if (auto it = js_entries.find(key); it != js_entries.end() && it->second == je) {
+            js_entries.erase(it);
+          }
+          wake.cancel();
+        }
+        co_return std::move(intact).error();
+      }
+    }
+    if (!je->pool) {
       jsworker::PoolConfig config;
       config.service = je->app.name;
       config.service_dir = je->app.dir;
@@ -802,6 +929,9 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
         data["nextStartInMs"] = wait;
         data["reason"] = entry->reason;
         text += ": " + entry->reason + " (it starts again in " + std::to_string(wait) + " ms)";
+      } else if (entry->removed && !entry->reason.empty()) {
+        data["reason"] = entry->reason;
+        text += ": " + entry->reason;
       }
       co_return Error::make(ErrorCode::kHandlerError, std::move(text), std::move(data));
     }

@@ -11,6 +11,7 @@
 #include "agentapp/package/test_package.hpp"
 #include "agentapp/records/records.hpp"
 #include "agentapp/store/services.hpp"
+#include "agentapp/store/test_apps.hpp"
 #include "proc/testing.hpp"
 
 namespace hearth::agentapp {
@@ -162,6 +163,13 @@ struct BackendsTest : ::testing::Test {
     auto data = AppData::open(store->data_dir("notes")).value();
     EvidenceLog log(data->database(), Provenance{"notes", "1.0.0", "", ""});
     return log.entries(0).value();
+  }
+
+  bool evidenced(const char* kind) {
+    for (const auto& e : evidence()) {
+      if (e.at("kind") == kind) return true;
+    }
+    return false;
   }
 
   json::array status() { return run(backends->status("notes")); }
@@ -387,6 +395,79 @@ TEST_F(BackendsTest, AnUpgradeRestartsTheBackendFromTheNewPackage) {
         return !s.empty() && s.front().at("version") == "1.0.0";
       },
       std::chrono::seconds(5)));
+}
+
+/// The app's log entries of `action`.
+std::vector<json::object> logged(AppStore& store, const char* action) {
+  std::vector<json::object> out;
+  const auto shown = store.show("notes");
+  for (const auto& e : shown.value().at("log").as_array()) {
+    if (e.at("action").as_string() == action) out.push_back(e.as_object());
+  }
+  return out;
+}
+
+TEST_F(BackendsTest, AtTheDaemonsStartAnAppWhoseFilesChangedIsDisabledAndNothingOfItRuns) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  const auto dir = store->find("notes").value().dir;
+  testing::change_installed(dir, "services/backend.py", "import os\nos.system('id')\n");
+  start();
+  ASSERT_TRUE(
+      wait_until([&] { return !store->find("notes").value().enabled; }, std::chrono::seconds(5)));
+  const auto failed = logged(*store, "integrity-failed");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].at("detail").at("when"), "daemon start");
+  EXPECT_EQ(failed[0].at("detail").at("problems").at(0),
+            "services/backend.py changed since install");
+  auto r = call("echo");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not enabled"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(status().empty());
+  EXPECT_TRUE(wait_until([&] { return evidenced("integrity.failed"); }, std::chrono::seconds(5)));
+}
+
+TEST_F(BackendsTest, ABackendWhoseFileChangedIsNotStartedAgainAfterItExits) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  ASSERT_TRUE(call("echo").ok());
+  const auto dir = store->find("notes").value().dir;
+  testing::change_installed(dir, "services/backend.py", "import os\nos.system('id')\n");
+  EXPECT_FALSE(call("crash").ok());
+  // The restart checks the files first: the app is disabled instead, and nothing runs.
+  ASSERT_TRUE(
+      wait_until([&] { return !store->find("notes").value().enabled; }, std::chrono::seconds(5)));
+  ASSERT_TRUE(wait_until([&] { return status().empty(); }, std::chrono::seconds(5)));
+  const auto failed = logged(*store, "integrity-failed");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].at("detail").at("when"), "backend restart");
+  EXPECT_EQ(failed[0].at("detail").at("problems").at(0),
+            "services/backend.py changed since install");
+  const auto started = [&] {
+    int n = 0;
+    for (const auto& e : evidence()) n += e.at("kind") == "backend.started" ? 1 : 0;
+    return n;
+  };
+  EXPECT_TRUE(wait_until([&] { return evidenced("integrity.failed"); }, std::chrono::seconds(5)));
+  EXPECT_EQ(started(), 1);
+}
+
+TEST_F(BackendsTest, AWorkerModuleChangedSinceInstallIsNotRun) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  ASSERT_TRUE(call("echo").ok());  // the first poll's check passed
+  const auto dir = store->find("notes").value().dir;
+  testing::change_installed(dir, "dist/worker/tally.mjs",
+                            "export function count() { return 'not what was installed'; }\n");
+  auto r = call("count", R"({"n":1})", "tally");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_NE(r.error().message.find("dist/worker/tally.mjs changed since install"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_FALSE(store->find("notes").value().enabled);
+  EXPECT_EQ(logged(*store, "integrity-failed").at(0).at("detail").at("when"), "worker start");
+  // The app's backend stops with it.
+  EXPECT_TRUE(wait_until([&] { return status().empty(); }, std::chrono::seconds(5)));
 }
 
 TEST_F(BackendsTest, WithoutAJailNothingStarts) {

@@ -14,6 +14,8 @@
 #include <set>
 
 #include "agentapp/appdata/appdata.hpp"
+#include "agentapp/package/nodefs.hpp"
+#include "agentapp/store/integrity.hpp"
 #include "agentapp/store/staging.hpp"
 #include "common/atomic_file.hpp"
 #include "common/clock.hpp"
@@ -40,6 +42,11 @@ const std::vector<storage::Migration>& migrations() {
        "workspace TEXT NOT NULL, allow INTEGER NOT NULL, by TEXT NOT NULL, at TEXT NOT NULL, "
        "PRIMARY KEY (app, capability, workspace));"},
       {3, "ALTER TABLE apps ADD COLUMN previous TEXT NOT NULL DEFAULT '';"},
+      // What each installed package folder held when it was placed (integrity.hpp), by folder:
+      // a rollback returns to an older folder, checked against its own list.
+      {4,
+       "CREATE TABLE package_files (dir TEXT PRIMARY KEY, app TEXT NOT NULL, "
+       "files TEXT NOT NULL, at TEXT NOT NULL);"},
   };
   return kMigrations;
 }
@@ -90,11 +97,10 @@ void set_writable(const fs::path& root, bool writable) {
   }
 }
 
+/// Removes a tree hearth wrote (a package, an app's data, a staging entry), never following a
+/// link: whatever was put there since, only the tree itself goes.
 void remove_tree(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::exists(p, ec)) return;
-  set_writable(p, true);
-  fs::remove_all(p, ec);
+  (void)remove_tree_nofollow(p);
 }
 
 struct WriterFree {
@@ -186,6 +192,24 @@ InstalledApp app_of(const storage::Row& row) {
   const auto* enabled = std::get_if<std::int64_t>(&row[9]);
   app.enabled = enabled != nullptr && *enabled != 0;
   return app;
+}
+
+/// An installed package whose files changed blocks the app: its readiness says why, one blocker
+/// a file (docs/agent-apps.md, "The integrity check").
+void block_on_integrity(json::object& readiness, const json::array& problems) {
+  if (problems.empty()) return;
+  std::string message = "the installed files changed since install:";
+  for (const auto& p : problems) message += " " + std::string(p.as_string()) + ";";
+  message.back() = '.';
+  readiness["checks"].as_array().emplace_back(json::object{{"severity", "error"},
+                                                           {"kind", "integrity"},
+                                                           {"key", "package"},
+                                                           {"blocking", true},
+                                                           {"tier", "required"},
+                                                           {"message", message}});
+  for (const auto& p : problems) readiness["blockers"].as_array().emplace_back(p);
+  readiness["ok"] = false;
+  readiness["status"] = "blocked";
 }
 
 constexpr std::string_view kColumns =
@@ -338,7 +362,106 @@ Result<std::unique_ptr<AppStore>> AppStore::open(const fs::path& state_dir) {
   ::chmod(root.c_str(), 0700);
   HEARTH_ASSIGN_OR_RETURN(auto db, storage::open_sqlite(root / "apps.db"));
   if (auto r = db->migrate("agentapp", migrations()); !r.ok()) return std::move(r).error();
-  return std::unique_ptr<AppStore>(new AppStore(root, std::move(db)));
+  std::unique_ptr<AppStore> store(new AppStore(root, std::move(db)));
+  store->clean_staging();
+  return store;
+}
+
+std::vector<std::string> AppStore::clean_staging() {
+  return remove_stale_staging(root_ / "staging");
+}
+
+Result<std::vector<std::string>> AppStore::integrity_problems(const InstalledApp& app) {
+  std::vector<std::string> problems;
+  auto now = read_package_tree(app.dir);
+  if (!now.ok()) {
+    problems.push_back(now.error().message);
+    return problems;
+  }
+  HEARTH_ASSIGN_OR_RETURN(
+      auto rows, db_->query("SELECT files FROM package_files WHERE dir = ?", {app.dir.string()}));
+  if (!rows.empty()) {
+    auto parsed = json::parse_text(std::get<std::string>(rows.front().at(0)));
+    if (!parsed.ok()) {
+      return Error::make(ErrorCode::kInternalError,
+                         "the recorded file list of " + app.dir.string() + " is damaged");
+    }
+    HEARTH_ASSIGN_OR_RETURN(auto recorded, tree_from_json(parsed.value()));
+    return tree_changes(recorded, now.value());
+  }
+  // Placed before hearth recorded file lists: the package hash recorded at install covers every
+  // file but app.signature.yaml, .git and node_modules, and follows links - so a link, or
+  // anything in the two folders the stager never copies, is a change in itself.
+  for (const auto& [path, entry] : now.value()) {
+    bool skipped_folder = false;
+    for (const auto& part : fs::path(path)) {
+      skipped_folder = skipped_folder || part == ".git" || part == "node_modules";
+    }
+    if (entry.kind == TreeEntry::Kind::kLink || entry.kind == TreeEntry::Kind::kOther) {
+      problems.push_back(path + " is not a plain file or folder (it was at install)");
+    } else if (skipped_folder) {
+      problems.push_back(path + " was added since install");
+    }
+  }
+  if (!problems.empty()) return problems;
+  auto hash = nodefs::package_hash(app.dir.string(), "app.signature.yaml");
+  if (!hash.ok() || hash.value() != app.package_hash) {
+    problems.push_back(
+        "the package's files changed since install (package hash " +
+        (hash.ok() ? hash.value() : hash.error().message) + ", " + app.package_hash +
+        " at install; it was installed before hearth kept a list of each file, so the file is "
+        "not named)");
+    return problems;
+  }
+  // The hash holds: the files are the installed ones, and their list is kept from now on.
+  (void)db_->execute(
+      "INSERT INTO package_files (dir, app, files, at) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (dir) DO NOTHING",
+      {app.dir.string(), app.name, json::serialize(tree_to_json(now.value())), utc_now()});
+  return problems;
+}
+
+Status AppStore::verify_installed(const InstalledApp& app, std::string_view when) {
+  HEARTH_ASSIGN_OR_RETURN(auto problems, integrity_problems(app));
+  if (problems.empty()) return {};
+  // Disabled and logged in one transaction: nobody sees it disabled without the reason.
+  HEARTH_ASSIGN_OR_RETURN(auto transaction, db_->begin());
+  // Disabled only while it is still at this package: an upgrade or a rollback since then
+  // moved it to another folder, which is checked on its own.
+  HEARTH_ASSIGN_OR_RETURN(
+      auto disabled,
+      db_->execute("UPDATE apps SET enabled = 0 WHERE name = ? AND dir = ? AND enabled = 1",
+                   {app.name, app.dir.string()}));
+  json::array listed;
+  std::string message = "'" + app.name + "' " + app.version +
+                        " is disabled: its installed files changed since install, and none of "
+                        "its code runs:";
+  for (const auto& p : problems) {
+    listed.emplace_back(p);
+    message += "\n  " + p;
+  }
+  message += "\n  Install it again (uninstall, then install) or upgrade it to a new package.";
+  json::object detail{
+      {"version", app.version}, {"dir", app.dir.string()}, {"packageHash", app.package_hash},
+      {"when", when},           {"problems", listed},      {"disabled", disabled > 0}};
+  HEARTH_RETURN_IF_ERROR(log(app.name, "integrity-failed", detail));
+  HEARTH_RETURN_IF_ERROR(transaction->commit());
+  return Error::make(ErrorCode::kPermissionDenied, message,
+                     json::object{{"app", app.name},
+                                  {"version", app.version},
+                                  {"dir", app.dir.string()},
+                                  {"problems", std::move(listed)}});
+}
+
+Result<std::vector<Error>> AppStore::verify_enabled(std::string_view when) {
+  HEARTH_ASSIGN_OR_RETURN(auto apps, list());
+  std::vector<Error> failed;
+  for (const auto& app : apps) {
+    if (!app.enabled) continue;
+    auto checked = verify_installed(app, when);
+    if (!checked.ok()) failed.push_back(std::move(checked).error());
+  }
+  return failed;
 }
 
 fs::path AppStore::data_dir(std::string_view name) const {
@@ -370,7 +493,7 @@ Result<json::array> AppStore::log_of(std::string_view app) {
 }
 
 struct AppStore::Staged {
-  fs::path staging;
+  StagingEntry staging;  ///< locked while the install runs; removed with this object
   fs::path package;
   AppManifest manifest;
   Verified verified;
@@ -381,30 +504,16 @@ Result<AppStore::Staged> AppStore::stage_and_verify(const fs::path& source, bool
   if (!fs::exists(source, ec)) {
     return Error::make(ErrorCode::kInvalidParams, source.string() + " does not exist");
   }
+  clean_staging();
   Staged staged;
-  staged.staging = root_ / "staging" / random_hex(8);
+  HEARTH_ASSIGN_OR_RETURN(staged.staging, StagingEntry::create(root_ / "staging"));
   const bool archive = fs::is_regular_file(source, ec);
-  auto package = archive ? stage_archive(source, staged.staging / "package")
-                         : stage_folder(source, staged.staging / "package");
-  if (!package.ok()) {
-    remove_tree(staged.staging);
-    return std::move(package).error();
-  }
-  staged.package = package.value();
-  auto manifest = read_manifest(staged.package);
-  if (!manifest.ok()) {
-    remove_tree(staged.staging);
-    return std::move(manifest).error();
-  }
-  staged.manifest = std::move(manifest.value());
-  auto verified = verify_package(staged.package, staged.manifest, trust_);
-  if (!verified.ok()) {
-    remove_tree(staged.staging);
-    return std::move(verified).error();
-  }
-  staged.verified = std::move(verified.value());
+  const fs::path dest = staged.staging.path() / "package";
+  HEARTH_ASSIGN_OR_RETURN(staged.package,
+                          archive ? stage_archive(source, dest) : stage_folder(source, dest));
+  HEARTH_ASSIGN_OR_RETURN(staged.manifest, read_manifest(staged.package));
+  HEARTH_ASSIGN_OR_RETURN(staged.verified, verify_package(staged.package, staged.manifest, trust_));
   if (staged.verified.trust != Trust::kSigned && !dev) {
-    remove_tree(staged.staging);
     return Error::make(ErrorCode::kPermissionDenied,
                        std::string(staged.verified.trust == Trust::kUnsigned
                                        ? "the package is not signed"
@@ -437,15 +546,32 @@ Result<InstalledApp> AppStore::place(Staged& staged) {
                        "cannot move the package into " + app.dir.string() + ": " + ec.message());
   }
   set_writable(app.dir, false);
+  // What was placed, file by file, for the integrity check (verify_installed): read from the
+  // folder as placed, which is the verified staging copy moved in one rename.
+  auto tree = read_package_tree(app.dir);
+  if (!tree.ok()) {
+    remove_tree(app.dir);
+    return std::move(tree).error();
+  }
+  auto recorded = db_->execute(
+      "INSERT OR REPLACE INTO package_files (dir, app, files, at) VALUES (?, ?, ?, ?)",
+      {app.dir.string(), app.name, json::serialize(tree_to_json(tree.value())), utc_now()});
+  if (!recorded.ok()) {
+    remove_tree(app.dir);
+    return std::move(recorded).error();
+  }
   return app;
 }
 
+void AppStore::discard_package(const fs::path& dir) {
+  remove_tree(dir);
+  (void)db_->execute("DELETE FROM package_files WHERE dir = ?", {dir.string()});
+}
+
 Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
+  // At the end, whatever happened (declared first: it runs after the entry below is gone).
+  const StagingSweep sweep{*this};
   HEARTH_ASSIGN_OR_RETURN(auto staged, stage_and_verify(source, dev));
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() { remove_tree(dir); }
-  } cleanup{staged.staging};
   if (auto existing = find(staged.manifest.name); existing.ok()) {
     return Error::make(ErrorCode::kConflict,
                        "'" + staged.manifest.name + "' is already installed (" +
@@ -459,7 +585,7 @@ Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
       {app.name, app.version, app.dir.string(), app.package_hash, app.manifest_hash, app.trust,
        app.publisher, app.key, app.installed_at});
   if (!inserted.ok()) {
-    remove_tree(app.dir);
+    discard_package(app.dir);
     return std::move(inserted).error();
   }
   json::object detail = app.to_json();
@@ -509,11 +635,8 @@ std::vector<std::string> migration_names(const fs::path& package, const json::ob
 }  // namespace
 
 Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool approve) {
+  const StagingSweep sweep{*this};
   HEARTH_ASSIGN_OR_RETURN(auto staged, stage_and_verify(source, dev));
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() { remove_tree(dir); }
-  } cleanup{staged.staging};
   auto installed = find(staged.manifest.name);
   if (!installed.ok()) {
     return Error::make(ErrorCode::kInvalidParams,
@@ -552,7 +675,7 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
     HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(data_dir(app.name)));
     auto applied = data->migrate(app.dir, staged.manifest.front_matter);
     if (!applied.ok()) {
-      if (app.dir != old_app.dir) remove_tree(app.dir);
+      if (app.dir != old_app.dir) discard_package(app.dir);
       (void)log(
           app.name, "upgrade-failed",
           json::object{
@@ -570,7 +693,7 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
       {app.version, app.dir.string(), app.package_hash, app.manifest_hash, app.trust, app.publisher,
        app.key, app.installed_at, json::serialize(previous), app.name});
   if (!updated.ok()) {
-    remove_tree(app.dir);
+    discard_package(app.dir);
     return std::move(updated).error();
   }
   if (old_app.enabled) {
@@ -650,6 +773,14 @@ Result<InstalledApp> AppStore::find(std::string_view name) {
 Result<json::object> AppStore::show(std::string_view name) {
   HEARTH_ASSIGN_OR_RETURN(auto app, find(name));
   json::object out = app.to_json();
+  // Checked now, so that a person sees why an app was disabled or cannot be enabled.
+  auto problems = integrity_problems(app);
+  json::array changed;
+  if (problems.ok()) {
+    for (const auto& p : problems.value()) changed.emplace_back(p);
+  } else {
+    changed.emplace_back(problems.error().message);
+  }
   auto manifest = read_manifest(app.dir);
   if (manifest.ok()) {
     Verified as_recorded;
@@ -661,12 +792,15 @@ Result<json::object> AppStore::show(std::string_view name) {
     as_recorded.publisher_id = app.publisher;
     as_recorded.key = app.key;
     out["review"] = review_of(manifest.value(), as_recorded);
-    out["readiness"] = assess_readiness(manifest.value(), app.dir, readiness_);
+    auto ready = assess_readiness(manifest.value(), app.dir, readiness_);
+    block_on_integrity(ready, changed);
+    out["readiness"] = std::move(ready);
     out["projection"] = project_native(manifest.value(), app.dir, as_recorded);
   } else {
     out["review"] = nullptr;
     out["problem"] = manifest.error().message;
   }
+  out["integrity"] = json::object{{"ok", changed.empty()}, {"problems", std::move(changed)}};
   out["dataDir"] = data_dir(name).string();
   std::error_code ec;
   if (fs::exists(data_dir(name) / "app.db", ec)) {
@@ -686,6 +820,24 @@ Status AppStore::set_enabled(std::string_view name, bool enabled) {
   if (app.enabled == enabled) return {};
   json::object detail{{"version", app.version}};
   if (enabled) {
+    // Only the files that were installed: nothing changed, added or removed since.
+    HEARTH_ASSIGN_OR_RETURN(auto problems, integrity_problems(app));
+    if (!problems.empty()) {
+      std::string message = "'" + std::string(name) +
+                            "' cannot be enabled: its installed files changed since install:";
+      json::array listed;
+      for (const auto& p : problems) {
+        message += "\n  " + p;
+        listed.emplace_back(p);
+      }
+      message += "\n  Install it again (uninstall, then install) or upgrade it to a new package.";
+      json::object refused = detail;
+      refused["dir"] = app.dir.string();
+      refused["integrity"] = listed;
+      (void)log(name, "enable-refused", refused);
+      return Error::make(ErrorCode::kPermissionDenied, message,
+                         json::object{{"app", app.name}, {"problems", std::move(listed)}});
+    }
     // Only an app the host can serve: ready, or ready without some optional part.
     HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
     auto ready = assess_readiness(manifest, app.dir, readiness_);
@@ -829,6 +981,8 @@ Result<json::object> AppStore::uninstall(std::string_view name, DataPolicy polic
   auto r = db_->execute("DELETE FROM apps WHERE name = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
   r = db_->execute("DELETE FROM grants WHERE app = ?", {std::string(name)});
+  if (!r.ok()) return std::move(r).error();
+  r = db_->execute("DELETE FROM package_files WHERE app = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
   if (auto logged = log(name, "uninstall", record); !logged.ok()) return std::move(logged).error();
   const fs::path file = root_ / "cleanup" / (app.name + "-" + random_hex(4) + ".json");

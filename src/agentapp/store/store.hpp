@@ -7,7 +7,9 @@
 ///
 /// An install stages the package (staging.hpp), reads its manifest with a real YAML parser
 /// (native.hpp), verifies it (verify.hpp) and records it disabled, with the review of what it
-/// would add; nothing of it is enabled or run by installing.
+/// would add, and the list of its files with their hashes (integrity.hpp); nothing of it is
+/// enabled or run by installing. The installed files are checked against that list whenever
+/// the app is enabled, when the daemon starts and before any of its code is started.
 
 #include <filesystem>
 #include <memory>
@@ -60,7 +62,13 @@ enum class DataPolicy { kKeep, kDelete, kExportThenDelete };
 
 class AppStore {
  public:
+  /// Opens (or makes) `<state_dir>/apps/` and removes what killed installs left in `staging/`.
   static Result<std::unique_ptr<AppStore>> open(const std::filesystem::path& state_dir);
+
+  /// Removes the staging entries of installs and upgrades that are gone (killed mid-way), never
+  /// one that a running install holds (staging.hpp). Runs at open and at the start and end of
+  /// every install and upgrade. Returns the names removed.
+  std::vector<std::string> clean_staging();
 
   /// Installs the package folder or .tar.gz archive at `source`. Unsigned and zero-hash
   /// packages need `dev`; a package whose signature is wrong never installs.
@@ -110,13 +118,42 @@ class AppStore {
   /// The host's readiness of an installed app (readiness.hpp).
   Result<json::object> readiness(std::string_view name);
 
+  /// The integrity check (docs/agent-apps.md): what differs between the installed package
+  /// folder of `app` and the files recorded when it was placed - one line a file, naming it
+  /// ("services/backend.py changed since install"); empty when nothing does. A package placed
+  /// before the lists were recorded is checked against its package hash instead (and its list
+  /// recorded once that holds). Reads and hashes every file: call it off I/O threads.
+  Result<std::vector<std::string>> integrity_problems(const InstalledApp& app);
+  /// Checks `app` (as found by find(), or the package a supervisor is about to start): when
+  /// its files changed, the app is disabled (if it is still enabled at that package),
+  /// `integrity-failed` is logged with the problems and `when` (what was about to happen), and
+  /// the error (kPermissionDenied) names each file, with data {app, version, dir, problems}.
+  Status verify_installed(const InstalledApp& app, std::string_view when);
+  /// verify_installed for every enabled app (the daemon, at start): the errors of those it
+  /// disabled.
+  Result<std::vector<Error>> verify_enabled(std::string_view when);
+
   TrustStore& trust() { return trust_; }
   std::filesystem::path data_dir(std::string_view name) const;
 
  private:
   struct Staged;
+  /// Sweeps the staging folder when it goes out of scope (the end of an install or upgrade).
+  class StagingSweep {
+   public:
+    explicit StagingSweep(AppStore& store) : store_(&store) {}
+    StagingSweep(const StagingSweep&) = delete;
+    StagingSweep& operator=(const StagingSweep&) = delete;
+    ~StagingSweep() { store_->clean_staging(); }
+
+   private:
+    AppStore* store_;
+  };
   Result<Staged> stage_and_verify(const std::filesystem::path& source, bool dev);
+  /// Moves the staged package into `packages/`, read-only, and records its files.
   Result<InstalledApp> place(Staged& staged);
+  /// Removes a placed package that was not recorded after all, with its list of files.
+  void discard_package(const std::filesystem::path& dir);
 
   AppStore(std::filesystem::path root, std::unique_ptr<storage::Database> db);
   Status log(std::string_view app, std::string_view action, const json::object& detail);

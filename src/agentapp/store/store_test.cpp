@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <functional>
 
 #include "agentapp/store/staging.hpp"
 #include "agentapp/store/test_apps.hpp"
@@ -345,6 +346,133 @@ TEST_F(StoreTest, UninstallKeepsDeletesOrExportsTheDataAndRecordsIt) {
   EXPECT_TRUE(fs::exists(data / "notes.db"));
   ASSERT_TRUE(store->uninstall("notes", DataPolicy::kDelete).ok());
   EXPECT_FALSE(store->uninstall("notes", DataPolicy::kKeep).ok());
+}
+
+TEST_F(StoreTest, StagingLeftByAKilledInstallGoesAtOpenAndAtTheNextInstallButAHeldOneStays) {
+  const auto staging = state.path() / "apps/staging";
+  // As a killed install leaves it: the lock file (its lock gone with the process) and a partial
+  // copy; and a folder left by a hearth before the lock files.
+  state.write("apps/staging/0000dead.lock", "");
+  state.write("apps/staging/0000dead/package/big.bin", std::string(std::size_t{1} << 20, 'x'));
+  state.write("apps/staging/1111dead/package/APP.md", "x");
+  ASSERT_TRUE(AppStore::open(state.path()).ok());
+  EXPECT_EQ(entries_in(staging), 0u);
+
+  // An install running in another process holds its entry's lock: installs here sweep what is
+  // stale but leave that one.
+  auto held = StagingEntry::create(staging);
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  state.write("apps/staging/2222dead/package/APP.md", "x");
+  ASSERT_TRUE(store->install(package.path(), true).ok());
+  EXPECT_FALSE(fs::exists(staging / "2222dead"));
+  EXPECT_TRUE(fs::is_directory(held.value().path()));
+  EXPECT_EQ(entries_in(staging), 2u);  // the held folder and its lock file
+  // One refused (already installed) after a leftover appeared: swept all the same.
+  state.write("apps/staging/3333dead/package/APP.md", "x");
+  ASSERT_FALSE(store->install(package.path(), true).ok());
+  EXPECT_EQ(entries_in(staging), 2u);
+}
+
+/// The first line of `problems` in an error's data.
+std::string first_problem(const Error& error) {
+  const auto* data = error.data.if_object();
+  const auto* list = data != nullptr ? data->if_contains("problems") : nullptr;
+  if (list == nullptr || !list->is_array() || list->as_array().empty()) return "";
+  return std::string(list->as_array().front().as_string());
+}
+
+TEST_F(StoreTest, EnablingRefusesAnInstalledFileChangedAddedRemovedOrLinkedAndNamesIt) {
+  const auto app = store->install(package.path(), true).value().app;
+  const std::string backend = "print('ready')\n";
+  const std::string page = "<h1>Notes</h1>\n";
+  PackageDir outside("outside");
+  outside.write("backend.py", backend);
+  const std::vector<std::pair<std::function<void()>, std::string>> cases = {
+      {[&] { testing::change_installed(app.dir, "services/backend.py", "import os\n"); },
+       "services/backend.py changed since install"},
+      {[&] { testing::change_installed(app.dir, "services/extra.py", "import os\n"); },
+       "services/extra.py was added since install (a file)"},
+      {[&] { fs::remove(app.dir / "dist/ui/index.html"); },
+       "dist/ui/index.html was removed since install"},
+      // The same bytes through a link: the package hash, which follows links, would not see it.
+      {[&] {
+         fs::remove(app.dir / "services/backend.py");
+         fs::create_symlink(outside.path() / "backend.py", app.dir / "services/backend.py");
+       },
+       "services/backend.py is a symbolic link now (a file at install)"},
+  };
+  for (const auto& [change, expected] : cases) {
+    SCOPED_TRACE(expected);
+    testing::change_installed(app.dir, "APP.md", testing::notes_app_md());
+    change();
+    auto refused = store->set_enabled("notes", true);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
+    EXPECT_NE(refused.error().message.find(expected), std::string::npos) << refused.error().message;
+    EXPECT_EQ(first_problem(refused.error()), expected);
+    EXPECT_FALSE(store->find("notes").value().enabled);
+    // show says why, in its integrity and its readiness.
+    const auto shown = store->show("notes").value();
+    EXPECT_EQ(shown.at("integrity").at("ok"), false);
+    EXPECT_EQ(shown.at("integrity").at("problems").at(0).as_string(), expected);
+    EXPECT_EQ(shown.at("readiness").at("status"), "blocked");
+    EXPECT_EQ(shown.at("log").as_array().back().at("action"), "enable-refused");
+    EXPECT_EQ(shown.at("log").as_array().back().at("detail").at("integrity").at(0).as_string(),
+              expected);
+    // Put back as installed, it can be enabled again.
+    fs::remove(app.dir / "services/backend.py");
+    fs::remove(app.dir / "services/extra.py");
+    testing::change_installed(app.dir, "services/backend.py", backend);
+    testing::change_installed(app.dir, "dist/ui/index.html", page);
+    ASSERT_TRUE(store->set_enabled("notes", true).ok());
+    EXPECT_EQ(store->show("notes").value().at("integrity").at("ok"), true);
+    ASSERT_TRUE(store->set_enabled("notes", false).ok());
+  }
+}
+
+TEST_F(StoreTest, TheDaemonsCheckDisablesAnEnabledAppWhoseFilesChangedAndLogsIt) {
+  const auto app = store->install(package.path(), true).value().app;
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  auto intact = store->verify_enabled("daemon start");
+  ASSERT_TRUE(intact.ok());
+  EXPECT_TRUE(intact.value().empty());
+  EXPECT_TRUE(store->find("notes").value().enabled);
+
+  testing::change_installed(app.dir, "services/backend.py", "import socket\n");
+  auto failed = store->verify_enabled("daemon start");
+  ASSERT_TRUE(failed.ok());
+  ASSERT_EQ(failed.value().size(), 1u);
+  EXPECT_EQ(first_problem(failed.value()[0]), "services/backend.py changed since install");
+  EXPECT_FALSE(store->find("notes").value().enabled);
+  const auto log = store->show("notes").value().at("log").as_array();
+  const auto& last = log.back();
+  EXPECT_EQ(last.at("action"), "integrity-failed");
+  EXPECT_EQ(last.at("detail").at("when"), "daemon start");
+  EXPECT_EQ(last.at("detail").at("disabled"), true);
+  EXPECT_EQ(last.at("detail").at("problems").at(0), "services/backend.py changed since install");
+  // Disabled: the next start has nothing to check.
+  EXPECT_TRUE(store->verify_enabled("daemon start").value().empty());
+}
+
+TEST_F(StoreTest, APackageInstalledBeforeFileListsIsCheckedByItsPackageHash) {
+  const auto app = store->install(package.path(), true).value().app;
+  auto db = storage::open_sqlite(state.path() / "apps/apps.db").value();
+  const auto forget = [&db] { ASSERT_TRUE(db->execute("DELETE FROM package_files").ok()); };
+  forget();
+  // Intact: its list is recorded from now on.
+  EXPECT_TRUE(store->integrity_problems(app).value().empty());
+  EXPECT_EQ(db->query("SELECT dir FROM package_files").value().size(), 1u);
+  forget();
+  testing::change_installed(app.dir, "services/backend.py", "import os\n");
+  auto problems = store->integrity_problems(app).value();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("package hash"), std::string::npos) << problems[0];
+  EXPECT_TRUE(db->query("SELECT dir FROM package_files").value().empty());
+  // Uninstalling forgets the lists of every version.
+  testing::change_installed(app.dir, "services/backend.py", "print('ready')\n");
+  EXPECT_TRUE(store->integrity_problems(app).value().empty());
+  ASSERT_TRUE(store->uninstall("notes", DataPolicy::kDelete).ok());
+  EXPECT_TRUE(db->query("SELECT dir FROM package_files").value().empty());
 }
 
 }  // namespace

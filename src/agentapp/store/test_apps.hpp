@@ -2,7 +2,10 @@
 // Test helper: a small but complete package (manifest, UI entry, backend, storage) and a
 // publisher key trusted by a store.
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <string_view>
 
 #include "agentapp/package/test_package.hpp"
 
@@ -58,6 +61,23 @@ inline void write_notes_app(const PackageDir& dir) {
   dir.write("dist/ui/index.html", "<h1>Notes</h1>\n");
   dir.write("services/backend.py", "print('ready')\n");
   dir.write("storage/migrations/001_init.sql", "CREATE TABLE notes (id TEXT);\n");
+}
+
+/// Writes `bytes` to the file `rel` of an installed package (read-only: made writable first), as
+/// someone changing it behind hearth's back would.
+inline void change_installed(const std::filesystem::path& package, const std::string& rel,
+                             std::string_view bytes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::permissions(package, fs::perms::owner_all, fs::perm_options::add, ec);
+  for (auto it = fs::recursive_directory_iterator(package, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_symlink()) {
+      fs::permissions(it->path(), fs::perms::owner_write, fs::perm_options::add);
+    }
+  }
+  fs::create_directories((package / rel).parent_path());
+  std::ofstream(package / rel, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 }  // namespace hearth::agentapp::testing
