@@ -1,14 +1,16 @@
 """`hearth app`: the Agent App reading commands through the real binary, and their output checked
 against the format's published JSON Schemas (../shared/conformance/agentapp/schemas)."""
+import fcntl
 import json
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from hearthtest import EXAMPLES, ROOT, Daemon, error, hearth_bin, result
+from hearthtest import EXAMPLES, ROOT, Daemon, error, hearth_bin, result, wait_for
 
 SCHEMAS = ROOT.parent / "shared" / "conformance" / "agentapp" / "schemas"
 
@@ -324,3 +326,133 @@ def test_a_broken_app_store_leaves_the_rest_served(tmp_path):
         e = error(d.rpc("capability/list", {"appId": "field-notes"}))
         assert e["code"] == -32603 and "Agent Apps are not available" in e["message"]
         assert "endpoints" in json.dumps(result(d.rpc("lavs/manifest", {"service": "simple-notes"})))
+
+
+def staging_entries(state):
+    return sorted(p.name for p in (state / "apps" / "staging").iterdir())
+
+
+def test_a_killed_install_leaves_staging_that_the_next_start_or_install_removes(tmp_path):
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    staging = state / "apps" / "staging"
+    # A large package: its copy into staging takes long enough to be caught half-way.
+    pkg = write_package(tmp_path)
+    for i in range(4):
+        (pkg / "data" / f"blob{i}.bin").parent.mkdir(exist_ok=True)
+        (pkg / "data" / f"blob{i}.bin").write_bytes(bytes(48 << 20))
+    proc = subprocess.Popen([hearth_bin(), "app", "install", str(pkg), "--dev", *sd],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        caught = False
+        while proc.poll() is None and not caught:
+            caught = staging.is_dir() and any(
+                (e / "package").is_dir() for e in staging.iterdir() if e.is_dir())
+        assert caught, "the install ended before it could be killed"
+        proc.kill()
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    killed = staging_entries(state)
+    assert len(killed) == 2 and killed[1] == killed[0] + ".lock", killed
+    # A leftover from a hearth before the lock files (no lock file at all).
+    (staging / "0123abcd" / "package").mkdir(parents=True)
+    (staging / "0123abcd" / "package" / "APP.md").write_text("x")
+    # An install running in another process: its lock is held, so its entry stays.
+    held = open(staging / "feedface.lock", "w")
+    fcntl.flock(held, fcntl.LOCK_EX)
+    (staging / "feedface" / "package").mkdir(parents=True)
+    try:
+        # The daemon's start removes what the killed install left.
+        with Daemon([EXAMPLES / "notes"], state_dir=state):
+            assert staging_entries(state) == ["feedface", "feedface.lock"]
+        # So does the next install, successful or not.
+        (staging / "0000dead.lock").write_text("")
+        (staging / "0000dead" / "package").mkdir(parents=True)
+        shutil.rmtree(pkg / "data")
+        assert run("install", str(pkg), "--dev", *sd).returncode == 0
+        assert staging_entries(state) == ["feedface", "feedface.lock"]
+        (staging / "1111dead" / "package").mkdir(parents=True)
+        assert run("install", str(pkg), "--dev", *sd).returncode == 1  # already installed
+        assert staging_entries(state) == ["feedface", "feedface.lock"]
+    finally:
+        held.close()
+    # Its installer gone, the next one removes it too.
+    assert run("upgrade", str(pkg), "--dev", *sd).returncode == 1  # the package installed
+    assert staging_entries(state) == []
+
+
+def make_writable(tree: Path):
+    tree.chmod(0o755)
+    for p in tree.rglob("*"):
+        if not p.is_symlink():
+            p.chmod(0o755 if p.is_dir() else 0o644)
+
+
+def test_an_installed_file_changed_since_install_blocks_enable_and_the_daemon_disables_it(tmp_path):
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    pkg = write_package(tmp_path)
+    assert run("install", str(pkg), "--dev", *sd).returncode == 0
+    installed = Path(json.loads(run("show", "field-notes", *sd).stdout)["dir"])
+    backend = (installed / "services" / "backend.py").read_bytes()
+    page = (installed / "dist" / "ui" / "index.html").read_bytes()
+    outside = tmp_path / "outside.py"
+    outside.write_bytes(backend)
+
+    def change_backend():
+        (installed / "services" / "backend.py").write_text("import os\nos.system('id')\n")
+
+    def add_file():
+        (installed / "services" / "extra.py").write_text("import os\n")
+
+    def remove_page():
+        (installed / "dist" / "ui" / "index.html").unlink()
+
+    def link_backend():  # the same bytes, through a link
+        (installed / "services" / "backend.py").unlink()
+        (installed / "services" / "backend.py").symlink_to(outside)
+
+    for change, expected in (
+            (change_backend, "services/backend.py changed since install"),
+            (add_file, "services/extra.py was added since install (a file)"),
+            (remove_page, "dist/ui/index.html was removed since install"),
+            (link_backend, "services/backend.py is a symbolic link now (a file at install)")):
+        make_writable(installed)
+        change()
+        r = run("enable", "field-notes", *sd)
+        assert r.returncode == 1 and expected in r.stderr, (expected, r.stderr)
+        shown = json.loads(run("show", "field-notes", *sd).stdout)
+        assert shown["enabled"] is False
+        assert shown["integrity"] == {"ok": False, "problems": [expected]}
+        assert shown["readiness"]["status"] == "blocked" and expected in shown["readiness"]["blockers"]
+        assert not list(validator("app-readiness.schema.json").iter_errors(shown["readiness"]))
+        assert shown["log"][-1]["action"] == "enable-refused"
+        assert shown["log"][-1]["detail"]["integrity"] == [expected]
+        # Put back as installed.
+        for name in ("backend.py", "extra.py"):
+            (installed / "services" / name).unlink(missing_ok=True)
+        (installed / "services" / "backend.py").write_bytes(backend)
+        (installed / "dist" / "ui" / "index.html").write_bytes(page)
+
+    # Enabled while intact; changed while the daemon is down: its start disables the app.
+    assert run("enable", "field-notes", *sd).returncode == 0
+    make_writable(installed)
+    (installed / "dist" / "ui" / "index.html").write_text("<script>steal()</script>")
+    with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
+        assert wait_for(lambda: not json.loads(run("show", "field-notes", *sd).stdout)["enabled"])
+        e = error(d.rpc("capability/invoke", {"appId": "field-notes", "capability": "lime.storage",
+                                              "method": "query", "params": {"sql": "SELECT 1"}}))
+        assert e["data"]["stage"] == "enabled"
+        assert result(d.rpc("app/backend/status", {"appId": "field-notes"}))["backends"] == []
+        assert wait_for(lambda: "dist/ui/index.html changed since install" in d.stderr_path.read_text())
+    log = json.loads(run("show", "field-notes", *sd).stdout)["log"]
+    failed = [e for e in log if e["action"] == "integrity-failed"]
+    assert len(failed) == 1
+    assert failed[0]["detail"]["when"] == "daemon start"
+    assert failed[0]["detail"]["problems"] == ["dist/ui/index.html changed since install"]
+    assert failed[0]["detail"]["disabled"] is True
+    evidence = json.loads(run("evidence", "field-notes", *sd).stdout)
+    assert evidence["verified"] is True
+    assert [e["detail"]["problems"] for e in evidence["entries"] if e["kind"] == "integrity.failed"] == [
+        ["dist/ui/index.html changed since install"]]

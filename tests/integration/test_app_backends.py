@@ -240,3 +240,48 @@ def test_the_example_apps_backend_summarises_notes(tmp_path):
     evidence = json.loads(app("evidence", "field-notes", *sd).stdout)["entries"]
     callers = {e["detail"].get("caller") for e in evidence if e["kind"] == "capability.invoked"}
     assert "worker:summariser" in callers
+
+
+def test_a_backend_or_worker_whose_package_changed_is_not_started(tmp_path):
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    assert app("install", str(make_probe(tmp_path)), "--dev", *sd).returncode == 0
+    assert app("install", str(EXAMPLE), "--dev", *sd).returncode == 0
+    assert app("enable", "probe", *sd).returncode == 0
+    assert app("enable", "field-notes", *sd).returncode == 0
+    probe_dir = Path(json.loads(app("show", "probe", *sd).stdout)["dir"])
+    notes_dir = Path(json.loads(app("show", "field-notes", *sd).stdout)["dir"])
+    with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
+        call = lambda method: d.rpc("app/backend/call", {"appId": "probe", "method": method})
+        result(call("pid"))
+        # Changed while it runs: the restart after its exit checks the files first.
+        for p in (probe_dir, probe_dir / "services", probe_dir / "services" / "probe.py"):
+            p.chmod(0o755)
+        (probe_dir / "services" / "probe.py").write_text(PROBE_PY.replace("r = {\"ready\": True}",
+                                                                          "r = {\"owned\": True}"))
+        error(call("crash"))
+        assert wait_for(lambda: not json.loads(app("show", "probe", *sd).stdout)["enabled"], 10)
+        assert wait_for(lambda: backends(d, "probe") == [], 5)
+        assert "not enabled" in error(call("pid"))["message"]
+        assert wait_for(lambda: "services/probe.py changed since install" in d.stderr_path.read_text())
+        # A worker module changed before its first call: its JS worker is never made.
+        for p in (notes_dir, notes_dir / "dist", notes_dir / "dist" / "worker",
+                  notes_dir / "dist" / "worker" / "summarise.mjs"):
+            p.chmod(0o755)
+        (notes_dir / "dist" / "worker" / "summarise.mjs").write_text(
+            "export function summarise() { return 'not what was installed'; }\n")
+        e = error(d.rpc("app/backend/call", {"appId": "field-notes", "service": "summariser",
+                                             "method": "summarise", "params": {}}))
+        assert "dist/worker/summarise.mjs changed since install" in e["message"], e
+        assert not json.loads(app("show", "field-notes", *sd).stdout)["enabled"]
+        assert wait_for(lambda: backends(d, "field-notes") == [], 5)
+    for name, when, problem in (("probe", "backend restart", "services/probe.py changed since install"),
+                                ("field-notes", "worker start",
+                                 "dist/worker/summarise.mjs changed since install")):
+        log = json.loads(app("show", name, *sd).stdout)["log"]
+        failed = [e["detail"] for e in log if e["action"] == "integrity-failed"]
+        assert [(f["when"], f["problems"]) for f in failed] == [(when, [problem])], failed
+        evidence = json.loads(app("evidence", name, *sd).stdout)["entries"]
+        assert "integrity.failed" in [e["kind"] for e in evidence]
+        r = app("enable", name, *sd)
+        assert r.returncode == 1 and problem in r.stderr
