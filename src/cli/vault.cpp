@@ -200,11 +200,41 @@ int trust(const VaultArgs& args, bool grant) {
   return 0;
 }
 
+/// Takes the state dir's vault as it is after a rollback refusal (docs/a2s.md, "Vault"): the
+/// operator restored an older copy on purpose, or knows why the record is gone.
+int accept_rollback(const VaultArgs& args) {
+  const fs::path dir = args.state_dir.empty() ? default_state_dir() : args.state_dir;
+  const fs::path db = dir / "vault.db";
+  std::error_code ec;
+  if (!fs::exists(db, ec)) {
+    std::cerr << "hearth vault: there is no vault at " << db.string() << std::endl;
+    return 1;
+  }
+  auto key = vault::MasterKey::open(dir / "vault.key");
+  if (!key.ok()) return vault_failed(key.error());
+  auto done = vault::Vault::accept_rollback(db, std::move(key).value());
+  if (!done.ok()) return vault_failed(done.error());
+  const auto& r = done.value();
+  if (r.accepted.empty()) {
+    std::cerr << "hearth vault: " << db.string() << " is current (generation " << r.generation
+              << "): nothing to accept" << std::endl;
+    return 0;
+  }
+  std::cerr << "accepted " << db.string() << " as it is. It was refused because:\n  " << r.accepted
+            << "\nIt is generation " << r.generation
+            << " now: every other copy of the vault, the one it replaced too, is refused from "
+               "now on. Check its values and grants (hearth vault list --state-dir "
+            << dir.string() << ")." << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* add_vault_command(CLI::App& app, std::function<int()>& run) {
   auto* vault = app.add_subcommand(
-      "vault", "The A2S variable vault: set, get, list, delete, trust, revoke (docs/a2s.md)");
+      "vault",
+      "The A2S variable vault: set, get, list, delete, trust, revoke, accept-rollback "
+      "(docs/a2s.md)");
   vault->require_subcommand(1);
   static VaultArgs args;
   const auto common = [](CLI::App* cmd, const std::string& words_help) {
@@ -234,6 +264,13 @@ CLI::App* add_vault_command(CLI::App& app, std::function<int()>& run) {
       "revoke", "Take back DOMAIN's grants (none named: every grant of the domain)");
   common(revoke_cmd, "DOMAIN [NAME...]");
   revoke_cmd->callback([&run] { run = [] { return trust(args, false); }; });
+  auto* accept_cmd = vault->add_subcommand(
+      "accept-rollback",
+      "Take the vault file as it is after it was refused as rolled back, replaced or edited "
+      "(an older copy restored on purpose): it becomes the newest generation");
+  accept_cmd->add_option("--state-dir", args.state_dir,
+                         "The state dir (its vault.db, vault.key and generation record)");
+  accept_cmd->callback([&run] { run = [] { return accept_rollback(args); }; });
   vault->footer("Exit status: 0 done, 1 failed or not found, 2 usage or an invalid name.");
   return vault;
 }

@@ -5,6 +5,13 @@
 /// key, the scope and the name bound as associated data. Trust grants decide which domains may
 /// read which global variables. Thread-safe; every call blocks on SQLite (call it off the I/O
 /// threads).
+///
+/// Rollback: the database holds a generation, advanced by every write, and an HMAC (a key derived
+/// from the master key) over it and the whole content; a generation record outside the database
+/// (`<db file>.generation.<key fingerprint>`, beside it, MAC'd with the master key too) keeps the
+/// last generation this key wrote. A database older than the record, with content that does not
+/// match its generation, or without a record when it has a generation, is refused
+/// (kPermissionDenied) until the newest copy is back or `accept_rollback` accepts it.
 
 #include <cstdint>
 #include <filesystem>
@@ -54,6 +61,16 @@ struct GlobalRead {
   bool granted = false;
 };
 
+/// What Vault::accept_rollback found and did.
+struct RollbackAcceptance {
+  /// The refusal that was accepted (the message a normal open gives); empty when the vault was
+  /// current and nothing needed accepting.
+  std::string accepted;
+  std::optional<std::int64_t> file_generation;      ///< the database's own, when authentic
+  std::optional<std::int64_t> recorded_generation;  ///< the record's, when it had a valid one
+  std::int64_t generation = 0;                      ///< the vault's generation now
+};
+
 class Vault {
  public:
   /// Opens (creating, mode 0600) `db_file`, applying the vault's schema migrations.
@@ -65,6 +82,16 @@ class Vault {
   /// no database and no cryptography touched until a variable is needed). Every call reports
   /// a failure to open as its own error, and the next call tries again.
   static std::unique_ptr<Vault> open_on_first_use(std::filesystem::path db_file, KeySource key);
+  /// The operator's way out of a rollback refusal (`hearth vault accept-rollback`): opens
+  /// `db_file` under `key` (a key that does not match is still refused) as it is, and makes its
+  /// content the newest generation, above both its own and the record's, so that every older
+  /// copy is refused from then on. Values keep their own authentication: a value moved to
+  /// another row still fails to open.
+  static Result<RollbackAcceptance> accept_rollback(const std::filesystem::path& db_file,
+                                                    MasterKey key);
+  /// The generation record's file for `db_file` under `key` (tests, the CLI's messages).
+  static std::filesystem::path generation_record(const std::filesystem::path& db_file,
+                                                 const MasterKey& key);
   ~Vault();
   Vault(const Vault&) = delete;
   Vault& operator=(const Vault&) = delete;

@@ -3,7 +3,7 @@
 client-credentials and refresh flows (single flight), rate limits and Retry-After, errorPatterns,
 injection attempts in every variable position, scrubbing of secrets a service echoes, trust grants
 for global variables with their audit lines, reloads that keep requests in flight, a tampered vault
-row, and vault writes that survive kill -9."""
+row, vault writes that survive kill -9, and a rolled-back vault file refused until accepted."""
 import json
 import os
 import signal
@@ -736,6 +736,57 @@ def test_vault_writes_survive_kill_9(tmp_path):
         r = subprocess.run([hearth_bin(), "vault", "get", "--state-dir", str(d.state_dir),
                             "api.example.com", f"V{i}"], capture_output=True, text=True)
         assert r.returncode == 0 and r.stdout.strip() == f"value-{i}", (i, r.stderr)
+    d.cleanup()
+
+
+def test_a_rolled_back_vault_file_is_refused_until_accepted(tmp_path):
+    state = tmp_path / "state"
+    (tmp_path / "empty-registry").mkdir()
+    registry = ["--registry", str(tmp_path / "empty-registry")]
+    db = state / "vault.db"
+
+    def get():
+        return subprocess.run([hearth_bin(), "vault", "get", "--state-dir", str(state), "api.example.com",
+                               "TOKEN"], capture_output=True, text=True)
+
+    def restore(data):
+        for extra in ("vault.db-wal", "vault.db-shm"):
+            (state / extra).unlink(missing_ok=True)
+        db.write_bytes(data)
+
+    vault_set(state, "api.example.com", "TOKEN", "old-token")
+    old_copy = db.read_bytes()  # no CLI runs: nothing waits in the WAL
+    vault_set(state, "api.example.com", "TOKEN", "rotated-token")
+    new_copy = db.read_bytes()
+    restore(old_copy)
+    # The CLI refuses it, says why and how to take it on purpose, and shows nothing of it.
+    r = get()
+    assert r.returncode == 1 and "old-token" not in r.stdout, r
+    assert f"vault: {db} is older than the last one this key wrote (generation 3 < 4): it was rolled back " \
+           "or replaced; restore the newest copy" in r.stderr, r.stderr
+    assert f"hearth vault accept-rollback --state-dir {state}" in r.stderr, r.stderr
+    # So does the daemon, at its first use of the vault and at every call after.
+    d = Daemon([], copy=False, state_dir=state, extra_args=registry)
+    try:
+        for method, params in [("vault/list", {}),
+                               ("vault/set", {"scope": "api.example.com", "name": "OTHER", "value": "x"})]:
+            e = error(d.rpc(method, params))
+            assert e["code"] == -32001 and "generation 3 < 4" in e["message"], e
+            assert "old-token" not in json.dumps(e)
+    finally:
+        d.stop()
+    # The newest copy back: as before.
+    restore(new_copy)
+    assert get().stdout.strip() == "rotated-token"
+    # The operator takes the old copy on purpose; then the copy it replaced is the older one.
+    restore(old_copy)
+    r = subprocess.run([hearth_bin(), "vault", "accept-rollback", "--state-dir", str(state)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "accepted" in r.stderr and "It is generation 5 now" in r.stderr, r.stderr
+    assert get().stdout.strip() == "old-token"
+    restore(new_copy)
+    r = get()
+    assert r.returncode == 1 and "generation 4 < 5" in r.stderr, r.stderr
     d.cleanup()
 
 
