@@ -1462,8 +1462,10 @@ class SpiderMonkeyEngine final : public Engine {
     return true;
   }
 
-  /// ctx.fetch(url, {method, headers, body}): a Promise of {status, ok, statusText, url,
-  /// headers, text(), json()}. The request runs synchronously (a worker runs one call at a time).
+  /// ctx.fetch(url, {method, headers, body, redirect}): a Promise of {status, ok, statusText,
+  /// url, headers, text(), json()}. The request runs synchronously (a worker runs one call at a
+  /// time), and gives up a little before the call's own time limit (fetch_time_limit), so that
+  /// the handler can catch the error.
   static bool ctx_fetch(JSContext* cx, unsigned argc, JS::Value* vp) {
     JS::CallArgs args = JS::CallArgsFromVp(argc, vp);
     auto* e = engine_of(cx);
@@ -1481,6 +1483,21 @@ class SpiderMonkeyEngine final : public Engine {
         e->throw_error("TypeError", "ctx.fetch: body must be a string (use JSON.stringify)");
         return false;
       }
+      if (!JS_GetProperty(cx, init, "redirect", &v)) return false;
+      if (!v.isUndefined()) {
+        const std::string mode = v.isString() ? value_to_string(cx, v) : std::string();
+        if (mode == "follow") {
+          request.redirect = RedirectMode::kFollow;
+        } else if (mode == "error") {
+          request.redirect = RedirectMode::kError;
+        } else if (mode == "manual") {
+          request.redirect = RedirectMode::kManual;
+        } else {
+          e->throw_error("TypeError",
+                         R"(ctx.fetch: redirect must be "follow", "error" or "manual")");
+          return false;
+        }
+      }
       if (!JS_GetProperty(cx, init, "headers", &v)) return false;
       if (v.isObject()) {
         JS::RootedObject headers(cx, &v.toObject());
@@ -1497,7 +1514,7 @@ class SpiderMonkeyEngine final : public Engine {
     }
     const auto remaining =
         std::chrono::duration_cast<std::chrono::milliseconds>(e->deadline_ - Clock::now());
-    request.timeout = std::max(std::chrono::milliseconds(1), remaining);
+    request.timeout = fetch_time_limit(std::max(std::chrono::milliseconds(1), remaining));
     request.max_body = e->config_.max_file_bytes;
 
     EgressProxy proxy;

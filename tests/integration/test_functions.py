@@ -212,3 +212,257 @@ def test_fetch_reaches_an_allowed_host_through_the_jail(tmp_path):
         d.cleanup()
         server.shutdown()
         tls_server.shutdown()
+
+
+# -- ctx.fetch: redirects and time limits (docs/protocol.md, "Function handlers") --------------
+
+class EchoServer:
+    """A plain HTTP server on 127.0.0.1 that records every request and answers by path:
+    `/echo` with the request as JSON, `/redirect?status=N&to=URL` with that redirect, `/stall`
+    with a head and then nothing until the test ends."""
+
+    def __init__(self, tls=None):
+        import http.server
+        import threading
+
+        self.requests = []
+        self.release = threading.Event()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def handle_any(self):
+                from urllib.parse import parse_qs, urlsplit
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length).decode() if length else ""
+                path = urlsplit(self.path)
+                server.requests.append({"method": self.command, "path": path.path, "body": body,
+                                        "headers": {k.lower(): v for k, v in self.headers.items()}})
+                if path.path == "/redirect":
+                    query = parse_qs(path.query)
+                    self.send_response(int(query["status"][0]))
+                    self.send_header("Location", query["to"][0])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif path.path == "/stall":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "100")
+                    self.end_headers()
+                    self.wfile.flush()
+                    server.release.wait(60)
+                    self.close_connection = True
+                else:
+                    out = json.dumps(server.requests[-1]).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = handle_any
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        if tls is not None:
+            import ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self.origin = ("https" if tls else "http") + f"://127.0.0.1:{self.port}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def redirect(self, status, to):
+        from urllib.parse import quote
+        return f"{self.origin}/redirect?status={status}&to={quote(to, safe='')}"
+
+    def close(self):
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+FETCH_HANDLER = (
+    "export async function go(input, ctx) {\n"
+    "  try {\n"
+    "    const r = await ctx.fetch(input.url, input.init);\n"
+    "    return { status: r.status, url: r.url, location: r.headers.location ?? null,\n"
+    "             seen: r.status === 200 ? await r.json() : null };\n"
+    "  } catch (e) {\n"
+    "    return { error: e.name + ': ' + e.message };\n"
+    "  }\n"
+    "}\n")
+
+
+def fetcher_service(tmp_path, hosts, max_execution_time=None):
+    service = tmp_path / "fetcher"
+    service.mkdir()
+    (service / "f.mjs").write_text(FETCH_HANDLER)
+    permissions = {"networkAccess": hosts}
+    if max_execution_time:
+        permissions["maxExecutionTime"] = max_execution_time
+    (service / "lavs.json").write_text(json.dumps({
+        "lavs": "1.0", "name": "fetcher", "version": "1.0.0",
+        "endpoints": [{"id": "go", "method": "query",
+                       "handler": {"type": "function", "module": "f.mjs", "function": "go"},
+                       "permissions": permissions}]}))
+    return service
+
+
+CREDENTIALS = {"Authorization": "Bearer secret-token", "Cookie": "session=secret-cookie",
+               "X-Api-Key": "not-a-credential-to-fetch"}
+
+
+def test_fetch_redirects_follow_the_fetch_standard(tmp_path):
+    # Two servers on two ports of 127.0.0.1: two origins.
+    a, b = EchoServer(), EchoServer()
+    d = Daemon([fetcher_service(tmp_path, [f"127.0.0.1:{a.port}", f"127.0.0.1:{b.port}"])], copy=False)
+
+    def go(url, **init):
+        return result(d.call("go", {"url": url, "init": init}))
+
+    try:
+        # To another origin: the credentials stay behind (the Fetch standard's Authorization, and
+        # Cookie); another header goes along, as in the standard.
+        r = go(a.redirect(302, f"{b.origin}/echo"), headers=CREDENTIALS)
+        assert r["status"] == 200 and r["url"] == f"{b.origin}/echo", r
+        headers = r["seen"]["headers"]
+        assert "authorization" not in headers and "cookie" not in headers, headers
+        assert headers["x-api-key"] == "not-a-credential-to-fetch"
+        assert a.requests[-1]["headers"]["authorization"] == "Bearer secret-token"
+        # Within the origin they go along.
+        r = go(a.redirect(301, f"{a.origin}/echo"), headers=CREDENTIALS)
+        assert r["seen"]["headers"]["authorization"] == "Bearer secret-token"
+        assert r["seen"]["headers"]["cookie"] == "session=secret-cookie"
+        # ... and once dropped they stay dropped, even back on the first origin.
+        r = go(a.redirect(302, b.redirect(302, f"{a.origin}/echo")), headers=CREDENTIALS)
+        assert "authorization" not in r["seen"]["headers"], r
+        # 303 after POST: a GET without the body or the body's headers.
+        body_headers = {"Content-Type": "application/json", "Content-Language": "en",
+                        "Authorization": "Bearer secret-token"}
+        r = go(a.redirect(303, f"{b.origin}/echo"), method="POST", body='{"x": 1}', headers=body_headers)
+        seen = r["seen"]
+        assert seen["method"] == "GET" and seen["body"] == "", seen
+        assert not {"content-type", "content-language", "content-length", "authorization"} & set(seen["headers"])
+        # 302 after POST too; but 302 after PUT and 307 after POST keep the method and the body.
+        assert go(a.redirect(302, f"{a.origin}/echo"), method="post", body="x")["seen"]["method"] == "GET"
+        seen = go(a.redirect(302, f"{a.origin}/echo"), method="PUT", body="x", headers=body_headers)["seen"]
+        assert (seen["method"], seen["body"], seen["headers"]["content-type"]) == ("PUT", "x", "application/json")
+        seen = go(a.redirect(307, f"{b.origin}/echo"), method="POST", body="x", headers=body_headers)["seen"]
+        assert (seen["method"], seen["body"]) == ("POST", "x") and "authorization" not in seen["headers"]
+        # redirect: "manual" answers with the redirect itself, "error" fails, others are refused.
+        before = len(b.requests)
+        r = go(a.redirect(302, f"{b.origin}/echo"), redirect="manual")
+        assert (r["status"], r["location"]) == (302, f"{b.origin}/echo"), r
+        assert r["url"] == a.redirect(302, f"{b.origin}/echo")
+        r = go(a.redirect(302, f"{b.origin}/echo"), redirect="error")
+        assert r["error"].startswith("TypeError: ctx.fetch: the response from " + a.origin + " is a redirect (302"), r
+        assert len(b.requests) == before
+        r = go(f"{a.origin}/echo", redirect="sideways")
+        assert r["error"] == 'TypeError: ctx.fetch: redirect must be "follow", "error" or "manual"', r
+        # A header that would split the request is refused before anything is sent.
+        before = len(a.requests)
+        r = go(f"{a.origin}/echo", headers={"X-A": "a\r\nAuthorization: forged"})
+        assert "contains CR, LF or NUL" in r["error"], r
+        assert len(a.requests) == before
+    finally:
+        d.stop()
+        d.cleanup()
+        a.close()
+        b.close()
+
+
+def test_a_fetch_whose_response_stalls_fails_and_the_call_answers(tmp_path):
+    server = EchoServer()
+    # 3 s for the call: ctx.fetch gives up a fifth of it early.
+    d = Daemon([fetcher_service(tmp_path, [f"127.0.0.1:{server.port}"], max_execution_time=3000)], copy=False)
+    try:
+        r = result(d.call("go", {"url": f"{server.origin}/stall"}))
+        assert r["error"].startswith(f"TypeError: ctx.fetch: the response from {server.origin} stopped for "), r
+        assert "the call's time limit is near" in r["error"], r
+        # The worker was not stopped by its watchdog: it answers the next call.
+        r = result(d.call("go", {"url": f"{server.origin}/echo"}))
+        assert r["status"] == 200, r
+    finally:
+        d.stop()
+        d.cleanup()
+        server.close()
+
+
+class DirectWorker:
+    """hearth-js-worker driven through its frames (docs/protocol.md, "JS worker protocol"),
+    outside the daemon and its jail, so that it can be given what a jailed worker cannot: a test
+    CA through SSL_CERT_FILE, and direct connections (`network: true`, no egress proxy)."""
+
+    def __init__(self, tmp_path, env):
+        import struct
+        self.struct = struct
+        binary = Path(hearth_bin()).parent / "hearth-js-worker"
+        self.stderr = open(tmp_path / "worker.stderr", "wb")
+        self.proc = subprocess.Popen([str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, env=env, cwd=tmp_path)
+        self.next_id = 0
+        self.send({"t": "init", "service": "direct", "serviceDir": str(tmp_path), "network": True,
+                   "subscriptions": []})
+        assert self.read()["t"] == "ready"
+
+    def send(self, message):
+        data = json.dumps(message).encode()
+        self.proc.stdin.write(self.struct.pack(">I", len(data)) + data)
+        self.proc.stdin.flush()
+
+    def read(self):
+        head = self.proc.stdout.read(4)
+        assert len(head) == 4, "the worker ended"
+        return json.loads(self.proc.stdout.read(self.struct.unpack(">I", head)[0]))
+
+    def run(self, source, globals, timeout_ms=10000):
+        self.next_id += 1
+        self.send({"t": "eval", "id": self.next_id, "source": source, "filename": "t.js",
+                   "globals": globals, "timeoutMs": timeout_ms, "io": True})
+        while True:
+            message = self.read()
+            if message["t"] in ("result", "error") and message["id"] == self.next_id:
+                return message
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(10)
+        self.stderr.close()
+
+
+def test_fetch_refuses_https_to_http_and_drops_proxy_credentials(tmp_path):
+    from a2s_servers import make_ca
+    ca, cert, key = make_ca(tmp_path / "tls")
+    secure, plain, other = EchoServer(tls=(cert, key)), EchoServer(), EchoServer()
+    worker = DirectWorker(tmp_path, dict(os.environ, SSL_CERT_FILE=str(ca)))
+    fetch = "const r = await ctx.fetch(url, init); return { status: r.status, url: r.url, seen: await r.json() };"
+    try:
+        # The test CA works: https to https is followed.
+        r = worker.run(fetch, {"url": secure.redirect(302, f"{secure.origin}/echo"), "init": {}})
+        assert r["t"] == "result" and r["value"]["url"] == f"{secure.origin}/echo", r
+        # https to http is a network error, and nothing reaches the http server.
+        r = worker.run(fetch, {"url": secure.redirect(302, f"{plain.origin}/echo"),
+                               "init": {"headers": CREDENTIALS}})
+        assert r["t"] == "error" and r["name"] == "TypeError", r
+        assert r["message"] == (f"TypeError: ctx.fetch: refusing to follow a redirect from https to http ({plain.origin}): "
+                                "the request would go on unencrypted"), r
+        assert plain.requests == []
+        # Without the egress proxy in between (which drops Proxy-Authorization itself), the
+        # worker's own rule shows: no credential header crosses to another origin.
+        credentials = dict(CREDENTIALS, **{"Proxy-Authorization": "Basic c2VjcmV0"})
+        r = worker.run(fetch, {"url": plain.redirect(307, f"{other.origin}/echo"),
+                               "init": {"headers": credentials}})
+        assert r["t"] == "result", r
+        headers = r["value"]["seen"]["headers"]
+        assert not {"authorization", "cookie", "proxy-authorization"} & set(headers), headers
+        assert plain.requests[-1]["headers"]["proxy-authorization"] == "Basic c2VjcmV0"
+    finally:
+        worker.close()
+        for s in (secure, plain, other):
+            s.close()
