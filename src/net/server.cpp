@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 
 #include <algorithm>
 #include <array>
@@ -175,8 +176,11 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   void remove(std::uint64_t id);
   /// The connection sent a request with the token: it is no longer among the pending ones.
   void authenticated(std::uint64_t id);
-  /// Closes the oldest connection that has not shown the token, if it has waited at least
-  /// pending_grace; false when there is none such.
+  /// Closes the oldest connection that has not shown the token and is not about to: nothing of
+  /// a request waits unread on its socket and none is being handled. An idle connection is
+  /// closed whatever its age (a flood of new idle connections must not keep a client out),
+  /// while a client whose request has arrived is never the one closed. False when there is
+  /// none such.
   bool evict_oldest_pending();
   std::size_t pending_connections() {
     std::lock_guard lock(mu_);
@@ -260,7 +264,6 @@ class Server::Impl : public std::enable_shared_from_this<Server::Impl> {
   // Not yet authenticated, by id: the smallest id is the oldest.
   struct Pending {
     std::weak_ptr<Connection> connection;
-    std::chrono::steady_clock::time_point since;
   };
   std::map<std::uint64_t, Pending> pending_;
   std::size_t pending_cap_ = 64;  // fixed by listen()
@@ -281,6 +284,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
         stream_(std::move(socket)),
         close_timer_(strand_),
         in_flight_timer_(strand_) {
+    fd_ = stream_.socket().native_handle();
     beast::error_code ec;
     auto remote = stream_.socket().remote_endpoint(ec);
     peer_ =
@@ -297,6 +301,15 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       return;
     }
     asio::co_spawn(strand_, run(std::move(self)), asio::detached);
+  }
+
+  /// Whether this connection may be closed to make room (evict_oldest_pending): it is not
+  /// handling a request and no byte waits unread on its socket. Any thread. (The descriptor is
+  /// read once at construction; FIONREAD on it is harmless even if the socket closed meanwhile.)
+  bool idle() const {
+    if (handling_.load()) return false;
+    int waiting = 0;
+    return ::ioctl(fd_, FIONREAD, &waiting) != 0 || waiting == 0;
   }
 
   /// Server shutdown, from any thread: closes this connection on its strand.
@@ -511,6 +524,12 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       stream_.expires_after(io_budget());
       auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, kUseTuple);
       (void)n;
+      // Cleared when the request has been handled, so that keep-alive waits count as idle.
+      struct Handling {
+        std::atomic<bool>& flag;
+        ~Handling() { flag.store(false); }
+      } handling{handling_};
+      handling_.store(!ec);
       if (ec) {
         if (ec == http::error::header_limit) {
           co_await reply_error(parser, http::status::request_header_fields_too_large,
@@ -1031,7 +1050,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   asio::steady_timer in_flight_timer_;  // wakes the read loop when in_flight_ drops below the cap
   std::size_t in_flight_ = 0;
   std::string peer_;
-  std::string cors_origin_;  // allowed cross origin of the current request, else empty
+  int fd_ = -1;                        ///< the socket's descriptor, for idle() (any thread)
+  std::atomic<bool> handling_{false};  ///< a request's header is read and not yet answered
+  std::string cors_origin_;            // allowed cross origin of the current request, else empty
   std::shared_ptr<rpc::Session> session_;
   /// The service of the current request (/rpc, /ws) or of the WebSocket (/app-server...).
   const rpc::Dispatcher* dispatcher_ = nullptr;
@@ -1127,7 +1148,7 @@ std::uint64_t Server::Impl::add(const std::shared_ptr<Connection>& connection) {
   const std::uint64_t id = listener_->add(connection);
   if (id == 0) return 0;
   std::lock_guard lock(mu_);
-  pending_.emplace(id, Pending{connection, std::chrono::steady_clock::now()});
+  pending_.emplace(id, Pending{connection});
   return id;
 }
 
@@ -1146,12 +1167,18 @@ bool Server::Impl::evict_oldest_pending() {
   std::shared_ptr<Connection> oldest;
   {
     std::lock_guard lock(mu_);
-    const auto cutoff = std::chrono::steady_clock::now() - options_.pending_grace;
-    while (!pending_.empty() && !oldest) {
-      auto first = pending_.begin();
-      if (first->second.since > cutoff) return false;  // a burst of new clients: spare them
-      oldest = first->second.connection.lock();
-      pending_.erase(first);
+    for (auto it = pending_.begin(); it != pending_.end() && !oldest;) {
+      auto connection = it->second.connection.lock();
+      if (!connection) {
+        it = pending_.erase(it);
+        continue;
+      }
+      if (!connection->idle()) {  // its request is here or being handled: spare it
+        ++it;
+        continue;
+      }
+      oldest = std::move(connection);
+      pending_.erase(it);
     }
   }
   if (!oldest) return false;

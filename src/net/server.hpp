@@ -47,13 +47,12 @@ struct ServerOptions {
   /// their share never lock out plain requests.
   std::size_t max_websockets = 0;
   /// Connections that have not yet sent a request with the token, at most (0: a quarter of
-  /// max_connections, at least 64). Beyond this, and at max_connections, the oldest of them is
-  /// closed to make room once it has waited pending_grace; a new connection is refused only when
-  /// none has. Half-open connections cannot lock clients out, and a burst of real clients that
-  /// connect before they send is not cut.
+  /// max_connections, at least 64). Beyond this, and at max_connections, the oldest idle one of
+  /// them (nothing of a request waiting on its socket, none being handled) is closed to make
+  /// room, whatever its age; a new connection is refused only when none is idle. A flood of
+  /// idle connections therefore cannot keep a client with the token out, and a client whose
+  /// request has arrived is never the one closed.
   std::size_t max_unauthenticated = 0;
-  /// How long a connection without the token is safe from being pushed out by a newer one.
-  std::chrono::milliseconds pending_grace{1000};
   /// A connection must have sent a request with the token within this time of being accepted
   /// (its headers read in full), or it is closed; authenticated connections get idle_timeout.
   std::chrono::milliseconds header_timeout{10000};

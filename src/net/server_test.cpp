@@ -1,6 +1,9 @@
 #include "net/server.hpp"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <future>
 #include <mutex>
 #include <set>
@@ -22,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/fd.hpp"
 #include "json/json.hpp"
 #include "net/event_stream.hpp"
 #include "rpc/dispatcher.hpp"
@@ -725,14 +730,12 @@ TEST_F(ServerTest, HalfOpenConnectionsWithoutTokenCannotLockClientsOut) {
   start_server([](ServerOptions& o) {
     o.max_connections = 40;
     o.max_unauthenticated = 8;
-    o.pending_grace = 200ms;
   });
   std::vector<std::unique_ptr<HttpClient>> idle;
   for (int i = 0; i < 60; ++i) {
     idle.push_back(std::make_unique<HttpClient>(port_));
     idle.back()->write_raw("POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\n");
   }
-  std::this_thread::sleep_for(300ms);  // the half-open ones are no longer new
   for (int round = 0; round < 3; ++round) {
     HttpClient client(port_);
     auto reply = client.send(rpc_request(rpc_text(round, "echo")));
@@ -742,6 +745,45 @@ TEST_F(ServerTest, HalfOpenConnectionsWithoutTokenCannotLockClientsOut) {
   EXPECT_TRUE(logged("without a token"));
   // The oldest half-open ones were closed.
   EXPECT_TRUE(idle.front()->closed_by_server());
+}
+
+// A flood of idle connections, new ones all the time and never a byte, cannot keep a client with
+// the token out: at the cap the oldest idle one is closed whatever its age, and a connection
+// whose request has arrived is never the one closed.
+TEST_F(ServerTest, AFloodOfIdleConnectionsCannotKeepAClientOut) {
+  start_server([](ServerOptions& o) {
+    o.max_connections = 300;
+    o.max_unauthenticated = 32;
+  });
+  std::atomic<bool> stop{false};
+  std::atomic<int> opened{0};
+  std::thread flood([&] {
+    std::deque<Fd> idle;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port_);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    while (!stop.load()) {
+      Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      if (!fd) break;
+      if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+        opened.fetch_add(1);
+        idle.push_back(std::move(fd));
+      }
+      if (idle.size() > 600) idle.pop_front();  // the flood keeps 600 open at most
+    }
+  });
+  while (opened.load() < 200) std::this_thread::yield();  // the flood is on
+  int failed = 0;
+  for (int i = 0; i < 40; ++i) {
+    HttpClient client(port_);
+    auto reply = client.send(rpc_request(rpc_text(i, "echo")));
+    if (reply.ec || reply.res.result() != http::status::ok) ++failed;
+  }
+  stop.store(true);
+  flood.join();
+  EXPECT_EQ(failed, 0) << "of 40 calls during a flood of " << opened.load() << " connections";
+  EXPECT_TRUE(logged("without a token"));
 }
 
 // A burst of real clients that all connect before any of them sends is not cut by the cap

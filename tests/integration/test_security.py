@@ -124,3 +124,52 @@ def test_unknown_path_and_method(examples):
         status, headers, _ = c.request("GET", "/rpc", headers={"Host": f"127.0.0.1:{examples.port}",
                                                                "Authorization": f"Bearer {examples.token}"})
         assert status == 405
+
+
+def test_a_flood_of_idle_connections_cannot_keep_a_client_out(daemon_factory):
+    """Thousands of connections that never send a byte, opened all the time: every call of a
+    client with the token still gets through (the oldest idle connections are closed for it)."""
+    import resource
+    import socket
+    import threading
+    from hearthtest import EXAMPLES, result
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    d = daemon_factory([EXAMPLES / "notes"], extra_args=["--max-connections", "1000"])
+    stop = threading.Event()
+    opened = [0]
+
+    def flood():
+        idle = []
+        while not stop.is_set():
+            s = socket.socket()
+            try:
+                s.connect(("127.0.0.1", d.port))
+                opened[0] += 1
+                idle.append(s)
+            except OSError:
+                s.close()
+            if len(idle) > 3000:  # a window of 3,000 open at once
+                idle.pop(0).close()
+        for s in idle:
+            s.close()
+
+    threads = [threading.Thread(target=flood) for _ in range(3)]
+    try:
+        for t in threads:
+            t.start()
+        while opened[0] < 3000:
+            threading.Event().wait(0.01)
+        failures = []
+        for i in range(30):
+            try:
+                r = d.rpc("lavs/services")
+                result(r)
+            except Exception as e:  # a reset connection
+                failures.append(f"{i}: {e!r}")
+        assert failures == [], f"{len(failures)} of 30 calls failed during a flood of {opened[0]}"
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
