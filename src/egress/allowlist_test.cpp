@@ -92,6 +92,22 @@ TEST(HostTest, LocalAddressesAndLocalhostNames) {
   EXPECT_FALSE(is_localhost_name(parse_host("127.0.0.1").value()));
 }
 
+TEST(HostTest, PrivateAddresses) {
+  auto private_ = [](const char* text) {
+    return is_private_address(boost::asio::ip::make_address(text));
+  };
+  for (const char* address : {"10.0.0.1", "10.255.255.255", "172.16.0.1", "172.31.255.254",
+                              "192.168.1.1", "100.64.0.1", "100.127.255.255", "fc00::1",
+                              "fd12:3456::1", "fec0::1", "::ffff:10.1.2.3", "::ffff:192.168.0.9"}) {
+    EXPECT_TRUE(private_(address)) << address;
+  }
+  for (const char* address :
+       {"203.0.113.7", "172.15.255.255", "172.32.0.1", "100.63.255.255", "100.128.0.1", "11.0.0.1",
+        "192.169.0.1", "2001:db8::1", "fe80::1", "::ffff:203.0.113.7"}) {
+    EXPECT_FALSE(private_(address)) << address;
+  }
+}
+
 TEST(AllowListTest, ExactNameAnyPort) {
   auto list = parse_ok({"api.example.com"});
   EXPECT_TRUE(list.allows("api.example.com", 443));

@@ -146,6 +146,23 @@ bool is_local_address(const boost::asio::ip::address& address) {
          || (v4 >> 28) >= 0xE;    // 224.0.0.0/4 multicast, 240.0.0.0/4 reserved, broadcast
 }
 
+bool is_private_address(const boost::asio::ip::address& address) {
+  if (address.is_v6()) {
+    const auto v6 = address.to_v6();
+    if (v6.is_v4_mapped()) {
+      return is_private_address(boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, v6));
+    }
+    const auto bytes = v6.to_bytes();
+    return (bytes[0] & 0xFE) == 0xFC                            // fc00::/7 unique-local
+           || (bytes[0] == 0xFE && (bytes[1] & 0xC0) == 0xC0);  // fec0::/10 site-local
+  }
+  const std::uint32_t v4 = address.to_v4().to_uint();
+  return (v4 >> 24) == 10                  // 10.0.0.0/8
+         || (v4 >> 20) == 0xAC1            // 172.16.0.0/12
+         || (v4 >> 16) == 0xC0A8           // 192.168.0.0/16
+         || (v4 >> 22) == (100 << 2 | 1);  // 100.64.0.0/10
+}
+
 bool is_localhost_name(const Host& host) {
   return host.kind == Host::Kind::kName &&
          (host.text == "localhost" || host.text.ends_with(".localhost"));

@@ -59,6 +59,12 @@ Result<Authority> parse_authority(std::string_view text);
 /// namespace, or to services listening on the daemon's loopback.
 bool is_local_address(const boost::asio::ip::address& address);
 
+/// Addresses of private networks: RFC 1918 (10/8, 172.16/12, 192.168/16), shared address space
+/// (100.64/10, RFC 6598), IPv6 unique-local (fc00::/7) and site-local (fec0::/10), and their
+/// IPv4-mapped forms. Reachable from this machine but not from the internet: a URL a caller
+/// chooses (a model server a run names) must not make the daemon fetch from them.
+bool is_private_address(const boost::asio::ip::address& address);
+
 /// Names that are loopback by definition (RFC 6761: `localhost` and `*.localhost`), so listing one
 /// asks for the local host and its addresses are not refused.
 bool is_localhost_name(const Host& host);
