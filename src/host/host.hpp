@@ -53,6 +53,9 @@ struct Caller {
   std::string transport;  ///< "http", "ws", "inproc"
   std::string client;     ///< what the client calls itself (X-Hearth-Client), may be empty
   std::string mount;      ///< the view mount the call was made for, else empty
+  /// The input holds values the caller may not show (a workspace's private or write-only
+  /// state): listeners told of the mutation get it without its input and result.
+  bool confidential = false;
 };
 
 /// A mutation endpoint that ran and succeeded: what the view host tells the views of the service
@@ -60,9 +63,10 @@ struct Caller {
 struct Mutation {
   std::string service;
   std::string endpoint;
-  json::value input;  ///< as the handler got it (defaults applied)
-  json::value result;
+  json::value input;   ///< as the handler got it (defaults applied); null when withheld
+  json::value result;  ///< null when withheld
   Caller caller;
+  bool withheld = false;  ///< the caller was confidential: input and result are not told
 };
 
 /// What went wrong while loading, per manifest file.

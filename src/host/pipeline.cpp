@@ -144,7 +144,7 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
                              co_await prepare_input_off_io(*endpoint, std::move(input)));
   const bool told = on_mutation_.tell && endpoint->method == manifest::Method::kMutation &&
                     (!on_mutation_.wants || on_mutation_.wants(service.manifest.name));
-  json::value ran_input = told ? prepared : json::value();
+  json::value ran_input = told && !caller.confidential ? prepared : json::value();
   auto handler = service.handlers.find(endpoint->id);
   handlers::Call call;
   call.service = &service.manifest;
@@ -166,8 +166,10 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
     }
   }
   if (told && result.ok()) {
+    const bool withheld = caller.confidential;
     on_mutation_.tell(Mutation{service.manifest.name, endpoint->id, std::move(ran_input),
-                               result.value(), std::move(caller)});
+                               withheld ? json::value() : result.value(), std::move(caller),
+                               withheld});
   }
   co_return result;
 }

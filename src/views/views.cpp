@@ -444,11 +444,16 @@ void ViewHost::publish(const host::Mutation& mutation) {
   json::object params;
   params["service"] = mutation.service;
   params["endpoint"] = mutation.endpoint;
-  params["input"] = mutation.input;
-  if (json::dump(mutation.result).size() <= options_.max_action_result_bytes) {
-    params["result"] = mutation.result;
+  if (mutation.withheld) {
+    // The caller (a workspace side effect) passed values the model may not read.
+    params["withheld"] = true;
   } else {
-    params["resultOmitted"] = true;
+    params["input"] = mutation.input;
+    if (json::dump(mutation.result).size() <= options_.max_action_result_bytes) {
+      params["result"] = mutation.result;
+    } else {
+      params["resultOmitted"] = true;
+    }
   }
   params["actor"] = std::move(actor);
   params["seq"] = seq;

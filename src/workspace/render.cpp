@@ -1,6 +1,7 @@
 #include "workspace/render.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace hearth::workspace {
 namespace {
@@ -332,12 +333,20 @@ std::string signature(const Utility& u) {
   return (u.is_async ? "async " : "") + u.name + "(" + u.params + ")";
 }
 
+/// The state a call's result goes into, as the model may know it: a private one is not named.
+std::optional<std::string> shown_assign(const Definition& def, const SideEffect& e) {
+  if (!e.assign) return std::nullopt;
+  const StateDef* target = def.find(*e.assign);
+  if (target == nullptr || !target->is_public) return std::string("a private state");
+  return *e.assign;
+}
+
 /// The calls a change of `s` makes, in words.
-std::vector<std::string> effect_lines(const StateDef& s) {
+std::vector<std::string> effect_lines(const Definition& def, const StateDef& s) {
   std::vector<std::string> out;
   for (const auto& e : s.effects) {
     std::string line = "→ calls " + e.call.service + "/" + e.call.endpoint;
-    if (e.assign) line += ", result into " + *e.assign;
+    if (auto target = shown_assign(def, e)) line += ", result into " + *target;
     line += e.compensate ? " (undone if a later step fails)" : " (irreversible)";
     out.push_back(std::move(line));
   }
@@ -479,7 +488,7 @@ std::string render_text(const Definition& def, std::int64_t version, const json:
       if (!s.description.empty()) box.field("About:", s.description);
       if (!s.side_effects.empty() || !s.effects.empty()) {
         std::string text = s.side_effects;
-        for (const auto& l : effect_lines(s)) text += (text.empty() ? "" : "\n") + l;
+        for (const auto& l : effect_lines(def, s)) text += (text.empty() ? "" : "\n") + l;
         box.field("Side effects:", text);
       }
       if (s.source) box.field("Source:", source_line(s));
@@ -524,7 +533,7 @@ std::string render_markdown(const Definition& def, std::int64_t version, const j
       if (!s.description.empty()) out += "- About: " + s.description + "\n";
       if (!s.side_effects.empty() || !s.effects.empty()) {
         out += "- Side effects: " + s.side_effects;
-        for (const auto& l : effect_lines(s)) out += " " + l;
+        for (const auto& l : effect_lines(def, s)) out += " " + l;
         out += "\n";
       }
       if (s.source) out += "- Source: " + source_line(s) + "\n";
@@ -582,10 +591,11 @@ json::object render_json(const Definition& def, std::int64_t version, const json
     if (!s.side_effects.empty() || !s.effects.empty()) {
       json::array calls;
       for (const auto& e : s.effects) {
-        calls.push_back(json::object{{"service", e.call.service},
-                                     {"endpoint", e.call.endpoint},
-                                     {"assign", e.assign ? json::value(*e.assign) : nullptr},
-                                     {"reversible", e.compensate.has_value()}});
+        calls.push_back(json::object{
+            {"service", e.call.service},
+            {"endpoint", e.call.endpoint},
+            {"assign", e.assign ? json::value(*shown_assign(def, e)) : json::value(nullptr)},
+            {"reversible", e.compensate.has_value()}});
       }
       o["sideEffects"] = json::object{{"description", s.side_effects}, {"calls", calls}};
     }

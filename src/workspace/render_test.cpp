@@ -166,3 +166,34 @@ TEST(WorkspaceRender, MarkdownAndJsonForms) {
 
 }  // namespace
 }  // namespace hearth::workspace
+
+namespace hearth::workspace {
+namespace {
+
+TEST(WorkspaceRender, APrivateStateAResultGoesIntoIsNotNamed) {
+  const Definition def = definition(R"(
+name: mail
+components:
+  - id: mail
+    states:
+      draft:
+        permission: rw
+        schema: {type: object}
+        initial: {}
+        sideEffects:
+          description: sends it
+          calls: [{service: mail, endpoint: send, assign: receipt_store}]
+      receipt_store: {visibility: private, schema: {type: object}, initial: {}}
+)");
+  json::object state{{"draft", json::object()}, {"receipt_store", json::object()}};
+  for (auto format : {Format::kText, Format::kMarkdown, Format::kJson}) {
+    RenderOptions options;
+    options.format = format;
+    const std::string view = render(def, 1, state, options);
+    EXPECT_EQ(view.find("receipt_store"), std::string::npos) << view;
+    EXPECT_NE(view.find("a private state"), std::string::npos) << view;
+  }
+}
+
+}  // namespace
+}  // namespace hearth::workspace

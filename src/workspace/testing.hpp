@@ -28,17 +28,19 @@ class FakeServices : public Services {
   struct Call {
     std::string service, endpoint;
     json::value input;
+    bool confidential = false;
   };
   /// The answer of service/endpoint: a function of the input.
   std::map<std::string, std::function<Result<json::value>(const json::value&)>> answers;
 
   boost::asio::awaitable<Result<json::value>> call(std::string service, std::string endpoint,
-                                                   json::value input, std::string) override {
+                                                   json::value input, std::string,
+                                                   bool confidential) override {
     const std::string key = service + "/" + endpoint;
     std::function<Result<json::value>(const json::value&)> answer;
     {
       std::lock_guard lock(mu_);
-      calls_.push_back({service, endpoint, input});
+      calls_.push_back({service, endpoint, input, confidential});
       if (auto it = answers.find(key); it != answers.end()) answer = it->second;
     }
     if (!answer) co_return Error::make(ErrorCode::kMethodNotFound, "no endpoint " + key);

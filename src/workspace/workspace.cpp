@@ -109,6 +109,45 @@ std::optional<Error> check_state(const StateDef& state, const json::value& value
   return error(first.field, first.constraint, first.message, std::move(all));
 }
 
+json::array visible_patch(const Definition& def, const json::array& patch) {
+  json::array out;
+  for (const auto& op : patch) {
+    const auto* o = op.if_object();
+    const auto* path = o != nullptr ? o->if_contains("path") : nullptr;
+    if (path == nullptr || !path->is_string()) continue;
+    // The state is the pointer's first token ("/name/..."), ~1 and ~0 unescaped.
+    std::string_view rest = path->get_string();
+    if (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
+    std::string token(rest.substr(0, rest.find('/')));
+    std::string name;
+    for (std::size_t i = 0; i < token.size(); ++i) {
+      if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+        name += token[i + 1] == '0' ? '~' : '/';
+        ++i;
+      } else {
+        name += token[i];
+      }
+    }
+    const StateDef* s = def.find(name);
+    if (s != nullptr && !s->readable()) continue;
+    out.push_back(op);
+  }
+  return out;
+}
+
+namespace {
+
+/// An effect's failure as others may see it when the call took a value the model may not read:
+/// its code, and a message that cannot echo that value.
+json::object withheld_error(const Error& e) {
+  return json::object{{"code", static_cast<int>(e.code)},
+                      {"message",
+                       "the call failed (its details are withheld: it took a value "
+                       "the model may not read)"}};
+}
+
+}  // namespace
+
 struct Workspace::Change {
   std::string kind = "script";
   std::string actor;
@@ -351,7 +390,9 @@ asio::awaitable<Status> Workspace::refresh_sources(bool opening) {
     std::string endpoint = src.call.endpoint;
     json::value input = src.call.input;
     std::string actor = "workspace:" + def_.name;
-    auto result = co_await options_.services->call(service, endpoint, input, actor);
+    // A query whose result becomes a state the model may not read.
+    const bool confidential = !s.readable();
+    auto result = co_await options_.services->call(service, endpoint, input, actor, confidential);
     if (!result.ok()) {
       add_note(strcat(s.name, ": its source ", service, "/", endpoint,
                       " failed: ", result.error().message));
@@ -432,6 +473,40 @@ json::value Workspace::resolve_input(const json::value& input, const json::value
   if (const auto* a = input.if_array()) {
     json::array out;
     for (const auto& e : *a) out.push_back(resolve_input(e, changed_value, state));
+    return out;
+  }
+  return input;
+}
+
+json::value Workspace::shown_input(const json::value& input, const json::value& changed_value,
+                                   const json::object& state, const StateDef& effect_state,
+                                   bool& touched) const {
+  if (const auto* o = input.if_object()) {
+    if (const auto* p = o->if_contains("$value"); p != nullptr && o->size() == 1) {
+      if (!effect_state.readable()) {
+        touched = true;
+        return json::string(kWithheld);
+      }
+      return resolve_input(input, changed_value, state);
+    }
+    if (const auto* n = o->if_contains("$state"); n != nullptr && n->is_string()) {
+      const StateDef* s = def_.find(n->get_string());
+      if (s != nullptr && !s->readable()) {
+        touched = true;
+        return json::string(kWithheld);
+      }
+      return resolve_input(input, changed_value, state);
+    }
+    json::object out;
+    for (const auto& kv : *o) {
+      out[kv.key()] = shown_input(kv.value(), changed_value, state, effect_state, touched);
+    }
+    return out;
+  }
+  if (const auto* a = input.if_array()) {
+    json::array out;
+    for (const auto& e : *a)
+      out.push_back(shown_input(e, changed_value, state, effect_state, touched));
     return out;
   }
   return input;
@@ -656,21 +731,38 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
   // Side effects, in order; the first failure undoes the ones before it.
   json::array effects;
   struct Done {
+    const StateDef* state;
     const SideEffect* effect;
     json::value input;
     json::value result;
+    bool confidential;  ///< the call took, or its result became, a value the model may not read
   };
   std::vector<Done> done;
   std::vector<std::string> assigned;
   for (const StateDef* s : changed) {
     for (const auto& effect : s->effects) {
       json::value input = resolve_input(effect.call.input, change.after.at(s->name), change.after);
-      json::object report{{"state", s->name},
+      // What answers, tool results and agent actions show: no value of a private or
+      // write-only state, in the input or in a result that could echo it or become one.
+      bool confidential = false;
+      json::value shown =
+          shown_input(effect.call.input, change.after.at(s->name), change.after, *s, confidential);
+      if (effect.assign) {
+        const StateDef* target = def_.find(*effect.assign);
+        confidential |= target == nullptr || !target->readable();
+      }
+      // A private state's name is not shown either (a revert can change one).
+      const std::string state_shown = s->is_public ? s->name : std::string(kWithheld);
+      json::object report{{"state", state_shown},
                           {"service", effect.call.service},
                           {"endpoint", effect.call.endpoint},
-                          {"input", input},
+                          {"input", std::move(shown)},
                           {"reversible", effect.compensate.has_value()}};
-      if (effect.assign) report["assign"] = *effect.assign;
+      if (effect.assign) {
+        const StateDef* target = def_.find(*effect.assign);
+        report["assign"] = target != nullptr && target->is_public ? json::string(*effect.assign)
+                                                                  : json::string(kWithheld);
+      }
       if (change.dry_run) {
         report["status"] = "would run";
         effects.push_back(std::move(report));
@@ -680,7 +772,8 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
       std::string endpoint = effect.call.endpoint;
       std::string actor = "workspace:" + def_.name;
       json::value call_input = input;
-      auto result = co_await options_.services->call(service, endpoint, call_input, actor);
+      auto result =
+          co_await options_.services->call(service, endpoint, call_input, actor, confidential);
       std::optional<Error> failure;
       if (!result.ok()) {
         failure = result.error();
@@ -695,7 +788,7 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
       }
       if (failure) {
         report["status"] = "failed";
-        report["error"] = error_object(*failure);
+        report["error"] = confidential ? withheld_error(*failure) : error_object(*failure);
         effects.push_back(report);
         // Compensate what ran, newest first.
         json::array compensated;
@@ -711,24 +804,35 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
           json::object comp_state = change.after;
           comp_state["$result"] = it->result;
           json::value comp_input = resolve_input(comp->input, it->input, comp_state);
+          // A compensation of a confidential call, or one that takes a hidden state, is too.
+          bool comp_confidential = it->confidential;
+          (void)shown_input(comp->input, it->input, comp_state, *it->state, comp_confidential);
           std::string comp_service = comp->service;
           std::string comp_endpoint = comp->endpoint;
-          auto undone =
-              co_await options_.services->call(comp_service, comp_endpoint, comp_input, actor);
+          auto undone = co_await options_.services->call(comp_service, comp_endpoint, comp_input,
+                                                         actor, comp_confidential);
           c["compensation"] = strcat(comp_service, "/", comp_endpoint);
           c["status"] = undone.ok() ? "compensated" : "compensation failed";
-          if (!undone.ok()) c["error"] = error_object(undone.error());
+          if (!undone.ok()) {
+            c["error"] =
+                comp_confidential ? withheld_error(undone.error()) : error_object(undone.error());
+          }
           compensated.push_back(std::move(c));
         }
+        const std::string cause = confidential ? std::string(
+                                                     "its details are withheld (it took "
+                                                     "a value the model may not read)")
+                                               : failure->message;
         Error error = Error::make(
             ErrorCode::kHandlerError,
-            "the side effect of " + s->name + " (" + effect.call.service + "/" +
-                effect.call.endpoint + ") failed: " + failure->message + "; nothing changed",
-            json::object{{"state", s->name},
-                         {"effect", json::object{{"service", effect.call.service},
-                                                 {"endpoint", effect.call.endpoint}}},
-                         {"cause", error_object(*failure)},
-                         {"compensated", compensated}});
+            "the side effect of " + state_shown + " (" + effect.call.service + "/" +
+                effect.call.endpoint + ") failed: " + cause + "; nothing changed",
+            json::object{
+                {"state", state_shown},
+                {"effect", json::object{{"service", effect.call.service},
+                                        {"endpoint", effect.call.endpoint}}},
+                {"cause", confidential ? withheld_error(*failure) : error_object(*failure)},
+                {"compensated", compensated}});
         if (!change.dry_run) {
           HistoryEntry entry = entry_for(change, "rolled_back");
           entry.error = error_object(error);
@@ -738,9 +842,13 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
         co_return error;
       }
       report["status"] = "ok";
-      report["result"] = result.value();
+      if (confidential) {
+        report["result"] = json::string(kWithheld);
+      } else {
+        report["result"] = result.value();
+      }
       effects.push_back(std::move(report));
-      done.push_back({&effect, input, result.value()});
+      done.push_back({s, &effect, input, result.value(), confidential});
     }
   }
 
@@ -754,7 +862,7 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
     const auto* a = change.before.if_contains(s.name);
     const auto* b = change.after.if_contains(s.name);
     if (b == nullptr || (a != nullptr && *a == *b)) continue;
-    changed_names.push_back(json::string(s.name));
+    if (s.is_public) changed_names.push_back(json::string(s.name));
     changed_values.emplace(s.name, *b);
     const std::string base = "/" + json::escape_pointer_token(s.name);
     if (a == nullptr) {
@@ -772,7 +880,7 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
   out["ok"] = true;
   out["dryRun"] = change.dry_run;
   out["changed"] = changed_names;
-  out["patch"] = patch;
+  out["patch"] = visible_patch(def_, patch);
   out["effects"] = effects;
   out["console"] = change.console.lines;
   out["output"] = change.output;

@@ -41,9 +41,13 @@ namespace hearth::workspace {
 class Services {
  public:
   virtual ~Services() = default;
+  /// `confidential`: the input holds a value the model may not read (a private or write-only
+  /// state), so whatever the call tells others (views' agent actions) must leave the input and
+  /// the result out.
   virtual boost::asio::awaitable<Result<json::value>> call(std::string service,
                                                            std::string endpoint, json::value input,
-                                                           std::string actor) = 0;
+                                                           std::string actor,
+                                                           bool confidential) = 0;
   /// Items of the subscription go to `on_item` (any thread) until the returned handle is
   /// dropped.
   virtual boost::asio::awaitable<Result<std::shared_ptr<void>>> subscribe(
@@ -140,8 +144,15 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
   HistoryEntry entry_for(const Change& change, std::string outcome) const;
   /// Records an entry that commits nothing.
   boost::asio::awaitable<Status> record(HistoryEntry entry);
+  /// An effect's input with its `$value` and `$state` references filled in. With `shown`, the
+  /// same input as others may see it: a reference to a state the model may not read (`hidden`
+  /// says which; `$value` is the value of `effect_state`) becomes kWithheld, and `touched` tells
+  /// whether one was met.
   json::value resolve_input(const json::value& input, const json::value& changed_value,
                             const json::object& state) const;
+  json::value shown_input(const json::value& input, const json::value& changed_value,
+                          const json::object& state, const StateDef& effect_state,
+                          bool& touched) const;
   void notify(const ChangeEvent& event);
   void add_note(std::string note);
   Result<json::value> from_source(const StateDef& s, const json::value& result) const;
@@ -159,6 +170,14 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
   std::vector<std::shared_ptr<void>> subscriptions_;
   std::atomic<bool> closed_{false};
 };
+
+/// What answers, tool results, notifications and agent actions show in place of a value of a
+/// state the model may not read (docs/workspace.md, "Visibility").
+inline constexpr std::string_view kWithheld = "[withheld: not visible to the model]";
+
+/// `patch` without the operations on states the model may not read (private and write-only
+/// ones): what a patch looks like to anyone but the operator's own record.
+json::array visible_patch(const Definition& def, const json::array& patch);
 
 /// The -32602 error of the violations of one state's new value (and of values too large or
 /// holding a __proto__ member): data {state, path, keyword, message, violations}.

@@ -320,6 +320,107 @@ components:
   EXPECT_EQ(history->at(0).outcome, "rolled_back");
 }
 
+// A side effect may take a private or write-only state, or assign its result to a private one;
+// no answer shows those values (the model, views and MCP clients all read the answer).
+const char* const kConfidential = R"(
+name: mailer
+components:
+  - id: mail
+    states:
+      draft:
+        permission: rw
+        schema: {type: object}
+        initial: {}
+        sideEffects:
+          description: sends the draft with the account's signature, keeps the receipt
+          calls:
+            - service: mail
+              endpoint: send
+              input: {to: {$value: /to}, signature: {$state: signature}, password: {$state: password}}
+              assign: receipt
+      password:
+        permission: w
+        schema: {type: string}
+        initial: "hunter2-initial"
+      signature:
+        visibility: private
+        schema: {type: string}
+        initial: "SIGNATURE-SECRET"
+      receipt:
+        visibility: private
+        schema: {type: object}
+        initial: {}
+      public_only:
+        permission: rw
+        schema: {type: object}
+        initial: {}
+        sideEffects:
+          description: echoes
+          calls:
+            - {service: mail, endpoint: echo, input: {text: {$value: /text}}}
+)";
+
+/// Whether any string in `v` holds `needle`.
+bool mentions(const json::value& v, const std::string& needle) {
+  return json::serialize(v).find(needle) != std::string::npos;
+}
+
+TEST_F(WorkspaceTest, SideEffectReportsWithholdPrivateAndWriteOnlyValues) {
+  auto ws = open(kConfidential);
+  ASSERT_TRUE(ws);
+  services_.answers["mail/send"] = [](const json::value& input) -> Result<json::value> {
+    // A service that echoes what it got, as many do.
+    return json::value(json::object{{"id", "m-1"}, {"echo", input}});
+  };
+  services_.answers["mail/echo"] = [](const json::value& input) -> Result<json::value> {
+    return input;
+  };
+  auto out = exec("password = 'hunter3-secret'; draft = {to: 'ann@example.com'};");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  // The call itself got the values, and was told it was confidential.
+  const auto calls = services_.calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].input.at("signature"), "SIGNATURE-SECRET");
+  EXPECT_EQ(calls[0].input.at("password"), "hunter3-secret");
+  EXPECT_TRUE(calls[0].confidential);
+  // The answer shows neither value, nor the private receipt, nor the private states' names.
+  for (const char* secret : {"SIGNATURE-SECRET", "hunter3-secret", "m-1", "receipt"}) {
+    EXPECT_FALSE(mentions(json::value(*out), secret)) << secret << " in " << json::serialize(*out);
+  }
+  const auto& effect = out->at("effects").as_array()[0].as_object();
+  EXPECT_EQ(effect.at("input").at("to"), "ann@example.com");  // the readable part stays
+  EXPECT_EQ(effect.at("input").at("signature").as_string(), kWithheld);
+  EXPECT_EQ(effect.at("result").as_string(), kWithheld);
+  // The operator's record keeps what a revert needs; the history served shows no value either.
+  EXPECT_EQ(value_of("receipt").at("id"), "m-1");
+  auto history = wait(ws->history(0, 10));
+  ASSERT_TRUE(history.ok());
+  ASSERT_EQ(history->size(), 1u);
+  EXPECT_TRUE(mentions(json::value(history->at(0).patch), "m-1"));
+  EXPECT_FALSE(mentions(json::value(visible_patch(ws->definition(), history->at(0).patch)), "m-1"));
+  EXPECT_FALSE(mentions(json::value(history->at(0).effects), "SIGNATURE-SECRET"));
+  // A call with nothing hidden is reported whole and is not confidential.
+  auto plain = exec("public_only = {text: 'hello'};");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->at("effects").as_array()[0].at("result").at("text"), "hello");
+  EXPECT_FALSE(services_.calls().back().confidential);
+}
+
+TEST_F(WorkspaceTest, AFailedConfidentialEffectDoesNotEchoItsInputInTheError) {
+  auto ws = open(kConfidential);
+  ASSERT_TRUE(ws);
+  services_.answers["mail/send"] = [](const json::value& input) -> Result<json::value> {
+    return Error::make(ErrorCode::kHandlerError,
+                       "refused: " + json::serialize(input));  // echoes the input
+  };
+  auto out = exec("draft = {to: 'bob@example.com'};");
+  ASSERT_FALSE(out.ok());
+  EXPECT_FALSE(mentions(json::value(out.error().message), "SIGNATURE-SECRET"));
+  EXPECT_FALSE(mentions(out.error().data, "SIGNATURE-SECRET"));
+  EXPECT_FALSE(mentions(out.error().data, "hunter2-initial"));
+  EXPECT_EQ(out.error().data.at("cause").at("code"), static_cast<int>(ErrorCode::kHandlerError));
+}
+
 TEST_F(WorkspaceTest, RevertAppliesTheInverseAsANewChange) {
   auto ws = open(kSearch);
   ASSERT_TRUE(ws);
