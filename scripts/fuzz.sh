@@ -16,7 +16,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 targets=(json jsonrpc schema manifest lafs egress_request js_frame jsworker_message mcp_sse mcp_message
-         http_response)
+         http_response a2s_template a2s_definition model_stream)
 [ $# -gt 0 ] && targets=("$@")  # or only those named
 cmake --preset fuzz > /dev/null
 cmake --build --preset fuzz -j "$(nproc)" --target "${targets[@]/#/fuzz_}"

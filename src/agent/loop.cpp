@@ -99,12 +99,50 @@ void Run::emit(json::object event) {
   event["turn"] = turn_;
   event["at"] = utc_timestamp(std::chrono::system_clock::now());
   if (events_) events_(event);
-  write(event);
+  const auto* type = event.if_contains("type");
+  const bool last = type != nullptr && type->is_string() && type->get_string().starts_with("task.");
+  if (last) transcript_full_ = false;  // the outcome is always written
+  write(event, last);
 }
 
-void Run::write(const json::object& line) {
-  if (options_.transcript.empty()) return;
-  std::string text = json::serialize(line) + "\n";
+namespace {
+
+/// `v` with every string longer than `max` capped (cap_text).
+json::value bounded(const json::value& v, std::size_t max) {
+  if (const auto* s = v.if_string(); s != nullptr && s->size() > max) {
+    return json::string(cap_text(*s, max));
+  }
+  if (const auto* o = v.if_object()) {
+    json::object out;
+    for (const auto& kv : *o) out[kv.key()] = bounded(kv.value(), max);
+    return out;
+  }
+  if (const auto* a = v.if_array()) {
+    json::array out;
+    for (const auto& e : *a) out.push_back(bounded(e, max));
+    return out;
+  }
+  return v;
+}
+
+}  // namespace
+
+void Run::write(const json::object& line, bool last) {
+  if (options_.transcript.empty() || transcript_full_) return;
+  const std::size_t max_string =
+      std::min<std::size_t>(std::size_t{256} << 10, options_.max_transcript_bytes / 10);
+  std::string text = json::serialize(bounded(line, max_string)) + "\n";
+  if (transcript_bytes_ + text.size() > options_.max_transcript_bytes && !last) {
+    // The rest of the run goes unrecorded but for its outcome.
+    transcript_full_ = true;
+    text = json::serialize(json::object{
+               {"type", "transcript.truncated"},
+               {"runId", options_.run_id},
+               {"limitBytes", options_.max_transcript_bytes},
+               {"reason", "the transcript reached its limit; only the outcome follows"}}) +
+           "\n";
+  }
+  transcript_bytes_ += text.size();
   // On the writer's one thread, in order: the file is opened once (0600, appended to, never
   // through a symbolic link), then each line is written whole.
   writer_.post([file = transcript_, path = options_.transcript, text = std::move(text)] {
@@ -149,7 +187,8 @@ asio::awaitable<Outcome> Run::run() {
   auto self = shared_from_this();
   json::array messages;
   messages.push_back(json::object{{"role", "system"}, {"content", system_prompt(*workspace_)}});
-  messages.push_back(json::object{{"role", "user"}, {"content", options_.task}});
+  messages.push_back(json::object{
+      {"role", "user"}, {"content", cap_text(options_.task, options_.context.message_cap())}});
   write(json::object{{"type", "run.started"},
                      {"runId", options_.run_id},
                      {"workspaceId", workspace_->name()},
@@ -162,8 +201,14 @@ asio::awaitable<Outcome> Run::run() {
       co_return finish("cancelled", "cancelled before turn " + std::to_string(turn_));
     }
     emit(json::object{{"type", "turn.started"}});
-    emit(json::object{{"type", "model.requested"}, {"messages", messages.size()}});
-    json::array request_messages = messages;
+    FitReport fitted;
+    json::array request_messages = fit(messages, 2, options_.context, &fitted);
+    json::object requested{{"type", "model.requested"},
+                           {"messages", request_messages.size()},
+                           {"chars", fitted.chars}};
+    if (fitted.elided > 0) requested["elided"] = fitted.elided;
+    if (fitted.dropped > 0) requested["dropped"] = fitted.dropped;
+    emit(std::move(requested));
     json::array tool_list = tools();
     Cancel cancel = cancel_;
     std::function<void(std::string_view)> on_delta = [this](std::string_view text) {
@@ -190,7 +235,7 @@ asio::awaitable<Outcome> Run::run() {
                       {"toolCalls", calls_json},
                       {"finishReason", reply->finish_reason},
                       {"usage", reply->usage}});
-    messages.push_back(assistant);
+    messages.push_back(kept_message(std::move(assistant), options_.context.message_cap()));
 
     if (reply->tool_calls.empty()) {
       ++failures;
@@ -272,7 +317,8 @@ asio::awaitable<Outcome> Run::run() {
                         {"result", result}});
       workspace::RenderOptions view;
       view.guide = false;
-      std::string content = json::serialize(result) + "\n\n" + workspace_->render(view);
+      std::string content = cap_text(json::serialize(result), options_.context.message_cap() / 2) +
+                            "\n\n" + workspace_->render(view);
       messages.push_back(json::object{
           {"role", "tool"}, {"tool_call_id", call.id}, {"content", std::move(content)}});
     }

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 
+#include "agent/context.hpp"
 #include "agent/model.hpp"
 #include "common/blocking.hpp"
 #include "common/fd.hpp"
@@ -32,6 +33,10 @@ struct RunOptions {
   int max_turns = 20;
   int max_failures = 3;
   std::filesystem::path transcript;  ///< JSONL; empty: none
+  ContextBudget context;             ///< what one request to the model carries
+  /// What the transcript may hold: each string of an event is capped at a tenth of it, and
+  /// past the whole of it only the run's last event is written (with a line saying so).
+  std::size_t max_transcript_bytes = std::size_t{32} << 20;
 };
 
 /// How a run ended.
@@ -66,7 +71,9 @@ class Run : public std::enable_shared_from_this<Run> {
 
  private:
   void emit(json::object event);
-  void write(const json::object& line);
+  /// Appends `line` to the transcript (bounded: see RunOptions::max_transcript_bytes); `last`
+  /// lines (the outcome) are written even past the bound.
+  void write(const json::object& line, bool last = false);
   Outcome finish(std::string status, std::string reason, json::value result = nullptr);
 
   std::shared_ptr<workspace::Workspace> workspace_;
@@ -81,6 +88,8 @@ class Run : public std::enable_shared_from_this<Run> {
     Fd fd;
   };
   std::shared_ptr<TranscriptFile> transcript_ = std::make_shared<TranscriptFile>();
+  std::size_t transcript_bytes_ = 0;  ///< written (or queued) so far
+  bool transcript_full_ = false;
   int turn_ = 0;
   mutable std::mutex mu_;
   std::optional<Outcome> outcome_;

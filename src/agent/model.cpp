@@ -6,6 +6,7 @@
 #include <charconv>
 #include <ctime>
 
+#include "egress/host.hpp"
 #include "httpclient/sse.hpp"
 
 namespace hearth::agent {
@@ -14,24 +15,6 @@ namespace asio = boost::asio;
 // GCC 12: -Wmismatched-new-delete at the end of this file's largest coroutine, a false positive
 // in Asio's frame allocation (see src/workspace/workspace.cpp).
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
-json::object Reply::message() const {
-  json::object m;
-  m["role"] = "assistant";
-  m["content"] =
-      content.empty() && !tool_calls.empty() ? json::value(nullptr) : json::value(content);
-  if (!tool_calls.empty()) {
-    json::array calls;
-    for (const auto& c : tool_calls) {
-      calls.push_back(
-          json::object{{"id", c.id},
-                       {"type", "function"},
-                       {"function", json::object{{"name", c.name}, {"arguments", c.arguments}}}});
-    }
-    m["tool_calls"] = std::move(calls);
-  }
-  return m;
-}
 
 void Cancel::operator()() {
   state_->cancelled.store(true);
@@ -46,101 +29,23 @@ httpclient::Abort Cancel::next_abort() {
   return state_->current;
 }
 
-namespace {
-
-std::string string_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-Error bad_reply(const std::string& why) {
-  return Error::make(ErrorCode::kHandlerError,
-                     "the model server's reply is not a chat completion: " + why);
-}
-
-}  // namespace
-
-Result<Reply> parse_completion(std::string_view body) {
-  auto parsed = json::parse_text(body);
-  if (!parsed.ok() || !parsed->is_object()) return bad_reply("not a JSON object");
-  const auto& o = parsed->get_object();
-  const auto* choices = o.if_contains("choices");
-  if (choices == nullptr || !choices->is_array() || choices->get_array().empty() ||
-      !choices->get_array()[0].is_object()) {
-    return bad_reply("no choices");
-  }
-  const auto& choice = choices->get_array()[0].get_object();
-  Reply reply;
-  reply.finish_reason = string_at(choice, "finish_reason");
-  if (const auto* u = o.if_contains("usage")) reply.usage = *u;
-  const auto* message = choice.if_contains("message");
-  if (message == nullptr || !message->is_object()) return bad_reply("the choice has no message");
-  const auto& m = message->get_object();
-  reply.content = string_at(m, "content");
-  if (const auto* calls = m.if_contains("tool_calls"); calls != nullptr && calls->is_array()) {
-    for (const auto& c : calls->get_array()) {
-      if (!c.is_object()) continue;
-      ToolCall call;
-      call.id = string_at(c.get_object(), "id");
-      if (const auto* f = c.get_object().if_contains("function"); f != nullptr && f->is_object()) {
-        call.name = string_at(f->get_object(), "name");
-        const auto* args = f->get_object().if_contains("arguments");
-        if (args != nullptr) {
-          call.arguments =
-              args->is_string() ? std::string(args->get_string()) : json::serialize(*args);
-        }
-      }
-      reply.tool_calls.push_back(std::move(call));
+std::optional<Error> check_public(const httpclient::Url& url,
+                                  const std::vector<std::string>& addresses) {
+  for (const auto& text : addresses) {
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(text, ec);
+    if (ec || egress::is_local_address(address) || egress::is_private_address(address)) {
+      return Error::make(
+          ErrorCode::kPermissionDenied,
+          url.host + " resolves to " + text +
+              ", an address of this machine or a private network: a model server "
+              "there must be configured on the daemon (--model-url, "
+              "--model-server)",
+          json::object{
+              {"reason", "model-server-not-public"}, {"host", url.host}, {"address", text}});
     }
   }
-  return reply;
-}
-
-Result<std::string> StreamAccumulator::add(std::string_view data) {
-  auto parsed = json::parse_text(data);
-  if (!parsed.ok() || !parsed->is_object()) return bad_reply("a stream event is not a JSON object");
-  const auto& o = parsed->get_object();
-  if (const auto* e = o.if_contains("error")) {
-    return Error::make(ErrorCode::kHandlerError,
-                       "the model server reported: " + json::serialize(*e));
-  }
-  if (const auto* u = o.if_contains("usage"); u != nullptr && !u->is_null()) reply_.usage = *u;
-  const auto* choices = o.if_contains("choices");
-  if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
-    return std::string();
-  }
-  const auto& choice = choices->get_array()[0];
-  if (!choice.is_object()) return std::string();
-  if (auto reason = string_at(choice.get_object(), "finish_reason"); !reason.empty()) {
-    reply_.finish_reason = reason;
-  }
-  const auto* delta = choice.get_object().if_contains("delta");
-  if (delta == nullptr || !delta->is_object()) return std::string();
-  const auto& d = delta->get_object();
-  std::string text = string_at(d, "content");
-  reply_.content += text;
-  if (const auto* calls = d.if_contains("tool_calls"); calls != nullptr && calls->is_array()) {
-    for (const auto& c : calls->get_array()) {
-      if (!c.is_object()) continue;
-      const auto& co = c.get_object();
-      std::size_t index = reply_.tool_calls.size();
-      if (const auto* i = co.if_contains("index");
-          i != nullptr && i->is_int64() && i->get_int64() >= 0) {
-        index = static_cast<std::size_t>(i->get_int64());
-      } else if (!reply_.tool_calls.empty() && string_at(co, "id").empty()) {
-        index = reply_.tool_calls.size() - 1;  // a continuation without an index
-      }
-      if (index > 64) return bad_reply("a tool call index past 64");
-      if (reply_.tool_calls.size() <= index) reply_.tool_calls.resize(index + 1);
-      auto& call = reply_.tool_calls[index];
-      if (auto id = string_at(co, "id"); !id.empty()) call.id = id;
-      if (const auto* f = co.if_contains("function"); f != nullptr && f->is_object()) {
-        call.name += string_at(f->get_object(), "name");
-        call.arguments += string_at(f->get_object(), "arguments");
-      }
-    }
-  }
-  return text;
+  return std::nullopt;
 }
 
 std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value) {
@@ -179,48 +84,67 @@ asio::awaitable<Result<Reply>> ModelClient::once(
   }
   request.body = body;
   request.timeout = config_.timeout;
-  request.max_response_bytes = std::size_t{8} << 20;
+  if (config_.public_only) {
+    request.allow = [](const httpclient::Url& url,
+                       const std::vector<std::string>& addresses) -> std::optional<Error> {
+      return check_public(url, addresses);
+    };
+  }
 
-  // Streamed: events are parsed as they come; a non-2xx answer is kept as text for its error.
-  auto stream = std::make_shared<StreamAccumulator>();
+  // The body is read as it comes, streamed or not, so that an answer past its limit is
+  // stopped there (and not retried: the same request would bring the same answer); a non-2xx
+  // answer is kept as text for its error.
+  auto stream = std::make_shared<StreamAccumulator>(config_.max_answer_bytes);
   auto parser = std::make_shared<httpclient::SseParser>(std::size_t{4} << 20);
+  auto collected = std::make_shared<std::string>();
   auto error_text = std::make_shared<std::string>();
   auto stream_error = std::make_shared<std::optional<Error>>();
   auto ok_status = std::make_shared<bool>(false);
-  auto done = std::make_shared<bool>(false);
-  if (config_.stream) {
-    request.on_headers = [ok_status](int s, const auto&) { *ok_status = s / 100 == 2; };
-    request.on_body = [=](std::string_view chunk) {
-      if (!*ok_status) {
-        if (error_text->size() < 65536) error_text->append(chunk.substr(0, 65536));
-        return true;
-      }
-      std::vector<httpclient::SseEvent> events;
-      if (!parser->feed(chunk, events)) {
-        *stream_error = bad_reply("a stream event past 4 MiB");
+  const bool streamed = config_.stream;
+  const std::size_t limit = config_.max_answer_bytes;
+  request.max_response_bytes = limit;
+  request.on_headers = [ok_status](int s, const auto&) { *ok_status = s / 100 == 2; };
+  request.on_body = [=](std::string_view chunk) {
+    if (!*ok_status) {
+      if (error_text->size() < 65536) error_text->append(chunk.substr(0, 65536));
+      return true;
+    }
+    if (!streamed) {
+      if (collected->size() + chunk.size() > limit) {
+        *stream_error = answer_too_large(limit);
         return false;
       }
-      for (const auto& e : events) {
-        if (e.data == "[DONE]") {
-          *done = true;
-          return false;
-        }
-        auto text = stream->add(e.data);
-        if (!text.ok()) {
-          *stream_error = text.error();
-          return false;
-        }
-        if (!text->empty() && on_delta) on_delta(*text);
-      }
+      collected->append(chunk);
       return true;
-    };
-  }
+    }
+    std::vector<httpclient::SseEvent> events;
+    if (!parser->feed(chunk, events)) {
+      *stream_error = not_a_completion("a stream event past 4 MiB");
+      return false;
+    }
+    for (const auto& e : events) {
+      if (e.data == "[DONE]") return false;
+      auto text = stream->add(e.data);
+      if (!text.ok()) {
+        *stream_error = text.error();
+        return false;
+      }
+      if (!text->empty() && on_delta) on_delta(*text);
+    }
+    return true;
+  };
   httpclient::Abort abort = cancel.next_abort();
   auto response = co_await client_.request(std::move(request), abort);
   if (cancel.cancelled()) co_return Error::make(ErrorCode::kHandlerError, "cancelled");
+  if (*stream_error) {
+    status = -1;  // not retried
+    co_return **stream_error;
+  }
   if (!response.ok()) {
-    status = 0;
-    co_return Error::make(ErrorCode::kHandlerError,
+    status = response.error().code == ErrorCode::kPermissionDenied ? -1 : 0;
+    co_return Error::make(response.error().code == ErrorCode::kPermissionDenied
+                              ? ErrorCode::kPermissionDenied
+                              : ErrorCode::kHandlerError,
                           "the model server cannot be reached: " + response.error().message);
   }
   status = response->status;
@@ -228,16 +152,15 @@ asio::awaitable<Result<Reply>> ModelClient::once(
     if (auto wait = parse_retry_after(*h)) retry_after = *wait;
   }
   if (status / 100 != 2) {
-    std::string text = config_.stream ? *error_text : response->body;
+    std::string text = *error_text;
     if (text.size() > 2000) text.resize(2000);
     co_return Error::make(ErrorCode::kHandlerError,
                           "the model server answered HTTP " + std::to_string(status) +
                               (text.empty() ? "" : ": " + text),
                           json::object{{"status", status}});
   }
-  if (!config_.stream) co_return parse_completion(response->body);
-  if (*stream_error) co_return **stream_error;
-  (void)done;  // a stream that ends without [DONE] still gives what it sent
+  if (!streamed) co_return parse_completion(*collected);
+  // A stream that ends without [DONE] still gives what it sent.
   co_return stream->take();
 }
 

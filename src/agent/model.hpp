@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/reply.hpp"
 #include "common/result.hpp"
 #include "httpclient/client.hpp"
 #include "json/json.hpp"
@@ -30,21 +31,14 @@ struct ModelConfig {
   int max_retries = 4;                        ///< on 429, 5xx and connection failures
   std::chrono::milliseconds max_retry_wait{60000};
   std::optional<double> temperature;
-};
-
-struct ToolCall {
-  std::string id;
-  std::string name;
-  std::string arguments;  ///< JSON text, as the model wrote it
-};
-
-struct Reply {
-  std::string content;
-  std::vector<ToolCall> tool_calls;
-  std::string finish_reason;
-  json::value usage;  ///< as the server reported it, or null
-  /// The assistant message to append to the conversation.
-  json::object message() const;
+  /// What one answer may hold: the response body when not streamed, the text and tool calls
+  /// accumulated from a stream. Past it the request is stopped and fails (a server that never
+  /// stops talking must not grow the daemon).
+  std::size_t max_answer_bytes = std::size_t{8} << 20;
+  /// A server the run named itself rather than one the daemon was configured with: it may not
+  /// resolve to this machine or a private network (the rule of A2S domains and the egress
+  /// proxy), and redirects are not followed (none ever are).
+  bool public_only = false;
 };
 
 /// Cancels a completion in flight (and any wait before a retry). Copies share the state.
@@ -88,19 +82,10 @@ class ModelClient {
   httpclient::Client client_;
 };
 
-/// Reads a non-streamed chat.completion response body.
-Result<Reply> parse_completion(std::string_view body);
-
-/// Accumulates streamed chat.completion.chunk events into a Reply.
-class StreamAccumulator {
- public:
-  /// One event's data (not "[DONE]"); the text it added (for on_delta), or an error.
-  Result<std::string> add(std::string_view data);
-  Reply take() { return std::move(reply_); }
-
- private:
-  Reply reply_;
-};
+/// The connection check of a `public_only` server: every address its name resolved to must be
+/// public (egress::is_local_address and is_private_address refuse it), else kPermissionDenied.
+std::optional<Error> check_public(const httpclient::Url& url,
+                                  const std::vector<std::string>& addresses);
 
 /// The wait a Retry-After header asks for (delta-seconds or an HTTP date); nullopt: none.
 std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value);

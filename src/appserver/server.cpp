@@ -715,23 +715,33 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     return tools;
   }
 
+  /// The earlier completed turns of the session (and of the one it forked), the newest
+  /// `max_history_turns`, each message capped.
   json::array history(const SessionRecord& s) {
-    json::array messages;
+    std::vector<std::pair<std::string, std::string>> turns_text;
     std::vector<std::string> sessions;
     if (!s.parent.empty()) sessions.push_back(s.parent);
     sessions.push_back(s.id);
+    const std::size_t cap = options.context.message_cap() / 4;
     for (const auto& id : sessions) {
       auto turns = store->turns(id);
       if (!turns.ok()) continue;
       for (const auto& t : turns.value()) {
         if (t.status != "completed") continue;
-        messages.emplace_back(
-            json::object{{"role", "user"},
-                         {"content", t.input.is_string() ? std::string(t.input.as_string())
-                                                         : json::serialize(t.input)}});
-        messages.emplace_back(
-            json::object{{"role", "assistant"}, {"content", json::serialize(t.result)}});
+        turns_text.emplace_back(
+            agent::cap_text(
+                t.input.is_string() ? std::string(t.input.as_string()) : json::serialize(t.input),
+                cap),
+            agent::cap_text(json::serialize(t.result), cap));
       }
+    }
+    const std::size_t skip = turns_text.size() > options.max_history_turns
+                                 ? turns_text.size() - options.max_history_turns
+                                 : 0;
+    json::array messages;
+    for (std::size_t i = skip; i < turns_text.size(); ++i) {
+      messages.emplace_back(json::object{{"role", "user"}, {"content", turns_text[i].first}});
+      messages.emplace_back(json::object{{"role", "assistant"}, {"content", turns_text[i].second}});
     }
     return messages;
   }
@@ -835,8 +845,12 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     for (auto& m : history(session)) messages.emplace_back(std::move(m));
     messages.emplace_back(json::object{
         {"role", "user"},
-        {"content", t.record.input.is_string() ? std::string(t.record.input.as_string())
-                                               : json::serialize(t.record.input)}});
+        {"content",
+         agent::cap_text(t.record.input.is_string() ? std::string(t.record.input.as_string())
+                                                    : json::serialize(t.record.input),
+                         options.context.message_cap())}});
+    // The system prompt, the earlier turns and this turn's input are always sent.
+    const std::size_t head = messages.size();
     const json::array tools = tools_for(session, t);
 
     Progress progress;
@@ -847,7 +861,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     for (int step = 1; step <= options.max_steps && outcome.empty(); ++step) {
       if (t.cancelled) break;
       ev("progress", json::object{{"step", step}, {"stage", "model.requested"}});
-      json::array request_messages = messages;
+      json::array request_messages = agent::fit(messages, head, options.context);
       json::array request_tools = tools;
       agent::Cancel cancel = t.cancel;
       std::function<void(std::string_view)> on_delta;
@@ -872,7 +886,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         ev("error", json::object{{"kind", "model"}, {"message", reply.error().message}});
         break;
       }
-      messages.emplace_back(reply.value().message());
+      messages.emplace_back(
+          agent::kept_message(reply.value().message(), options.context.message_cap()));
       if (reply.value().tool_calls.empty()) {
         if (++failures >= options.max_failures) {
           outcome = "failed";
@@ -898,9 +913,11 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         } else {
           tool_result = co_await use_tool(turn, session, call, args.as_object());
         }
-        messages.emplace_back(json::object{{"role", "tool"},
-                                           {"tool_call_id", call.id},
-                                           {"content", json::serialize(tool_result)}});
+        messages.emplace_back(json::object{
+            {"role", "tool"},
+            {"tool_call_id", call.id},
+            {"content",
+             agent::cap_text(json::serialize(tool_result), options.context.message_cap())}});
       }
     }
     if (outcome.empty()) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "agent/context.hpp"
 #include "agent/model.hpp"
 #include "agentapp/bridge/bridge.hpp"
 #include "agentapp/store/store.hpp"
@@ -49,6 +50,11 @@ struct Options {
   std::function<Result<std::string>()> model_key;
   int max_steps = 16;    ///< model requests in one turn
   int max_failures = 3;  ///< replies in a row without a usable tool call or result
+  /// What one model request carries (agent/context.hpp): earlier turns of the session and
+  /// older tool results are elided or left out past it.
+  agent::ContextBudget context;
+  /// Earlier turns of a session (and of the one it forked) given to the model, newest kept.
+  std::size_t max_history_turns = 20;
   /// The app's toolRefs as tools; unset: only the capability bridge's tools.
   ToolResolver resolve_tool;
 };

@@ -316,6 +316,21 @@ int run(int argc, char** argv) {
   serve_cmd->add_flag("--model-stream", serve_options.model_stream,
                       "Stream agent completions (server-sent events)");
   serve_cmd
+      ->add_option("--model-server", serve_options.model_servers,
+                   "Another model server a run may choose (NAME=URL); repeatable")
+      ->allow_extra_args(false);
+  serve_cmd
+      ->add_option("--model-server-key", serve_options.model_server_keys,
+                   "The vault variable holding a --model-server's key (NAME=SCOPE::NAME); the "
+                   "key is sent to that server only; repeatable")
+      ->allow_extra_args(false);
+  serve_cmd
+      ->add_option("--model-context-chars", serve_options.model_context_chars,
+                   "Characters of conversation one model request may carry (older tool "
+                   "results are elided past it)")
+      ->check(CLI::Range(4000, 4000000))
+      ->capture_default_str();
+  serve_cmd
       ->add_option("--registry-timeout", serve_options.registry_timeout_ms,
                    "Milliseconds an A2S request (one HTTP exchange) may take")
       ->check(CLI::Range(1, 600000))

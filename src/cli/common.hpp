@@ -82,6 +82,9 @@ struct ServeOptions {
   std::string model;          ///< model name (--model)
   std::string model_key_ref;  ///< vault variable holding the API key (--model-key SCOPE::NAME)
   bool model_stream = false;  ///< stream completions (--model-stream)
+  std::vector<std::string> model_servers;      ///< more model servers (--model-server NAME=URL)
+  std::vector<std::string> model_server_keys;  ///< their keys (--model-server-key NAME=REF)
+  std::size_t model_context_chars = 96000;     ///< what one model request carries
 };
 
 /// `hearth open`: prints the host page's URL, with the token in its fragment, for the daemon

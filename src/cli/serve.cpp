@@ -27,6 +27,7 @@
 #include "cli/app_tools.hpp"
 #include "cli/common.hpp"
 #include "cli/remote.hpp"
+#include "common/ascii.hpp"
 #include "common/atomic_file.hpp"
 #include "common/random.hpp"
 #include "httpclient/client.hpp"
@@ -171,6 +172,45 @@ void stop_when_children_gone(asio::io_context& ioc, asio::steady_timer& timer,
     if (!ec) stop_when_children_gone(ioc, timer, deadline);
   });
 }
+
+namespace {
+
+/// The model servers of --model-url (named "default", first) and --model-server, with the keys
+/// of --model-key and --model-server-key bound to them.
+Status configure_model_servers(const ServeOptions& options, agent::ModelServers& servers) {
+  if (!options.model_url.empty()) {
+    HEARTH_RETURN_IF_ERROR(servers.add({.name = "default",
+                                        .base_url = options.model_url,
+                                        .model = options.model,
+                                        .key_ref = options.model_key_ref,
+                                        .stream = options.model_stream}));
+  } else if (!options.model_key_ref.empty()) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "--model-key is the key of --model-url's server: give --model-url too");
+  }
+  for (const auto& spec : options.model_servers) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "--model-server is NAME=URL, not '" + spec + "'");
+    }
+    HEARTH_RETURN_IF_ERROR(servers.add({.name = spec.substr(0, eq),
+                                        .base_url = spec.substr(eq + 1),
+                                        .model = options.model,
+                                        .stream = options.model_stream}));
+  }
+  for (const auto& spec : options.model_server_keys) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Error::make(ErrorCode::kInvalidParams,
+                         "--model-server-key is NAME=SCOPE::NAME, not '" + spec + "'");
+    }
+    HEARTH_RETURN_IF_ERROR(servers.set_key(spec.substr(0, eq), spec.substr(eq + 1)));
+  }
+  return {};
+}
+
+}  // namespace
 
 int serve(const ServeOptions& options) {
   // Children's pipes may close under us; a write to them must be an error, not a signal.
@@ -323,23 +363,42 @@ int serve(const ServeOptions& options) {
   }
   BlockingExecutor transcript_writer(1);
   methods::workspace::AgentSettings agent_settings;
-  agent_settings.model.base_url = options.model_url;
-  agent_settings.model.model = options.model;
-  agent_settings.model.stream = options.model_stream;
-  agent_settings.default_key_ref = options.model_key_ref;
-  agent_settings.read_key = [vault, &audit](const std::string& ref) -> Result<std::string> {
+  if (auto st = configure_model_servers(options, agent_settings.servers); !st.ok()) {
+    spdlog::error("{}", st.error().message);
+    return 2;
+  }
+  agent_settings.read_key = [vault, &audit](const std::string& ref,
+                                            const std::string& domain) -> Result<std::string> {
     auto variable = methods::a2s::split_variable(ref);
     if (!variable) {
       return Error::make(ErrorCode::kInvalidParams,
                          "a key reference is SCOPE::NAME (a vault variable), not '" + ref + "'");
     }
-    auto secret = vault->get(variable->first, variable->second);
+    // The vault's rule for A2S holds for model keys a run names: a domain's variable goes to
+    // that domain only, a global one where a trust grant sends it. A configured server's own
+    // key (domain empty) was bound to it by the operator.
+    Result<std::optional<vault::Secret>> secret = std::optional<vault::Secret>();
+    if (domain.empty()) {
+      secret = vault->get(variable->first, variable->second);
+    } else if (variable->first == vault::kGlobal) {
+      secret = vault->get_global_for(domain, variable->second);
+    } else if (ascii::iequals(variable->first, domain)) {
+      secret = vault->get(variable->first, variable->second);
+    } else {
+      secret = Error::make(
+          ErrorCode::kPermissionDenied,
+          "the vault keeps " + ref + " for " + variable->first + ": it is not sent to " + domain +
+              " (a model key goes to the server it belongs to; configure the server on the "
+              "daemon with its key, --model-server-key)",
+          json::object{{"reason", "key-scope"}, {"variable", ref}, {"domain", domain}});
+    }
     // Every read of a model key is recorded (the value never is).
     host::AuditRecord record;
     record.service = variable->first;
     record.endpoint = ref;
     record.method = "agent/modelKey";
     record.transport = "daemon";
+    record.client = domain;
     record.outcome = !secret.ok() ? "error" : secret.value() ? "ok" : "absent";
     audit.record(record);
     if (!secret.ok()) return secret.error();
@@ -349,6 +408,7 @@ int serve(const ServeOptions& options) {
     }
     return secret.value()->value;
   };
+  agent_settings.context.max_chars = options.model_context_chars;
   agent_settings.transcripts = state_dir / "agent";
   agent_settings.writer = &transcript_writer;
   methods::workspace::Runs agent_runs;
@@ -387,13 +447,17 @@ int serve(const ServeOptions& options) {
     auto sessions = appserver::Store::open(state_dir / "apps" / "app-server.db");
     if (sessions.ok()) {
       appserver::Options app_server_options;
-      app_server_options.model = agent_settings.model;
-      app_server_options.resolve_tool = app_tool_resolver(*host, *gateway, *workspaces.value());
-      if (!agent_settings.default_key_ref.empty()) {
-        app_server_options.model_key = [&agent_settings] {
-          return agent_settings.read_key(agent_settings.default_key_ref);
-        };
+      // The default model server, with its own key.
+      if (auto model = agent_settings.servers.resolve({}, agent_settings.limits); model.ok()) {
+        app_server_options.model = model->config;
+        if (!model->key_ref.empty()) {
+          app_server_options.model_key = [&agent_settings, ref = model->key_ref] {
+            return agent_settings.read_key(ref, "");
+          };
+        }
       }
+      app_server_options.context = agent_settings.context;
+      app_server_options.resolve_tool = app_tool_resolver(*host, *gateway, *workspaces.value());
       app_server = std::make_unique<appserver::AppServer>(ioc.get_executor(), *app_store.value(),
                                                           *app_bridge, std::move(sessions).value(),
                                                           std::move(app_server_options));

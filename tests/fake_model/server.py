@@ -10,7 +10,10 @@ what the request must look like and what to answer:
      "reply": {"content": "thinking...",
                "tool_calls": [{"name": "execute_script", "arguments": {"script": "x = 1"}}]},
      "status": 429, "headers": {"Retry-After": "1"}, "body": "...",  # an error answer instead
-     "delayMs": 0}                                                    # wait before answering
+     "delayMs": 0,                                                    # wait before answering
+     "flood": {"bytes": 100000000, "chunk": 65536}}                   # an answer that never ends:
+                                                                      # content of that size, sent
+                                                                      # until the client hangs up
 
 A reply is sent as the request asks: one chat.completion JSON, or server-sent events (the text
 and each tool call's arguments cut into several chunks, then `data: [DONE]`). Anything
@@ -33,6 +36,9 @@ class FakeModel:
         self.steps = list(steps)
         self.api_key = api_key  # when set, requests must carry "Authorization: Bearer <key>"
         self.requests = []      # every request body, parsed
+        self.raw_sizes = []     # every request body's size in bytes
+        self.auth = []          # every request's Authorization header (None when absent)
+        self.flooded = []       # bytes of each flood the client took before it hung up
         self.errors = []        # what went wrong, in words
         self.lock = threading.Lock()
         self.server = None
@@ -66,6 +72,13 @@ class FakeModel:
             self.server.shutdown()
             self.server.server_close()
 
+    def reset(self, steps, api_key=None):
+        """A new scenario on the same server (a daemon configured with its URL stays so)."""
+        with self.lock:
+            self.steps = list(steps)
+            self.api_key = api_key
+            self.requests, self.raw_sizes, self.auth, self.flooded, self.errors = [], [], [], [], []
+
     def remaining(self):
         with self.lock:
             return len(self.steps)
@@ -92,6 +105,8 @@ class FakeModel:
             return self._fail(h, "the request body is not JSON")
         with self.lock:
             self.requests.append(request)
+            self.raw_sizes.append(len(raw))
+            self.auth.append(h.headers.get("Authorization"))
             step = self.steps.pop(0) if self.steps else None
         if self.api_key is not None and h.headers.get("Authorization") != f"Bearer {self.api_key}":
             return self._fail(h, "the request does not carry the API key")
@@ -112,6 +127,8 @@ class FakeModel:
             h.end_headers()
             h.wfile.write(body)
             return
+        if "flood" in step:
+            return self._flood(h, request, step["flood"])
         reply = step.get("reply", {})
         if request.get("stream"):
             self._stream(h, request, reply)
@@ -208,6 +225,45 @@ class FakeModel:
         send("[DONE]")
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
+
+
+    def _flood(self, h, request, flood):
+        """Content deltas (streamed) or one body (plain) of flood["bytes"], for as long as the
+        client reads; what it took is recorded in `flooded`."""
+        total, size = flood["bytes"], flood.get("chunk", 65536)
+        sent = 0
+        try:
+            if request.get("stream"):
+                h.send_response(200)
+                h.send_header("Content-Type", "text/event-stream")
+                h.send_header("Transfer-Encoding", "chunked")
+                h.end_headers()
+                text = "x" * size
+                while sent < total:
+                    data = json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]})
+                    payload = f"data: {data}\n\n".encode()
+                    h.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+                    sent += len(payload)
+                h.wfile.write(b"0\r\n\r\n")
+            else:
+                head = b'{"choices":[{"index":0,"message":{"role":"assistant","content":"'
+                tail = b'"},"finish_reason":"stop"}]}'
+                h.send_response(200)
+                h.send_header("Content-Type", "application/json")
+                h.send_header("Content-Length", str(len(head) + total + len(tail)))
+                h.end_headers()
+                h.wfile.write(head)
+                block = b"x" * size
+                while sent < total:
+                    n = min(size, total - sent)
+                    h.wfile.write(block[:n])
+                    sent += n
+                h.wfile.write(tail)
+            h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        with self.lock:
+            self.flooded.append(sent)
 
 
 def main():

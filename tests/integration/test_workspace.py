@@ -24,11 +24,22 @@ TOOLS = ["attempt_completion", "execute_script"]
 
 
 @pytest.fixture
-def daemon():
+def model():
+    """The scripted model server, configured on the daemon as the model server "fake" (a run may
+    name a server on this machine only when the daemon was configured with it)."""
+    fake = FakeModel([])
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def daemon(model):
     tmp = Path(tempfile.mkdtemp(prefix="hearth-ws-"))
     shutil.copytree(EXAMPLE, tmp / "workspace-search")
     d = Daemon([tmp / "workspace-search"], copy=False,
-               extra_args=["--workspace", str(tmp / "workspace-search" / "workspace")])
+               extra_args=["--workspace", str(tmp / "workspace-search" / "workspace"),
+                           "--model-server", f"fake={model.base_url}"])
     yield d
     d.stop()
     d.cleanup()
@@ -182,10 +193,11 @@ def agent_steps(stream):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_an_agent_recovers_from_bad_scripts_and_completes(daemon, stream):
-    fake = FakeModel(agent_steps(stream))
-    base = fake.start()
-    try:
+def test_an_agent_recovers_from_bad_scripts_and_completes(daemon, model, stream):
+    fake = model
+    fake.reset(agent_steps(stream))
+    base = fake.base_url
+    if True:
         with daemon.ws() as ws:
             run = result(ws.request("agent/run", {
                 "workspaceId": "product-search", "task": "Find a cheap tea",
@@ -214,11 +226,9 @@ def test_an_agent_recovers_from_bad_scripts_and_completes(daemon, stream):
         # The model saw the fresh render in every tool result.
         tool_messages = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
         assert all("VIRTUAL WORKSPACE: product-search" in m["content"] for m in tool_messages)
-    finally:
-        fake.stop()
 
 
-def test_retry_after_is_honoured_and_failures_end_a_run(daemon):
+def test_retry_after_is_honoured_and_failures_end_a_run(daemon, model):
     steps = [
         {"status": 429, "headers": {"Retry-After": "1"}},
         {"expect": {"tools": TOOLS},
@@ -226,9 +236,10 @@ def test_retry_after_is_honoured_and_failures_end_a_run(daemon):
         {"reply": {"tool_calls": [{"name": "execute_script", "arguments": {"script": "throw new Error('b')"}}]}},
         {"reply": {"content": "I am not sure."}},
     ]
-    fake = FakeModel(steps)
-    base = fake.start()
-    try:
+    fake = model
+    fake.reset(steps)
+    base = fake.base_url
+    if True:
         started = time.time()
         run = result(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x",
                                               "model": {"baseUrl": base, "model": "fake"}}))
@@ -237,22 +248,19 @@ def test_retry_after_is_honoured_and_failures_end_a_run(daemon):
         assert "3" in status["reason"]
         assert time.time() - started >= 1.0  # waited as Retry-After said
         assert fake.errors == [] and fake.remaining() == 0
-    finally:
-        fake.stop()
 
 
-def test_cancel_stops_a_run(daemon):
-    fake = FakeModel([{"delayMs": 3000, "reply": {"content": "slow"}}])
-    base = fake.start()
-    try:
+def test_cancel_stops_a_run(daemon, model):
+    fake = model
+    fake.reset([{"delayMs": 3000, "reply": {"content": "slow"}}])
+    base = fake.base_url
+    if True:
         run = result(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x",
                                               "model": {"baseUrl": base, "model": "fake"}}))
         time.sleep(0.3)
         result(daemon.rpc("agent/cancel", {"runId": run["runId"]}))
         status = wait_ended(daemon, run["runId"], 10)
         assert status["status"] == "cancelled"
-    finally:
-        fake.stop()
 
 
 def test_agent_run_needs_a_model(daemon):
@@ -413,24 +421,31 @@ def test_a_workspace_opened_at_runtime(daemon, tmp_path):
     assert err["code"] == -32602
 
 
-def test_the_model_key_comes_from_the_vault_and_its_reads_are_audited(daemon):
-    r = subprocess.run([hearth_bin(), "vault", "set", "--state-dir", str(daemon.state_dir), "global",
-                        "MODEL_KEY"], input="sk-vault-777", capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    fake = FakeModel([{"reply": {"tool_calls": [{"name": "attempt_completion",
-                                                 "arguments": {"result": "nothing to do"}}]}}],
-                     api_key="sk-vault-777")
-    base = fake.start()
-    try:
-        run = result(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x", "model": {
-            "baseUrl": base, "model": "fake", "apiKeyRef": "global::MODEL_KEY"}}))
-        assert wait_ended(daemon, run["runId"], 30)["status"] == "completed"
-        assert fake.errors == []
-        err = error(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x", "model": {
-            "baseUrl": base, "model": "fake", "apiKeyRef": "global::NOPE"}}))
-        assert "no global::NOPE" in err["message"]
-        audit = Path(daemon.ready["auditLog"]).read_text()
-        assert "agent/modelKey" in audit and "sk-vault-777" not in audit
-        assert "sk-vault-777" not in Path(run["transcript"]).read_text()
-    finally:
-        fake.stop()
+def test_the_model_key_comes_from_the_vault_and_its_reads_are_audited(daemon, model):
+    def vault(*args, stdin=None):
+        r = subprocess.run([hearth_bin(), "vault", *args, "--state-dir", str(daemon.state_dir)],
+                           input=stdin, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    vault("set", "global", "MODEL_KEY", stdin="sk-vault-777")
+    fake = model
+    fake.reset([{"reply": {"tool_calls": [{"name": "attempt_completion",
+                                          "arguments": {"result": "nothing to do"}}]}}],
+               api_key="sk-vault-777")
+    base = fake.base_url
+    domain = base.split("/")[2]  # 127.0.0.1:PORT, as A2S domains are written
+    run_params = {"workspaceId": "product-search", "task": "x", "model": {
+        "baseUrl": base, "model": "fake", "apiKeyRef": "global::MODEL_KEY"}}
+    # A global variable goes only where a trust grant sends it.
+    err = error(daemon.rpc("agent/run", run_params))
+    assert err["code"] == -32001 and f"hearth vault trust {domain} MODEL_KEY" in err["message"]
+    assert fake.requests == []
+    vault("trust", domain, "MODEL_KEY", "NOPE")
+    run = result(daemon.rpc("agent/run", run_params))
+    assert wait_ended(daemon, run["runId"], 30)["status"] == "completed"
+    assert fake.errors == []
+    err = error(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x", "model": {
+        "baseUrl": base, "model": "fake", "apiKeyRef": "global::NOPE"}}))
+    assert "no global::NOPE" in err["message"]
+    audit = Path(daemon.ready["auditLog"]).read_text()
+    assert "agent/modelKey" in audit and "sk-vault-777" not in audit
+    assert "sk-vault-777" not in Path(run["transcript"]).read_text()

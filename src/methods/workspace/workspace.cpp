@@ -21,12 +21,14 @@ using rpc::Request;
 // --- the host as a workspace's LAVS services -------------------------------------------------
 
 asio::awaitable<Result<json::value>> HostServices::call(std::string service, std::string endpoint,
-                                                        json::value input, std::string actor) {
+                                                        json::value input, std::string actor,
+                                                        bool confidential) {
   const auto start = std::chrono::steady_clock::now();
   auto found = host_.find_service(service);
   if (!found.ok()) co_return found.error();
   std::shared_ptr<const host::Host::Service> held = found.value();
   host::Caller caller{"inproc", actor, ""};
+  caller.confidential = confidential;
   auto result = co_await host_.call(*held, endpoint, std::move(input), caller);
   host::AuditRecord record;
   record.service = service;
@@ -216,7 +218,12 @@ asio::awaitable<Result<json::value>> history(Manager& manager, const Request& re
       continue;
     }
     if (out.size() >= n) break;
-    out.push_back(e.to_json());
+    // The operator's record keeps the whole patch (a revert needs it); what is served shows
+    // no value of a state the model may not read.
+    json::object entry = e.to_json();
+    entry["patch"] = hearth::workspace::visible_patch(ws->definition(), e.patch);
+    entry["inverse"] = hearth::workspace::visible_patch(ws->definition(), e.inverse);
+    out.push_back(std::move(entry));
   }
   co_return json::value(json::object{{"workspaceId", ws->name()}, {"entries", std::move(out)}});
 }
@@ -293,45 +300,36 @@ asio::awaitable<Result<json::value>> agent_run(Manager& manager, AgentSettings& 
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto ws, workspace_of(manager, *params));
   HEARTH_CO_ASSIGN_OR_RETURN(auto task, rpc::required_string(*params, "task"));
-  agent::ModelConfig model = settings.model;
-  std::string key_ref_given;
+  agent::ModelChoice choice;
   if (const auto* m = params->if_contains("model"); m != nullptr && !m->is_null()) {
     if (!m->is_object()) co_return rpc::invalid_param("model must be an object", "model", "type");
     const auto& mo = m->get_object();
-    HEARTH_CO_ASSIGN_OR_RETURN(auto base, rpc::string_param(mo, "baseUrl", false));
-    HEARTH_CO_ASSIGN_OR_RETURN(auto name, rpc::string_param(mo, "model", false));
-    HEARTH_CO_ASSIGN_OR_RETURN(auto key_ref, rpc::string_param(mo, "apiKeyRef", false));
+    HEARTH_CO_ASSIGN_OR_RETURN(choice.server, rpc::string_param(mo, "server", false));
+    HEARTH_CO_ASSIGN_OR_RETURN(choice.base_url, rpc::string_param(mo, "baseUrl", false));
+    HEARTH_CO_ASSIGN_OR_RETURN(choice.model, rpc::string_param(mo, "model", false));
+    HEARTH_CO_ASSIGN_OR_RETURN(choice.key_ref, rpc::string_param(mo, "apiKeyRef", false));
     HEARTH_CO_ASSIGN_OR_RETURN(auto stream, rpc::bool_param(mo, "stream"));
-    if (base) model.base_url = *base;
-    if (name) model.model = *name;
-    if (mo.contains("stream")) model.stream = stream;
-    if (key_ref) {
-      model.api_key.clear();
-      key_ref_given = *key_ref;
-    }
+    if (mo.contains("stream")) choice.stream = stream;
   }
-  if (key_ref_given.empty() && model.api_key.empty()) key_ref_given = settings.default_key_ref;
-  if (!key_ref_given.empty()) {
+  HEARTH_CO_ASSIGN_OR_RETURN(auto resolved, settings.servers.resolve(choice, settings.limits));
+  agent::ModelConfig model = std::move(resolved.config);
+  if (!resolved.key_ref.empty()) {
     if (!settings.read_key) {
       co_return Error::make(ErrorCode::kInternalError, "this daemon has no vault for apiKeyRef");
     }
     auto read = settings.read_key;
-    std::function<Result<std::string>()> work = [read, ref = key_ref_given] { return read(ref); };
+    std::function<Result<std::string>()> work =
+        [read, ref = resolved.key_ref, domain = resolved.key_domain] { return read(ref, domain); };
     auto key = co_await settings.writer->run(work);
     if (!key.ok()) co_return key.error();
     model.api_key = std::move(key).value();
-  }
-  if (model.base_url.empty() || model.model.empty()) {
-    co_return rpc::invalid_param(
-        "no model server is configured: start the daemon with --model-url and --model, or pass "
-        "model {baseUrl, model}",
-        "model", "required");
   }
   HEARTH_CO_ASSIGN_OR_RETURN(auto max_turns, rpc::int_param(*params, "maxTurns", 1));
   HEARTH_CO_ASSIGN_OR_RETURN(auto max_failures, rpc::int_param(*params, "maxFailures", 1));
   agent::RunOptions options;
   options.run_id = "run-" + random_hex(8);
   options.task = task;
+  options.context = settings.context;
   if (max_turns) options.max_turns = static_cast<int>(std::min<std::int64_t>(*max_turns, 200));
   if (max_failures) {
     options.max_failures = static_cast<int>(std::min<std::int64_t>(*max_failures, 50));
@@ -368,10 +366,13 @@ asio::awaitable<Result<json::value>> agent_run(Manager& manager, AgentSettings& 
   } else {
     start();
   }
-  co_return json::value(json::object{{"runId", options.run_id},
-                                     {"workspaceId", ws->name()},
-                                     {"model", model.model},
-                                     {"transcript", options.transcript.string()}});
+  co_return json::value(
+      json::object{{"runId", options.run_id},
+                   {"workspaceId", ws->name()},
+                   {"model", model.model},
+                   {"server", resolved.server.empty() ? json::value(model.base_url)
+                                                      : json::value(resolved.server)},
+                   {"transcript", options.transcript.string()}});
 }
 
 asio::awaitable<Result<json::value>> agent_cancel(Runs& runs, const Request& request) {

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "agent/loop.hpp"
+#include "agent/servers.hpp"
 #include "host/host.hpp"
 #include "rpc/dispatcher.hpp"
 #include "workspace/manager.hpp"
@@ -21,7 +22,8 @@ class HostServices : public hearth::workspace::Services {
  public:
   explicit HostServices(host::Host& host) : host_(host) {}
   boost::asio::awaitable<Result<json::value>> call(std::string service, std::string endpoint,
-                                                   json::value input, std::string actor) override;
+                                                   json::value input, std::string actor,
+                                                   bool confidential) override;
   boost::asio::awaitable<Result<std::shared_ptr<void>>> subscribe(
       std::string service, std::string endpoint, json::value input,
       std::function<void(json::value)> on_item) override;
@@ -32,10 +34,13 @@ class HostServices : public hearth::workspace::Services {
 
 /// What agent/run needs besides the workspace.
 struct AgentSettings {
-  agent::ModelConfig model;     ///< the daemon's default model (base URL, model, streaming)
-  std::string default_key_ref;  ///< vault variable of the default model's key; empty: none
-  /// Reads a vault variable ("SCOPE::NAME") for a key given by reference; blocking.
-  std::function<Result<std::string>(const std::string& ref)> read_key;
+  agent::ModelServers servers;   ///< the configured model servers, the default first
+  agent::ModelConfig limits;     ///< what every run shares (time limits, answer size)
+  agent::ContextBudget context;  ///< what one request to the model may carry
+  /// Reads a vault variable ("SCOPE::NAME") holding a model key; blocking. `domain` empty: the
+  /// chosen server's configured key, read as it is; otherwise the vault's rule decides whether
+  /// the variable may go to that domain (agent/servers.hpp).
+  std::function<Result<std::string>(const std::string& ref, const std::string& domain)> read_key;
   std::filesystem::path transcripts;   ///< where run transcripts go (STATE_DIR/agent)
   BlockingExecutor* writer = nullptr;  ///< writes transcripts, in order (one thread)
 };
