@@ -97,6 +97,14 @@ json::object kept_message(json::object message, std::size_t max) {
       if (args != nullptr && args->is_string() && args->get_string().size() > max) {
         *args = json::string(json::serialize(
             json::object{{"elided", std::to_string(args->get_string().size()) + " characters"}}));
+      } else if (args != nullptr && args->is_string()) {
+        // Arguments that are not a JSON object are kept as one: servers parse the history's
+        // arguments again (Ollama refuses the whole request otherwise).
+        auto parsed = json::parse_text(args->get_string());
+        if (!parsed.ok() || !parsed->is_object()) {
+          *args =
+              json::string(json::serialize(json::object{{"invalidArguments", args->get_string()}}));
+        }
       }
     }
   }

@@ -36,9 +36,10 @@ struct ContextBudget {
 /// three quarters and its last quarter around "[... N characters elided ...]".
 std::string cap_text(std::string_view text, std::size_t max);
 
-/// An assistant message as the conversation keeps it: its text capped, and tool-call arguments
+/// An assistant message as the conversation keeps it: its text capped, tool-call arguments
 /// longer than `max` replaced by a note that is still a JSON object (the call itself ran with
-/// the whole arguments).
+/// the whole arguments), and arguments that are not a JSON object wrapped in one
+/// ({"invalidArguments": TEXT}), since servers parse the history's arguments again.
 json::object kept_message(json::object message, std::size_t max);
 
 /// The size fit() counts for one message.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "agent/interpret.hpp"
 #include "common/clock.hpp"
 
 namespace hearth::agent {
@@ -86,8 +87,9 @@ json::array Run::tools() {
 std::string Run::system_prompt(const workspace::Workspace& workspace) {
   std::string out =
       "You work in a virtual workspace: typed states you read and change by writing JavaScript. "
-      "Use the execute_script tool to run a script and attempt_completion when the task is "
-      "done. Each tool result shows the workspace again as it is after your call.\n\n";
+      "Use the execute_script tool to run a script, and attempt_completion (or a plain answer "
+      "with the result) when the task is done. Each tool result shows the workspace again as it "
+      "is after your call.\n\n";
   workspace::RenderOptions options;
   options.guide = true;
   out += workspace.render(options);
@@ -166,6 +168,22 @@ void Run::write(const json::object& line, bool last) {
   });
 }
 
+Result<json::value> Run::accept_answer(const std::string& text) const {
+  // Without a completion schema the text is the result; with one, the JSON the text holds if
+  // it matches, else the text itself (a schema of a string).
+  if (!workspace_->definition().completion_schema) return json::value(json::string(text));
+  std::optional<Error> first;
+  if (auto v = json_in_text(text)) {
+    auto checked = workspace_->check_completion(*v);
+    if (checked.ok()) return *v;
+    first = checked.error();
+  }
+  const json::value as_text = json::string(text);
+  auto checked = workspace_->check_completion(as_text);
+  if (checked.ok()) return as_text;
+  return first ? *first : checked.error();
+}
+
 Outcome Run::finish(std::string status, std::string reason, json::value result) {
   Outcome o;
   o.status = std::move(status);
@@ -211,39 +229,69 @@ asio::awaitable<Outcome> Run::run() {
     emit(std::move(requested));
     json::array tool_list = tools();
     Cancel cancel = cancel_;
-    std::function<void(std::string_view)> on_delta = [this](std::string_view text) {
+    // Streamed text as it comes, with <think> sections held back (reasoning is not the answer).
+    auto think = std::make_shared<ThinkFilter>();
+    std::function<void(std::string_view)> on_delta = [this, think](std::string_view text) {
+      const std::string shown = think->feed(text);
+      if (shown.empty()) return;
       json::object event{
-          {"type", "model.delta"}, {"text", text}, {"runId", options_.run_id}, {"turn", turn_}};
+          {"type", "model.delta"}, {"text", shown}, {"runId", options_.run_id}, {"turn", turn_}};
       if (events_) events_(event);  // not in the transcript: model.completed has the whole text
     };
     std::function<void(int, std::chrono::milliseconds)> on_retry =
         [this](int status, std::chrono::milliseconds wait) {
           emit(json::object{{"type", "model.retry"}, {"status", status}, {"waitMs", wait.count()}});
         };
+    std::function<void(std::string_view)> on_notice = [this](std::string_view notice) {
+      emit(json::object{{"type", "model.fallback"}, {"tools", "prompt"}, {"reason", notice}});
+    };
     auto reply = co_await model_->complete(std::move(request_messages), std::move(tool_list),
-                                           cancel, on_delta, on_retry);
+                                           cancel, on_delta, on_retry, on_notice);
     if (cancel_.cancelled()) co_return finish("cancelled", "cancelled while the model answered");
     if (!reply.ok()) co_return finish("failed", reply.error().message);
-    json::object assistant = reply->message();
+    // What the reply means, whatever shape the server gave it (agent/interpret.hpp).
+    const Interpreted answer = interpret(*reply, {"execute_script", "attempt_completion"});
     json::array calls_json;
-    for (const auto& c : reply->tool_calls) {
+    for (const auto& c : answer.calls) {
       calls_json.push_back(
           json::object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
     }
-    emit(json::object{{"type", "model.completed"},
-                      {"content", reply->content},
-                      {"toolCalls", calls_json},
-                      {"finishReason", reply->finish_reason},
-                      {"usage", reply->usage}});
-    messages.push_back(kept_message(std::move(assistant), options_.context.message_cap()));
+    json::object completed{{"type", "model.completed"},
+                           {"content", answer.text},
+                           {"toolCalls", calls_json},
+                           {"finishReason", reply->finish_reason},
+                           {"usage", reply->usage}};
+    if (!answer.format.empty()) completed["callFormat"] = answer.format;
+    if (!answer.reasoning.empty()) completed["reasoning"] = answer.reasoning;
+    emit(std::move(completed));
+    // The conversation keeps the answer and the calls, never the reasoning.
+    Reply kept;
+    kept.content = answer.text;
+    kept.tool_calls = answer.calls;
+    messages.push_back(kept_message(kept.message(), options_.context.message_cap()));
 
-    if (reply->tool_calls.empty()) {
+    if (answer.calls.empty()) {
       ++failures;
-      const std::string nudge =
+      std::string why = "the reply called no tool and gave no answer";
+      std::string nudge =
           "Answer with a tool call: execute_script to change the workspace, or "
           "attempt_completion when the task is done.";
+      if (!answer.text.empty()) {
+        // A plain answer ends the task when it is a result the workspace accepts.
+        auto accepted = accept_answer(answer.text);
+        if (accepted.ok()) {
+          emit(json::object{{"type", "tool.result"},
+                            {"tool", "answer"},
+                            {"ok", true},
+                            {"completion", accepted.value()}});
+          co_return finish("completed", "", accepted.value());
+        }
+        why = "the answer is not a result the workspace accepts: " + accepted.error().message;
+        nudge = "Your answer does not end the task: " + accepted.error().message +
+                ". Answer again with a result that matches, or keep working with execute_script.";
+      }
       messages.push_back(json::object{{"role", "user"}, {"content", nudge}});
-      emit(json::object{{"type", "tool.failed"}, {"reason", "the reply called no tool"}});
+      emit(json::object{{"type", "tool.failed"}, {"reason", why}});
       if (failures >= options_.max_failures) {
         co_return finish("failed", std::to_string(failures) + " turns in a row without progress");
       }
@@ -251,15 +299,15 @@ asio::awaitable<Outcome> Run::run() {
     }
 
     bool failed_turn = false;
-    for (const auto& call : reply->tool_calls) {
+    for (const auto& call : answer.calls) {
       emit(json::object{{"type", "tool.started"}, {"tool", call.name}, {"toolCallId", call.id}});
       auto args = json::parse_text(call.arguments.empty() ? "{}" : call.arguments);
       json::object result;
       std::optional<json::value> completion;
-      if (!args.ok() || !args->is_object()) {
-        result = json::object{
-            {"ok", false},
-            {"error", "the arguments are not a JSON object: " + call.arguments.substr(0, 200)}};
+      if (!call.problem.empty()) {
+        result = json::object{{"ok", false}, {"error", call.problem}};
+      } else if (auto problem = arguments_problem(call.name, call.arguments); !problem.empty()) {
+        result = json::object{{"ok", false}, {"error", problem}};
       } else if (call.name == "execute_script") {
         const auto* script = args->get_object().if_contains("script");
         if (script == nullptr || !script->is_string()) {

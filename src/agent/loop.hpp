@@ -1,15 +1,17 @@
 #pragma once
 /// The agent loop (docs/workspace.md, "The agent loop"): a model works a task in a workspace
 /// with two tools, `execute_script` and `attempt_completion`. Every tool result carries the
-/// fresh render, so the model always sees the state it acts on.
+/// fresh render, so the model always sees the state it acts on. Replies are read whatever shape
+/// the server gives them (agent/interpret.hpp): calls written into the text, reasoning apart.
 ///
-/// It stops when a completion is accepted (it matches the workspace's completion schema), at the
-/// turn limit, after `max_failures` failed turns in a row (a script that failed, a reply without
-/// a tool call, an unknown tool), when cancelled, or when the model server fails past its
-/// retries. Every turn is appended to a JSONL transcript; events go to a callback as they
-/// happen (agent/event), named as agentruntime names them: turn.started, model.requested,
-/// model.delta, model.retry, model.completed, tool.started, tool.result, tool.failed,
-/// task.completed, task.failed, task.cancelled.
+/// It stops when a completion is accepted (`attempt_completion`, or a plain answer, checked
+/// against the workspace's completion schema), at the turn limit, after `max_failures` failed
+/// turns in a row (a script that failed, a call that could not be read, an answer the schema
+/// refuses, an unknown tool), when cancelled, or when the model server fails past its retries.
+/// Every turn is appended to a JSONL transcript; events go to a callback as they happen
+/// (agent/event), named as agentruntime names them: turn.started, model.requested,
+/// model.delta, model.retry, model.fallback, model.completed, tool.started, tool.result,
+/// tool.failed, task.completed, task.failed, task.cancelled.
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
@@ -75,6 +77,8 @@ class Run : public std::enable_shared_from_this<Run> {
   /// lines (the outcome) are written even past the bound.
   void write(const json::object& line, bool last = false);
   Outcome finish(std::string status, std::string reason, json::value result = nullptr);
+  /// A plain answer as the task's result: accepted when it matches the completion schema.
+  Result<json::value> accept_answer(const std::string& text) const;
 
   std::shared_ptr<workspace::Workspace> workspace_;
   std::shared_ptr<ModelClient> model_;

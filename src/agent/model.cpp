@@ -6,6 +6,8 @@
 #include <charconv>
 #include <ctime>
 
+#include "agent/interpret.hpp"
+#include "common/ascii.hpp"
 #include "egress/host.hpp"
 #include "httpclient/sse.hpp"
 
@@ -66,8 +68,47 @@ std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view valu
   return std::chrono::milliseconds(at > now ? (at - now) * 1000 : 0);
 }
 
+std::string_view to_string(ToolMode mode) {
+  switch (mode) {
+    case ToolMode::kAuto:
+      return "auto";
+    case ToolMode::kNative:
+      return "native";
+    case ToolMode::kPrompt:
+      return "prompt";
+  }
+  return "auto";
+}
+
+std::optional<ToolMode> parse_tool_mode(std::string_view text) {
+  for (auto mode : {ToolMode::kAuto, ToolMode::kNative, ToolMode::kPrompt}) {
+    if (text == to_string(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+/// Whether a failed request says the server (or the model it serves) cannot take tools:
+/// Ollama's "... does not support tools" (400), vLLM's "\"auto\" tool choice requires
+/// --enable-auto-tool-choice" (400), llama.cpp's "tools param requires --jinja flag" (500), and
+/// the like. A request that fails for another reason is not retried without tools.
+bool says_no_tools(const Error& error) {
+  int status = 0;
+  if (const auto* s = json::member(error.data, "status"); s != nullptr && s->is_int64()) {
+    status = static_cast<int>(s->get_int64());
+  }
+  if (status != 400 && status != 404 && status != 422 && status != 500 && status != 501) {
+    return false;
+  }
+  const std::string text = ascii::lower(error.message);
+  return text.find("tool") != std::string::npos || text.find("function call") != std::string::npos;
+}
+
+}  // namespace
+
 ModelClient::ModelClient(const asio::any_io_executor& executor, ModelConfig config)
-    : executor_(executor), config_(std::move(config)), client_(executor) {}
+    : executor_(executor), config_(std::move(config)), client_(executor), mode_(config_.tools) {}
 
 asio::awaitable<Result<Reply>> ModelClient::once(
     const std::string& body, Cancel& cancel, const std::function<void(std::string_view)>& on_delta,
@@ -167,27 +208,43 @@ asio::awaitable<Result<Reply>> ModelClient::once(
 asio::awaitable<Result<Reply>> ModelClient::complete(
     json::array messages, json::array tools, Cancel cancel,
     std::function<void(std::string_view text)> on_delta,
-    std::function<void(int status, std::chrono::milliseconds wait)> on_retry) {
-  json::object body;
-  body["model"] = config_.model;
-  body["messages"] = std::move(messages);
-  if (!tools.empty()) {
-    body["tools"] = std::move(tools);
-    body["tool_choice"] = "auto";
-    body["parallel_tool_calls"] = false;
-  }
-  if (config_.temperature) body["temperature"] = *config_.temperature;
-  if (config_.stream) {
-    body["stream"] = true;
-    body["stream_options"] = json::object{{"include_usage", true}};
-  }
-  const std::string text = json::serialize(body);
+    std::function<void(int status, std::chrono::milliseconds wait)> on_retry,
+    std::function<void(std::string_view notice)> on_notice) {
+  auto body_for = [&](bool prompt) {
+    json::object body;
+    body["model"] = config_.model;
+    body["messages"] = prompt ? to_prompt_format(messages, tools) : messages;
+    if (!prompt && !tools.empty()) {
+      body["tools"] = tools;
+      body["tool_choice"] = "auto";
+      body["parallel_tool_calls"] = false;
+    }
+    if (config_.temperature) body["temperature"] = *config_.temperature;
+    if (config_.stream) {
+      body["stream"] = true;
+      body["stream_options"] = json::object{{"include_usage", true}};
+    }
+    return json::serialize(body);
+  };
+  std::string text = body_for(mode_.load() == ToolMode::kPrompt && !tools.empty());
   std::chrono::milliseconds backoff{500};
   for (int attempt = 0;; ++attempt) {
     int status = 0;
     std::chrono::milliseconds retry_after{-1};
     auto reply = co_await once(text, cancel, on_delta, status, retry_after);
+    if (reply.ok() && mode_.load() == ToolMode::kAuto) mode_.store(ToolMode::kNative);
     if (reply.ok() || cancel.cancelled()) co_return reply;
+    if (mode_.load() == ToolMode::kAuto && !tools.empty() && says_no_tools(reply.error())) {
+      // The server cannot take tools: describe them in the prompt from now on, and ask again.
+      mode_.store(ToolMode::kPrompt);
+      if (on_notice) {
+        on_notice("the model server does not take tools (" + reply.error().message.substr(0, 300) +
+                  "): they are described in the prompt from now on");
+      }
+      text = body_for(true);
+      --attempt;
+      continue;
+    }
     const bool retryable = status == 0 || status == 429 || status == 408 || status / 100 == 5;
     if (!retryable || attempt >= config_.max_retries) co_return reply;
     std::chrono::milliseconds wait = retry_after.count() >= 0 ? retry_after : backoff;

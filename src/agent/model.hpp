@@ -22,6 +22,13 @@
 
 namespace hearth::agent {
 
+/// How tools reach the model: as the API's `tools` (native), described in the system prompt with
+/// calls read from the text (prompt: servers or models without tool support), or native until
+/// the server says it cannot, then prompt for the rest of the client's life (auto).
+enum class ToolMode : std::uint8_t { kAuto, kNative, kPrompt };
+std::string_view to_string(ToolMode mode);
+std::optional<ToolMode> parse_tool_mode(std::string_view text);
+
 struct ModelConfig {
   std::string base_url;  ///< e.g. "http://127.0.0.1:11434/v1"
   std::string model;
@@ -39,6 +46,7 @@ struct ModelConfig {
   /// resolve to this machine or a private network (the rule of A2S domains and the egress
   /// proxy), and redirects are not followed (none ever are).
   bool public_only = false;
+  ToolMode tools = ToolMode::kAuto;
 };
 
 /// Cancels a completion in flight (and any wait before a retry). Copies share the state.
@@ -64,10 +72,17 @@ class ModelClient {
 
   /// One completion of `messages` with `tools`. `on_delta` gets streamed text as it comes;
   /// `on_retry` is told of each retry and how long it waits.
+  /// `messages` and `tools` are in the API's native form whatever the mode; in prompt mode they
+  /// are rewritten (to_prompt_format) on the way out. `on_notice` is told when auto mode falls
+  /// back to prompt mode, and why.
   boost::asio::awaitable<Result<Reply>> complete(
       json::array messages, json::array tools, Cancel cancel,
       std::function<void(std::string_view text)> on_delta,
-      std::function<void(int status, std::chrono::milliseconds wait)> on_retry);
+      std::function<void(int status, std::chrono::milliseconds wait)> on_retry,
+      std::function<void(std::string_view notice)> on_notice = nullptr);
+
+  /// The mode requests use now (auto becomes native or prompt once the server has answered).
+  ToolMode tool_mode() const { return mode_.load(); }
 
   const ModelConfig& config() const { return config_; }
   void shutdown() { client_.shutdown(); }
@@ -80,6 +95,7 @@ class ModelClient {
   boost::asio::any_io_executor executor_;
   ModelConfig config_;
   httpclient::Client client_;
+  std::atomic<ToolMode> mode_;
 };
 
 /// The connection check of a `public_only` server: every address its name resolved to must be

@@ -17,10 +17,15 @@ struct ToolCall {
   std::string id;
   std::string name;
   std::string arguments;  ///< JSON text, as the model wrote it
+  /// Set when markup announced a call that could not be read: what to tell the model.
+  std::string problem;
 };
 
 struct Reply {
   std::string content;
+  /// What the server gave as the model's reasoning (`reasoning_content`, `reasoning`,
+  /// `thinking`), kept apart from the answer.
+  std::string reasoning;
   std::vector<ToolCall> tool_calls;
   std::string finish_reason;
   json::value usage;  ///< as the server reported it, or null

@@ -120,6 +120,7 @@ Result<ResolvedModel> ModelServers::resolve(const ModelChoice& choice,
     out.config.base_url = server->base_url;
     out.config.model = server->model;
     out.config.stream = server->stream;
+    out.config.tools = server->tools;
     out.key_ref = server->key_ref;
   } else if (choice.base_url) {
     // A server the run names: no configured key, https, public addresses only.
@@ -147,6 +148,7 @@ Result<ResolvedModel> ModelServers::resolve(const ModelChoice& choice,
 
   if (choice.model) out.config.model = *choice.model;
   if (choice.stream) out.config.stream = *choice.stream;
+  if (choice.tools) out.config.tools = *choice.tools;
   if (out.config.model.empty()) {
     return invalid("no model is named: pass model.model (the model server '" +
                        (out.server.empty() ? out.config.base_url : out.server) +

@@ -29,6 +29,7 @@ struct ModelServer {
   std::string model;     ///< the model a run gets unless it names one; may be empty
   std::string key_ref;   ///< the vault variable of its key (SCOPE::NAME); empty: none
   bool stream = false;
+  ToolMode tools = ToolMode::kAuto;
 };
 
 /// What a run asks for (agent/run's `model` object); every member optional.
@@ -38,6 +39,7 @@ struct ModelChoice {
   std::optional<std::string> model;
   std::optional<std::string> key_ref;
   std::optional<bool> stream;
+  std::optional<ToolMode> tools;
 };
 
 /// A choice made concrete: the configuration (without its key) and the key to read.

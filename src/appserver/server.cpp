@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 
+#include "agent/interpret.hpp"
 #include "agentapp/store/native.hpp"
 #include "common/ascii.hpp"
 #include "common/clock.hpp"
@@ -803,6 +804,24 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     return json::object{{"accepted", false}, {"violations", std::move(violations)}};
   }
 
+  /// A plain answer as the turn's result: the JSON the text holds, or the text itself, checked
+  /// as `complete`'s result is (check_completion). Returns what check_completion said.
+  json::value plain_answer(Turn& t, const SessionRecord& session, const schema::Schema* validator,
+                           const std::string& text, Progress& progress) {
+    json::value candidate = json::string(text);
+    if (validator != nullptr) {
+      if (auto v = agent::json_in_text(text)) {
+        // The text itself is the result only when the schema takes it and not the JSON in it.
+        if (!validator->validate(*v).empty() && validator->validate(candidate).empty()) {
+          candidate = json::string(text);
+        } else {
+          candidate = std::move(*v);
+        }
+      }
+    }
+    return check_completion(t, session, validator, json::object{{"result", candidate}}, progress);
+  }
+
   asio::awaitable<void> run(std::shared_ptr<Turn> turn) {
     auto self = shared_from_this();
     Turn& t = *turn;
@@ -841,7 +860,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
              (t.record.output_schema.is_object()
                   ? " matching this JSON Schema: " + json::serialize(t.record.output_schema)
                   : std::string(".")) +
-             " Do not answer in plain text."}});
+             " (Answering with the result itself, as JSON, ends the task too.)"}});
     for (auto& m : history(session)) messages.emplace_back(std::move(m));
     messages.emplace_back(json::object{
         {"role", "user"},
@@ -852,6 +871,10 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     // The system prompt, the earlier turns and this turn's input are always sent.
     const std::size_t head = messages.size();
     const json::array tools = tools_for(session, t);
+    std::vector<std::string> tool_names;
+    for (const auto& tool : tools) {
+      tool_names.push_back(json::string_member(*json::member(tool, "function"), "name"));
+    }
 
     Progress progress;
     int& failures = progress.failures;
@@ -867,18 +890,25 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       std::function<void(std::string_view)> on_delta;
       if (client->config().stream) {
         std::weak_ptr<State> weak = self;
-        on_delta = [weak, turn, sid](std::string_view text) {
+        // <think> sections are held back: reasoning is not the answer.
+        auto think = std::make_shared<agent::ThinkFilter>();
+        on_delta = [weak, turn, sid, think](std::string_view text) {
+          std::string shown = think->feed(text);
+          if (shown.empty()) return;
           if (auto st = weak.lock()) {
-            asio::post(st->pool, [st, turn, sid, text = std::string(text)] {
+            asio::post(st->pool, [st, turn, sid, shown = std::move(shown)] {
               st->emit(sid, turn->record.id, turn->trace, "progress",
-                       json::object{{"delta", text}});
+                       json::object{{"delta", shown}});
             });
           }
         };
       }
       std::function<void(int, std::chrono::milliseconds)> on_retry;
+      std::function<void(std::string_view)> on_notice = [&](std::string_view notice) {
+        ev("progress", json::object{{"notice", notice}});
+      };
       auto reply = co_await client->complete(std::move(request_messages), std::move(request_tools),
-                                             cancel, on_delta, on_retry);
+                                             cancel, on_delta, on_retry, on_notice);
       if (t.cancelled) break;
       if (!reply.ok()) {
         outcome = "failed";
@@ -886,29 +916,54 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         ev("error", json::object{{"kind", "model"}, {"message", reply.error().message}});
         break;
       }
-      messages.emplace_back(
-          agent::kept_message(reply.value().message(), options.context.message_cap()));
-      if (reply.value().tool_calls.empty()) {
-        if (++failures >= options.max_failures) {
+      // What the reply means, whatever shape the server gave it (agent/interpret.hpp).
+      const agent::Interpreted answer = agent::interpret(reply.value(), tool_names);
+      if (!answer.reasoning.empty()) {
+        ev("progress", json::object{{"stage", "model.reasoning"},
+                                    {"reasoning", agent::cap_text(answer.reasoning, 16000)}});
+      }
+      agent::Reply kept;  // the conversation keeps the answer and the calls, not the reasoning
+      kept.content = answer.text;
+      kept.tool_calls = answer.calls;
+      messages.emplace_back(agent::kept_message(kept.message(), options.context.message_cap()));
+      if (answer.calls.empty()) {
+        std::string nudge = "Use a tool. When the task is done, call `complete` with the result.";
+        if (!answer.text.empty()) {
+          // A plain answer ends the turn when it is a result the output schema accepts.
+          auto checked = plain_answer(t, session, validator.get(), answer.text, progress);
+          if (!outcome.empty()) break;
+          nudge = "Your answer does not end the task: " + json::serialize(checked) +
+                  ". Answer again with a result that matches the output schema (or call "
+                  "`complete`), or keep working with the tools.";
+          if (progress.failures >= options.max_failures) break;
+        } else if (++failures >= options.max_failures) {
           outcome = "failed";
-          error = to_json(Error::make(
-              ErrorCode::kHandlerError,
-              "the model did not call a tool " + std::to_string(failures) + " times in a row"));
+          error = to_json(Error::make(ErrorCode::kHandlerError,
+                                      "the model neither called a tool nor answered " +
+                                          std::to_string(failures) + " times in a row"));
           ev("error", json::object{{"kind", "no-tool-call"}, {"message", error["message"]}});
           break;
         }
-        messages.emplace_back(json::object{
-            {"role", "user"},
-            {"content", "Use a tool. When the task is done, call `complete` with the result."}});
+        messages.emplace_back(json::object{{"role", "user"}, {"content", nudge}});
         continue;
       }
-      for (const auto& call : reply.value().tool_calls) {
+      for (const auto& call : answer.calls) {
         if (!outcome.empty() || t.cancelled) break;
+        json::value tool_result;
+        std::string problem = call.problem;
+        if (problem.empty()) problem = agent::arguments_problem(call.name, call.arguments);
         boost::system::error_code ec;
         json::value args = json::parse(call.arguments.empty() ? "{}" : call.arguments, ec);
-        if (ec || !args.is_object()) args = json::object{};
-        json::value tool_result;
-        if (call.name == kCompleteTool) {
+        if (!problem.empty() || ec || !args.is_object()) {
+          // Told exactly what was wrong; it counts against the turn like a failed call.
+          ++failures;
+          tool_result = json::object{{"ok", false}, {"error", problem}};
+          ev("error", json::object{{"kind", "bad-tool-call"}, {"message", problem}});
+          if (failures >= options.max_failures) {
+            outcome = "failed";
+            error = to_json(Error::make(ErrorCode::kHandlerError, problem));
+          }
+        } else if (call.name == kCompleteTool) {
           tool_result = check_completion(t, session, validator.get(), args.as_object(), progress);
         } else {
           tool_result = co_await use_tool(turn, session, call, args.as_object());

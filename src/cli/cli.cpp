@@ -325,6 +325,13 @@ int run(int argc, char** argv) {
                    "key is sent to that server only; repeatable")
       ->allow_extra_args(false);
   serve_cmd
+      ->add_option("--model-tools", serve_options.model_tools,
+                   "How tools reach the model servers: native (the API's tools), prompt "
+                   "(described in the system prompt, calls read from the text: for servers or "
+                   "models without tool support) or auto (native until the server refuses tools)")
+      ->check(CLI::IsMember({"auto", "native", "prompt"}))
+      ->capture_default_str();
+  serve_cmd
       ->add_option("--model-context-chars", serve_options.model_context_chars,
                    "Characters of conversation one model request may carry (older tool "
                    "results are elided past it)")

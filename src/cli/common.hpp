@@ -85,6 +85,7 @@ struct ServeOptions {
   std::vector<std::string> model_servers;      ///< more model servers (--model-server NAME=URL)
   std::vector<std::string> model_server_keys;  ///< their keys (--model-server-key NAME=REF)
   std::size_t model_context_chars = 96000;     ///< what one model request carries
+  std::string model_tools = "auto";            ///< how tools reach the models (--model-tools)
 };
 
 /// `hearth open`: prints the host page's URL, with the token in its fragment, for the daemon

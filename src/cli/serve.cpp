@@ -178,12 +178,18 @@ namespace {
 /// The model servers of --model-url (named "default", first) and --model-server, with the keys
 /// of --model-key and --model-server-key bound to them.
 Status configure_model_servers(const ServeOptions& options, agent::ModelServers& servers) {
+  const auto tools = agent::parse_tool_mode(options.model_tools);
+  if (!tools) {
+    return Error::make(ErrorCode::kInvalidParams, "--model-tools is auto, native or prompt, not '" +
+                                                      options.model_tools + "'");
+  }
   if (!options.model_url.empty()) {
     HEARTH_RETURN_IF_ERROR(servers.add({.name = "default",
                                         .base_url = options.model_url,
                                         .model = options.model,
                                         .key_ref = options.model_key_ref,
-                                        .stream = options.model_stream}));
+                                        .stream = options.model_stream,
+                                        .tools = *tools}));
   } else if (!options.model_key_ref.empty()) {
     return Error::make(ErrorCode::kInvalidParams,
                        "--model-key is the key of --model-url's server: give --model-url too");
@@ -197,7 +203,8 @@ Status configure_model_servers(const ServeOptions& options, agent::ModelServers&
     HEARTH_RETURN_IF_ERROR(servers.add({.name = spec.substr(0, eq),
                                         .base_url = spec.substr(eq + 1),
                                         .model = options.model,
-                                        .stream = options.model_stream}));
+                                        .stream = options.model_stream,
+                                        .tools = *tools}));
   }
   for (const auto& spec : options.model_server_keys) {
     const auto eq = spec.find('=');

@@ -59,6 +59,7 @@ struct WorkspaceArgs {
   std::string model;
   std::string model_key;
   bool stream = false;
+  std::string tools = "auto";
   int max_turns = 20;
   int max_failures = 3;
 };
@@ -314,6 +315,7 @@ int agent_run(const WorkspaceArgs& args) {
                     ? std::string(std::getenv("HEARTH_MODEL") ? std::getenv("HEARTH_MODEL") : "")
                     : args.model;
   model.stream = args.stream;
+  model.tools = agent::parse_tool_mode(args.tools).value_or(agent::ToolMode::kAuto);
   if (model.base_url.empty() || model.model.empty()) {
     std::cerr << "hearth agent run: give the model server: --model-url URL --model NAME (or "
                  "HEARTH_MODEL_URL and HEARTH_MODEL)"
@@ -456,6 +458,12 @@ CLI::App* add_agent_command(CLI::App& app, std::function<int()>& run) {
                       "Vault variable with the API key (SCOPE::NAME); without it, the key in "
                       "$HEARTH_MODEL_KEY if set");
   run_cmd->add_flag("--stream", args.stream, "Stream completions (server-sent events)");
+  run_cmd
+      ->add_option("--tools", args.tools,
+                   "How the tools reach the model: native, prompt (described in the prompt, for "
+                   "servers or models without tool support) or auto")
+      ->check(CLI::IsMember({"auto", "native", "prompt"}))
+      ->capture_default_str();
   run_cmd->add_option("--max-turns", args.max_turns, "Turn limit")
       ->capture_default_str()
       ->check(CLI::Range(1, 200));

@@ -8,7 +8,12 @@ what the request must look like and what to answer:
                 "lastMessageContains": "schema",                      # text in the last message
                 "stream": true},                                      # the request streams
      "reply": {"content": "thinking...",
-               "tool_calls": [{"name": "execute_script", "arguments": {"script": "x = 1"}}]},
+               "tool_calls": [{"name": "execute_script", "arguments": {"script": "x = 1"}}],
+               "reasoning": "...",            # as reasoning_content (or "reasoningField")
+               "finishReason": "stop",        # instead of tool_calls/stop as fits
+               "streamStyle": "split"},       # tool-call deltas: split (id and name first, the
+                                              # arguments in pieces), whole (one chunk, as
+                                              # Ollama), no-index, zero-index (every call 0)
      "status": 429, "headers": {"Retry-After": "1"}, "body": "...",  # an error answer instead
      "delayMs": 0,                                                    # wait before answering
      "flood": {"bytes": 100000000, "chunk": 65536}}                   # an answer that never ends:
@@ -162,6 +167,16 @@ class FakeModel:
                         f"{content[:300]!r}")
         if "stream" in expect and bool(request.get("stream")) != expect["stream"]:
             return f"stream is {request.get('stream')!r}, expected {expect['stream']!r}"
+        if expect.get("noTools") and request.get("tools"):
+            return "tools were offered to a server that takes none"
+        if "systemContains" in expect:
+            system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+            if expect["systemContains"] not in system:
+                return f"the system message does not contain {expect['systemContains']!r}"
+        if "notInMessages" in expect:
+            text = json.dumps(messages)
+            if expect["notInMessages"] in text:
+                return f"the messages contain {expect['notInMessages']!r}"
         return None
 
     @staticmethod
@@ -175,15 +190,21 @@ class FakeModel:
                                      "arguments": args if isinstance(args, str) else json.dumps(args)}})
         return out
 
+    @staticmethod
+    def _finish(reply, calls):
+        return reply.get("finishReason") or ("tool_calls" if calls else "stop")
+
     def _plain(self, h, request, reply):
         calls = self._calls(reply)
         message = {"role": "assistant", "content": reply.get("content")}
         if calls:
             message["tool_calls"] = calls
+        if reply.get("reasoning"):
+            message[reply.get("reasoningField", "reasoning_content")] = reply["reasoning"]
         body = json.dumps({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
                            "model": request.get("model"),
                            "choices": [{"index": 0, "message": message,
-                                        "finish_reason": "tool_calls" if calls else "stop"}],
+                                        "finish_reason": self._finish(reply, calls)}],
                            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
@@ -209,17 +230,34 @@ class FakeModel:
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
         send(chunk({"role": "assistant", "content": ""}))
+        reasoning = reply.get("reasoning") or ""
+        field = reply.get("reasoningField", "reasoning_content")
+        for i in range(0, len(reasoning), 9):
+            send(chunk({field: reasoning[i:i + 9]}))
         content = reply.get("content") or ""
         for i in range(0, len(content), 7):
             send(chunk({"content": content[i:i + 7]}))
         calls = self._calls(reply)
+        style = reply.get("streamStyle", "split")
         for index, c in enumerate(calls):
             args = c["function"]["arguments"]
-            send(chunk({"tool_calls": [{"index": index, "id": c["id"], "type": "function",
-                                        "function": {"name": c["function"]["name"], "arguments": ""}}]}))
+            name = c["function"]["name"]
+            if style == "whole":
+                send(chunk({"tool_calls": [{"index": index, "id": c["id"], "type": "function",
+                                            "function": {"name": name, "arguments": args}}]}))
+                continue
+            first = {"id": c["id"], "type": "function", "function": {"name": name, "arguments": ""}}
+            if style != "no-index":
+                first["index"] = 0 if style == "zero-index" else index
+            send(chunk({"tool_calls": [first]}))
             for i in range(0, len(args), 11):
-                send(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + 11]}}]}))
-        send(chunk({}, "tool_calls" if calls else "stop"))
+                piece = {"function": {"arguments": args[i:i + 11]}}
+                if style != "no-index":
+                    piece["index"] = 0 if style == "zero-index" else index
+                if style == "zero-index":
+                    piece["id"] = c["id"]
+                send(chunk({"tool_calls": [piece]}))
+        send(chunk({}, self._finish(reply, calls)))
         send({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": [],
               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
         send("[DONE]")

@@ -234,7 +234,7 @@ def test_retry_after_is_honoured_and_failures_end_a_run(daemon, model):
         {"expect": {"tools": TOOLS},
          "reply": {"tool_calls": [{"name": "execute_script", "arguments": {"script": "throw new Error('a')"}}]}},
         {"reply": {"tool_calls": [{"name": "execute_script", "arguments": {"script": "throw new Error('b')"}}]}},
-        {"reply": {"content": "I am not sure."}},
+        {"reply": {"content": "<think>I am not sure.</think>"}},  # no call and no answer
     ]
     fake = model
     fake.reset(steps)

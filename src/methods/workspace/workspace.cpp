@@ -310,6 +310,14 @@ asio::awaitable<Result<json::value>> agent_run(Manager& manager, AgentSettings& 
     HEARTH_CO_ASSIGN_OR_RETURN(choice.key_ref, rpc::string_param(mo, "apiKeyRef", false));
     HEARTH_CO_ASSIGN_OR_RETURN(auto stream, rpc::bool_param(mo, "stream"));
     if (mo.contains("stream")) choice.stream = stream;
+    HEARTH_CO_ASSIGN_OR_RETURN(auto tools, rpc::string_param(mo, "tools", false));
+    if (tools) {
+      choice.tools = agent::parse_tool_mode(*tools);
+      if (!choice.tools) {
+        co_return rpc::invalid_param("model.tools must be auto, native or prompt", "model.tools",
+                                     "enum");
+      }
+    }
   }
   HEARTH_CO_ASSIGN_OR_RETURN(auto resolved, settings.servers.resolve(choice, settings.limits));
   agent::ModelConfig model = std::move(resolved.config);
