@@ -102,9 +102,12 @@ struct Definition {
   std::optional<RateLimit> rate_limit;
   json::value response_schemas;                            ///< object, or null when absent
   std::map<std::string, ResponseSchema> compiled_schemas;  ///< responseSchemas by name
-  json::value security;                                    ///< object as written
+  json::value security;  ///< object as written; null when absent (the defaults apply)
   json::value document;  ///< the whole definition as JSON (what the checksum covers)
   std::string source;    ///< the file it came from, for messages
+  /// What loads but should be put right (`registry check` prints them; the daemon logs them):
+  /// a missing `security` (its defaults apply), a checksum that is a placeholder.
+  Problems warnings;
 };
 
 }  // namespace hearth::a2s

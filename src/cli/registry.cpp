@@ -77,13 +77,19 @@ int check(const std::vector<fs::path>& dirs, bool as_json) {
       }
     }
     for (const auto& def : loaded.definitions) {
+      json::array warnings;
+      for (const auto& w : def->warnings) warnings.push_back(json::string(w.to_string()));
       services.push_back(json::object{{"service", def->service_name},
                                       {"file", def->source},
                                       {"domain", def->domain},
-                                      {"capabilities", def->capabilities.size()}});
+                                      {"capabilities", def->capabilities.size()},
+                                      {"warnings", warnings}});
       if (!as_json) {
         std::cout << "ok  " << def->service_name << " (" << def->domain << ", "
                   << def->capabilities.size() << " capabilities)  " << def->source << "\n";
+        for (const auto& w : def->warnings) {
+          std::cerr << def->source << ": warning: " << w.to_string() << "\n";
+        }
       }
     }
     for (const auto& failure : loaded.failures) {

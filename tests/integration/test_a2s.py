@@ -880,3 +880,97 @@ def test_the_registry_examples_run_against_their_servers(tmp_path):
         assert r.returncode == 0, r.stderr
     finally:
         examples.stop()
+
+
+# -- definitions as the spec's example writes them --------------------------------------------
+
+SPEC_EXAMPLE = '''serviceName: "ExampleService"
+serviceDescription: "Human-readable description"
+domain: "api.example.com"
+version: "1.0"
+checksum: "3a7bd3e2360a3d5be561819c3df9d6e28d..."
+
+authentications:
+  - type: "oauth2"
+    description: "OAuth2 client credentials flow"
+    inputVariables:
+      CLIENT_ID:
+        type: "string"
+        description: "OAuth client ID"
+        storage: "service"
+        optional: false
+      CLIENT_SECRET:
+        type: "string"
+        description: "OAuth client secret"
+        storage: "service"
+        optional: false
+    outputVariables:
+      AUTH_TOKEN:
+        type: "string"
+        description: "Bearer token for API access"
+        storage: "service"
+        expiry: 3600
+        optional: false
+    request: |
+      POST /oauth/token HTTP/1.1
+      Host: api.example.com
+      Content-Type: application/x-www-form-urlencoded
+
+      grant_type=client_credentials&client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}
+    responseMapping:
+      "$.access_token": "AUTH_TOKEN"
+      "$.expires_in": "AUTH_TOKEN_EXPIRY"
+
+capabilities:
+  - name: "ExampleCapability"
+    description: "Human-readable description"
+    requiredScopes: ["scope:permission"]
+    inputVariables:
+      AUTH_TOKEN:
+        type: "string"
+        description: "Authentication token"
+        storage: "service"
+    tempVariables:
+      QUERY:
+        type: "string"
+        description: "Search query"
+        pattern: "^[A-Za-z]+$"
+    request: |
+      GET /endpoint HTTP/1.1
+      Host: api.example.com
+      Authorization: Bearer ${AUTH_TOKEN}
+
+      ?q=${QUERY}
+
+errorPatterns:
+  - statusCode: 400
+    pattern: "Invalid input"
+    resolution: "Check input format"
+'''
+
+
+def test_a_definition_written_as_the_specs_example_loads_with_warnings(tmp_path):
+    """The spec's example has no `security` object and a placeholder checksum: it loads with the
+    defaults and says what to put right; a `security` that is there but malformed is refused."""
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    (registry / "example.yaml").write_text(SPEC_EXAMPLE)
+    r = subprocess.run([hearth_bin(), "registry", "check", str(registry)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "ok  ExampleService" in r.stdout
+    assert "warning: security: absent: the defaults apply" in r.stderr
+    assert "is not a SHA-256" in r.stderr and "hearth registry seal" in r.stderr
+    r = subprocess.run([hearth_bin(), "registry", "check", "--json", str(registry)],
+                       capture_output=True, text=True)
+    report = json.loads(r.stdout)
+    assert [w.split(":")[0] for w in report["services"][0]["warnings"]] == ["checksum", "security"]
+    with Daemon([], copy=False, extra_args=["--registry", str(registry)]) as d:
+        listed = result(d.rpc("registry/list"))
+        assert [s["name"] for s in listed["services"]] == ["ExampleService"]
+        assert listed["failures"] == []
+        found = result(d.rpc("registry/search", {"query": "example capability"}))
+        assert found["services"][0]["name"] == "ExampleService"
+        assert found["services"][0]["relevant_capabilities"][0]["name"] == "ExampleCapability"
+    (registry / "example.yaml").write_text(SPEC_EXAMPLE + "security: 5\n")
+    r = subprocess.run([hearth_bin(), "registry", "check", str(registry)], capture_output=True, text=True)
+    assert r.returncode == 1 and "security: must be a mapping" in r.stderr

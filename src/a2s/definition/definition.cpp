@@ -324,7 +324,17 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
     }
   }
   def.checksum = c.text(root, "checksum", "", true);
-  if (!def.checksum.empty()) {
+  const bool sha256 = def.checksum.size() == 64 &&
+                      std::all_of(def.checksum.begin(), def.checksum.end(),
+                                  [](char ch) { return ascii::is_hex_digit(ch); });
+  if (!def.checksum.empty() && !sha256) {
+    // The spec's own example writes "3a7bd3e2360a3d5be561819c3df9d6e28d...": not a SHA-256 at all,
+    // so not a seal that could have been broken. Loaded as unsealed, and said so.
+    def.warnings.push_back({"checksum", "\"" + def.checksum +
+                                            "\" is not a SHA-256 (64 hex digits): the definition "
+                                            "is not sealed; run hearth registry seal"});
+    def.checksum.clear();
+  } else if (!def.checksum.empty()) {
     const std::string computed = checksum_of(document);
     if (ascii::lower(def.checksum) != computed) {
       c.add("checksum", "does not match the definition (written " + def.checksum + ", computed " +
@@ -333,8 +343,15 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
                             "check the change, then run hearth registry seal");
     }
   }
-  // security (required): {transport: {...}, variables: {...}, rateLimits?, errorResponses?}
-  if (const auto* security = c.member(root, "security", "", true)) {
+  // security: {transport: {...}, variables: {...}, rateLimits?, errorResponses?}. The spec's
+  // table marks it required but its own example has none: absent, hearth's defaults apply (HTTPS
+  // with TLS 1.2 or newer, the vault's scoping, which hold for every definition anyway) and
+  // `registry check` warns; present but malformed, it is refused.
+  const auto* security = c.member(root, "security", "", false);
+  if (security == nullptr) {
+    def.warnings.push_back({"security", "absent: the defaults apply (HTTPS with TLS 1.2 or newer, "
+                                        "variables scoped by the vault); write it to say so"});
+  } else {
     if (!security->is_object()) {
       c.add("security", "must be a mapping with transport and variables");
     } else {

@@ -135,11 +135,15 @@ TEST(Definition, TheSpecsExampleLoadsOnceSealed) {
 }
 
 TEST(Definition, ChecksumMismatchIsRefusedWithBothValues) {
-  auto doc = yaml_to_json(kExample).value();
+  const std::string wrong(64, 'a');
+  auto doc = yaml_to_json(std::string(kExample).replace(
+                              std::string(kExample).find("3a7bd3e2360a3d5be561819c3df9d6e28d"),
+                              34, wrong))
+                 .value();
   auto problems = problems_of(doc);
   ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].rfind("checksum: does not match the definition (written 3a7bd3e2360a3d5be5"
-                              "61819c3df9d6e28d, computed ",
+  EXPECT_EQ(problems[0].rfind("checksum: does not match the definition (written " + wrong +
+                                  ", computed ",
                               0),
             0u)
       << problems[0];
@@ -201,11 +205,41 @@ TEST(Definition, ProblemsNameTheirPath) {
   has(problems_of(edited(kExample, "        pattern: \"^[A-Za-z]+$\"",
                          "        pattern: \"^[A-Za-z]+$\"\n        default: \"a1\"")),
       "capabilities[0].tempVariables.QUERY.default: does not check against the variable");
-  has(problems_of(edited(kExample,
-                         "security:\n  transport:\n    minTlsVersion: \"1.2\"\n  variables:\n"
-                         "    encryption: \"AES-256-GCM\"\n",
-                         "")),
-      "security: required");
+  has(problems_of(edited(kExample, "  transport:\n    minTlsVersion: \"1.2\"\n", "  transport: 5\n")),
+      "security.transport: must be a mapping");
+  has(problems_of(edited(kExample, "security:\n  transport:", "security:\n  trasnport:")),
+      "security.trasnport: unknown member");
+}
+
+// The spec's example as it is written there: no security object and a checksum that is only a
+// placeholder. It loads, with the defaults, and says what to put right.
+TEST(Definition, TheSpecsExampleAsWrittenLoadsWithWarnings) {
+  std::string text(kExample);
+  const auto security = text.find("security:\n");
+  ASSERT_NE(security, std::string::npos);
+  const auto end = text.find("\n\n", security);
+  text.erase(security, end == std::string::npos ? std::string::npos : end - security + 1);
+  text.replace(text.find("3a7bd3e2360a3d5be561819c3df9d6e28d"), 34,
+               "3a7bd3e2360a3d5be561819c3df9d6e28d...");
+  auto doc = yaml_to_json(text);
+  ASSERT_TRUE(doc.ok());
+  ASSERT_FALSE(doc->as_object().contains("security"));
+  Problems problems;
+  auto def = parse_definition(doc.value(), problems);
+  ASSERT_TRUE(def) << problems[0].to_string();
+  std::string warnings;
+  for (const auto& w : def->warnings) warnings += w.to_string() + "\n";
+  EXPECT_NE(warnings.find("security: absent: the defaults apply"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("checksum: \"3a7bd3e2360a3d5be561819c3df9d6e28d...\" is not a SHA-256"),
+            std::string::npos)
+      << warnings;
+  EXPECT_TRUE(def->security.is_null());
+  // Sealed, only the missing security is left to warn about.
+  Problems again;
+  auto sealed_def = parse_definition(seal(doc.value()), again);
+  ASSERT_TRUE(sealed_def);
+  ASSERT_EQ(sealed_def->warnings.size(), 1u);
+  EXPECT_EQ(sealed_def->warnings[0].path, "security");
 }
 
 TEST(Definition, ResponseSchemasAreCompiledAtLoad) {
@@ -321,7 +355,9 @@ TEST(Load, OneBadFileDoesNotStopTheOthers) {
       std::filesystem::temp_directory_path() / ("a2s-load-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sub");
   std::ofstream(dir / "good.yaml") << json_to_yaml(sealed(kExample));
-  std::ofstream(dir / "sub" / "bad.yaml") << kExample;  // not sealed
+  std::string broken(kExample);  // sealed once, then changed: its checksum no longer matches
+  broken.replace(broken.find("3a7bd3e2360a3d5be561819c3df9d6e28d"), 34, std::string(64, 'a'));
+  std::ofstream(dir / "sub" / "bad.yaml") << broken;
   std::ofstream(dir / "notes.txt") << "ignored";
   auto other = sealed(kExample).as_object();
   std::ofstream(dir / "twice.json") << json::serialize(other);

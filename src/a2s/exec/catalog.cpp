@@ -1,5 +1,7 @@
 #include "a2s/exec/catalog.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <map>
 
@@ -77,6 +79,9 @@ void Catalog::load_with(std::string fingerprint) {
              {{"serviceName", "'" + definition->service_name + "' is already defined by " +
                                   it->second.string()}}});
         continue;
+      }
+      for (const auto& w : definition->warnings) {
+        spdlog::warn("a2s: {}: {}", definition->source, w.to_string());
       }
       next->definitions.push_back(std::move(definition));
     }
