@@ -28,8 +28,10 @@
 #include "host/host.hpp"
 #include "jail/jail.hpp"
 #include "mcpserver/server.hpp"
+#include "methods/workspace/workspace.hpp"
 #include "proc/process.hpp"
 #include "rpc/dispatcher.hpp"
+#include "workspace/manager.hpp"
 
 namespace hearth::cli {
 
@@ -101,6 +103,7 @@ asio::awaitable<void> read_lines(asio::posix::stream_descriptor& in,
 
 struct McpServeOptions {
   std::vector<fs::path> paths;
+  std::vector<fs::path> workspace_dirs;  ///< virtual workspaces offered too (--workspace)
   fs::path state_dir;
   bool insecure_no_sandbox = false;
   int watch_interval_ms = 1000;
@@ -117,6 +120,8 @@ int mcp_serve(const McpServeOptions& options) {
   if (!jail) return 1;
   host::HostOptions host_options;
   host_options.kinds.jail = jail;
+  // Workspaces alone are something to serve.
+  host_options.allow_no_services = options.paths.empty() && !options.workspace_dirs.empty();
   host::LoadReport report;
   auto host = host::Host::load(options.paths, host_options, ioc.get_executor(), report);
   print_load_report(report);
@@ -131,9 +136,27 @@ int mcp_serve(const McpServeOptions& options) {
     spdlog::warn("state dir: {} (calls are not audited)", error);
   }
 
+  // Virtual workspaces: a resource and two tools each (their side effects and sources reach the
+  // services through the host), state and history in the state dir as for the daemon.
+  methods::workspace::HostServices workspace_services(*host);
+  std::unique_ptr<workspace::Manager> workspaces;
+  if (!options.workspace_dirs.empty()) {
+    workspace::ManagerOptions workspace_options;
+    workspace_options.database = state_dir / "workspaces.db";
+    workspace_options.jail = host_options.kinds.jail;
+    auto made = workspace::Manager::create(ioc.get_executor(), workspace_options, host->blocking(),
+                                           &workspace_services);
+    if (!made.ok()) {
+      spdlog::error("workspaces: {}", made.error().message);
+      return 1;
+    }
+    workspaces = std::move(made).value();
+  }
+
   mcpserver::Options server_options;
   server_options.version = HEARTH_VERSION;
   server_options.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
+  server_options.workspaces = workspaces.get();
   mcpserver::Server server(*host, ioc.get_executor(), server_options);
   StdoutWriter out;
   auto session = server.open("stdio", [&out](const std::string& message) { out.write(message); });
@@ -152,6 +175,7 @@ int mcp_serve(const McpServeOptions& options) {
       in.close(ignored);
     });
     server.close_all();
+    if (workspaces) workspaces->shutdown();
     host->shutdown();
     proc::kill_all();
     guard.reset();
@@ -179,31 +203,51 @@ int mcp_serve(const McpServeOptions& options) {
     if (line.find_first_not_of(" \t") == std::string::npos) return;
     asio::co_spawn(ioc, handle_line(server, session, std::move(line), out), asio::detached);
   };
-  boost::system::error_code assign_ec;
-  const int stdin_copy = ::dup(STDIN_FILENO);
-  in.assign(stdin_copy, assign_ec);
-  if (assign_ec && stdin_copy >= 0) ::close(stdin_copy);
   std::thread reader;
-  if (!assign_ec) {
-    asio::co_spawn(stdin_strand, read_lines(in, on_line, out),
-                   [&](const std::exception_ptr&) { begin_shutdown(); });
-  } else {
-    reader = std::thread([&] {
-      std::string line;
-      while (std::getline(std::cin, line)) {
-        asio::post(ioc, [&on_line, line]() mutable { on_line(std::move(line)); });
-      }
-      asio::post(ioc, [&] { begin_shutdown(); });
-    });
-  }
-  spdlog::info("hearth MCP server on stdio: {} service(s)", host->services()->size());
+  // stdin is read once the workspaces are open, so that the first tools/list has them.
+  auto start_reading = [&] {
+    boost::system::error_code assign_ec;
+    const int stdin_copy = ::dup(STDIN_FILENO);
+    in.assign(stdin_copy, assign_ec);
+    if (assign_ec && stdin_copy >= 0) ::close(stdin_copy);
+    if (!assign_ec) {
+      asio::co_spawn(stdin_strand, read_lines(in, on_line, out),
+                     [&](const std::exception_ptr&) { begin_shutdown(); });
+    } else {
+      reader = std::thread([&] {
+        std::string line;
+        while (std::getline(std::cin, line)) {
+          asio::post(ioc, [&on_line, line]() mutable { on_line(std::move(line)); });
+        }
+        asio::post(ioc, [&] { begin_shutdown(); });
+      });
+    }
+  };
+  int exit_code = 0;
+  asio::co_spawn(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+        for (const auto& dir : options.workspace_dirs) {
+          auto ws = co_await workspaces->open(dir);
+          if (!ws.ok()) {
+            spdlog::error("workspace {}: {}", dir.string(), ws.error().message);
+            exit_code = 1;
+            begin_shutdown();
+            co_return;
+          }
+        }
+        start_reading();
+      },
+      asio::detached);
+  spdlog::info("hearth MCP server on stdio: {} service(s), {} workspace(s)",
+               host->services()->size(), options.workspace_dirs.size());
 
   std::thread second([&] { ioc.run(); });
   ioc.run();
   second.join();
   if (reader.joinable()) reader.join();
   proc::kill_all();
-  return 0;
+  return exit_code;
 }
 
 void add_mcp_serve_command(CLI::App& mcp_cmd, std::function<bool()>& chosen,
@@ -214,8 +258,12 @@ void add_mcp_serve_command(CLI::App& mcp_cmd, std::function<bool()>& chosen,
       "Serve the services under PATH as an MCP server over stdio: every query and mutation "
       "endpoint a tool, files, views and subscriptions resources");
   cmd->add_option("paths", options->paths, "Service folders (or folders holding them)")
-      ->required()
       ->check(CLI::ExistingPath);
+  cmd->add_option("--workspace", options->workspace_dirs,
+                  "A virtual workspace folder (holding workspace.yaml) to offer as a resource "
+                  "and the execute_script and read_workspace tools; repeatable")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--state-dir", options->state_dir, "Where the audit log is kept");
   cmd->add_flag("--insecure-no-sandbox", options->insecure_no_sandbox,
                 "Run handlers WITHOUT the jail");
@@ -233,7 +281,13 @@ void add_mcp_serve_command(CLI::App& mcp_cmd, std::function<bool()>& chosen,
       "One JSON-RPC message per line on stdin and stdout; logs go to stderr. The daemon serves\n"
       "the same protocol over Streamable HTTP at /mcp (hearth serve). See docs/mcp-server.md.");
   chosen = [cmd] { return static_cast<bool>(*cmd); };
-  run = [options] { return mcp_serve(*options); };
+  run = [options] {
+    if (options->paths.empty() && options->workspace_dirs.empty()) {
+      std::cerr << "hearth mcp serve: give service folders, --workspace folders, or both\n";
+      return 2;
+    }
+    return mcp_serve(*options);
+  };
 }
 
 }  // namespace hearth::cli

@@ -329,12 +329,25 @@ int serve(const ServeOptions& options) {
     spdlog::error("routes: {}", st.error().message);
     return 1;
   }
+  // Virtual workspaces (their side effects and sources reach the services through the host),
+  // served before the MCP server, which offers them too.
+  methods::workspace::HostServices workspace_services(*host);
+  workspace::ManagerOptions workspace_options;
+  workspace_options.database = state_dir / "workspaces.db";
+  workspace_options.jail = host_options.kinds.jail;
+  auto workspaces = workspace::Manager::create(ioc.get_executor(), workspace_options,
+                                               host->blocking(), &workspace_services);
+  if (!workspaces.ok()) {
+    spdlog::error("workspaces: {}", workspaces.error().message);
+    return 1;
+  }
   // hearth as an MCP server: /mcp (Streamable HTTP), the same tools and resources as
   // `hearth mcp serve` over stdio.
   mcpserver::Options mcp_options;
   mcp_options.version = HEARTH_VERSION;
   mcp_options.cdn_origins = view_options.cdn_origins;
   mcp_options.progress_interval = std::chrono::milliseconds(options.mcp_progress_interval_ms);
+  mcp_options.workspaces = workspaces.value().get();
   mcpserver::Server mcp_server(*host, ioc.get_executor(), mcp_options);
   auto mcp_http = mcpserver::add_http_route(routes, mcp_server);
   if (!mcp_http.ok()) {
@@ -356,18 +369,7 @@ int serve(const ServeOptions& options) {
                  view_options.web_dir.string());
   }
 
-  // Virtual workspaces (their side effects and sources reach the services through the host)
-  // and agent runs against the configured model server.
-  methods::workspace::HostServices workspace_services(*host);
-  workspace::ManagerOptions workspace_options;
-  workspace_options.database = state_dir / "workspaces.db";
-  workspace_options.jail = host_options.kinds.jail;
-  auto workspaces = workspace::Manager::create(ioc.get_executor(), workspace_options,
-                                               host->blocking(), &workspace_services);
-  if (!workspaces.ok()) {
-    spdlog::error("workspaces: {}", workspaces.error().message);
-    return 1;
-  }
+  // Agent runs against the configured model servers.
   BlockingExecutor transcript_writer(1);
   methods::workspace::AgentSettings agent_settings;
   if (auto st = configure_model_servers(options, agent_settings.servers); !st.ok()) {

@@ -19,6 +19,7 @@
 #include "jail/glob.hpp"
 #include "mcpserver/app_document.hpp"
 #include "mcpserver/catalog.hpp"
+#include "mcpserver/workspaces.hpp"
 #include "rpc/params.hpp"
 #include "views/component.hpp"
 #include "views/document.hpp"
@@ -209,13 +210,16 @@ std::size_t Server::session_count() const {
 void Server::close(const std::shared_ptr<Session>& session) {
   std::map<std::string, std::shared_ptr<Session::Call>> calls;
   std::map<std::string, std::shared_ptr<Session::Subscription>> subscriptions;
+  std::map<std::string, std::function<void()>> watches;
   {
     std::lock_guard lock(session->mu_);
     if (session->closed_) return;
     session->closed_ = true;
     calls.swap(session->calls_);
     subscriptions.swap(session->subscriptions_);
+    watches.swap(session->watches_);
   }
+  for (auto& [uri, end] : watches) end();
   for (auto& [id, call] : calls) cancel_call(call);
   for (auto& [uri, sub] : subscriptions) {
     host_.unsubscribe(sub->channel->id(), sub->id);
@@ -405,13 +409,27 @@ asio::awaitable<Result<json::value>> Server::initialize(const rpc::Request& requ
        "Calls run under the service's declared permissions in hearth's jail and are audited. "
        "Resources: files a service allows (file://), its view (ui://), its subscriptions "
        "(lavs://, subscribe to get notifications/resources/updated)."}};
+  if (options_.workspaces != nullptr && !options_.workspaces->list().empty()) {
+    result["instructions"] =
+        std::string(result["instructions"].as_string()) +
+        " Virtual workspaces (workspace://): read one (read_workspace, or the resource) to see "
+        "its states, types, permissions and rules, then change it by running JavaScript with "
+        "execute_script; each result shows the workspace as it is after the script.";
+  }
   co_return json::value(std::move(result));
 }
 
 asio::awaitable<Result<json::value>> Server::tools_list(const rpc::Request& request) {
   (void)request;
   auto c = catalog();
-  co_return json::value(json::object{{"tools", c->tools}});
+  json::array tools = c->tools;
+  if (options_.workspaces != nullptr) {
+    // A service endpoint that took one of the names keeps it (its tool came first).
+    for (auto& t : workspace_tools(*options_.workspaces)) {
+      if (!c->by_name.contains(json::string_member(t, "name"))) tools.push_back(std::move(t));
+    }
+  }
+  co_return json::value(json::object{{"tools", std::move(tools)}});
 }
 
 namespace {
@@ -499,6 +517,18 @@ asio::awaitable<Result<json::value>> Server::tools_call(const rpc::Request& requ
   }
   auto c = catalog();
   auto it = c->by_name.find(name);
+  if (it == c->by_name.end() && options_.workspaces != nullptr && is_workspace_tool(name) &&
+      !options_.workspaces->list().empty()) {
+    std::string client;
+    if (session) {
+      std::lock_guard lock(session->mu_);
+      client = session->client_name_;
+    }
+    // Named: GCC 12 frees a temporary argument of a co_awaited coroutine twice.
+    std::string actor = client.empty() ? "mcp" : "mcp:" + client;
+    co_return co_await call_workspace_tool(*options_.workspaces, name, std::move(input),
+                                           std::move(actor));
+  }
   if (it == c->by_name.end()) {
     co_return Error::make(ErrorCode::kInvalidParams, "Unknown tool: " + name,
                           json::object{{"field", "name"}, {"constraint", "exists"}});
@@ -639,6 +669,9 @@ asio::awaitable<Result<json::value>> Server::resources_list(const rpc::Request& 
     return list_resources_now(*services, max_files);
   };
   auto list = co_await host_.blocking().run(std::move(work));
+  if (options_.workspaces != nullptr) {
+    for (auto& r : workspace_resources(*options_.workspaces)) list.push_back(std::move(r));
+  }
   co_return json::value(json::object{{"resources", std::move(list)}});
 }
 
@@ -649,6 +682,12 @@ asio::awaitable<Result<json::value>> Server::resources_read(const rpc::Request& 
   auto not_found = [&uri] {
     return error_with(kResourceNotFound, "Resource not found: " + uri, json::object{{"uri", uri}});
   };
+  if (uri.starts_with(kWorkspaceScheme)) {
+    if (options_.workspaces == nullptr) co_return not_found();
+    auto ws = workspace_of_uri(*options_.workspaces, uri);
+    if (!ws.ok()) co_return not_found();
+    co_return read_workspace_resource(*ws.value(), uri);
+  }
   auto ref = parse_resource_uri(uri);
   if (!ref) co_return not_found();
   auto services = host_.services();
@@ -726,6 +765,9 @@ asio::awaitable<Result<json::value>> Server::resources_subscribe(const rpc::Requ
   auto session = session_of(request);
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(std::string uri, rpc::required_string(*params, "uri"));
+  if (uri.starts_with(kWorkspaceScheme) && options_.workspaces != nullptr) {
+    co_return subscribe_workspace(session, uri);
+  }
   auto ref = parse_resource_uri(uri);
   if (!ref) {
     co_return error_with(kResourceNotFound, "Resource not found: " + uri,
@@ -733,8 +775,8 @@ asio::awaitable<Result<json::value>> Server::resources_subscribe(const rpc::Requ
   }
   if (ref->kind != ResourceRef::Kind::kSubscription) {
     co_return rpc::invalid_param(
-        "only a service's subscriptions (lavs://) can be subscribed; files and "
-        "views do not announce changes",
+        "only a service's subscriptions (lavs://) and workspaces (workspace://) can be "
+        "subscribed; files and views do not announce changes",
         "uri", "subscribable");
   }
   if (!session || !session->push_) {
@@ -790,11 +832,49 @@ asio::awaitable<Result<json::value>> Server::resources_subscribe(const rpc::Requ
   co_return json::value(json::object{});
 }
 
+Result<json::value> Server::subscribe_workspace(const std::shared_ptr<Session>& session,
+                                                const std::string& uri) {
+  auto ws = workspace_of_uri(*options_.workspaces, uri);
+  if (!ws.ok()) {
+    return error_with(kResourceNotFound, "Resource not found: " + uri, json::object{{"uri", uri}});
+  }
+  if (!session || !session->push_) {
+    return Error::make(ErrorCode::kInvalidRequest,
+                       "Invalid Request: subscriptions need a session that can be told of "
+                       "updates (stdio, or HTTP with Mcp-Session-Id and a GET stream)");
+  }
+  std::weak_ptr<Session> weak_session = session;
+  // Every committed change (a script of this client or of anyone, a revert, a source) is an
+  // update of the model's view.
+  const auto id = ws.value()->add_listener([weak_session, uri](const workspace::ChangeEvent& e) {
+    if (auto s = weak_session.lock()) {
+      s->push(notification("notifications/resources/updated",
+                           json::object{{"uri", uri},
+                                        {"title", uri},
+                                        {"_meta", json::object{{"hearth/version", e.version}}}}));
+    }
+  });
+  std::weak_ptr<workspace::Workspace> weak_ws = ws.value();
+  std::function<void()> end = [weak_ws, id] {
+    if (auto w = weak_ws.lock()) w->remove_listener(id);
+  };
+  {
+    std::lock_guard lock(session->mu_);
+    if (!session->closed_ && !session->watches_.contains(uri)) {
+      session->watches_[uri] = std::move(end);
+      return json::value(json::object{});
+    }
+  }
+  end();  // subscribed already, or the session closed meanwhile
+  return json::value(json::object{});
+}
+
 asio::awaitable<Result<json::value>> Server::resources_unsubscribe(const rpc::Request& request) {
   auto session = session_of(request);
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(std::string uri, rpc::required_string(*params, "uri"));
   std::shared_ptr<Session::Subscription> sub;
+  std::function<void()> watch;
   if (session) {
     std::lock_guard lock(session->mu_);
     auto it = session->subscriptions_.find(uri);
@@ -802,6 +882,14 @@ asio::awaitable<Result<json::value>> Server::resources_unsubscribe(const rpc::Re
       sub = it->second;
       session->subscriptions_.erase(it);
     }
+    if (auto w = session->watches_.find(uri); w != session->watches_.end()) {
+      watch = std::move(w->second);
+      session->watches_.erase(w);
+    }
+  }
+  if (watch) {
+    watch();
+    co_return json::value(json::object{});
   }
   if (!sub) {
     co_return rpc::invalid_param("not subscribed to " + uri, "uri", "subscribed");

@@ -5,6 +5,8 @@
 /// resource) and its subscriptions are resources. A tool call goes through the same pipeline as
 /// lavs/call (validation, the jail, the audit log).
 ///
+/// Virtual workspaces, when given, are a resource and two tools each (workspaces.hpp).
+///
 /// Methods: initialize, ping, tools/list, tools/call (progress while it runs, cancellation),
 /// resources/list, resources/templates/list, resources/read, resources/subscribe|unsubscribe
 /// (backed by LAVS subscriptions), logging/setLevel; notifications the server sends:
@@ -27,6 +29,7 @@
 #include "json/json.hpp"
 #include "rpc/dispatcher.hpp"
 #include "rpc/session.hpp"
+#include "workspace/manager.hpp"
 
 namespace hearth::mcpserver {
 
@@ -44,6 +47,8 @@ struct Options {
   std::size_t max_files = 1000;
   /// CDN origins a view may load from (the daemon's --allow-view-origin).
   std::vector<std::string> cdn_origins;
+  /// Virtual workspaces offered too (workspaces.hpp); null: none. Must outlive the server.
+  workspace::Manager* workspaces = nullptr;
 };
 
 class Server;
@@ -78,6 +83,8 @@ class Session {
   int log_level_ = 6;  ///< syslog order: 0 emergency .. 7 debug; messages above it are dropped
   std::map<std::string, std::shared_ptr<Call>> calls_;                  ///< by request id
   std::map<std::string, std::shared_ptr<Subscription>> subscriptions_;  ///< by uri
+  /// Subscribed workspace:// resources: what ends each one's change listener, by uri.
+  std::map<std::string, std::function<void()>> watches_;
 };
 
 /// Where the notifications of one request go (an HTTP response streamed as server-sent events);
@@ -140,6 +147,8 @@ class Server {
   boost::asio::awaitable<Result<json::value>> resources_read(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> resources_subscribe(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> resources_unsubscribe(const rpc::Request& request);
+  Result<json::value> subscribe_workspace(const std::shared_ptr<Session>& session,
+                                          const std::string& uri);
   boost::asio::awaitable<Result<json::value>> set_level(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> cancelled(const rpc::Request& request);
 

@@ -558,3 +558,91 @@ def test_a2a_message_stream(daemon):
     assert events[-1]["status"]["state"] == "completed"
     artifact = next(e for e in events if e["kind"] == "artifact-update")
     assert artifact["artifact"]["parts"][0]["data"] == {"echoed": {"item": {"name": "x"}}}
+
+
+# -- virtual workspaces as MCP -------------------------------------------------------------------
+
+WS_EXAMPLE = EXAMPLES / "workspace-search"
+
+
+def test_a_workspace_over_stdio_is_a_resource_and_two_tools(stdio, tmp_services):
+    """A client's own model drives a workspace: it reads the render, runs scripts with the same
+    checks, commits and history as workspace/execute, and hears of every change."""
+    svc = copy_service(WS_EXAMPLE, tmp_services)
+    s = stdio([svc], "--workspace", str(svc / "workspace"))
+    init = s.initialize()["result"]
+    assert "execute_script" in init["instructions"]
+    tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
+    assert {"execute_script", "read_workspace"} <= set(tools)
+    assert tools["execute_script"]["inputSchema"]["required"] == ["script"]  # one workspace
+    assert "product-search" in tools["execute_script"]["description"]
+    resources = {r["uri"]: r for r in s.request("resources/list")["result"]["resources"]}
+    assert resources["workspace://product-search"]["mimeType"] == "text/plain"
+    view = s.request("resources/read", {"uri": "workspace://product-search"})["result"]["contents"][0]
+    assert "VIRTUAL WORKSPACE: product-search" in view["text"]
+    assert "normalizeSearch(text)" in view["text"]  # the guide: utilities, examples, rules
+    assert s.request("resources/subscribe", {"uri": "workspace://product-search"})["result"] == {}
+
+    r = s.request("tools/call", {"name": "execute_script", "arguments": {
+        "script": "search_box_state.search_pattern = normalizeSearch(' TEA '); filter_state.maxPrice = 4;"}})
+    out = r["result"]
+    assert out["isError"] is False
+    assert out["structuredContent"]["ok"] is True and out["structuredContent"]["committed"] is True
+    version = out["structuredContent"]["version"]
+    assert "search_results" in out["structuredContent"]["changed"]
+    assert "Earl grey" in out["content"][0]["text"]  # the fresh render follows the answer
+    upd = s.notification("notifications/resources/updated",
+                         where=lambda m: m["params"]["uri"] == "workspace://product-search")
+    assert upd["params"]["_meta"]["hearth/version"] >= version
+
+    # A script that breaks a schema is a tool error the model can act on; nothing changed.
+    bad = s.request("tools/call", {"name": "execute_script",
+                                   "arguments": {"script": "filter_state.maxPrice = -1;"}})["result"]
+    assert bad["isError"] is True
+    assert bad["structuredContent"]["error"]["data"]["keyword"] == "minimum"
+    stale = s.request("tools/call", {"name": "execute_script", "arguments": {
+        "script": "filter_state.maxPrice = 2;", "expectedVersion": version - 1}})["result"]
+    assert stale["isError"] is True and "render it again" in stale["content"][0]["text"]
+    again = s.request("tools/call", {"name": "read_workspace", "arguments": {}})["result"]
+    assert again["structuredContent"]["version"] == version
+    # The same history as workspace/execute, with this client as the actor.
+    history = subprocess.run([hearth_bin(), "workspace", "history", str(svc / "workspace"),
+                              "--services", str(svc), "--state-dir", s.state, "--json"],
+                             capture_output=True, text=True, timeout=60)
+    assert history.returncode == 0, history.stderr
+    entries = [json.loads(line) for line in history.stdout.splitlines() if line.strip()]
+    mine = [e for e in entries if e["actor"] == "mcp:pytest"]
+    assert [e["outcome"] for e in mine] == ["committed", "failed"]
+    assert s.request("resources/unsubscribe", {"uri": "workspace://product-search"})["result"] == {}
+    unknown = s.request("tools/call", {"name": "execute_script",
+                                       "arguments": {"script": "1", "workspaceId": "nope"}})
+    assert unknown["error"]["code"] == -32601 and "nope" in unknown["error"]["message"]
+
+
+def test_a_workspace_alone_needs_no_services(stdio, tmp_path):
+    ws = tmp_path / "notes-ws"
+    ws.mkdir()
+    (ws / "workspace.yaml").write_text(
+        "name: scratch\ncomponents:\n  - id: pad\n    states:\n      note:\n        permission: rw\n"
+        "        schema: {type: string, maxLength: 20}\n        initial: \"\"\n")
+    s = stdio([], "--workspace", str(ws))
+    s.initialize()
+    out = s.request("tools/call", {"name": "execute_script", "arguments": {"script": "note = 'hi';"}})["result"]
+    assert out["isError"] is False and out["structuredContent"]["changed"] == ["note"]
+    p = subprocess.run([hearth_bin(), "mcp", "serve"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "--workspace" in p.stderr
+
+
+def test_a_workspace_over_the_daemons_mcp(daemon_factory):
+    d = daemon_factory([WS_EXAMPLE], extra_args=["--workspace", str(WS_EXAMPLE / "workspace")])
+    status, headers, body = mcp_post(d, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT})
+    session = headers["Mcp-Session-Id"]
+    mcp_post(d, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    _, _, body = mcp_post(d, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_script", "arguments": {"script": "filter_state.maxPrice = 3;"}}}, session)
+    out = json.loads(body)["result"]
+    assert out["isError"] is False and out["structuredContent"]["committed"] is True
+    # The daemon's own view of the workspace saw the same change.
+    state = json.loads(json.dumps(d.rpc("workspace/state", {"workspaceId": "product-search",
+                                                             "name": "filter_state"})))
+    assert state["result"]["value"]["maxPrice"] == 3

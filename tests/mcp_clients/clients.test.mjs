@@ -14,7 +14,8 @@ const require = createRequire(join(modules, 'noop.js'));
 const { Client } = await import(require.resolve('@modelcontextprotocol/sdk/client/index.js'));
 const { StdioClientTransport } = await import(require.resolve('@modelcontextprotocol/sdk/client/stdio.js'));
 const { StreamableHTTPClientTransport } = await import(require.resolve('@modelcontextprotocol/sdk/client/streamableHttp.js'));
-const { CallToolResultSchema } = await import(require.resolve('@modelcontextprotocol/sdk/types.js'));
+const { CallToolResultSchema, ResourceUpdatedNotificationSchema } = await import(
+  require.resolve('@modelcontextprotocol/sdk/types.js'));
 // The Inspector CLI reads its own package.json relative to the working directory: it runs from
 // its build folder.
 const inspectorDir = join(modules, '@modelcontextprotocol', 'inspector-cli', 'build');
@@ -135,6 +136,42 @@ async function inspector(args) {
   return JSON.parse(stdout);
 }
 
+test('SDK client drives a virtual workspace over stdio with its own model', async () => {
+  const services = join(tmp, 'workspace-search');
+  cpSync(join(process.env.HEARTH_EXAMPLES, 'workspace-search'), services, { recursive: true });
+  const client = new Client({ name: 'hearth-test', version: '1.0.0' });
+  const updates = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updates.push(n.params.uri));
+  await client.connect(new StdioClientTransport({
+    command: hearth,
+    args: ['mcp', 'serve', services, '--workspace', join(services, 'workspace'), '--state-dir',
+      join(tmp, 'ws-state'), '--log-level', 'warn'],
+    stderr: 'inherit',
+  }));
+  try {
+    const { resources } = await client.listResources();
+    assert.ok(resources.some((r) => r.uri === 'workspace://product-search'));
+    const view = await client.readResource({ uri: 'workspace://product-search' });
+    assert.match(view.contents[0].text, /VIRTUAL WORKSPACE: product-search/);
+    await client.subscribeResource({ uri: 'workspace://product-search' });
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === 'execute_script'));
+    const result = await client.callTool({
+      name: 'execute_script',
+      arguments: { script: "search_box_state.search_pattern = 'tea'; filter_state.maxPrice = 4;" },
+    }, CallToolResultSchema);
+    assert.equal(result.isError, false);
+    assert.equal(result.structuredContent.committed, true);
+    assert.match(result.content[0].text, /Earl grey/);
+    const deadline = Date.now() + 10000;
+    while (!updates.includes('workspace://product-search') && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(updates.includes('workspace://product-search'));
+  } finally {
+    await client.close();
+  }
+});
 test('Inspector CLI over stdio', async () => {
   const server = [hearth, 'mcp', 'serve', fixture, '--state-dir', join(tmp, 'stdio-state'), '--log-level', 'warn'];
   const list = await inspector([...server, '--method', 'tools/list']);
