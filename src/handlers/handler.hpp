@@ -43,6 +43,10 @@ struct Call {
                                              ///< a kind may narrow it with its own setting
   Publisher* publisher = nullptr;            ///< never null when called by the host
   boost::asio::any_io_executor executor;     ///< where the handler's I/O runs
+  /// Told each line the handler logs while it runs (level "error", "warning", "info" or
+  /// "debug"; any thread, must not block), besides the daemon's log; empty: nobody listens.
+  /// A kind whose handlers have no log lines of their own ignores it.
+  std::function<void(std::string_view level, std::string_view message)> on_log;
 
   /// The time limit of a handler whose own `timeout` is `own` (0: none): its own, else the
   /// endpoint's; a declared maxExecutionTime caps both.

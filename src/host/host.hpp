@@ -56,6 +56,9 @@ struct Caller {
   /// The input holds values the caller may not show (a workspace's private or write-only
   /// state): listeners told of the mutation get it without its input and result.
   bool confidential = false;
+  /// Told each line the handler logs while the call runs (handlers::Call::on_log): an MCP
+  /// client hears them as notifications/message.
+  std::function<void(std::string_view level, std::string_view message)> on_log;
 };
 
 /// A mutation endpoint that ran and succeeded: what the view host tells the views of the service

@@ -153,6 +153,7 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
   call.timeout = timeout_for(*endpoint);
   call.publisher = service.hub.get();
   call.executor = executor_;
+  call.on_log = caller.on_log;
   auto result = co_await handler->second->call(std::move(call));
   if (result.ok() && endpoint->output_schema) {
     if (!is_large(result.value())) {

@@ -245,7 +245,24 @@ json::object tool_definition(const manifest::Manifest& m, const manifest::Endpoi
   return tool;
 }
 
-json::object tool_result(const Result<json::value>& outcome, bool wrap) {
+std::optional<Media> media_of(const json::value& output_schema) {
+  const auto* o = output_schema.if_object();
+  if (o == nullptr) return std::nullopt;
+  const auto* type = o->if_contains("type");
+  const auto* encoding = o->if_contains("contentEncoding");
+  const auto* media = o->if_contains("contentMediaType");
+  if (type == nullptr || *type != "string" || encoding == nullptr || *encoding != "base64" ||
+      media == nullptr || !media->is_string()) {
+    return std::nullopt;
+  }
+  const std::string mime(media->get_string());
+  if (mime.starts_with("image/")) return Media{"image", mime};
+  if (mime.starts_with("audio/")) return Media{"audio", mime};
+  return std::nullopt;
+}
+
+json::object tool_result(const Result<json::value>& outcome, bool wrap,
+                         const std::optional<Media>& media) {
   json::object result;
   if (!outcome.ok()) {
     const Error& e = outcome.error();
@@ -259,7 +276,12 @@ json::object tool_result(const Result<json::value>& outcome, bool wrap) {
   const json::value& value = outcome.value();
   json::value structured =
       wrap || !value.is_object() ? json::value(json::object{{"result", value}}) : value;
-  result["content"] = json::array{json::object{{"type", "text"}, {"text", json::dump(value)}}};
+  if (media && value.is_string()) {
+    result["content"] = json::array{
+        json::object{{"type", media->kind}, {"data", value}, {"mimeType", media->mime_type}}};
+  } else {
+    result["content"] = json::array{json::object{{"type", "text"}, {"text", json::dump(value)}}};
+  }
   result["structuredContent"] = std::move(structured);
   result["isError"] = false;
   return result;

@@ -71,10 +71,21 @@ ToolInput tool_input_schema(const manifest::Manifest& m, std::string_view endpoi
 json::object tool_definition(const manifest::Manifest& m, const manifest::Endpoint& endpoint,
                              const std::string& name, const std::string& ui_uri);
 
+/// What an endpoint's output is, when its output schema says it is media: a string with
+/// `contentEncoding: base64` and a `contentMediaType` of an image (image/...) or a sound
+/// (audio/...), JSON Schema's own annotations. Such a result is an MCP image or audio block.
+struct Media {
+  std::string kind;       ///< "image" or "audio"
+  std::string mime_type;  ///< the contentMediaType
+};
+std::optional<Media> media_of(const json::value& output_schema);
+
 /// A tools/call result from what the LAVS call pipeline returned: structuredContent (the value,
-/// or {"result": value} when `wrap`), and the same JSON as a text block; an error as
-/// {isError: true, content: [text]} with the LAVS error under `_meta["hearth/error"]`.
-json::object tool_result(const Result<json::value>& outcome, bool wrap);
+/// or {"result": value} when `wrap`), and the same JSON as a text block (or, for `media`, the
+/// value as an image or audio block); an error as {isError: true, content: [text]} with the
+/// LAVS error under `_meta["hearth/error"]`.
+json::object tool_result(const Result<json::value>& outcome, bool wrap,
+                         const std::optional<Media>& media = std::nullopt);
 
 /// Resource URIs.
 std::string view_uri(std::string_view service);  ///< ui://svc/view

@@ -130,8 +130,9 @@ struct Server::Catalog {
   struct Target {
     std::shared_ptr<const host::Host::Service> service;
     std::string endpoint;
-    bool wrap = false;        ///< the result travels as {"result": value}
-    bool wrap_input = false;  ///< the input travels as the argument "input"
+    bool wrap = false;           ///< the result travels as {"result": value}
+    bool wrap_input = false;     ///< the input travels as the argument "input"
+    std::optional<Media> media;  ///< the output is an image or a sound (media_of)
   };
   std::map<std::string, Target, std::less<>> by_name;
 };
@@ -155,8 +156,8 @@ std::shared_ptr<const Server::Catalog> Server::catalog() {
     json::value input = endpoint_schema(m, endpoint.id, "input");
     const bool wrap_input = input.is_object() && wraps_input(resolve_types(input, m.types));
     built->tools.push_back(tool_definition(m, endpoint, named.name, ui));
-    built->by_name.emplace(named.name,
-                           Catalog::Target{named.service, endpoint.id, wrap, wrap_input});
+    built->by_name.emplace(named.name, Catalog::Target{named.service, endpoint.id, wrap, wrap_input,
+                                                       media_of(resolve_types(output, m.types))});
   }
   std::lock_guard lock(mu_);
   catalog_ = built;
@@ -545,6 +546,21 @@ asio::awaitable<Result<json::value>> Server::tools_call(const rpc::Request& requ
     client = session->client_name_;
   }
   host::Caller caller{"mcp", client, {}};
+  // What the handler logs while it runs reaches the client as notifications/message, on this
+  // request's stream, at or above the session's level (logging/setLevel).
+  std::weak_ptr<Session> weak_session = session;
+  caller.on_log = [channel = request.session, weak_session, logger = name](
+                      std::string_view level, std::string_view message) {
+    auto s = weak_session.lock();
+    if (!s || !channel) return;
+    {
+      std::lock_guard lock(s->mu_);
+      if (level_of(level) > s->log_level_) return;
+    }
+    channel->push(notification(
+        "notifications/message",
+        json::object{{"level", level}, {"logger", logger}, {"data", std::string(message)}}));
+  };
   std::optional<Result<json::value>> waited;
   if (progress_token.is_null() && (!session || session->id().empty())) {
     // Nothing can cancel it and nobody asked for progress: the call is simply awaited.
@@ -573,7 +589,7 @@ asio::awaitable<Result<json::value>> Server::tools_call(const rpc::Request& requ
   if (!waited->ok() && session) {
     log(*session, 4, "hearth", fmt::format("{} failed: {}", name, waited->error().message));
   }
-  co_return json::value(tool_result(*waited, target.wrap));
+  co_return json::value(tool_result(*waited, target.wrap, target.media));
 }
 
 asio::awaitable<Result<json::value>> Server::cancelled(const rpc::Request& request) {

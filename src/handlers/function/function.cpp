@@ -107,21 +107,26 @@ class FunctionHandler final : public Handler {
     j.timeout = call.limit(config_.timeout);
     j.label = endpoint_;
     const std::string who = pool.service() + "." + endpoint_;
-    j.on_log = [who](const jsworker::Log& log) {
+    j.on_log = [who, listener = call.on_log](const jsworker::Log& log) {
+      std::string_view level = "info";
       switch (log.level) {
         case jsworker::LogLevel::kError:
           spdlog::error("{}: {}", who, log.message);
+          level = "error";
           break;
         case jsworker::LogLevel::kWarn:
           spdlog::warn("{}: {}", who, log.message);
+          level = "warning";
           break;
         case jsworker::LogLevel::kDebug:
           spdlog::debug("{}: {}", who, log.message);
+          level = "debug";
           break;
         case jsworker::LogLevel::kInfo:
           spdlog::info("{}: {}", who, log.message);
           break;
       }
+      if (listener) listener(level, log.message);
     };
     j.on_publish = [who, publisher = call.publisher](const jsworker::Publish& p) {
       if (publisher == nullptr || !publisher->publish(p.subscription, p.data)) {

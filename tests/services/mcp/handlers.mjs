@@ -24,3 +24,22 @@ export function add(input) {
 export function sum(input) {
   return input.reduce((a, b) => a + b, 0);
 }
+
+// Logs while it runs: an MCP client hears each line as notifications/message during the call.
+export async function logging() {
+  for (const step of ['Tool execution started', 'Tool processing data', 'Tool execution completed']) {
+    console.info(step);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return 'Tool with logging executed successfully';
+}
+
+// Media: the endpoints' output schemas say what they are (contentEncoding, contentMediaType), so
+// MCP clients get image and audio blocks.
+export function image() {
+  return 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC';
+}
+
+export function audio() {
+  return 'UklGRjQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YRAAAAAAAAAAAAAAAAAAAAAAAAAA';
+}
