@@ -210,6 +210,51 @@ TEST_F(BackendsTest, PlanRunsClientLocalStdioBackendsWithTheirInterpreter) {
   EXPECT_NE(refused.not_run[4].reason.find("interpreter"), std::string::npos);
 }
 
+TEST_F(BackendsTest, PlanRunsACommandWithItsArgsAsMcpServerConfigsWriteThem) {
+  const auto dir = std::filesystem::canonical(package.path());
+  const std::string script = (dir / "services/backend.py").string();
+  const auto plan = plan_backends(json::parse(R"({"services":[
+    {"key":"args","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "command":"python3","args":["./services/backend.py"]},
+    {"key":"path","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "command":"python3","path":"./services/backend.py"},
+    {"key":"entry","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","command":["python3","-u"],"entry":"services/backend.py",
+     "path":"services"},
+    {"key":"both","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "command":"python3 -u","args":["services/backend.py","--verbose"],
+     "path":"services/backend.py"},
+    {"key":"file","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "path":"services/backend.py","args":["--port","0"]}]})")
+                                      .as_object(),
+                                  dir);
+  ASSERT_EQ(plan.run.size(), 5u) << (plan.not_run.empty() ? "" : plan.not_run[0].reason);
+  using Argv = std::vector<std::string>;
+  EXPECT_EQ(plan.run[0].argv, (Argv{"python3", script}));
+  EXPECT_EQ(plan.run[0].script.string(), script);
+  EXPECT_EQ(plan.run[1].argv, (Argv{"python3", script}));
+  EXPECT_EQ(plan.run[2].argv, (Argv{"python3", "-u", script}));
+  EXPECT_EQ(plan.run[3].argv, (Argv{"python3", "-u", script, "--verbose"}));
+  EXPECT_EQ(plan.run[4].argv, (Argv{"python3", script, "--port", "0"}));
+
+  // An interpreter with nothing to run would read its program from hearth's JSON-RPC.
+  const auto refused = plan_backends(json::parse(R"({"services":[
+    {"key":"alone","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","command":"python3","path":"./services/missing.py"},
+    {"key":"badargs","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","command":"python3","args":"services/backend.py"},
+    {"key":"badword","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","command":["python3",3]}]})")
+                                         .as_object(),
+                                     dir);
+  EXPECT_TRUE(refused.run.empty());
+  ASSERT_EQ(refused.not_run.size(), 3u);
+  EXPECT_NE(refused.not_run[0].reason.find("names no script"), std::string::npos)
+      << refused.not_run[0].reason;
+  EXPECT_NE(refused.not_run[1].reason.find("args must be a list"), std::string::npos);
+  EXPECT_NE(refused.not_run[2].reason.find("list of strings"), std::string::npos);
+}
+
 TEST_F(BackendsTest, NothingRunsBeforeTheAppIsEnabled) {
   start();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
