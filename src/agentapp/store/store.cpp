@@ -47,6 +47,12 @@ const std::vector<storage::Migration>& migrations() {
       {4,
        "CREATE TABLE package_files (dir TEXT PRIMARY KEY, app TEXT NOT NULL, "
        "files TEXT NOT NULL, at TEXT NOT NULL);"},
+      // What the daemon's supervisor last reported of a backend that does not come up (one row
+      // while it fails; removed once it runs), for `hearth app show` and its readiness.
+      {5,
+       "CREATE TABLE backend_reports (app TEXT NOT NULL, service TEXT NOT NULL, "
+       "dir TEXT NOT NULL, report TEXT NOT NULL, at TEXT NOT NULL, "
+       "PRIMARY KEY (app, service));"},
   };
   return kMigrations;
 }
@@ -794,6 +800,15 @@ Result<json::object> AppStore::show(std::string_view name) {
     out["review"] = review_of(manifest.value(), as_recorded);
     auto ready = assess_readiness(manifest.value(), app.dir, readiness_);
     block_on_integrity(ready, changed);
+    // What the daemon reported of this package's backends that do not come up.
+    json::array failing;
+    if (auto reports = backend_reports(name); reports.ok()) {
+      for (auto& r : reports.value()) {
+        if (json::string_member(r, "dir") == app.dir.string()) failing.emplace_back(std::move(r));
+      }
+    }
+    add_backend_failures(ready, failing);
+    out["backends"] = std::move(failing);
     out["readiness"] = std::move(ready);
     out["projection"] = project_native(manifest.value(), app.dir, as_recorded);
   } else {
@@ -890,6 +905,49 @@ Result<json::object> AppStore::readiness(std::string_view name) {
   return assess_readiness(manifest, app.dir, readiness_);
 }
 
+Status AppStore::report_backend(std::string_view app, std::string_view service, const fs::path& dir,
+                                const json::object* report) {
+  Result<std::int64_t> r = std::int64_t{0};
+  if (report == nullptr) {
+    r = db_->execute("DELETE FROM backend_reports WHERE app = ? AND service = ?",
+                     {std::string(app), std::string(service)});
+  } else {
+    r = db_->execute(
+        "INSERT INTO backend_reports (app, service, dir, report, at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (app, service) DO UPDATE SET dir = excluded.dir, report = excluded.report, "
+        "at = excluded.at",
+        {std::string(app), std::string(service), dir.string(), json::serialize(*report),
+         utc_now()});
+  }
+  if (!r.ok()) return std::move(r).error();
+  return {};
+}
+
+Status AppStore::clear_backend_reports() {
+  auto r = db_->execute("DELETE FROM backend_reports", {});
+  if (!r.ok()) return std::move(r).error();
+  return {};
+}
+
+Result<json::array> AppStore::backend_reports(std::string_view app) {
+  HEARTH_ASSIGN_OR_RETURN(
+      auto rows,
+      db_->query("SELECT service, dir, report, at FROM backend_reports WHERE app = ? ORDER BY "
+                 "service",
+                 {std::string(app)}));
+  json::array out;
+  for (const auto& row : rows) {
+    auto report = json::parse_text(std::get<std::string>(row[2]));
+    json::object o =
+        report.ok() && report.value().is_object() ? report.value().get_object() : json::object();
+    o["service"] = std::get<std::string>(row[0]);
+    o["dir"] = std::get<std::string>(row[1]);
+    o["reportedAt"] = std::get<std::string>(row[3]);
+    out.emplace_back(std::move(o));
+  }
+  return out;
+}
+
 Status AppStore::grant(std::string_view name, std::string_view capability,
                        std::string_view workspace, bool allow, std::string_view by) {
   HEARTH_ASSIGN_OR_RETURN(auto app, find(name));
@@ -983,6 +1041,8 @@ Result<json::object> AppStore::uninstall(std::string_view name, DataPolicy polic
   r = db_->execute("DELETE FROM grants WHERE app = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
   r = db_->execute("DELETE FROM package_files WHERE app = ?", {std::string(name)});
+  if (!r.ok()) return std::move(r).error();
+  r = db_->execute("DELETE FROM backend_reports WHERE app = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
   if (auto logged = log(name, "uninstall", record); !logged.ok()) return std::move(logged).error();
   const fs::path file = root_ / "cleanup" / (app.name + "-" + random_hex(4) + ".json");

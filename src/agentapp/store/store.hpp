@@ -133,6 +133,18 @@ class AppStore {
   /// disabled.
   Result<std::vector<Error>> verify_enabled(std::string_view when);
 
+  /// What the daemon's supervisor reports of a backend that does not come up (it cannot
+  /// start, exits before answering `initialize`, or never answers it): `report` {state,
+  /// required, reason, failures, stderrTail, ...} for the package folder `dir`, shown by show()
+  /// (`backends`, and a failing check in its readiness); null when it runs again or is no
+  /// longer supervised. Only what people read: enabling and starting an app do not look at it.
+  Status report_backend(std::string_view app, std::string_view service,
+                        const std::filesystem::path& dir, const json::object* report);
+  /// Forgets every report: a daemon that starts supervises afresh.
+  Status clear_backend_reports();
+  /// The reports of the app's backends ({service, dir, reportedAt} and the report's members).
+  Result<json::array> backend_reports(std::string_view app);
+
   TrustStore& trust() { return trust_; }
   std::filesystem::path data_dir(std::string_view name) const;
 
