@@ -637,7 +637,19 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     if (const auto* a = json::member(params, "afterSeq"); a != nullptr && a->is_int64()) {
       after = a->get_int64();
     }
-    return bridge.evidence(app, after);
+    HEARTH_ASSIGN_OR_RETURN(auto exported, bridge.evidence(app, after));
+    // The format's provenance of the package installed now; each entry names the package that
+    // acted when it was recorded (its own `provenance`).
+    HEARTH_ASSIGN_OR_RETURN(auto installed, apps.find(app));
+    if (auto* o = exported.if_object()) {
+      (*o)["provenance"] = json::object{{"appName", installed.name},
+                                        {"appVersion", installed.version},
+                                        {"packageHash", installed.package_hash},
+                                        {"manifestHash", installed.manifest_hash},
+                                        {"standard", "agentapp"},
+                                        {"standardVersion", "0.10.0"}};
+    }
+    return exported;
   }
 
   // --- a turn ---------------------------------------------------------------------------------

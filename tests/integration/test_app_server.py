@@ -845,6 +845,9 @@ def test_the_apps_backend_tools_are_offered_under_its_operations_policies(tmp_pa
             ev = result(ws.request("evidence/export", {"appId": "pantry"}, id=50))
             assert ev["verified"] is True
             shown = json.loads(app("show", "pantry", *sd).stdout)
+            assert ev["provenance"]["packageHash"] == shown["packageHash"]
+            assert ev["provenance"]["manifestHash"] == shown["manifestHash"]
+            assert ev["provenance"]["standard"] == "agentapp"
             turn_entries = [e for e in ev["entries"] if e["kind"].startswith("agent.")]
             assert turn_entries and all(e["provenance"]["packageHash"] == shown["packageHash"]
                                         for e in turn_entries)
