@@ -845,6 +845,10 @@ def test_the_apps_backend_tools_are_offered_under_its_operations_policies(tmp_pa
             ev = result(ws.request("evidence/export", {"appId": "pantry"}, id=50))
             assert ev["verified"] is True
             shown = json.loads(app("show", "pantry", *sd).stdout)
+            # The person approved these with the review.
+            assert [(o["key"], o["sideEffect"]) for o in shown["review"]["operations"]] == [
+                ("add_pantry_item", "app_storage_write"),
+                ("publish_shopping_list", "external_publish")]
             assert ev["provenance"]["packageHash"] == shown["packageHash"]
             assert ev["provenance"]["manifestHash"] == shown["manifestHash"]
             assert ev["provenance"]["standard"] == "agentapp"

@@ -239,7 +239,8 @@ json::object InstalledApp::to_json() const {
   return o;
 }
 
-json::object review_of(const AppManifest& manifest, const Verified& verified) {
+json::object review_of(const AppManifest& manifest, const Verified& verified,
+                       const std::filesystem::path& package) {
   const auto& fm = manifest.front_matter;
   json::object r;
   r["name"] = manifest.name;
@@ -315,8 +316,9 @@ json::object review_of(const AppManifest& manifest, const Verified& verified) {
     for (const auto& s : list->get_array()) {
       const auto* kind = s.is_object() ? s.get_object().if_contains("kind") : nullptr;
       if (kind != nullptr && kind->is_string() && kind->get_string() == "app-backend") {
-        backends.push_back(pick(s, {"key", "language", "executionPlane", "protocol", "command",
-                                    "binary", "path", "endpoint", "network", "resourceLimits"}));
+        backends.push_back(
+            pick(s, {"key", "language", "executionPlane", "protocol", "command", "args", "binary",
+                     "path", "entry", "endpoint", "network", "resourceLimits"}));
       } else {
         services.push_back(pick(s, {"key", "kind", "protocol", "command", "network"}));
       }
@@ -331,6 +333,14 @@ json::object review_of(const AppManifest& manifest, const Verified& verified) {
     }
   }
   r["tools"] = std::move(tools);
+  // What the app's tools may do without the person (docs/app-server.md, "Tools and their
+  // policies"): the person approves these with the review.
+  json::array operations;
+  for (const auto& op : operations_of(fm, package)) {
+    operations.push_back(pick(op, {"key", "type", "sideEffect", "approvalRequired", "autoExecute",
+                                   "dryRunRequired", "evidenceRequired"}));
+  }
+  r["operations"] = std::move(operations);
 
   json::array secrets;
   if (const auto* list = member(fm, "secrets"); list != nullptr && list->is_array()) {
@@ -584,7 +594,7 @@ Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
                            existing.value().version + "); upgrade it, or uninstall it first");
   }
   HEARTH_ASSIGN_OR_RETURN(auto app, place(staged));
-  auto review = review_of(staged.manifest, staged.verified);
+  auto review = review_of(staged.manifest, staged.verified, app.dir);
   review["readiness"] = assess_readiness(staged.manifest, app.dir, readiness_);
   auto inserted = db_->execute(
       "INSERT INTO apps (" + std::string(kColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
@@ -656,8 +666,8 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
   HEARTH_ASSIGN_OR_RETURN(auto old_manifest, read_manifest(result.app.dir));
   Verified old_verified;
   old_verified.package_hash = result.app.package_hash;
-  const auto old_review = review_of(old_manifest, old_verified);
-  const auto new_review = review_of(staged.manifest, staged.verified);
+  const auto old_review = review_of(old_manifest, old_verified, result.app.dir);
+  const auto new_review = review_of(staged.manifest, staged.verified, staged.package);
   result.added["capabilities"] = minus(declared_capabilities(staged.manifest.front_matter),
                                        declared_capabilities(old_manifest.front_matter));
   result.added["permissions"] =
@@ -668,6 +678,10 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
                                      migration_names(result.app.dir, old_manifest.front_matter));
   result.added["backends"] =
       minus(described(new_review, "backends"), described(old_review, "backends"));
+  // An operation that now lets a tool run without the person, or anything else its policy
+  // changes, is approved again.
+  result.added["operations"] =
+      minus(described(new_review, "operations"), described(old_review, "operations"));
   for (const auto& [key, list] : result.added) {
     result.needs_approval = result.needs_approval || !list.as_array().empty();
   }
@@ -797,7 +811,7 @@ Result<json::object> AppStore::show(std::string_view name) {
     as_recorded.manifest_hash = app.manifest_hash;
     as_recorded.publisher_id = app.publisher;
     as_recorded.key = app.key;
-    out["review"] = review_of(manifest.value(), as_recorded);
+    out["review"] = review_of(manifest.value(), as_recorded, app.dir);
     auto ready = assess_readiness(manifest.value(), app.dir, readiness_);
     block_on_integrity(ready, changed);
     // What the daemon reported of this package's backends that do not come up.

@@ -44,8 +44,9 @@ struct InstalledApp {
 
 /// What a new version adds to the installed one (docs/agent-apps.md, "Upgrade and rollback").
 struct UpgradeResult {
-  InstalledApp app;    ///< as installed after the call (the old version when it stopped)
-  json::object added;  ///< capabilities, permissions, networkHosts, migrations, backends
+  InstalledApp app;  ///< as installed after the call (the old version when it stopped)
+  /// capabilities, permissions, networkHosts, migrations, backends, operations
+  json::object added;
   bool needs_approval = false;
   bool upgraded = false;
   json::array migrations_applied;
@@ -177,7 +178,9 @@ class AppStore {
   ReadinessContext readiness_;
 };
 
-/// The review of a manifest (what InstallResult::review holds).
-json::object review_of(const AppManifest& manifest, const Verified& verified);
+/// The review of a manifest (what InstallResult::review holds), its package in `package` (for
+/// the layered operations file).
+json::object review_of(const AppManifest& manifest, const Verified& verified,
+                       const std::filesystem::path& package);
 
 }  // namespace hearth::agentapp
