@@ -114,7 +114,7 @@ ToolPolicy policy_of_binding(bool writes) {
   ToolPolicy p;
   p.side_effect = writes ? "unknown" : "none";
   p.approval = writes;
-  p.evidence = false;
+  p.evidence = writes;  // a side effect other than none leaves evidence
   p.why = writes ? "it changes what it is bound to: it waits for the person"
                  : "it only reads what it is bound to";
   return p;

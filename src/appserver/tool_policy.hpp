@@ -39,8 +39,8 @@ struct ToolPolicy {
 /// arguments and result: `evidenceRequired`, or any side effect but `none`.
 ToolPolicy policy_for(const json::object* operation);
 
-/// The policy of a bound tool no operation declares: it waits when it writes (as before
-/// operations were read); no evidence of its arguments.
+/// The policy of a bound tool no operation declares: when it writes (a LAVS mutation, a
+/// registry call, a workspace script) it waits and its arguments and result are evidenced.
 ToolPolicy policy_of_binding(bool writes);
 
 /// The operation whose key is `key`, or null.
@@ -65,6 +65,6 @@ Result<json::value> read_tool_result(const json::value& result);
 
 /// `value` when its JSON is at most `limit` bytes, else {elided: true, bytes, sha256}: what
 /// evidence keeps of arguments and results.
-json::value bounded(const json::value& value, std::size_t limit = 16 * 1024);
+json::value bounded(const json::value& value, std::size_t limit = std::size_t{16} * 1024);
 
 }  // namespace hearth::appserver

@@ -88,6 +88,16 @@ TEST(ToolPolicyTest, DryRunRequired) {
   EXPECT_FALSE(takes_dry_run(json::parse(R"({"type":"object"})")));
 }
 
+TEST(ToolPolicyTest, ABoundToolNoOperationDeclaresWaitsWhenItWrites) {
+  const auto writes = policy_of_binding(true);
+  EXPECT_TRUE(writes.approval);
+  EXPECT_TRUE(writes.evidence);
+  const auto reads = policy_of_binding(false);
+  EXPECT_FALSE(reads.approval);
+  EXPECT_FALSE(reads.evidence);
+  EXPECT_EQ(reads.side_effect, "none");
+}
+
 TEST(ToolPolicyTest, OperationsAreFoundByTheToolsName) {
   const auto ops = json::parse(R"([{"key":"a","sideEffect":"none"},"x",{"key":"b"}])").as_array();
   ASSERT_NE(find_operation(ops, "b"), nullptr);

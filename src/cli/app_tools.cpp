@@ -86,7 +86,7 @@ asio::awaitable<Result<json::value>> call_backend(std::shared_ptr<agentapp::Back
 
 }  // namespace
 
-appserver::BackendTools app_backend_tools(std::shared_ptr<agentapp::Backends> backends) {
+appserver::BackendTools app_backend_tools(const std::shared_ptr<agentapp::Backends>& backends) {
   appserver::BackendTools tools;
   tools.list = [backends](std::string app) { return backends->tools(std::move(app)); };
   tools.call = [backends](std::string app, std::string service, json::object params) {

@@ -20,6 +20,6 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
                                           workspace::Manager& workspaces);
 
 /// The app backends' tools (tools/list, tools/call) through the supervisor.
-appserver::BackendTools app_backend_tools(std::shared_ptr<agentapp::Backends> backends);
+appserver::BackendTools app_backend_tools(const std::shared_ptr<agentapp::Backends>& backends);
 
 }  // namespace hearth::cli
