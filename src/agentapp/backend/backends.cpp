@@ -442,8 +442,10 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     const auto now = Clock::now();
     const std::string line =
         e.reason.starts_with(e.label()) ? e.reason : e.label() + ": " + e.reason;
+    // Compared without the end of its stderr, which may differ at each try (a time stamp).
+    const std::string kind = e.reason.substr(0, e.reason.find("; its stderr ends with"));
     const bool first = e.failures == 1 || e.logged.empty();
-    if (first || e.reason != e.logged) {
+    if (first || kind != e.logged) {
       spdlog::warn("{}; starting it again in {} ms", line, delay.count());
     } else if (now - e.logged_at >= options.log_summary_every) {
       spdlog::warn(
@@ -459,7 +461,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       if (!e.stderr_tail.empty()) detail["stderrTail"] = e.stderr_tail;
       record(e, "backend.failed", std::move(detail));
     }
-    e.logged = e.reason;
+    e.logged = kind;
     e.logged_at = now;
     e.unlogged = 0;
   }

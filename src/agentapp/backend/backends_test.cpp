@@ -406,8 +406,10 @@ TEST_F(BackendsTest, ACrashedBackendIsStartedAgainAfterABackoff) {
 }
 
 TEST_F(BackendsTest, ABackendThatNeverComesUpIsFailingWithItsStderrAndIsLoggedOnce) {
+  // What it writes differs at each try (a time stamp): still the same failure.
   reinstall_with_backend(
-      "import sys\nsys.stderr.write('boom: the pantry file is missing\\n')\nsys.exit(5)\n");
+      "import sys, time\nsys.stderr.write('%f boom: the pantry file is missing\\n' % "
+      "time.time())\nsys.exit(5)\n");
   ASSERT_TRUE(store->set_enabled("notes", true).ok());
   LogCapture log;
   start(std::chrono::milliseconds(20));
