@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -18,6 +19,7 @@
 
 #include "agent/interpret.hpp"
 #include "agentapp/store/native.hpp"
+#include "appserver/tool_policy.hpp"
 #include "common/ascii.hpp"
 #include "common/clock.hpp"
 #include "common/on_strand.hpp"
@@ -113,6 +115,20 @@ constexpr std::string_view kAskTool = "ask_person";
 
 asio::awaitable<Result<json::value>> call_on(std::function<Result<json::value>()> work) {
   co_return work();
+}
+
+/// A backend tool's call: `tools/call` with the model's arguments and the turn in `_meta`, its
+/// result as the model reads it.
+// NOLINTNEXTLINE(performance-unnecessary-value-param): a coroutine keeps its parameters
+asio::awaitable<Result<json::value>> call_backend_tool(decltype(BackendTools::call) call,
+                                                       std::string app, std::string service,
+                                                       std::string name, json::object arguments,
+                                                       json::object meta) {
+  json::object params{
+      {"name", std::move(name)}, {"arguments", std::move(arguments)}, {"_meta", std::move(meta)}};
+  auto r = co_await call(std::move(app), std::move(service), std::move(params));
+  if (!r.ok()) co_return r;
+  co_return read_tool_result(r.value());
 }
 
 }  // namespace
@@ -622,7 +638,19 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     if (const auto* a = json::member(params, "afterSeq"); a != nullptr && a->is_int64()) {
       after = a->get_int64();
     }
-    return bridge.evidence(app, after);
+    HEARTH_ASSIGN_OR_RETURN(auto exported, bridge.evidence(app, after));
+    // The format's provenance of the package installed now; each entry names the package that
+    // acted when it was recorded (its own `provenance`).
+    HEARTH_ASSIGN_OR_RETURN(auto installed, apps.find(app));
+    if (auto* o = exported.if_object()) {
+      (*o)["provenance"] = json::object{{"appName", installed.name},
+                                        {"appVersion", installed.version},
+                                        {"packageHash", installed.package_hash},
+                                        {"manifestHash", installed.manifest_hash},
+                                        {"standard", "agentapp"},
+                                        {"standardVersion", "0.10.0"}};
+    }
+    return exported;
   }
 
   // --- a turn ---------------------------------------------------------------------------------
@@ -637,11 +665,33 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     }
   }
 
-  /// The tools of the app for this workspace: the available capabilities' methods, and
-  /// `complete`.
-  json::array tools_for(const SessionRecord& s, Turn& t) {
+  /// A tool as the model is offered it.
+  static json::object function_tool(const std::string& name, const std::string& description,
+                                    const json::value& parameters) {
+    return json::object{
+        {"type", "function"},
+        {"function",
+         json::object{{"name", name}, {"description", description}, {"parameters", parameters}}}};
+  }
+
+  /// What a tool's description says of its policy, for the model.
+  static std::string policy_note(const ToolPolicy& p) {
+    std::string note;
+    if (p.dry_run) note += " A dry run is made first.";
+    if (p.approval) note += " Needs the person's approval.";
+    return note;
+  }
+
+  /// The tools of the app for this workspace: the available capabilities' methods, the app's
+  /// own tools (its toolRefs bound to what the daemon serves, its backends' tools) under the
+  /// policies its operations declare, `ask_person` and `complete`.
+  asio::awaitable<json::array> tools_for(const SessionRecord& s, std::shared_ptr<Turn> turn) {
+    auto self = shared_from_this();
+    Turn& t = *turn;
     const json::value& output_schema = t.record.output_schema;
     json::array tools;
+    std::set<std::string> reserved{std::string(kAskTool), std::string(kCompleteTool)};
+    for (const auto& spec : kTools) reserved.insert(tool_name(spec.capability, spec.method));
     auto listed = bridge.list(s.app, s.workspace);
     if (listed.ok()) {
       for (const auto& c : listed.value()) {
@@ -649,43 +699,98 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         const auto cap = std::string(c.at("capability").as_string());
         for (const auto& spec : kTools) {
           if (spec.capability != cap) continue;
-          tools.emplace_back(json::object{
-              {"type", "function"},
-              {"function", json::object{{"name", tool_name(spec.capability, spec.method)},
-                                        {"description",
-                                         std::string(spec.description) +
-                                             (spec.writes ? " Needs the person's approval." : "")},
-                                        {"parameters", json::parse(spec.parameters)}}}});
+          tools.emplace_back(function_tool(
+              tool_name(spec.capability, spec.method),
+              std::string(spec.description) + (spec.writes ? " Needs the person's approval." : ""),
+              json::parse(spec.parameters)));
         }
       }
     }
+    const auto notice = [&](std::string text) {
+      emit(s.id, t.record.id, t.trace, "progress", json::object{{"notice", std::move(text)}});
+    };
+    auto app = apps.find(s.app);
+    auto manifest = app.ok() ? agentapp::read_manifest(app.value().dir)
+                             : Result<agentapp::AppManifest>(app.error());
+    const json::array operations =
+        manifest.ok() ? agentapp::operations_of(manifest.value().front_matter, app.value().dir)
+                      : json::array();
+    // A tool offered under its app's policy; one that must make a dry run it cannot is not
+    // offered (a requirement hearth cannot honour is never skipped).
+    const auto offer = [&](ToolBinding b) {
+      const ToolPolicy& p = *b.policy;
+      if (p.dry_run && !takes_dry_run(b.parameters)) {
+        notice("the tool " + b.name + " is not offered: its operation " + p.operation +
+               " requires a dry run and its input schema has no dryRun argument");
+        return;
+      }
+      reserved.insert(b.name);
+      tools.emplace_back(function_tool(b.name, b.description + policy_note(p), b.parameters));
+      t.bindings[b.name] = std::move(b);
+    };
     // The app's toolRefs, bound to what the daemon serves.
     if (options.resolve_tool) {
-      auto app = apps.find(s.app);
-      auto manifest = app.ok() ? agentapp::read_manifest(app.value().dir)
-                               : Result<agentapp::AppManifest>(app.error());
       const auto* refs =
           manifest.ok() ? manifest.value().front_matter.if_contains("toolRefs") : nullptr;
       if (refs != nullptr && refs->is_array()) {
         for (const auto& ref : refs->get_array()) {
           if (!ref.is_object()) continue;
+          const std::string key = json::string_member(ref, "key");
           auto bound = options.resolve_tool(ref.get_object());
           if (!bound.ok()) {
-            emit(s.id, t.record.id, t.trace, "progress",
-                 json::object{{"notice", "the tool " + json::string_member(ref, "key") +
-                                             " is not available: " + bound.error().message}});
+            notice("the tool " + key + " is not available: " + bound.error().message);
             continue;
           }
           auto b = std::move(bound).value();
-          tools.emplace_back(json::object{
-              {"type", "function"},
-              {"function",
-               json::object{{"name", b.name},
-                            {"description",
-                             b.description + (b.writes ? " Needs the person's approval." : "")},
-                            {"parameters", b.parameters}}}});
-          t.bindings[b.name] = std::move(b);
+          const auto* op = key.empty() ? nullptr : find_operation(operations, key);
+          b.policy = op != nullptr ? policy_for(op) : policy_of_binding(b.writes);
+          offer(std::move(b));
         }
+      }
+    }
+    // The tools the app's backends list, named so that the model tells them apart.
+    const auto has_backend = [&manifest] {
+      const auto* services =
+          manifest.ok() ? manifest.value().front_matter.if_contains("services") : nullptr;
+      if (services == nullptr || !services->is_array()) return false;
+      return std::any_of(
+          services->get_array().begin(), services->get_array().end(),
+          [](const json::value& sv) { return json::string_member(sv, "kind") == "app-backend"; });
+    };
+    if (options.backend_tools.list && has_backend()) {
+      auto found = co_await options.backend_tools.list(s.app);
+      for (const auto& u : found["unavailable"].as_array()) {
+        notice("the tools of the backend " + json::string_member(u, "service") +
+               " are not available: " + json::string_member(u, "reason"));
+      }
+      const auto& listed_tools = found["tools"].as_array();
+      std::vector<std::pair<std::string, std::string>> keys;
+      for (const auto& tool : listed_tools) {
+        keys.emplace_back(json::string_member(tool, "service"), json::string_member(tool, "name"));
+      }
+      const auto names = backend_tool_names(keys, reserved);
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        const auto& tool = listed_tools[i].as_object();
+        ToolBinding b;
+        b.name = names[i];
+        b.provider = "backend";
+        b.target = keys[i].first + "/" + keys[i].second;
+        b.description = json::string_member(tool, "description");
+        if (b.description.empty()) {
+          b.description =
+              "The tool " + keys[i].second + " of the app's backend " + keys[i].first + ".";
+        }
+        b.parameters = tool.at("inputSchema");
+        b.package_hash = json::string_member(tool, "packageHash");
+        b.policy = policy_for(find_operation(operations, keys[i].second));
+        b.call = [call = options.backend_tools.call, app = s.app, service = keys[i].first,
+                  name = keys[i].second,
+                  meta = json::object{{"sessionId", s.id},
+                                      {"turnId", t.record.id},
+                                      {"workspaceId", s.workspace}}](json::object arguments) {
+          return call_backend_tool(call, app, service, name, std::move(arguments), meta);
+        };
+        offer(std::move(b));
       }
     }
     tools.emplace_back(json::object{
@@ -713,7 +818,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
              {"parameters", json::object{{"type", "object"},
                                          {"properties", json::object{{"result", result_schema}}},
                                          {"required", json::array{"result"}}}}}}});
-    return tools;
+    co_return tools;
   }
 
   /// The earlier completed turns of the session (and of the one it forked), the newest
@@ -854,8 +959,9 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         {"role", "system"},
         {"content",
          "You work a task for the app '" + session.app + "' (entry '" + session.entry +
-             "'). Use the tools to read and change the app's data; a change waits for the "
-             "person's approval, and a denied change did not happen. When the task is done, "
+             "'). Use the tools to read and change the app's data; a change may wait for the "
+             "person's approval (each tool's description says), and a denied change did not "
+             "happen. When the task is done, "
              "call `complete` with the result" +
              (t.record.output_schema.is_object()
                   ? " matching this JSON Schema: " + json::serialize(t.record.output_schema)
@@ -870,7 +976,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                          options.context.message_cap())}});
     // The system prompt, the earlier turns and this turn's input are always sent.
     const std::size_t head = messages.size();
-    const json::array tools = tools_for(session, t);
+    const json::array tools = co_await tools_for(session, turn);
     std::vector<std::string> tool_names;
     for (const auto& tool : tools) {
       tool_names.push_back(json::string_member(*json::member(tool, "function"), "name"));
@@ -1042,6 +1148,11 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     for (const auto* key : {"capability", "method", "tool", "provider", "target", "question"}) {
       if (const auto* v = action->request.if_contains(key)) detail[key] = *v;
     }
+    // What was allowed or denied, for an app's own tool (its policy and its arguments).
+    if (const auto* policy = action->request.if_contains("policy")) {
+      detail["policy"] = *policy;
+      detail["arguments"] = bounded(args);
+    }
     evidence(session.app, "agent.action." + std::string(decision == "allow" ? "allowed" : "denied"),
              detail);
     emit(session.id, t.record.id, t.trace, "status",
@@ -1075,39 +1186,94 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                         {"message", "the person denied this call; it did not happen"}};
   }
 
-  /// A call of a bound tool (a LAVS endpoint, a registry capability, a workspace script).
+  /// A call of one of the app's own tools (a toolRef bound to a LAVS endpoint, a registry
+  /// capability or a workspace script; a tool of its backend), under its policy: the app may
+  /// still act (enabled, lime.agent granted for the workspace); a dry run first when the policy
+  /// asks, shown in the approval; the person's approval when it waits (a denial is evidence and
+  /// the model is told it did not happen); then the call, and its evidence.
   asio::awaitable<json::value> use_binding(std::shared_ptr<Turn> turn, const SessionRecord& session,
                                            const agent::ToolCall& call, json::object args) {
     auto self = shared_from_this();
     Turn& t = *turn;
     const ToolBinding binding = t.bindings.at(call.name);
+    const ToolPolicy policy = binding.policy ? *binding.policy : policy_of_binding(binding.writes);
     const auto ev = [&](std::string type, json::object payload) {
       emit(session.id, t.record.id, t.trace, std::move(type), std::move(payload));
     };
-    ev("tool.call", json::object{{"toolCallId", call.id},
-                                 {"name", call.name},
-                                 {"provider", binding.provider},
-                                 {"target", binding.target},
-                                 {"arguments", args},
-                                 {"status", "started"}});
-    if (binding.writes) {
-      json::object what{
-          {"tool", binding.name}, {"provider", binding.provider}, {"target", binding.target}};
+    json::object started{
+        {"toolCallId", call.id},    {"name", call.name}, {"provider", binding.provider},
+        {"target", binding.target}, {"arguments", args}, {"status", "started"}};
+    if (binding.policy) started["policy"] = policy.to_json();
+    ev("tool.call", std::move(started));
+    json::object detail{{"turnId", t.record.id},
+                        {"tool", binding.name},
+                        {"provider", binding.provider},
+                        {"target", binding.target}};
+    if (!binding.package_hash.empty()) detail["packageHash"] = binding.package_hash;
+    if (binding.policy) {
+      detail["operation"] =
+          policy.operation.empty() ? json::value(nullptr) : json::value(policy.operation);
+      detail["sideEffect"] = policy.side_effect;
+    }
+    // The grants may have changed since the turn started.
+    if (auto allowed = agent_app(session.app, session.workspace); !allowed.ok()) {
+      detail["ok"] = false;
+      detail["refused"] = allowed.error().message;
+      evidence(session.app, "agent.tool.refused", detail);
+      co_return report_tool(session, t, call, Result<json::value>(allowed.error()));
+    }
+    json::value dry_run(nullptr);
+    if (policy.dry_run) {
+      json::object trial = args;
+      trial["dryRun"] = true;
+      auto tried = co_await binding.call(std::move(trial));
+      if (policy.evidence) {
+        evidence(session.app, "agent.tool.dryRun",
+                 json::object{{"turnId", t.record.id},
+                              {"tool", binding.name},
+                              {"target", binding.target},
+                              {"arguments", bounded(args)},
+                              {"ok", tried.ok()},
+                              {"result", tried.ok() ? bounded(tried.value())
+                                                    : json::value(tried.error().message)}});
+      }
+      if (!tried.ok()) {
+        ev("tool.call", json::object{{"toolCallId", call.id},
+                                     {"name", call.name},
+                                     {"status", "failed"},
+                                     {"dryRun", true},
+                                     {"error", to_json(tried.error())}});
+        co_return json::object{
+            {"error", "the dry run failed, so the call was not made: " + tried.error().message}};
+      }
+      dry_run = std::move(tried).value();
+    }
+    std::string decided_by = "policy";
+    if (policy.approval) {
+      json::object what{{"tool", binding.name},
+                        {"provider", binding.provider},
+                        {"target", binding.target},
+                        {"policy", policy.to_json()}};
+      if (policy.dry_run) what["dryRun"] = json::object{{"result", dry_run}};
       auto answer = co_await approval(turn, session, call, args, std::move(what));
       if (!answer) co_return json::object{{"error", "the turn was cancelled"}};
       if (std::string_view(answer->at("decision").as_string()) != "allow") {
         co_return report_denied(session, t, call);
       }
       if (const auto* updated = answer->if_contains("updatedInput")) args = updated->as_object();
+      decided_by = "person";
     }
+    if (policy.dry_run) args["dryRun"] = false;
     json::object arguments = args;
     auto r = co_await binding.call(std::move(arguments));
-    evidence(session.app, "agent.tool.called",
-             json::object{{"turnId", t.record.id},
-                          {"tool", binding.name},
-                          {"provider", binding.provider},
-                          {"target", binding.target},
-                          {"ok", r.ok()}});
+    detail["ok"] = r.ok();
+    if (binding.policy) detail["approvedBy"] = decided_by;
+    if (policy.evidence) {
+      detail["arguments"] = bounded(args);
+      detail["result"] = r.ok() ? bounded(r.value()) : json::value(r.error().message);
+      if (policy.dry_run) detail["dryRun"] = bounded(dry_run);
+    }
+    evidence(session.app, "agent.tool.called", detail);
     co_return report_tool(session, t, call, r);
   }
 

@@ -3,8 +3,9 @@
 /// daemon's JSON-RPC (`/rpc`, `/ws`). A connection says who it is (`initialize` with
 /// clientInfo, then `initialized`) before anything else; then an app's session
 /// (`agentSession/start`, `agentSession/read`) runs turns (`agentSession/turn/start`) in which a
-/// model works with the capabilities the app is granted, as tools through the capability bridge.
-/// A write waits for a person (`action.required`, then `agentSession/action/respond`); the
+/// model works with the capabilities the app is granted, as tools through the capability bridge,
+/// and with the app's own tools (its backends' and its toolRefs) under the policy its operations
+/// declare. A write waits for a person (`action.required`, then `agentSession/action/respond`); the
 /// result is checked against the turn's output schema; every turn leaves evidence in the app's
 /// log. Each event (`agentSession/event`) is stored with its session and numbered, so a client
 /// that comes back reads what it missed; idempotency keys make retried starts and turns safe.
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "agent/context.hpp"
@@ -24,20 +26,37 @@
 #include "agentapp/bridge/bridge.hpp"
 #include "agentapp/store/store.hpp"
 #include "appserver/store.hpp"
+#include "appserver/tool_policy.hpp"
 #include "rpc/dispatcher.hpp"
 
 namespace hearth::appserver {
 
-/// A tool an app binds through its `toolRefs` (a LAVS endpoint, a registry capability, a
-/// workspace's scripts), as the daemon serves it.
+/// A tool of the app's own: one it binds through its `toolRefs` (a LAVS endpoint, a registry
+/// capability, a workspace's scripts), as the daemon serves it, or one its backend lists.
 struct ToolBinding {
   std::string name;  ///< the tool's name for the model ([a-zA-Z0-9_-])
   std::string description;
   json::value parameters;  ///< JSON Schema of its arguments
-  bool writes = true;      ///< a call waits for the person's approval
-  std::string provider;    ///< "lavs", "registry", "workspace"
-  std::string target;      ///< what it names there
+  /// A call waits for the person's approval (a toolRef no operation declares).
+  bool writes = true;
+  std::string provider;  ///< "lavs", "registry", "workspace", "backend"
+  std::string target;    ///< what it names there (a backend tool: SERVICE/TOOL)
   std::function<boost::asio::awaitable<Result<json::value>>(json::object arguments)> call;
+  /// Set by the App Server: the policy the app declares for it (tool_policy.hpp).
+  std::optional<ToolPolicy> policy;
+  std::string package_hash;  ///< a backend tool: the package whose code runs it
+};
+
+/// The tools of an app's backends (agentapp/backend: `tools/list` and `tools/call` over their
+/// stdio, as MCP servers answer them), as the daemon supervises them.
+struct BackendTools {
+  /// {tools: [{service, name, description, inputSchema, packageHash}], unavailable: [{service,
+  /// reason}]}: starts what is not running yet.
+  std::function<boost::asio::awaitable<json::object>(std::string app)> list;
+  /// `tools/call` params ({name, arguments, _meta}) to the backend `service`: its result.
+  std::function<boost::asio::awaitable<Result<json::value>>(std::string app, std::string service,
+                                                            json::object params)>
+      call;
 };
 
 /// Binds one toolRef ({key, provider, capability, ...}) of an app, or says why it cannot.
@@ -57,6 +76,8 @@ struct Options {
   std::size_t max_history_turns = 20;
   /// The app's toolRefs as tools; unset: only the capability bridge's tools.
   ToolResolver resolve_tool;
+  /// The app's backend tools; unset: none.
+  BackendTools backend_tools;
 };
 
 class AppServer {

@@ -189,6 +189,12 @@ void print_review(const json::object& review) {
     if (run.empty()) run = field(b, "binary");
     if (run.empty()) run = field(b, "path");
     if (run.empty()) run = field(b, "endpoint");
+    if (const auto* a = b.is_object() ? b.get_object().if_contains("args") : nullptr;
+        a != nullptr && a->is_array()) {
+      for (const auto& arg : a->get_array()) {
+        run += " " + (arg.is_string() ? std::string(arg.get_string()) : json::serialize(arg));
+      }
+    }
     row("backend", field(b, "key") + ": " + field(b, "protocol") + " " + run + " (network " +
                        (field(b, "network").empty() ? "not declared" : field(b, "network")) + ")");
   }
@@ -198,6 +204,15 @@ void print_review(const json::object& review) {
   if (const auto* tools = review.if_contains("tools"); tools != nullptr && tools->is_array()) {
     for (const auto& t : tools->as_array()) {
       row("tool", field(t, "key") + ": " + field(t, "provider") + " " + field(t, "capability"));
+    }
+  }
+  if (const auto* ops = review.if_contains("operations"); ops != nullptr && ops->is_array()) {
+    for (const auto& op : ops->as_array()) {
+      std::string text = field(op, "key") + ": " + field(op, "sideEffect");
+      for (const char* flag : {"approvalRequired", "autoExecute", "dryRunRequired"}) {
+        if (field(op, flag) == "true") text += std::string(", ") + flag;
+      }
+      row("operation", text);
     }
   }
   for (const auto& sc : review.at("secrets").as_array()) {

@@ -73,7 +73,27 @@ asio::awaitable<Result<json::value>> run_script(workspace::Manager& workspaces, 
   co_return json::value(std::move(r).value());
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): a coroutine keeps its parameters
+asio::awaitable<Result<json::value>> call_backend(std::shared_ptr<agentapp::Backends> backends,
+                                                  std::string app, std::string service,
+                                                  json::object params) {
+  // Named: GCC 12 may destroy a temporary argument of a co_awaited coroutine twice.
+  std::string method = "tools/call";
+  json::value args(std::move(params));
+  co_return co_await backends->call(std::move(app), std::move(service), std::move(method),
+                                    std::move(args));
+}
+
 }  // namespace
+
+appserver::BackendTools app_backend_tools(const std::shared_ptr<agentapp::Backends>& backends) {
+  appserver::BackendTools tools;
+  tools.list = [backends](std::string app) { return backends->tools(std::move(app)); };
+  tools.call = [backends](std::string app, std::string service, json::object params) {
+    return call_backend(backends, std::move(app), std::move(service), std::move(params));
+  };
+  return tools;
+}
 
 appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gateway,
                                           workspace::Manager& workspaces) {

@@ -467,6 +467,7 @@ int serve(const ServeOptions& options) {
       }
       app_server_options.context = agent_settings.context;
       app_server_options.resolve_tool = app_tool_resolver(*host, *gateway, *workspaces.value());
+      app_server_options.backend_tools = app_backend_tools(app_backends);
       app_server = std::make_unique<appserver::AppServer>(ioc.get_executor(), *app_store.value(),
                                                           *app_bridge, std::move(sessions).value(),
                                                           std::move(app_server_options));

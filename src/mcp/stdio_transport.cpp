@@ -48,9 +48,10 @@ struct StdioTransport::State {
   Handlers handlers;
   bool closed = false;  ///< close() called or the child ended: handlers are dropped
 
+  std::string stderr_tail;  ///< under mutex
+
   // Callback state (the Duplex runs its callbacks one at a time).
   std::string line;
-  std::string stderr_tail;
   std::string stderr_line;
 
   void deliver_closed(Error reason) {
@@ -108,9 +109,12 @@ struct StdioTransport::State {
   }
 
   void on_stderr(std::string_view data) {
-    stderr_tail.append(data);
-    if (stderr_tail.size() > 2 * kStderrKeep) {
-      stderr_tail.erase(0, stderr_tail.size() - kStderrKeep);
+    {
+      std::lock_guard lock(mutex);  // read by stderr_tail() from any thread
+      stderr_tail.append(data);
+      if (stderr_tail.size() > 2 * kStderrKeep) {
+        stderr_tail.erase(0, stderr_tail.size() - kStderrKeep);
+      }
     }
     stderr_line.append(data);
     std::size_t nl;
@@ -125,7 +129,10 @@ struct StdioTransport::State {
     std::optional<Error> error;
     if (verdict) error = verdict(result);
     proc::RunResult r = result;
-    if (r.err_tail.empty()) r.err_tail = stderr_tail;
+    if (r.err_tail.empty()) {
+      std::lock_guard lock(mutex);
+      r.err_tail = stderr_tail;
+    }
     if (!error) {
       json::object data;
       data["exitCode"] = r.exit_code;
@@ -205,6 +212,11 @@ void StdioTransport::close() {
     child = state_->child;
   }
   if (child) child->stop();
+}
+
+std::string StdioTransport::stderr_tail() const {
+  std::lock_guard lock(state_->mutex);
+  return tail_lines(state_->stderr_tail);
 }
 
 int StdioTransport::pid() const {

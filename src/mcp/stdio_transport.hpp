@@ -36,6 +36,9 @@ class StdioTransport final : public Transport {
 
   /// The launcher's pid, or -1 (tests).
   int pid() const;
+  /// The end of what the process wrote to stderr so far (its last KiB), e.g. to explain why a
+  /// server that is still running never answered.
+  std::string stderr_tail() const;
 
   struct State;
 

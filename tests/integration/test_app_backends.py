@@ -285,3 +285,96 @@ def test_a_backend_or_worker_whose_package_changed_is_not_started(tmp_path):
         assert "integrity.failed" in [e["kind"] for e in evidence]
         r = app("enable", name, *sd)
         assert r.returncode == 1 and problem in r.stderr
+
+
+BROKEN_MD = """---
+name: broken
+description: A backend whose command fails.
+version: 1.0.0
+status: ready
+appType: agent-app
+manifestVersion: 0.10.0
+requires:
+  capabilities:
+    lime.storage: ^1.0
+permissions:
+  - key: db
+    scope: storage
+    access: read-write
+services:
+  - key: backend
+    kind: app-backend
+    language: python
+    executionPlane: client-local
+    protocol: stdio-jsonrpc
+    command: python3
+    args: [./services/backend.py]
+---
+# Broken
+"""
+
+
+def test_a_backend_whose_command_fails_shows_failing_with_its_stderr_and_is_logged_once(tmp_path):
+    pkg = tmp_path / "broken"
+    (pkg / "services").mkdir(parents=True)
+    (pkg / "APP.md").write_text(BROKEN_MD)
+    (pkg / "services" / "backend.py").write_text(
+        "import sys\nsys.stderr.write('cannot open the pantry database\\n')\nsys.exit(3)\n")
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    assert app("install", str(pkg), "--dev", *sd).returncode == 0
+    assert app("enable", "broken", *sd).returncode == 0
+    # Before anything ran, readiness says what it can know: ready.
+    assert json.loads(app("show", "broken", *sd).stdout)["readiness"]["status"] == "ready"
+    with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
+        # Started as written (python3 with the script), it fails at once: failing, not running,
+        # with what it wrote to stderr, and tried again later each time (0.5, 1, 2 s...).
+        assert wait_for(lambda: backends(d, "broken") and backends(d, "broken")[0]["starts"] >= 3
+                        and backends(d, "broken")[0]["state"] == "failing", 20), backends(d, "broken")
+        status = backends(d, "broken")[0]
+        assert status["failures"] >= 3 and status["nextStartInMs"] >= 0
+        assert "exited with code 3" in status["reason"]
+        assert "cannot open the pantry database" in status["stderrTail"]
+        e = error(d.rpc("app/backend/call", {"appId": "broken", "method": "anything"}))
+        assert e["data"]["state"] == "failing"
+        assert "cannot open the pantry database" in e["data"]["stderrTail"]
+        # hearth app show: the backend's report and a failing readiness check.
+        shown = json.loads(app("show", "broken", *sd).stdout)
+        assert [b["service"] for b in shown["backends"]] == ["backend"]
+        assert shown["backends"][0]["state"] == "failing"
+        assert "cannot open the pantry database" in shown["backends"][0]["stderrTail"]
+        readiness = shown["readiness"]
+        assert readiness["status"] == "ready-degraded", readiness
+        check = next(c for c in readiness["checks"] if c["kind"] == "backend")
+        assert check["state"] == "failing" and "cannot open the pantry database" in check["stderrTail"]
+        assert any("backend is failing" in w or "backend backend is failing" in w
+                   for w in readiness["warnings"]), readiness["warnings"]
+        # The log says it once, not at every start.
+        log = d.stderr_path.read_text()
+        assert log.count("exited with code 3") == 1, log
+    # The evidence too: one failed start recorded, no exit of a run that never was.
+    evidence = json.loads(app("evidence", "broken", *sd).stdout)["entries"]
+    kinds = [e["kind"] for e in evidence]
+    assert kinds.count("backend.failed") == 1 and "backend.exited" not in kinds, kinds
+
+
+def test_a_backend_that_never_answers_initialize_is_failing_with_what_it_wrote(tmp_path):
+    pkg = tmp_path / "broken"
+    (pkg / "services").mkdir(parents=True)
+    (pkg / "APP.md").write_text(BROKEN_MD.replace("args: [./services/backend.py]",
+                                                  "path: ./services/backend.py"))
+    (pkg / "services" / "backend.py").write_text(
+        "import sys, time\nsys.stderr.write('waiting for a config that never comes\\n')\n"
+        "sys.stderr.flush()\ntime.sleep(600)\n")
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    assert app("install", str(pkg), "--dev", *sd).returncode == 0
+    assert app("enable", "broken", *sd).returncode == 0
+    with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
+        # initialize waits 10 s for its answer.
+        assert wait_for(lambda: backends(d, "broken") and backends(d, "broken")[0]["state"] == "failing", 30)
+        status = backends(d, "broken")[0]
+        assert "did not answer initialize" in status["reason"]
+        assert "waiting for a config that never comes" in status["stderrTail"]
+        shown = json.loads(app("show", "broken", *sd).stdout)
+        assert "waiting for a config" in shown["backends"][0]["stderrTail"]

@@ -637,3 +637,299 @@ def test_bound_lavs_tools_take_the_endpoints_mcp_arguments(tmp_path):
                 "input": {"type": "array", "items": {"type": "number"}}}}
     finally:
         fake.stop()
+
+
+# An app whose own backend lists tools (tools/list, as MCP servers do), declared the way MCP
+# server configurations are written (command + args), with the side effects of its operations
+# in app.operations.yaml.
+PANTRY_MD = """---
+name: pantry
+description: A pantry and the shopping list made from it.
+version: 1.0.0
+status: ready
+appType: agent-app
+manifestVersion: 0.10.0
+requires:
+  capabilities:
+    lime.agent: ^1.0
+    lime.storage: ^1.0
+permissions:
+  - key: db
+    scope: storage
+    access: read-write
+entries:
+  - key: pantry
+    kind: page
+    title: Pantry
+    route: /pantry
+services:
+  - key: backend
+    kind: app-backend
+    language: python
+    executionPlane: client-local
+    protocol: stdio-jsonrpc
+    command: python3
+    args: [./services/backend.py]
+    path: ./services
+---
+# Pantry
+"""
+
+PANTRY_OPERATIONS = """operations:
+  - key: add_pantry_item
+    type: storage-write
+    sideEffect: app_storage_write
+    autoExecute: true
+  - key: publish_shopping_list
+    type: publish
+    sideEffect: external_publish
+    approvalRequired: true
+    evidenceRequired: true
+"""
+
+PANTRY_PY = textwrap.dedent('''\
+    import json, sys
+    pantry, published, calls = [], [], []
+    TOOLS = [
+        {"name": "list_pantry", "description": "List what is in the pantry.",
+         "inputSchema": {"type": "object", "properties": {}}},
+        {"name": "add_pantry_item", "description": "Add an item to the pantry.",
+         "inputSchema": {"type": "object", "required": ["item"],
+                         "properties": {"item": {"type": "string"}}}},
+        {"name": "publish_shopping_list", "description": "Publish the shopping list to the family.",
+         "inputSchema": {"type": "object", "properties": {"note": {"type": "string"}}}},
+        {"name": "clear_pantry", "description": "Remove every item.",
+         "inputSchema": {"type": "object", "properties": {"dryRun": {"type": "boolean"}}}},
+    ]
+    def run(name, args):
+        if name == "list_pantry":
+            return {"items": list(pantry)}
+        if name == "add_pantry_item":
+            pantry.append(args["item"])
+            return {"added": args["item"], "count": len(pantry)}
+        if name == "publish_shopping_list":
+            published.append(list(pantry))
+            return {"published": True, "items": list(pantry)}
+        if name == "clear_pantry":
+            if args.get("dryRun"):
+                return {"wouldRemove": list(pantry)}
+            removed = list(pantry)
+            pantry.clear()
+            return {"removed": removed}
+        raise KeyError(name)
+    for line in sys.stdin:
+        m = json.loads(line)
+        if "id" not in m or "method" not in m:
+            continue
+        method, p = m["method"], m.get("params") or {}
+        if method == "initialize":
+            r = {"name": "pantry-backend"}
+        elif method == "tools/list":
+            r = {"tools": TOOLS}
+        elif method == "tools/call":
+            calls.append(p)
+            try:
+                out = run(p["name"], p.get("arguments") or {})
+                r = {"content": [{"type": "text", "text": json.dumps(out)}], "structuredContent": out}
+            except KeyError as e:
+                r = {"content": [{"type": "text", "text": "no tool %s" % e}], "isError": True}
+        elif method == "state":
+            r = {"pantry": pantry, "published": published, "calls": calls}
+        else:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"],
+                                         "error": {"code": -32601, "message": method}}) + "\\n")
+            sys.stdout.flush()
+            continue
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\\n")
+        sys.stdout.flush()
+''')
+
+
+def install_pantry(tmp_path, operations=PANTRY_OPERATIONS):
+    pkg = tmp_path / "pantry"
+    (pkg / "services").mkdir(parents=True)
+    (pkg / "APP.md").write_text(PANTRY_MD)
+    (pkg / "app.operations.yaml").write_text(operations)
+    (pkg / "services" / "backend.py").write_text(PANTRY_PY)
+    state = tmp_path / "state"
+    sd = ["--state-dir", str(state)]
+    r = app("install", str(pkg), "--dev", *sd)
+    assert r.returncode == 0, r.stderr
+    r = app("enable", "pantry", *sd)
+    assert r.returncode == 0, r.stderr
+    return state
+
+
+def run_turn(ws, session, decide, input="Stock the pantry", timeout=30):
+    """Starts a turn and answers each action.required with decide(payload) (allow or deny);
+    returns the events up to the end of the turn."""
+    result(ws.request("agentSession/turn/start", {
+        "sessionId": session, "workspaceId": "w1", "input": input}, id=3))
+    seen = []
+    n = 100
+    while True:
+        e = ws.notification("agentSession/event", timeout=timeout)["params"]
+        seen.append(e)
+        if e["type"] == "action.required":
+            n += 1
+            result(ws.request("agentSession/action/respond", {
+                "sessionId": session, "workspaceId": "w1", "actionId": e["payload"]["actionId"],
+                "decision": decide(e["payload"])}, id=n))
+        if e["type"] in ("completed", "cancelled") or (
+                e["type"] == "status" and e["payload"]["status"] == "failed"):
+            return seen
+
+
+def test_the_apps_backend_tools_are_offered_under_its_operations_policies(tmp_path):
+    state = install_pantry(tmp_path)
+    sd = ["--state-dir", str(state)]
+    builtins = ["lime_storage__get", "lime_storage__put", "lime_storage__query", "ask_person",
+                "complete"]
+    own = ["list_pantry", "add_pantry_item", "publish_shopping_list", "clear_pantry"]
+    fake = FakeModel([
+        {"expect": {"tools": builtins + own},
+         "reply": {"tool_calls": [call("list_pantry")]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": '"items":[]'},
+         "reply": {"tool_calls": [call("add_pantry_item", item="flour")]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": '"added":"flour"'},
+         "reply": {"tool_calls": [call("publish_shopping_list", note="for Saturday")]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": '"published":true'},
+         "reply": {"tool_calls": [call("publish_shopping_list", note="again")]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": "the person denied this call"},
+         "reply": {"tool_calls": [call("complete", result={"items": 1})]}},
+    ])
+    fake.start()
+    try:
+        with daemon_with(state, fake) as d, d.ws() as ws:
+            handshake(ws)
+            s = result(ws.request("agentSession/start", {"appId": "pantry", "workspaceId": "w1",
+                                                         "entryKey": "pantry"}, id=2))
+            decisions = iter(["allow", "allow", "deny"])
+            asked = []
+            seen = run_turn(ws, s["sessionId"], lambda p: (asked.append(p), next(decisions))[1])
+            assert fake.errors == []
+            assert seen[-1]["type"] == "completed", seen[-1]
+            # The backend's own names, descriptions and input schemas reach the model.
+            offered = {t["function"]["name"]: t["function"] for t in fake.requests[0]["tools"]}
+            assert offered["add_pantry_item"]["parameters"] == {
+                "type": "object", "required": ["item"], "properties": {"item": {"type": "string"}}}
+            assert offered["add_pantry_item"]["description"].startswith("Add an item to the pantry.")
+            assert "approval" not in offered["add_pantry_item"]["description"]
+            assert "approval" in offered["publish_shopping_list"]["description"]
+            # What waited: the undeclared tool (its side effect unknown) and each publish; the
+            # add ran on its own (autoExecute).
+            assert [(p["tool"], p["policy"]["sideEffect"]) for p in asked] == [
+                ("list_pantry", "unknown"), ("publish_shopping_list", "external_publish"),
+                ("publish_shopping_list", "external_publish")]
+            assert all(p["kind"] == "approval" and p["provider"] == "backend" for p in asked)
+            assert asked[1]["target"] == "backend/publish_shopping_list"
+            assert asked[1]["arguments"] == {"note": "for Saturday"}
+            calls = [e["payload"] for e in seen if e["type"] == "tool.call"]
+            added = [c for c in calls if c["name"] == "add_pantry_item"]
+            assert [c["status"] for c in added] == ["started", "completed"]
+            assert added[0]["policy"]["approvalRequired"] is False
+            assert added[1]["result"] == {"added": "flour", "count": 1}
+            statuses = [(c["name"], c["status"]) for c in calls if c["status"] != "started"]
+            assert statuses == [("list_pantry", "completed"), ("add_pantry_item", "completed"),
+                                ("publish_shopping_list", "completed"),
+                                ("publish_shopping_list", "denied")]
+            # The allowed publish happened, the denied one did not; the backend was told the turn.
+            state_now = result(d.rpc("app/backend/call", {"appId": "pantry", "method": "state"}))
+            assert state_now["pantry"] == ["flour"] and state_now["published"] == [["flour"]]
+            assert [c["name"] for c in state_now["calls"]] == [
+                "list_pantry", "add_pantry_item", "publish_shopping_list"]
+            assert state_now["calls"][0]["_meta"] == {"sessionId": s["sessionId"],
+                                                      "turnId": seen[1]["turnId"],
+                                                      "workspaceId": "w1"}
+            # Evidence: each call with the package that ran it; the denial, with what was denied.
+            ev = result(ws.request("evidence/export", {"appId": "pantry"}, id=50))
+            assert ev["verified"] is True
+            shown = json.loads(app("show", "pantry", *sd).stdout)
+            # The person approved these with the review.
+            assert [(o["key"], o["sideEffect"]) for o in shown["review"]["operations"]] == [
+                ("add_pantry_item", "app_storage_write"),
+                ("publish_shopping_list", "external_publish")]
+            assert ev["provenance"]["packageHash"] == shown["packageHash"]
+            assert ev["provenance"]["manifestHash"] == shown["manifestHash"]
+            assert ev["provenance"]["standard"] == "agentapp"
+            turn_entries = [e for e in ev["entries"] if e["kind"].startswith("agent.")]
+            assert turn_entries and all(e["provenance"]["packageHash"] == shown["packageHash"]
+                                        for e in turn_entries)
+            tool_calls = [e["detail"] for e in ev["entries"] if e["kind"] == "agent.tool.called"]
+            assert [(c["tool"], c["approvedBy"], c["ok"]) for c in tool_calls] == [
+                ("list_pantry", "person", True), ("add_pantry_item", "policy", True),
+                ("publish_shopping_list", "person", True)]
+            assert all(c["packageHash"] == shown["packageHash"] for c in tool_calls)
+            assert tool_calls[1]["arguments"] == {"item": "flour"}
+            assert tool_calls[1]["result"] == {"added": "flour", "count": 1}
+            assert tool_calls[1]["sideEffect"] == "app_storage_write"
+            denied = [e["detail"] for e in ev["entries"] if e["kind"] == "agent.action.denied"]
+            assert len(denied) == 1
+            assert denied[0]["tool"] == "publish_shopping_list"
+            assert denied[0]["arguments"] == {"note": "again"}
+            assert denied[0]["policy"]["operation"] == "publish_shopping_list"
+    finally:
+        fake.stop()
+
+
+def test_a_dry_run_is_shown_in_the_approval_and_a_tool_that_cannot_make_one_is_not_offered(tmp_path):
+    state = install_pantry(tmp_path, """operations:
+  - key: add_pantry_item
+    type: storage-write
+    sideEffect: app_storage_write
+    autoExecute: true
+  - key: publish_shopping_list
+    type: publish
+    sideEffect: external_publish
+    approvalRequired: true
+    dryRunRequired: true
+  - key: clear_pantry
+    type: bulk-update
+    sideEffect: bulk_update
+    approvalRequired: true
+    dryRunRequired: true
+    evidenceRequired: true
+  - key: list_pantry
+    type: read
+    sideEffect: none
+""")
+    fake = FakeModel([
+        # publish_shopping_list must make a dry run and has no dryRun argument: not offered.
+        {"expect": {"tools": ["lime_storage__get", "lime_storage__put", "lime_storage__query",
+                              "ask_person", "complete", "list_pantry", "add_pantry_item",
+                              "clear_pantry"]},
+         "reply": {"tool_calls": [call("add_pantry_item", item="rice")]}},
+        {"expect": {"lastRole": "tool"}, "reply": {"tool_calls": [call("clear_pantry")]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": '"removed":["rice"]'},
+         "reply": {"tool_calls": [call("list_pantry")]}},
+        {"expect": {"lastRole": "tool", "lastMessageContains": '"items":[]'},
+         "reply": {"tool_calls": [call("complete", result={})]}},
+    ])
+    fake.start()
+    try:
+        with daemon_with(state, fake) as d, d.ws() as ws:
+            handshake(ws)
+            s = result(ws.request("agentSession/start", {"appId": "pantry", "workspaceId": "w1"}, id=2))
+            asked = []
+            seen = run_turn(ws, s["sessionId"], lambda p: (asked.append(p), "allow")[1])
+            assert fake.errors == []
+            assert seen[-1]["type"] == "completed", seen[-1]
+            notices = [e["payload"]["notice"] for e in seen
+                       if e["type"] == "progress" and "notice" in e["payload"]]
+            assert any("publish_shopping_list" in n and "dry run" in n for n in notices), notices
+            # One approval, for the clear, showing what the dry run said it would remove; the
+            # read (side effect none) did not wait.
+            assert [p["tool"] for p in asked] == ["clear_pantry"]
+            assert asked[0]["dryRun"]["result"] == {"wouldRemove": ["rice"]}
+            backend = result(d.rpc("app/backend/call", {"appId": "pantry", "method": "state"}))
+            assert [(c["name"], c["arguments"].get("dryRun")) for c in backend["calls"]] == [
+                ("add_pantry_item", None), ("clear_pantry", True), ("clear_pantry", False),
+                ("list_pantry", None)]
+            ev = result(ws.request("evidence/export", {"appId": "pantry"}, id=50))
+            kinds = [e["kind"] for e in ev["entries"]]
+            assert "agent.tool.dryRun" in kinds
+            cleared = next(e["detail"] for e in ev["entries"]
+                           if e["kind"] == "agent.tool.called" and e["detail"]["tool"] == "clear_pantry")
+            assert cleared["dryRun"] == {"wouldRemove": ["rice"]} and cleared["approvedBy"] == "person"
+    finally:
+        fake.stop()

@@ -13,11 +13,13 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "agentapp/store/services.hpp"
+#include "common/clock.hpp"
 #include "common/on_strand.hpp"
 #include "confine/confine.hpp"
 #include "egress/network_policy.hpp"
@@ -25,6 +27,12 @@
 #include "jsworker/pool.hpp"
 #include "mcp/message.hpp"
 #include "mcp/stdio_transport.hpp"
+
+// GCC 12 reports -Wmismatched-new-delete at the end of launch(), the largest coroutine here: a
+// false positive in Boost's headers (Asio frees a frame it allocated past its recycling cache
+// with the matching aligned delete; GCC sees only the awaitable frame's operator new/delete
+// pair), silenced here only, as in appserver/server.cpp.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
 namespace hearth::agentapp {
 
@@ -37,6 +45,9 @@ namespace {
 
 /// The version of the line protocol between hearth and a backend (docs/agent-apps.md).
 constexpr int kProtocolVersion = 1;
+/// At most this many tools of one backend, read from at most this many tools/list pages.
+constexpr std::size_t kMaxTools = 128;
+constexpr int kMaxToolPages = 16;
 
 json::object message(std::string_view method) {
   return json::object{{"jsonrpc", "2.0"}, {"method", method}};
@@ -117,7 +128,7 @@ struct Backends::Entry {
   std::string label() const { return "backend '" + spec.key + "' of app '" + app.name + "'"; }
 
   Phase phase = Phase::kStopped;
-  std::unique_ptr<mcp::Transport> transport;
+  std::unique_ptr<mcp::StdioTransport> transport;
   std::uint64_t run = 0;  ///< +1 at each start: messages of an older run are dropped
   std::map<std::int64_t, std::shared_ptr<Pending>> pending;
   std::int64_t next_id = 0;
@@ -125,11 +136,28 @@ struct Backends::Entry {
   int pid = -1;
   int starts = 0;
   int failures = 0;  ///< starts in a row that did not last stable_after
+  /// Starts in a row that did not come up (it could not start, or ended or was given up before
+  /// answering `initialize`): while it is above 0 the backend is failing, not restarting.
+  int failed_starts = 0;
   Clock::time_point since = Clock::now();
   Clock::time_point next_start = Clock::now();
   std::string last_exit;
-  std::string reason;  ///< why it is restarting
+  std::string reason;       ///< why it is restarting or failing
+  std::string stderr_tail;  ///< the end of the stderr of the run that failed
   bool removed = false;
+  bool reported = false;  ///< the store holds a report of it failing (AppStore::report_backend)
+
+  // The log of its failures: the first of a series, then a line only when the reason changes
+  // or `log_summary_every` passed (with the count since), never one a restart.
+  std::string logged;
+  Clock::time_point logged_at{};
+  int unlogged = 0;
+
+  // Its tools (`tools/list`, asked after `initialize`; asked again after
+  // notifications/tools/list_changed).
+  json::array tools;  ///< {name, description, inputSchema}
+  bool tools_listed = false;
+  std::string tools_problem;   ///< why tools/list gave none (not -32601)
   asio::steady_timer changed;  ///< cancelled at each change of phase, for waiting calls
 };
 
@@ -170,6 +198,15 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
   /// Whether the first poll checked the files of every enabled app (the daemon's start).
   bool checked_at_start = false;
   std::atomic<bool> stopped{false};
+
+  /// The reports of failing backends waiting to be written to the store (report()).
+  struct PendingReport {
+    fs::path dir;
+    std::optional<json::object> report;
+  };
+  std::mutex reports_mutex;
+  std::map<std::pair<std::string, std::string>, PendingReport> pending_reports;
+  std::mutex flush_mutex;  ///< one flush at a time, so a later report is never overwritten
 
   // --- evidence -------------------------------------------------------------------------------
 
@@ -218,6 +255,10 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
         return std::move(failed).error();
       }
       for (const auto& error : failed.value()) integrity_failed(error, "daemon start");
+      // What an earlier daemon reported of failing backends is stale now.
+      if (auto cleared = store.clear_backend_reports(); !cleared.ok()) {
+        spdlog::warn("app backends: old reports not cleared: {}", cleared.error().message);
+      }
     }
     HEARTH_ASSIGN_OR_RETURN(auto apps, store.list());
     Found out;
@@ -335,6 +376,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
 
   void stop_entry(Entry& e, std::string_view why) {
     e.removed = true;
+    if (e.reported) report(e, std::nullopt);
     if (e.transport) {
       spdlog::info("{} stopped: {}", e.label(), why);
       record(e, "backend.stopped", json::object{{"reason", why}});
@@ -359,22 +401,99 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     e.pending.clear();
   }
 
-  /// The run ended or did not start: try again after the backoff.
-  void failed(Entry& e, const std::string& why) {
-    const bool lasted =
-        e.phase == Entry::Phase::kRunning && Clock::now() - e.since >= options.stable_after;
+  /// The run ended or did not start: try again after the backoff. `tail`: the end of its
+  /// stderr when the reason does not carry it (else what the transport kept is taken).
+  void failed(Entry& e, const std::string& why, std::string tail = {}) {
+    const bool came_up = e.phase == Entry::Phase::kRunning;
+    const bool lasted = came_up && Clock::now() - e.since >= options.stable_after;
+    if (tail.empty() && e.transport) tail = e.transport->stderr_tail();
     close(e, Error::make(ErrorCode::kHandlerError, e.label() + " stopped: " + why));
     if (e.removed || stopped) return;
     e.failures = lasted ? 1 : e.failures + 1;
+    e.failed_starts = came_up ? 0 : e.failed_starts + 1;
     auto delay = options.backoff_initial;
     for (int i = 1; i < e.failures && delay < options.backoff_max; ++i) delay *= 2;
     delay = std::min(delay, options.backoff_max);
     e.reason = why;
+    e.stderr_tail = std::move(tail);
     e.next_start = Clock::now() + delay;
     set_phase(e, Entry::Phase::kRestarting);
-    spdlog::warn("{}; starting it again in {} ms",
-                 why.starts_with(e.label()) ? why : e.label() + ": " + why, delay.count());
+    log_failure(e, delay);
+    if (e.failed_starts > 0) {
+      json::object r{
+          {"state", "failing"},
+          {"required", e.spec.required},
+          {"version", e.app.version},
+          {"reason", e.reason},
+          {"failures", e.failed_starts},
+          {"stderrTail", e.stderr_tail},
+          {"nextStartAt",
+           utc_timestamp(std::chrono::system_clock::now() +
+                         std::chrono::duration_cast<std::chrono::system_clock::duration>(delay))}};
+      report(e, std::move(r));
+    }
     wake.cancel();  // the poll loop sleeps until the earliest restart
+  }
+
+  /// A failure in the log and the app's evidence: the first of a series, then only a
+  /// different reason, or a summary once `log_summary_every` passed - a backend that never
+  /// comes up is tried again every backoff_max, and each try is not news.
+  void log_failure(Entry& e, milliseconds delay) {
+    const auto now = Clock::now();
+    const std::string line =
+        e.reason.starts_with(e.label()) ? e.reason : e.label() + ": " + e.reason;
+    // Compared without the end of its stderr, which may differ at each try (a time stamp).
+    const std::string kind = e.reason.substr(0, e.reason.find("; its stderr ends with"));
+    const bool first = e.failures == 1 || e.logged.empty();
+    if (first || kind != e.logged) {
+      spdlog::warn("{}; starting it again in {} ms", line, delay.count());
+    } else if (now - e.logged_at >= options.log_summary_every) {
+      spdlog::warn(
+          "{} still fails: {} more time(s) in {} s, the same way ({}); starting it again "
+          "in {} ms",
+          e.label(), e.unlogged + 1, ms(now - e.logged_at) / 1000, e.reason, delay.count());
+    } else {
+      ++e.unlogged;
+      return;
+    }
+    if (e.failed_starts > 0) {
+      json::object detail{{"reason", e.reason}, {"failures", e.failed_starts}};
+      if (!e.stderr_tail.empty()) detail["stderrTail"] = e.stderr_tail;
+      record(e, "backend.failed", std::move(detail));
+    }
+    e.logged = kind;
+    e.logged_at = now;
+    e.unlogged = 0;
+  }
+
+  /// Keeps the store's report of a failing backend (`r`) or removes it (nullopt), for
+  /// `hearth app show`. Written on a blocking thread; the latest one wins, whatever the order
+  /// the threads run in.
+  void report(Entry& e, std::optional<json::object> r) {
+    e.reported = r.has_value();
+    {
+      std::lock_guard lock(reports_mutex);
+      pending_reports[{e.app.name, e.spec.key}] = {e.app.dir, std::move(r)};
+    }
+    auto self = shared_from_this();
+    blocking.post([self] { self->flush_reports(); });
+  }
+
+  /// On a blocking thread.
+  void flush_reports() {
+    std::lock_guard in_order(flush_mutex);
+    std::map<std::pair<std::string, std::string>, PendingReport> taken;
+    {
+      std::lock_guard lock(reports_mutex);
+      taken.swap(pending_reports);
+    }
+    for (auto& [key, pending] : taken) {
+      const json::object* r = pending.report ? &*pending.report : nullptr;
+      if (auto st = store.report_backend(key.first, key.second, pending.dir, r); !st.ok()) {
+        spdlog::warn("app '{}': the state of backend '{}' not recorded: {}", key.first, key.second,
+                     st.error().message);
+      }
+    }
   }
 
   /// The command and jail of a start, or why it cannot start.
@@ -520,20 +639,82 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
                                   options.start_timeout, true);
     if (e.run != run || e.removed || stopped) co_return;
     // A backend without an `initialize` of its own (-32601) is started all the same.
-    const auto declined = [](const Error& error) {
-      const auto* data = error.data.if_object();
-      const auto* code = data != nullptr ? data->if_contains("code") : nullptr;
-      return code != nullptr && code->is_int64() &&
-             code->get_int64() == static_cast<int>(ErrorCode::kMethodNotFound);
-    };
-    if (!hello.ok() && !declined(hello.error())) {
+    if (!hello.ok() && !method_not_found(hello.error())) {
       failed(e, "it did not answer initialize: " + hello.error().message);
       co_return;
     }
+    // Its tools, before anyone sees it running: a turn that finds it running finds them.
+    co_await list_tools(entry, run);
+    if (e.run != run || e.removed || stopped) co_return;
     e.reason.clear();
+    e.stderr_tail.clear();
     set_phase(e, Entry::Phase::kRunning);
-    spdlog::info("{} started (pid {}, start {})", e.label(), e.pid, e.starts);
+    if (e.failed_starts > 0) {
+      spdlog::warn("{} is running again (pid {}) after {} failed start(s)", e.label(), e.pid,
+                   e.failed_starts);
+    } else {
+      spdlog::info("{} started (pid {}, start {})", e.label(), e.pid, e.starts);
+    }
+    e.failed_starts = 0;
+    e.logged.clear();
+    e.unlogged = 0;
+    if (e.reported) report(e, std::nullopt);
     record(e, "backend.started", json::object{{"start", e.starts}, {"pid", e.pid}});
+  }
+
+  static bool method_not_found(const Error& error) {
+    const auto* data = error.data.if_object();
+    const auto* code = data != nullptr ? data->if_contains("code") : nullptr;
+    return code != nullptr && code->is_int64() &&
+           code->get_int64() == static_cast<int>(ErrorCode::kMethodNotFound);
+  }
+
+  /// Asks the backend for its tools (`tools/list`, MCP's shape: {tools: [{name, description,
+  /// inputSchema}], nextCursor?}), every page. A backend without tools/list (-32601) has
+  /// none; one that fails otherwise has none either, and the reason is kept and logged once.
+  asio::awaitable<void> list_tools(std::shared_ptr<Entry> entry, std::uint64_t run) {
+    Entry& e = *entry;
+    json::array tools;
+    std::string problem;
+    std::string cursor;
+    for (int page = 0; page < kMaxToolPages; ++page) {
+      json::object params;
+      if (!cursor.empty()) params["cursor"] = cursor;
+      auto listed = co_await request(entry, "tools/list", json::value(std::move(params)),
+                                     options.start_timeout, true);
+      if (e.run != run || e.removed || stopped) co_return;
+      if (!listed.ok()) {
+        if (!method_not_found(listed.error())) problem = listed.error().message;
+        break;
+      }
+      const auto* list =
+          listed.value().is_object() ? listed.value().get_object().if_contains("tools") : nullptr;
+      if (list == nullptr || !list->is_array()) {
+        problem = e.label() + " answered tools/list without a list of tools";
+        break;
+      }
+      for (const auto& item : list->get_array()) {
+        const auto* tool = item.if_object();
+        const auto* name = tool != nullptr ? tool->if_contains("name") : nullptr;
+        if (name == nullptr || !name->is_string() || name->get_string().empty()) continue;
+        if (tools.size() >= kMaxTools) break;
+        const auto* schema = tool->if_contains("inputSchema");
+        tools.emplace_back(
+            json::object{{"name", name->get_string()},
+                         {"description", json::string_member(*tool, "description")},
+                         {"inputSchema", schema != nullptr && schema->is_object()
+                                             ? *schema
+                                             : json::value(json::object{{"type", "object"}})}});
+      }
+      cursor = json::string_member(listed.value(), "nextCursor");
+      if (cursor.empty() || tools.size() >= kMaxTools) break;
+    }
+    if (!problem.empty() && problem != e.tools_problem) {
+      spdlog::warn("{} lists no tools: {}", e.label(), problem);
+    }
+    e.tools = std::move(tools);
+    e.tools_problem = std::move(problem);
+    e.tools_listed = true;
   }
 
   static bool integrity_error(const Error& error) {
@@ -559,8 +740,14 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
 
   void on_closed(Entry& e, const Error& reason) {
     e.last_exit = reason.message;
-    record(e, "backend.exited", json::object{{"reason", reason.message}});
-    failed(e, reason.message);
+    // A run that never came up is evidenced as a failed start (log_failure), not each time.
+    if (e.phase == Entry::Phase::kRunning) {
+      record(e, "backend.exited", json::object{{"reason", reason.message}});
+    }
+    const auto* data = reason.data.if_object();
+    const auto* tail = data != nullptr ? data->if_contains("stderr") : nullptr;
+    failed(e, reason.message,
+           tail != nullptr && tail->is_string() ? std::string(tail->get_string()) : "");
   }
 
   // --- messages -------------------------------------------------------------------------------
@@ -601,6 +788,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
         }
         case mcp::Incoming::Kind::kNotification:
           spdlog::debug("{} sent the notification {}", e.label(), in.method);
+          // MCP's: its tools changed; they are asked for again when next needed.
+          if (in.method == "notifications/tools/list_changed") e.tools_listed = false;
           break;
       }
     }
@@ -911,6 +1100,16 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       std::function<Error()> work = [self, app, service] { return self->why_absent(app, service); };
       co_return co_await blocking.run(work);
     }
+    auto up = co_await started(entry);
+    if (!up.ok()) co_return std::move(up).error();
+    co_return co_await request(entry, std::move(method), std::move(params),
+                               entry->spec.call_timeout, false);
+  }
+
+  /// On the strand: the backend running, started now when it is not (waiting within
+  /// start_timeout for a start under way), or why it is not running.
+  asio::awaitable<Status> started(std::shared_ptr<Entry> entry) {
+    auto self = shared_from_this();
     if (entry->phase == Entry::Phase::kStopped) {
       asio::co_spawn(strand, launch(entry), asio::detached);
     }
@@ -920,23 +1119,77 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       entry->changed.expires_at(deadline);
       co_await entry->changed.async_wait(asio::as_tuple(asio::use_awaitable));
     }
-    if (entry->phase != Entry::Phase::kRunning) {
-      json::object data{
-          {"appId", app}, {"service", entry->spec.key}, {"state", phase_name(entry->phase)}};
-      std::string text = entry->label() + " is not running";
-      if (entry->phase == Entry::Phase::kRestarting) {
-        const auto wait = std::max<std::int64_t>(0, ms(entry->next_start - Clock::now()));
-        data["nextStartInMs"] = wait;
-        data["reason"] = entry->reason;
-        text += ": " + entry->reason + " (it starts again in " + std::to_string(wait) + " ms)";
-      } else if (entry->removed && !entry->reason.empty()) {
-        data["reason"] = entry->reason;
-        text += ": " + entry->reason;
-      }
-      co_return Error::make(ErrorCode::kHandlerError, std::move(text), std::move(data));
+    if (entry->phase == Entry::Phase::kRunning) co_return Status();
+    json::object data{
+        {"appId", entry->app.name}, {"service", entry->spec.key}, {"state", state_name(*entry)}};
+    std::string text = entry->label() + " is not running";
+    if (entry->phase == Entry::Phase::kRestarting) {
+      const auto wait = std::max<std::int64_t>(0, ms(entry->next_start - Clock::now()));
+      data["nextStartInMs"] = wait;
+      data["reason"] = entry->reason;
+      if (!entry->stderr_tail.empty()) data["stderrTail"] = entry->stderr_tail;
+      text += ": " + entry->reason + " (it starts again in " + std::to_string(wait) + " ms)";
+    } else if (entry->removed && !entry->reason.empty()) {
+      data["reason"] = entry->reason;
+      text += ": " + entry->reason;
     }
-    co_return co_await request(entry, std::move(method), std::move(params),
-                               entry->spec.call_timeout, false);
+    co_return Error::make(ErrorCode::kHandlerError, std::move(text), std::move(data));
+  }
+
+  /// On the strand: the tools of the app's backends (see Backends::tools).
+  asio::awaitable<json::object> tools(std::string app) {
+    auto self = shared_from_this();
+    json::array tools;
+    json::array unavailable;
+    if (stopped) co_return json::object{{"tools", std::move(tools)}, {"unavailable", unavailable}};
+    const auto of_app = [this, &app] {
+      std::vector<std::shared_ptr<Entry>> out;
+      for (const auto& [key, entry] : entries) {
+        if (key.first == app) out.push_back(entry);
+      }
+      return out;
+    };
+    auto mine = of_app();
+    if (mine.empty()) {
+      co_await reconcile();  // enabled a moment ago: start its backends now
+      mine = of_app();
+    }
+    for (const auto& entry : mine) {
+      if (entry->phase == Entry::Phase::kStopped) {
+        asio::co_spawn(strand, launch(entry), asio::detached);
+      }
+    }
+    for (const auto& entry : mine) {
+      auto up = co_await started(entry);
+      if (!up.ok()) {
+        json::object out{{"service", entry->spec.key}, {"reason", up.error().message}};
+        if (const auto* data = up.error().data.if_object()) {
+          for (const auto* key : {"state", "stderrTail", "nextStartInMs"}) {
+            if (const auto* v = data->if_contains(key)) out[key] = *v;
+          }
+        }
+        unavailable.emplace_back(std::move(out));
+        continue;
+      }
+      if (!entry->tools_listed) {
+        co_await list_tools(entry, entry->run);
+        if (entry->phase != Entry::Phase::kRunning) continue;
+      }
+      for (const auto& tool : entry->tools) {
+        json::object t = tool.as_object();
+        t["service"] = entry->spec.key;
+        t["packageHash"] = entry->app.package_hash;
+        tools.emplace_back(std::move(t));
+      }
+    }
+    co_return json::object{{"tools", std::move(tools)}, {"unavailable", std::move(unavailable)}};
+  }
+
+  /// What a backend is doing, for status and errors: `failing` while it waits to start again
+  /// after starts that did not come up, `restarting` after a run that did.
+  static std::string_view state_name(const Entry& e) {
+    if (e.phase == Entry::Phase::kRestarting && e.failed_starts > 0) return "failing";
+    return phase_name(e.phase);
   }
 
   static std::string_view phase_name(Entry::Phase phase) {
@@ -959,15 +1212,23 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     const auto now = Clock::now();
     for (const auto& [key, e] : entries) {
       if (!app.empty() && key.first != app) continue;
-      json::object o{
-          {"appId", key.first},           {"service", key.second},         {"kind", "app-backend"},
-          {"version", e->app.version},    {"state", phase_name(e->phase)}, {"starts", e->starts},
-          {"sinceMs", ms(now - e->since)}};
+      json::object o{{"appId", key.first},           {"service", key.second},
+                     {"kind", "app-backend"},        {"version", e->app.version},
+                     {"state", state_name(*e)},      {"starts", e->starts},
+                     {"sinceMs", ms(now - e->since)}};
       o["pid"] = e->pid > 0 ? json::value(e->pid) : json::value(nullptr);
       o["lastExit"] = e->last_exit.empty() ? json::value(nullptr) : json::value(e->last_exit);
       if (e->phase == Entry::Phase::kRestarting) {
         o["reason"] = e->reason;
         o["nextStartInMs"] = std::max<std::int64_t>(0, ms(e->next_start - now));
+        o["failures"] = e->failed_starts;
+        o["stderrTail"] = e->stderr_tail;
+      }
+      if (e->tools_listed) {
+        json::array names;
+        for (const auto& t : e->tools) names.emplace_back(t.at("name"));
+        o["tools"] = std::move(names);
+        if (!e->tools_problem.empty()) o["toolsProblem"] = e->tools_problem;
       }
       out.emplace_back(std::move(o));
     }
@@ -1048,6 +1309,11 @@ asio::awaitable<Result<json::value>> Backends::call(std::string app, std::string
   auto s = state_;
   co_return co_await hearth::on(
       s->strand, s->call(std::move(app), std::move(service), std::move(method), std::move(params)));
+}
+
+asio::awaitable<json::object> Backends::tools(std::string app) {
+  auto s = state_;
+  co_return co_await hearth::on(s->strand, s->tools(std::move(app)));
 }
 
 asio::awaitable<json::array> Backends::status(std::string app) {

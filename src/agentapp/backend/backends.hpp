@@ -20,7 +20,12 @@
 ///   function; its ctx.invoke goes through the bridge as the app ("worker:<key>").
 /// - A backend that exits, fails to start or does not answer `initialize` is started again after
 ///   a delay that doubles from `backoff_initial` to `backoff_max`; a run of `stable_after` resets
-///   it. Starts, exits and stops are logged and recorded in the app's evidence log.
+///   it. One that does not come up is `failing` (status, and a report in the store that
+///   `hearth app show` and its readiness read, with the end of its stderr); its failures are
+///   logged and evidenced once, then only when the reason changes or `log_summary_every`
+///   passed. Starts, exits of running backends and stops are logged and evidenced.
+/// - After `initialize` hearth asks for the backend's tools (`tools/list`, as MCP servers
+///   answer it; -32601: none) for the App Server's turns, which call them with `tools/call`.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -47,6 +52,8 @@ struct BackendOptions {
   std::chrono::milliseconds backoff_max{30'000};
   std::chrono::milliseconds stable_after{30'000};
   std::chrono::milliseconds start_timeout{10'000};  ///< for the answer to `initialize`
+  /// How often a backend that keeps failing the same way is logged again (with the count).
+  std::chrono::milliseconds log_summary_every{600'000};
   std::size_t max_message = std::size_t{16} << 20;  ///< bytes a line, either way
   std::size_t max_inflight = 32;                    ///< a backend's own requests waiting at once
   /// The hearth-js-worker program for worker and workflow modules; empty: the one beside the
@@ -81,9 +88,17 @@ class Backends {
   boost::asio::awaitable<Result<json::value>> call(std::string app, std::string service,
                                                    std::string method, json::value params);
 
+  /// The tools the app's backends list (`tools/list`, MCP's shape, asked after `initialize`),
+  /// starting those that are not running yet (within start_timeout): {tools: [{service, name,
+  /// description, inputSchema, packageHash}], unavailable: [{service, reason, state,
+  /// stderrTail?}]}. A backend that answers tools/list with -32601 has none. A tool is called
+  /// with call(app, service, "tools/call", {name, arguments}).
+  boost::asio::awaitable<json::object> tools(std::string app);
+
   /// The backends hearth supervises (of `app`, or all when empty): appId, service, state
-  /// (starting | running | restarting | stopped), pid, starts, since, lastExit,
-  /// nextStartInMs, reason.
+  /// (starting | running | restarting | failing | stopped), pid, starts, since, lastExit,
+  /// tools (their names, once listed); while restarting or failing nextStartInMs, reason,
+  /// failures (starts in a row that did not come up) and stderrTail.
   boost::asio::awaitable<json::array> status(std::string app);
 
   struct Entry;

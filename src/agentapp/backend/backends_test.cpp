@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <fstream>
 #include <future>
 
 #include "agentapp/appdata/appdata.hpp"
@@ -75,6 +78,7 @@ export function deniedUncaught(input, ctx) {
 constexpr std::string_view kBackend = R"(#!/usr/bin/env python3
 import json, os, sys
 next_id = [0]
+extra = []
 def send(m):
     sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
 def host(method, params):
@@ -99,11 +103,55 @@ for line in sys.stdin:
         continue
     elif method == "host":
         r = host(p["method"], p["params"])
+    elif method == "tools/list":
+        r = {"tools": [{"name": "add_item", "description": "Add an item.",
+                        "inputSchema": {"type": "object", "required": ["item"],
+                                        "properties": {"item": {"type": "string"}}}},
+                       {"name": "no_schema"}, {"description": "no name"}] + extra}
+    elif method == "tools/call":
+        if p["name"] == "add_item":
+            r = {"content": [{"type": "text", "text": "added " + p["arguments"]["item"]}],
+                 "structuredContent": {"added": p["arguments"]["item"]}}
+        else:
+            r = {"content": [{"type": "text", "text": "no tool " + p["name"]}], "isError": True}
+    elif method == "grow":
+        extra.append({"name": "grown", "inputSchema": {"type": "object"}})
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        r = {}
     else:
         send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no"}})
         continue
     send({"jsonrpc": "2.0", "id": m["id"], "result": r})
 )";
+
+/// The daemon's log lines while it lives (spdlog's default logger, replaced and restored).
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(4096)) {
+    previous_ = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+
+  std::string text() const {
+    std::string out;
+    for (const auto& line : sink_->last_formatted()) out += line;
+    return out;
+  }
+  int count(std::string_view needle) const {
+    int n = 0;
+    for (const auto& line : sink_->last_formatted()) {
+      n += line.find(needle) != std::string::npos ? 1 : 0;
+    }
+    return n;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
 
 struct BackendsTest : ::testing::Test {
   PackageDir state{"state"};
@@ -128,8 +176,18 @@ struct BackendsTest : ::testing::Test {
     if (backends) backends->stop();
   }
 
-  void start(std::chrono::milliseconds poll = std::chrono::milliseconds(50)) {
+  /// Installs the package again with `script` as its backend (installed packages are
+  /// read-only).
+  void reinstall_with_backend(std::string_view script) {
+    package.write("services/backend.py", script);
+    ASSERT_TRUE(store->uninstall("notes", DataPolicy::kDelete).ok());
+    ASSERT_TRUE(store->install(package.path(), true).ok());
+  }
+
+  void start(std::chrono::milliseconds poll = std::chrono::milliseconds(50),
+             std::chrono::milliseconds start_timeout = std::chrono::milliseconds(10'000)) {
     BackendOptions options;
+    options.start_timeout = start_timeout;
     jail::JailOptions jail_options;
     jail_options.insecure_no_sandbox = true;  // the jail itself: tests/integration
     options.jail = std::make_shared<const jail::Jail>(jail::Jail::create(jail_options).value());
@@ -208,6 +266,51 @@ TEST_F(BackendsTest, PlanRunsClientLocalStdioBackendsWithTheirInterpreter) {
   EXPECT_NE(refused.not_run[2].reason.find("not a file inside the package"), std::string::npos);
   EXPECT_NE(refused.not_run[3].reason.find("remote-allowed"), std::string::npos);
   EXPECT_NE(refused.not_run[4].reason.find("interpreter"), std::string::npos);
+}
+
+TEST_F(BackendsTest, PlanRunsACommandWithItsArgsAsMcpServerConfigsWriteThem) {
+  const auto dir = std::filesystem::canonical(package.path());
+  const std::string script = (dir / "services/backend.py").string();
+  const auto plan = plan_backends(json::parse(R"({"services":[
+    {"key":"args","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "command":"python3","args":["./services/backend.py"]},
+    {"key":"path","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "command":"python3","path":"./services/backend.py"},
+    {"key":"entry","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","command":["python3","-u"],"entry":"services/backend.py",
+     "path":"services"},
+    {"key":"both","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "command":"python3 -u","args":["services/backend.py","--verbose"],
+     "path":"services/backend.py"},
+    {"key":"file","kind":"app-backend","executionPlane":"client-local","protocol":"stdio-jsonrpc",
+     "path":"services/backend.py","args":["--port","0"]}]})")
+                                      .as_object(),
+                                  dir);
+  ASSERT_EQ(plan.run.size(), 5u) << (plan.not_run.empty() ? "" : plan.not_run[0].reason);
+  using Argv = std::vector<std::string>;
+  EXPECT_EQ(plan.run[0].argv, (Argv{"python3", script}));
+  EXPECT_EQ(plan.run[0].script.string(), script);
+  EXPECT_EQ(plan.run[1].argv, (Argv{"python3", script}));
+  EXPECT_EQ(plan.run[2].argv, (Argv{"python3", "-u", script}));
+  EXPECT_EQ(plan.run[3].argv, (Argv{"python3", "-u", script, "--verbose"}));
+  EXPECT_EQ(plan.run[4].argv, (Argv{"python3", script, "--port", "0"}));
+
+  // An interpreter with nothing to run would read its program from hearth's JSON-RPC.
+  const auto refused = plan_backends(json::parse(R"({"services":[
+    {"key":"alone","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","command":"python3","path":"./services/missing.py"},
+    {"key":"badargs","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","command":"python3","args":"services/backend.py"},
+    {"key":"badword","kind":"app-backend","executionPlane":"client-local",
+     "protocol":"stdio-jsonrpc","command":["python3",3]}]})")
+                                         .as_object(),
+                                     dir);
+  EXPECT_TRUE(refused.run.empty());
+  ASSERT_EQ(refused.not_run.size(), 3u);
+  EXPECT_NE(refused.not_run[0].reason.find("names no script"), std::string::npos)
+      << refused.not_run[0].reason;
+  EXPECT_NE(refused.not_run[1].reason.find("args must be a list"), std::string::npos);
+  EXPECT_NE(refused.not_run[2].reason.find("list of strings"), std::string::npos);
 }
 
 TEST_F(BackendsTest, NothingRunsBeforeTheAppIsEnabled) {
@@ -302,12 +405,13 @@ TEST_F(BackendsTest, ACrashedBackendIsStartedAgainAfterABackoff) {
   EXPECT_EQ(count("backend.exited"), 1);
 }
 
-TEST_F(BackendsTest, ABackendThatKeepsCrashingWaitsLongerEachTime) {
-  package.write("services/backend.py", "import sys\nsys.exit(5)\n");
-  // A fresh install of the changed package (installed packages are read-only).
-  ASSERT_TRUE(store->uninstall("notes", DataPolicy::kDelete).ok());
-  ASSERT_TRUE(store->install(package.path(), true).ok());
+TEST_F(BackendsTest, ABackendThatNeverComesUpIsFailingWithItsStderrAndIsLoggedOnce) {
+  // What it writes differs at each try (a time stamp): still the same failure.
+  reinstall_with_backend(
+      "import sys, time\nsys.stderr.write('%f boom: the pantry file is missing\\n' % "
+      "time.time())\nsys.exit(5)\n");
   ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  LogCapture log;
   start(std::chrono::milliseconds(20));
   json::value s;  // the snapshot that showed it waiting after its fourth start
   ASSERT_TRUE(wait_until(
@@ -315,13 +419,171 @@ TEST_F(BackendsTest, ABackendThatKeepsCrashingWaitsLongerEachTime) {
         const auto list = status();
         if (list.empty()) return false;
         s = list.front();
-        return s.at("starts").as_int64() >= 4 && s.at("state") == "restarting";
+        return s.at("starts").as_int64() >= 4 && s.at("state") == "failing";
       },
       std::chrono::seconds(10)));
   // 100, 200, 400 (the cap), 400 ms...
   EXPECT_LE(s.at("nextStartInMs").as_int64(), 400);
   EXPECT_NE(std::string(s.at("reason").as_string()).find("code 5"), std::string::npos)
       << json::serialize(s);
+  EXPECT_GE(s.at("failures").as_int64(), 4);
+  EXPECT_NE(std::string(s.at("stderrTail").as_string()).find("boom: the pantry file is missing"),
+            std::string::npos)
+      << json::serialize(s);
+  // A call says why, with the same facts.
+  auto r = call("echo");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().data.at("state"), "failing");
+  EXPECT_NE(r.error().message.find("code 5"), std::string::npos) << r.error().message;
+  // The first failure is logged and evidenced; the same failure again is not, at every start.
+  EXPECT_EQ(log.count("exited with code 5"), 1) << log.text();
+  EXPECT_TRUE(wait_until([&] { return evidenced("backend.failed"); }, std::chrono::seconds(5)));
+  int failed_entries = 0;
+  for (const auto& e : evidence()) {
+    failed_entries += e.at("kind") == "backend.failed" ? 1 : 0;
+    EXPECT_NE(e.at("kind"), "backend.exited");  // it never ran
+  }
+  EXPECT_EQ(failed_entries, 1);
+  // What `hearth app show` reads: the report, and a failing check in the readiness.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto reports = store->backend_reports("notes");
+        return reports.ok() && !reports.value().empty() &&
+               reports.value().front().at("failures").as_int64() >= 2;
+      },
+      std::chrono::seconds(5)));
+  const auto shown = store->show("notes").value();
+  ASSERT_EQ(shown.at("backends").as_array().size(), 1u) << json::serialize(shown.at("backends"));
+  EXPECT_NE(json::serialize(shown.at("backends")).find("boom: the pantry file is missing"),
+            std::string::npos);
+  const auto& ready = shown.at("readiness");
+  EXPECT_EQ(ready.at("status"), "ready-degraded") << json::serialize(ready);
+  bool failing_check = false;
+  for (const auto& c : ready.at("checks").as_array()) {
+    if (c.at("kind") == "backend" && c.at("key") == "worker") {
+      failing_check = c.at("state") == "failing" && c.at("severity") == "warning" &&
+                      json::serialize(c).find("boom") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(failing_check) << json::serialize(ready);
+  // Starting the app is not held back by it: enabling only reads the static readiness.
+  EXPECT_EQ(store->readiness("notes").value().at("status"), "ready");
+}
+
+TEST_F(BackendsTest, ABackendThatNeverAnswersInitializeIsFailingWithWhatItWroteToStderr) {
+  reinstall_with_backend(
+      "import sys, time\nsys.stderr.write('waiting for a pantry that never comes\\n')\n"
+      "sys.stderr.flush()\ntime.sleep(60)\n");
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start(std::chrono::milliseconds(20), std::chrono::milliseconds(300));
+  json::value s;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto list = status();
+        if (list.empty()) return false;
+        s = list.front();
+        return s.at("state") == "failing";
+      },
+      std::chrono::seconds(10)));
+  EXPECT_NE(std::string(s.at("reason").as_string()).find("did not answer initialize"),
+            std::string::npos)
+      << json::serialize(s);
+  EXPECT_NE(std::string(s.at("stderrTail").as_string()).find("waiting for a pantry"),
+            std::string::npos)
+      << json::serialize(s);
+}
+
+TEST_F(BackendsTest, AFailingBackendThatComesUpIsRunningAndItsReportIsGone) {
+  // It fails until a file outside the package exists (the unit tests' jail is a pass-through).
+  const auto marker = state.path() / "pantry-ready";
+  reinstall_with_backend("import os, sys\nif not os.path.exists('" + marker.string() +
+                         "'):\n    sys.stderr.write('not yet\\n')\n    sys.exit(4)\n" +
+                         std::string(kBackend));
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  LogCapture log;
+  start(std::chrono::milliseconds(20));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto reports = store->backend_reports("notes");
+        return reports.ok() && !reports.value().empty();
+      },
+      std::chrono::seconds(10)));
+  std::ofstream(marker) << "ok";
+  ASSERT_TRUE(wait_until([&] { return state_of() == "running"; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(call("echo").ok());
+  EXPECT_TRUE(wait_until([&] { return store->backend_reports("notes").value().empty(); },
+                         std::chrono::seconds(5)));
+  EXPECT_EQ(store->show("notes").value().at("readiness").at("status"), "ready");
+  EXPECT_FALSE(status().front().as_object().contains("stderrTail"));
+  EXPECT_EQ(log.count("is running again"), 1) << log.text();
+}
+
+TEST_F(BackendsTest, TheBackendsToolsAreListedAndCalledAsMcpServersDo) {
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  // Asked for at once: the backend starts for it.
+  auto listed = run(backends->tools("notes"));
+  EXPECT_TRUE(listed.at("unavailable").as_array().empty()) << json::serialize(listed);
+  const auto& tools = listed.at("tools").as_array();
+  ASSERT_EQ(tools.size(), 2u) << json::serialize(listed);  // the one without a name is left out
+  EXPECT_EQ(tools[0].at("name"), "add_item");
+  EXPECT_EQ(tools[0].at("service"), "worker");
+  EXPECT_EQ(tools[0].at("description"), "Add an item.");
+  EXPECT_EQ(tools[0].at("inputSchema").at("required").at(0), "item");
+  EXPECT_EQ(json::string_member(tools[0], "packageHash"),
+            store->find("notes").value().package_hash);
+  EXPECT_EQ(tools[1].at("inputSchema"), json::parse(R"({"type":"object"})"));
+  auto called = call("tools/call", R"({"name":"add_item","arguments":{"item":"flour"}})");
+  ASSERT_TRUE(called.ok()) << called.error().message;
+  EXPECT_EQ(called.value().at("structuredContent").at("added"), "flour");
+  EXPECT_EQ(status().front().at("tools"), json::parse(R"(["add_item","no_schema"])"));
+  // Its list changed (MCP's notification): asked for again.
+  ASSERT_TRUE(call("grow").ok());
+  ASSERT_TRUE(
+      wait_until([&] { return run(backends->tools("notes")).at("tools").as_array().size() == 3; },
+                 std::chrono::seconds(5)));
+}
+
+TEST_F(BackendsTest, ABackendWithoutToolsListHasNoTools) {
+  reinstall_with_backend(R"(import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m["method"] == "initialize":
+        out = {"jsonrpc": "2.0", "id": m["id"], "result": {}}
+    elif m["method"] == "ping":
+        out = {"jsonrpc": "2.0", "id": m["id"], "result": "pong"}
+    else:
+        out = {"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no"}}
+    sys.stdout.write(json.dumps(out) + "\n"); sys.stdout.flush()
+)");
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  auto listed = run(backends->tools("notes"));
+  EXPECT_TRUE(listed.at("tools").as_array().empty()) << json::serialize(listed);
+  EXPECT_TRUE(listed.at("unavailable").as_array().empty()) << json::serialize(listed);
+  const auto s = status().front();
+  EXPECT_EQ(s.at("state"), "running");
+  EXPECT_FALSE(s.as_object().contains("toolsProblem")) << json::serialize(s);
+  // Its own methods still work.
+  auto pong = call("ping");
+  ASSERT_TRUE(pong.ok()) << pong.error().message;
+  EXPECT_EQ(pong.value(), "pong");
+}
+
+TEST_F(BackendsTest, AFailingBackendsToolsAreUnavailableWithTheReason) {
+  reinstall_with_backend("import sys\nsys.stderr.write('no pantry\\n')\nsys.exit(2)\n");
+  ASSERT_TRUE(store->set_enabled("notes", true).ok());
+  start();
+  ASSERT_TRUE(wait_until([&] { return state_of() == "failing"; }, std::chrono::seconds(10)));
+  auto listed = run(backends->tools("notes"));
+  EXPECT_TRUE(listed.at("tools").as_array().empty());
+  ASSERT_EQ(listed.at("unavailable").as_array().size(), 1u) << json::serialize(listed);
+  const auto& why = listed.at("unavailable").at(0);
+  EXPECT_EQ(why.at("service"), "worker");
+  EXPECT_EQ(why.at("state"), "failing");
+  EXPECT_NE(json::serialize(why).find("no pantry"), std::string::npos) << json::serialize(why);
 }
 
 TEST_F(BackendsTest, DisablingTheAppStopsItsBackend) {

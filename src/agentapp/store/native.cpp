@@ -71,6 +71,34 @@ std::vector<std::string> declared_capabilities(const json::object& fm) {
   return out;
 }
 
+json::array operations_of(const json::object& fm, const std::filesystem::path& package) {
+  const auto list_in = [](const json::value* v) -> const json::array* {
+    if (v == nullptr) return nullptr;
+    if (v->is_array()) return &v->get_array();
+    if (const auto* o = v->if_object()) {
+      const auto* inner = o->if_contains("operations");
+      if (inner != nullptr && inner->is_array()) return &inner->get_array();
+    }
+    return nullptr;
+  };
+  json::value file;
+  const json::array* list = list_in(fm.if_contains("operations"));
+  if (list == nullptr) {
+    if (auto text = nodefs::read_file((package / "app.operations.yaml").string()); text.ok()) {
+      if (auto doc = json::yaml_to_json(text.value()); doc.ok() && doc.value().is_object()) {
+        file = std::move(doc.value());
+        list = list_in(file.get_object().if_contains("operations"));
+      }
+    }
+  }
+  json::array out;
+  if (list == nullptr) return out;
+  for (const auto& item : *list) {
+    if (item.is_object() && !string_member(item.get_object(), "key").empty()) out.push_back(item);
+  }
+  return out;
+}
+
 Result<AppManifest> read_manifest(const std::filesystem::path& package) {
   const auto bytes = nodefs::read_file((package / "APP.md").string());
   if (!bytes.ok()) {

@@ -31,6 +31,13 @@ Result<AppManifest> read_manifest(const std::filesystem::path& package);
 /// each entry's and each service's `requiredCapabilities`.
 std::vector<std::string> declared_capabilities(const json::object& front_matter);
 
+/// The operations the app declares (the format's operations contract: {key, type, sideEffect,
+/// approvalRequired, dryRunRequired, evidenceRequired, autoExecute, ...}): the front matter's
+/// `operations` (a list, or an object holding the list as the manifest schema has it), else the
+/// list in the package's app.operations.yaml; empty when neither holds one. Items that are not
+/// objects with a key are left out.
+json::array operations_of(const json::object& front_matter, const std::filesystem::path& package);
+
 /// An app name as the format allows it: `^[a-z0-9][a-z0-9-_.]*$`, 1-64 characters.
 bool valid_app_name(std::string_view name);
 

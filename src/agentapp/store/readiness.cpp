@@ -299,4 +299,50 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
   return a.result(manifest.name);
 }
 
+void add_backend_failures(json::object& readiness, const json::array& reports) {
+  if (reports.empty()) return;
+  auto& checks = readiness["checks"].as_array();
+  for (const auto& item : reports) {
+    if (!item.is_object()) continue;
+    const auto& report = item.get_object();
+    const std::string key = json::string_member(report, "service");
+    const auto* req = report.if_contains("required");
+    const bool required = req != nullptr && req->is_bool() && req->get_bool();
+    std::string message =
+        "the backend " + key + " is failing: " + json::string_member(report, "reason");
+    if (const auto* n = report.if_contains("failures"); n != nullptr && n->is_int64()) {
+      message += " (" + std::to_string(n->get_int64()) + " failed start(s) in a row)";
+    }
+    json::object check{{"severity", required ? "error" : "warning"},
+                       {"kind", "backend"},
+                       {"key", key},
+                       {"blocking", required},
+                       {"tier", required ? "required" : "recommended"},
+                       {"state", "failing"},
+                       {"message", message}};
+    if (const auto tail = json::string_member(report, "stderrTail"); !tail.empty()) {
+      check["stderrTail"] = tail;
+    }
+    // In place of the check that said hearth runs it.
+    json::array kept;
+    for (auto& c : checks) {
+      if (json::string_member(c, "kind") == "backend" && json::string_member(c, "key") == key) {
+        continue;
+      }
+      kept.emplace_back(std::move(c));
+    }
+    kept.emplace_back(std::move(check));
+    checks = std::move(kept);
+    const std::string status(readiness.at("status").as_string());
+    if (required) {
+      readiness["blockers"].as_array().emplace_back(message);
+      readiness["status"] = "blocked";
+      readiness["ok"] = false;
+    } else {
+      readiness["warnings"].as_array().emplace_back(message);
+      if (status == "ready") readiness["status"] = "ready-degraded";
+    }
+  }
+}
+
 }  // namespace hearth::agentapp

@@ -42,4 +42,10 @@ struct ReadinessContext {
 json::object assess_readiness(const AppManifest& manifest, const std::filesystem::path& package,
                               const ReadinessContext& context);
 
+/// Adds to a readiness result what the daemon reported of backends that do not come up
+/// (AppStore::backend_reports: {service, required, reason, failures, stderrTail}): each one's
+/// check of kind `backend` becomes a failing one saying why, with the end of its stderr; a
+/// required backend blocks the app, another degrades it.
+void add_backend_failures(json::object& readiness, const json::array& reports);
+
 }  // namespace hearth::agentapp

@@ -143,6 +143,15 @@ std::optional<std::string> limits_of(const json::object& fm, const json::object&
   return std::nullopt;
 }
 
+/// A program that, given no argument, reads the program it runs from stdin.
+bool is_interpreter(std::string_view program) {
+  for (std::string_view known : {"python", "python3", "node", "nodejs", "sh", "bash", "dash",
+                                 "ruby", "perl", "php", "lua", "deno", "bun"}) {
+    if (program == known) return true;
+  }
+  return false;
+}
+
 /// How to run the service, or why hearth does not.
 std::variant<BackendService, std::string> plan_one(const json::object& fm,
                                                    const json::object& service,
@@ -164,12 +173,23 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
   if (auto problem = limits_of(fm, service, out)) return *std::move(problem);
   out.capabilities = string_list(service, "requiredCapabilities");
 
-  // The command: `command` (words, or a list), else the file `binary`, `path` or `entry` names.
+  // The command line as MCP server configurations write it: `command` (words, or a list of
+  // them) followed by `args`; without `command`, the file `binary`, `path` or `entry` names
+  // (with `args` after it). A command that names no package file itself and has no `args` runs
+  // the `entry` or `path` file: `command: python3` with `path: services/backend.py`.
   std::vector<std::string> line;
+  bool from_command = false;
   if (const auto* c = service.if_contains("command"); c != nullptr && c->is_string()) {
     line = words(c->get_string());
+    from_command = true;
   } else if (c != nullptr && c->is_array()) {
-    line = string_list(service, "command");
+    for (const auto& word : c->get_array()) {
+      if (!word.is_string()) return std::string("command must be a list of strings");
+      line.emplace_back(word.get_string());
+    }
+    from_command = true;
+  } else if (c != nullptr && !c->is_null()) {
+    return std::string("command must be text or a list of strings");
   } else {
     for (const char* field : {"binary", "path", "entry"}) {
       auto file = json::string_member(service, field);
@@ -180,6 +200,25 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
     }
   }
   if (line.empty()) return std::string("it names no command, binary, path or entry");
+  const auto* args = service.if_contains("args");
+  if (args != nullptr && !args->is_null()) {
+    if (!args->is_array()) return std::string("args must be a list of strings");
+    for (const auto& arg : args->get_array()) {
+      if (!arg.is_string()) return std::string("args must be a list of strings");
+      line.emplace_back(arg.get_string());
+    }
+  } else if (from_command &&
+             std::none_of(line.begin(), line.end(), [&package](const std::string& word) {
+               return package_file(package, word).has_value();
+             })) {
+    for (const char* field : {"entry", "path"}) {
+      auto file = json::string_member(service, field);
+      if (!file.empty() && package_file(package, file)) {
+        line.push_back(std::move(file));
+        break;
+      }
+    }
+  }
   const auto language = json::string_member(service, "language");
   if (auto script = package_file(package, line.front())) {
     auto run = interpreter(package, line.front(), language);
@@ -197,7 +236,14 @@ std::variant<BackendService, std::string> plan_one(const json::object& fm,
     out.argv.push_back(line.front());
     line.erase(line.begin());
   }
-  // Arguments that name package files are given as absolute paths.
+  // An interpreter alone would read its program from stdin, where hearth writes JSON-RPC: it
+  // could never answer. Say so now rather than restart it forever.
+  if (out.argv.size() == 1 && line.empty() && is_interpreter(out.argv.front())) {
+    return "its command " + out.argv.front() +
+           " names no script to run (give it in args, or in entry or path)";
+  }
+  // Arguments that name package files (relative to the package folder) are given as absolute
+  // paths.
   for (auto& arg : line) {
     if (auto file = package_file(package, arg)) {
       if (out.script.empty()) out.script = *file;

@@ -19,8 +19,10 @@ namespace hearth::agentapp {
 struct BackendService {
   std::string key;
   bool required = false;
-  /// The command line: argv[0] is a program name (looked up in the system's folders) or an
-  /// absolute path; package files among the arguments are absolute paths.
+  /// The command line (`command` and `args` as MCP server configurations write them, or the
+  /// file `binary`, `path` or `entry` names): argv[0] is a program name (looked up in the
+  /// system's folders) or an absolute path; package files among the arguments, written
+  /// relative to the package folder, are absolute paths.
   std::vector<std::string> argv;
   /// The package file the command runs (a script read by its interpreter), empty when the
   /// command is a system program with arguments of its own.

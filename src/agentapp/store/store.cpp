@@ -47,6 +47,12 @@ const std::vector<storage::Migration>& migrations() {
       {4,
        "CREATE TABLE package_files (dir TEXT PRIMARY KEY, app TEXT NOT NULL, "
        "files TEXT NOT NULL, at TEXT NOT NULL);"},
+      // What the daemon's supervisor last reported of a backend that does not come up (one row
+      // while it fails; removed once it runs), for `hearth app show` and its readiness.
+      {5,
+       "CREATE TABLE backend_reports (app TEXT NOT NULL, service TEXT NOT NULL, "
+       "dir TEXT NOT NULL, report TEXT NOT NULL, at TEXT NOT NULL, "
+       "PRIMARY KEY (app, service));"},
   };
   return kMigrations;
 }
@@ -233,7 +239,8 @@ json::object InstalledApp::to_json() const {
   return o;
 }
 
-json::object review_of(const AppManifest& manifest, const Verified& verified) {
+json::object review_of(const AppManifest& manifest, const Verified& verified,
+                       const std::filesystem::path& package) {
   const auto& fm = manifest.front_matter;
   json::object r;
   r["name"] = manifest.name;
@@ -309,8 +316,9 @@ json::object review_of(const AppManifest& manifest, const Verified& verified) {
     for (const auto& s : list->get_array()) {
       const auto* kind = s.is_object() ? s.get_object().if_contains("kind") : nullptr;
       if (kind != nullptr && kind->is_string() && kind->get_string() == "app-backend") {
-        backends.push_back(pick(s, {"key", "language", "executionPlane", "protocol", "command",
-                                    "binary", "path", "endpoint", "network", "resourceLimits"}));
+        backends.push_back(
+            pick(s, {"key", "language", "executionPlane", "protocol", "command", "args", "binary",
+                     "path", "entry", "endpoint", "network", "resourceLimits"}));
       } else {
         services.push_back(pick(s, {"key", "kind", "protocol", "command", "network"}));
       }
@@ -325,6 +333,14 @@ json::object review_of(const AppManifest& manifest, const Verified& verified) {
     }
   }
   r["tools"] = std::move(tools);
+  // What the app's tools may do without the person (docs/app-server.md, "Tools and their
+  // policies"): the person approves these with the review.
+  json::array operations;
+  for (const auto& op : operations_of(fm, package)) {
+    operations.push_back(pick(op, {"key", "type", "sideEffect", "approvalRequired", "autoExecute",
+                                   "dryRunRequired", "evidenceRequired"}));
+  }
+  r["operations"] = std::move(operations);
 
   json::array secrets;
   if (const auto* list = member(fm, "secrets"); list != nullptr && list->is_array()) {
@@ -578,7 +594,7 @@ Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
                            existing.value().version + "); upgrade it, or uninstall it first");
   }
   HEARTH_ASSIGN_OR_RETURN(auto app, place(staged));
-  auto review = review_of(staged.manifest, staged.verified);
+  auto review = review_of(staged.manifest, staged.verified, app.dir);
   review["readiness"] = assess_readiness(staged.manifest, app.dir, readiness_);
   auto inserted = db_->execute(
       "INSERT INTO apps (" + std::string(kColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
@@ -650,8 +666,8 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
   HEARTH_ASSIGN_OR_RETURN(auto old_manifest, read_manifest(result.app.dir));
   Verified old_verified;
   old_verified.package_hash = result.app.package_hash;
-  const auto old_review = review_of(old_manifest, old_verified);
-  const auto new_review = review_of(staged.manifest, staged.verified);
+  const auto old_review = review_of(old_manifest, old_verified, result.app.dir);
+  const auto new_review = review_of(staged.manifest, staged.verified, staged.package);
   result.added["capabilities"] = minus(declared_capabilities(staged.manifest.front_matter),
                                        declared_capabilities(old_manifest.front_matter));
   result.added["permissions"] =
@@ -662,6 +678,10 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
                                      migration_names(result.app.dir, old_manifest.front_matter));
   result.added["backends"] =
       minus(described(new_review, "backends"), described(old_review, "backends"));
+  // An operation that now lets a tool run without the person, or anything else its policy
+  // changes, is approved again.
+  result.added["operations"] =
+      minus(described(new_review, "operations"), described(old_review, "operations"));
   for (const auto& [key, list] : result.added) {
     result.needs_approval = result.needs_approval || !list.as_array().empty();
   }
@@ -791,9 +811,18 @@ Result<json::object> AppStore::show(std::string_view name) {
     as_recorded.manifest_hash = app.manifest_hash;
     as_recorded.publisher_id = app.publisher;
     as_recorded.key = app.key;
-    out["review"] = review_of(manifest.value(), as_recorded);
+    out["review"] = review_of(manifest.value(), as_recorded, app.dir);
     auto ready = assess_readiness(manifest.value(), app.dir, readiness_);
     block_on_integrity(ready, changed);
+    // What the daemon reported of this package's backends that do not come up.
+    json::array failing;
+    if (auto reports = backend_reports(name); reports.ok()) {
+      for (auto& r : reports.value()) {
+        if (json::string_member(r, "dir") == app.dir.string()) failing.emplace_back(std::move(r));
+      }
+    }
+    add_backend_failures(ready, failing);
+    out["backends"] = std::move(failing);
     out["readiness"] = std::move(ready);
     out["projection"] = project_native(manifest.value(), app.dir, as_recorded);
   } else {
@@ -890,6 +919,49 @@ Result<json::object> AppStore::readiness(std::string_view name) {
   return assess_readiness(manifest, app.dir, readiness_);
 }
 
+Status AppStore::report_backend(std::string_view app, std::string_view service, const fs::path& dir,
+                                const json::object* report) {
+  Result<std::int64_t> r = std::int64_t{0};
+  if (report == nullptr) {
+    r = db_->execute("DELETE FROM backend_reports WHERE app = ? AND service = ?",
+                     {std::string(app), std::string(service)});
+  } else {
+    r = db_->execute(
+        "INSERT INTO backend_reports (app, service, dir, report, at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (app, service) DO UPDATE SET dir = excluded.dir, report = excluded.report, "
+        "at = excluded.at",
+        {std::string(app), std::string(service), dir.string(), json::serialize(*report),
+         utc_now()});
+  }
+  if (!r.ok()) return std::move(r).error();
+  return {};
+}
+
+Status AppStore::clear_backend_reports() {
+  auto r = db_->execute("DELETE FROM backend_reports", {});
+  if (!r.ok()) return std::move(r).error();
+  return {};
+}
+
+Result<json::array> AppStore::backend_reports(std::string_view app) {
+  HEARTH_ASSIGN_OR_RETURN(
+      auto rows,
+      db_->query("SELECT service, dir, report, at FROM backend_reports WHERE app = ? ORDER BY "
+                 "service",
+                 {std::string(app)}));
+  json::array out;
+  for (const auto& row : rows) {
+    auto report = json::parse_text(std::get<std::string>(row[2]));
+    json::object o =
+        report.ok() && report.value().is_object() ? report.value().get_object() : json::object();
+    o["service"] = std::get<std::string>(row[0]);
+    o["dir"] = std::get<std::string>(row[1]);
+    o["reportedAt"] = std::get<std::string>(row[3]);
+    out.emplace_back(std::move(o));
+  }
+  return out;
+}
+
 Status AppStore::grant(std::string_view name, std::string_view capability,
                        std::string_view workspace, bool allow, std::string_view by) {
   HEARTH_ASSIGN_OR_RETURN(auto app, find(name));
@@ -983,6 +1055,8 @@ Result<json::object> AppStore::uninstall(std::string_view name, DataPolicy polic
   r = db_->execute("DELETE FROM grants WHERE app = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
   r = db_->execute("DELETE FROM package_files WHERE app = ?", {std::string(name)});
+  if (!r.ok()) return std::move(r).error();
+  r = db_->execute("DELETE FROM backend_reports WHERE app = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
   if (auto logged = log(name, "uninstall", record); !logged.ok()) return std::move(logged).error();
   const fs::path file = root_ / "cleanup" / (app.name + "-" + random_hex(4) + ".json");

@@ -44,8 +44,9 @@ struct InstalledApp {
 
 /// What a new version adds to the installed one (docs/agent-apps.md, "Upgrade and rollback").
 struct UpgradeResult {
-  InstalledApp app;    ///< as installed after the call (the old version when it stopped)
-  json::object added;  ///< capabilities, permissions, networkHosts, migrations, backends
+  InstalledApp app;  ///< as installed after the call (the old version when it stopped)
+  /// capabilities, permissions, networkHosts, migrations, backends, operations
+  json::object added;
   bool needs_approval = false;
   bool upgraded = false;
   json::array migrations_applied;
@@ -133,6 +134,18 @@ class AppStore {
   /// disabled.
   Result<std::vector<Error>> verify_enabled(std::string_view when);
 
+  /// What the daemon's supervisor reports of a backend that does not come up (it cannot
+  /// start, exits before answering `initialize`, or never answers it): `report` {state,
+  /// required, reason, failures, stderrTail, ...} for the package folder `dir`, shown by show()
+  /// (`backends`, and a failing check in its readiness); null when it runs again or is no
+  /// longer supervised. Only what people read: enabling and starting an app do not look at it.
+  Status report_backend(std::string_view app, std::string_view service,
+                        const std::filesystem::path& dir, const json::object* report);
+  /// Forgets every report: a daemon that starts supervises afresh.
+  Status clear_backend_reports();
+  /// The reports of the app's backends ({service, dir, reportedAt} and the report's members).
+  Result<json::array> backend_reports(std::string_view app);
+
   TrustStore& trust() { return trust_; }
   std::filesystem::path data_dir(std::string_view name) const;
 
@@ -165,7 +178,9 @@ class AppStore {
   ReadinessContext readiness_;
 };
 
-/// The review of a manifest (what InstallResult::review holds).
-json::object review_of(const AppManifest& manifest, const Verified& verified);
+/// The review of a manifest (what InstallResult::review holds), its package in `package` (for
+/// the layered operations file).
+json::object review_of(const AppManifest& manifest, const Verified& verified,
+                       const std::filesystem::path& package);
 
 }  // namespace hearth::agentapp

@@ -247,6 +247,35 @@ TEST_F(StoreTest, UpgradeWaitsForApprovalOfWhatIsNewAndRollsBack) {
   EXPECT_FALSE(fs::exists(state.path() / "apps/packages/notes"));
 }
 
+TEST_F(StoreTest, TheReviewShowsTheBackendsArgsAndTheOperationsAndAnUpgradeThatLoosensOneWaits) {
+  std::string md = testing::notes_app_md();
+  md.replace(md.find("    command: services/backend.py\n"), 33,
+             "    command: python3\n    args: [./services/backend.py]\n");
+  package.write("APP.md", md);
+  package.write("app.operations.yaml",
+                "operations:\n  - key: add_note\n    type: storage-write\n"
+                "    sideEffect: app_storage_write\n    approvalRequired: true\n");
+  auto installed = store->install(package.path(), true);
+  ASSERT_TRUE(installed.ok()) << installed.error().message;
+  const auto& review = installed.value().review;
+  EXPECT_EQ(review.at("backends").at(0).at("args"), json::parse(R"(["./services/backend.py"])"));
+  EXPECT_EQ(review.at("operations"), json::parse(R"([{"key":"add_note","type":"storage-write",
+                "sideEffect":"app_storage_write","approvalRequired":true}])"));
+
+  // The next version lets the tool run on its own: approved again.
+  md.replace(md.find("version: 1.2.0"), 14, "version: 1.3.0");
+  package.write("APP.md", md);
+  package.write("app.operations.yaml",
+                "operations:\n  - key: add_note\n    type: storage-write\n"
+                "    sideEffect: app_storage_write\n    autoExecute: true\n");
+  auto waiting = store->upgrade(package.path(), true, false);
+  ASSERT_TRUE(waiting.ok()) << waiting.error().message;
+  EXPECT_TRUE(waiting.value().needs_approval);
+  ASSERT_EQ(waiting.value().added.at("operations").as_array().size(), 1u);
+  EXPECT_NE(json::serialize(waiting.value().added.at("operations")).find("autoExecute"),
+            std::string::npos);
+}
+
 TEST_F(StoreTest, AnUpgradeWhoseMigrationFailsLeavesTheOldVersion) {
   trust_and_sign();
   ASSERT_TRUE(store->install(package.path(), false).ok());
