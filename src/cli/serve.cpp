@@ -203,6 +203,7 @@ Status configure_model_servers(const ServeOptions& options, agent::ModelServers&
     HEARTH_RETURN_IF_ERROR(servers.add({.name = spec.substr(0, eq),
                                         .base_url = spec.substr(eq + 1),
                                         .model = options.model,
+                                        .key_ref = {},  // bound by --model-server-key
                                         .stream = options.model_stream,
                                         .tools = *tools}));
   }
@@ -387,11 +388,9 @@ int serve(const ServeOptions& options) {
     // that domain only, a global one where a trust grant sends it. A configured server's own
     // key (domain empty) was bound to it by the operator.
     Result<std::optional<vault::Secret>> secret = std::optional<vault::Secret>();
-    if (domain.empty()) {
-      secret = vault->get(variable->first, variable->second);
-    } else if (variable->first == vault::kGlobal) {
+    if (!domain.empty() && variable->first == vault::kGlobal) {
       secret = vault->get_global_for(domain, variable->second);
-    } else if (ascii::iequals(variable->first, domain)) {
+    } else if (domain.empty() || ascii::iequals(variable->first, domain)) {
       secret = vault->get(variable->first, variable->second);
     } else {
       secret = Error::make(
