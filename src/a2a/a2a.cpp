@@ -323,7 +323,8 @@ class Agent : public std::enable_shared_from_this<Agent> {
       self->set_state(*task, "working", nullptr, false);
     }
     const auto start = std::chrono::steady_clock::now();
-    host::Caller caller{"a2a", {}, {}};
+    host::Caller caller;
+    caller.transport = "a2a";
     auto result = co_await self->host_.call(*skill.service, skill.endpoint->id, std::move(input),
                                             std::move(caller));
     host::AuditRecord record;

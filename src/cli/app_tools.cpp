@@ -42,7 +42,9 @@ asio::awaitable<Result<json::value>> call_endpoint(host::Host& host, std::string
   auto found = host.find_service(service);
   if (!found.ok()) co_return found.error();
   auto keep = found.value();  // alive until the call returns
-  host::Caller caller{"inproc", "app-server", ""};
+  host::Caller caller;
+  caller.transport = "inproc";
+  caller.client = "app-server";
   co_return co_await host.call(*keep, endpoint, std::move(input), caller);
 }
 

@@ -545,7 +545,9 @@ asio::awaitable<Result<json::value>> Server::tools_call(const rpc::Request& requ
     std::lock_guard lock(session->mu_);
     client = session->client_name_;
   }
-  host::Caller caller{"mcp", client, {}};
+  host::Caller caller;
+  caller.transport = "mcp";
+  caller.client = client;
   // What the handler logs while it runs reaches the client as notifications/message, on this
   // request's stream, at or above the session's level (logging/setLevel).
   std::weak_ptr<Session> weak_session = session;

@@ -27,7 +27,9 @@ asio::awaitable<Result<json::value>> HostServices::call(std::string service, std
   auto found = host_.find_service(service);
   if (!found.ok()) co_return found.error();
   std::shared_ptr<const host::Host::Service> held = found.value();
-  host::Caller caller{"inproc", actor, ""};
+  host::Caller caller;
+  caller.transport = "inproc";
+  caller.client = actor;
   caller.confidential = confidential;
   auto result = co_await host_.call(*held, endpoint, std::move(input), caller);
   host::AuditRecord record;
