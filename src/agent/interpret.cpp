@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 
 #include "common/ascii.hpp"
 #include "common/random.hpp"
@@ -348,37 +349,44 @@ std::string new_call_id() {
   return id;
 }
 
-/// Hermes / Qwen: <tool_call>{...}</tool_call>, as often as it comes.
-bool hermes(std::string& text, std::vector<ToolCall>& calls) {
-  static constexpr std::string_view kOpen = "<tool_call>";
-  static constexpr std::string_view kClose = "</tool_call>";
-  if (text.find(kOpen) == std::string::npos) return false;
+/// Takes every `open`...`close` section out of `text` (the last may be unclosed: it runs to the
+/// end), giving each one's body to `each`; what is outside the sections stays. False (and `text`
+/// untouched) when there is none.
+bool take_sections(std::string& text, std::string_view open, std::string_view close,
+                   const std::function<void(std::string_view body)>& each) {
+  if (text.find(open) == std::string::npos) return false;
   std::string rest;
   std::size_t pos = 0;
   while (true) {
-    const auto open = text.find(kOpen, pos);
-    if (open == std::string::npos) {
+    const auto at = text.find(open, pos);
+    if (at == std::string::npos) {
       rest += text.substr(pos);
       break;
     }
-    rest += text.substr(pos, open - pos);
-    const auto body = open + kOpen.size();
-    auto close = text.find(kClose, body);
-    const std::string_view inner = std::string_view(text).substr(
-        body, close == std::string::npos ? std::string::npos : close - body);
-    auto parsed = leading_json(inner);
-    if (!parsed || !add_calls(parsed->first, calls)) {
-      if (auto xml = qwen_xml(inner)) {
-        calls.push_back(std::move(*xml));
-      } else {
-        calls.push_back(unreadable("<tool_call>", inner));
-      }
-    }
-    if (close == std::string::npos) break;
-    pos = close + kClose.size();
+    rest += text.substr(pos, at - pos);
+    const auto body = at + open.size();
+    const auto end = text.find(close, body);
+    each(std::string_view(text).substr(body,
+                                       end == std::string::npos ? std::string::npos : end - body));
+    if (end == std::string::npos) break;
+    pos = end + close.size();
   }
   text = rest;
   return true;
+}
+
+/// Hermes / Qwen: <tool_call>{...}</tool_call>, as often as it comes (Qwen3-Coder's XML form
+/// inside the same tags).
+bool hermes(std::string& text, std::vector<ToolCall>& calls) {
+  return take_sections(text, "<tool_call>", "</tool_call>", [&calls](std::string_view inner) {
+    auto parsed = leading_json(inner);
+    if (parsed && add_calls(parsed->first, calls)) return;
+    if (auto xml = qwen_xml(inner)) {
+      calls.push_back(std::move(*xml));
+    } else {
+      calls.push_back(unreadable("<tool_call>", inner));
+    }
+  });
 }
 
 /// Mistral: [TOOL_CALLS][{...}, ...] or [TOOL_CALLS]name[ARGS]{...}, possibly repeated.
@@ -438,37 +446,18 @@ bool mistral(std::string& text, std::vector<ToolCall>& calls) {
 
 /// Llama 3.1's <function=name>{...}</function>.
 bool function_tags(std::string& text, std::vector<ToolCall>& calls) {
-  static constexpr std::string_view kOpen = "<function=";
-  static constexpr std::string_view kClose = "</function>";
-  if (text.find(kOpen) == std::string::npos) return false;
-  std::string rest;
-  std::size_t pos = 0;
-  while (true) {
-    const auto open = text.find(kOpen, pos);
-    if (open == std::string::npos) {
-      rest += text.substr(pos);
-      break;
-    }
-    rest += text.substr(pos, open - pos);
-    const auto name_end = text.find('>', open + kOpen.size());
-    if (name_end == std::string::npos) {
-      calls.push_back(unreadable("<function=...>", std::string_view(text).substr(open)));
-      break;
+  return take_sections(text, "<function=", "</function>", [&calls](std::string_view inner) {
+    const auto name_end = inner.find('>');
+    if (name_end == std::string_view::npos) {
+      calls.push_back(unreadable("<function=...>", inner));
+      return;
     }
     ToolCall call;
-    call.name =
-        trimmed(std::string_view(text).substr(open + kOpen.size(), name_end - open - kOpen.size()));
-    const auto close = text.find(kClose, name_end + 1);
-    const std::string_view inner = std::string_view(text).substr(
-        name_end + 1, close == std::string::npos ? std::string::npos : close - name_end - 1);
-    call.arguments = trimmed(inner);
+    call.name = trimmed(inner.substr(0, name_end));
+    call.arguments = trimmed(inner.substr(name_end + 1));
     if (call.arguments.empty()) call.arguments = "{}";
     calls.push_back(std::move(call));
-    if (close == std::string::npos) break;
-    pos = close + kClose.size();
-  }
-  text = rest;
-  return true;
+  });
 }
 
 /// Llama 3.x without markup: the whole text (after <|python_tag|>, or in a fence) is a call

@@ -323,3 +323,14 @@ def wait_for(predicate, timeout=10):
             return True
         time.sleep(0.02)
     return predicate()
+
+
+def wait_run_ended(daemon, run_id, timeout=60):
+    """agent/read of the run until it is no longer running; its status."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        status = result(daemon.rpc("agent/read", {"runId": run_id}))
+        if status["status"] != "running":
+            return status
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} still running after {timeout}s")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from hearthtest import Daemon, error, hearth_bin, result
+from hearthtest import Daemon, error, hearth_bin, result, wait_run_ended
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "workspace-search"
@@ -38,14 +38,6 @@ def vault(state_dir, *args, stdin=None):
     assert r.returncode == 0, r.stderr
 
 
-def wait_ended(daemon, run_id, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        status = result(daemon.rpc("agent/read", {"runId": run_id}))
-        if status["status"] != "running":
-            return status
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} still running after {timeout}s")
 
 
 class Listener:
@@ -113,14 +105,14 @@ def test_each_model_key_goes_only_to_its_own_server(world):
     a.reset([COMPLETE])
     r = result(run(d))
     assert r["server"] == "default"
-    assert wait_ended(d, r["runId"])["status"] == "completed"
+    assert wait_run_ended(d, r["runId"])["status"] == "completed"
     assert a.auth == ["Bearer sk-daemon-111"]
 
     # Another configured server, by name or by URL: the daemon's key stays home.
     for choice in ({"server": "other"}, {"baseUrl": b.base_url}, {"baseUrl": b.base_url + "/"}):
         b.reset([COMPLETE])
         r = result(run(d, choice))
-        assert wait_ended(d, r["runId"])["status"] == "completed"
+        assert wait_run_ended(d, r["runId"])["status"] == "completed"
         assert b.auth == [None], choice
 
     # A key the run names: a registry service's key and an untrusted global are refused before
@@ -139,13 +131,13 @@ def test_each_model_key_goes_only_to_its_own_server(world):
     assert b.requests == [] and len(a.requests) == a_requests
     b.reset([COMPLETE])
     r = result(run(d, {"server": "other", "apiKeyRef": f"{b_domain}::B_KEY"}))
-    assert wait_ended(d, r["runId"])["status"] == "completed"
+    assert wait_run_ended(d, r["runId"])["status"] == "completed"
     assert b.auth == ["Bearer sk-other-444"]
     # A trust grant is the operator's way to send a global one.
     vault(d.state_dir, "trust", b_domain, "LOOSE")
     b.reset([COMPLETE])
     r = result(run(d, {"server": "other", "apiKeyRef": "global::LOOSE"}))
-    assert wait_ended(d, r["runId"])["status"] == "completed"
+    assert wait_run_ended(d, r["runId"])["status"] == "completed"
     assert b.auth == ["Bearer sk-loose-333"]
     # No secret value reached the audit log or a transcript.
     audit = Path(d.ready["auditLog"]).read_text()
@@ -167,7 +159,7 @@ def test_a_server_a_run_names_cannot_be_this_machine(world, host):
         assert err["code"] == -32602 and "configured" in err["message"]
         # https to this machine: refused once the name is resolved, before connecting.
         r = result(run(d, {"baseUrl": f"https://{url}", "model": "m"}))
-        status = wait_ended(d, r["runId"])
+        status = wait_run_ended(d, r["runId"])
         assert status["status"] == "failed"
         assert "must be configured on the daemon" in status["reason"], status
         assert listener.accepted == 0
@@ -182,7 +174,7 @@ def test_a_server_a_run_names_cannot_be_this_machine(world, host):
 def test_a_server_a_run_names_cannot_be_a_private_network(world, address):
     d, _, _, _ = world
     r = result(run(d, {"baseUrl": f"https://{address}/v1", "model": "m"}))
-    status = wait_ended(d, r["runId"])
+    status = wait_run_ended(d, r["runId"])
     assert status["status"] == "failed"
     assert "private network" in status["reason"], status
 
@@ -193,7 +185,7 @@ def test_an_endless_answer_is_cut_at_its_limit(world):
     for stream in (True, False):
         a.reset([{"flood": {"bytes": 512 << 20}}])
         r = result(run(d, {"stream": stream}))
-        status = wait_ended(d, r["runId"], 120)
+        status = wait_run_ended(d, r["runId"], 120)
         assert status["status"] == "failed"
         assert "passed the limit" in status["reason"], status
         # It was stopped long before the end (the limit is 8 MiB; socket buffers add a few).
@@ -221,7 +213,7 @@ def test_a_long_run_keeps_its_requests_and_transcript_bounded(tmp_path):
                 extra_args=["--workspace", str(ws_dir / "workspace"), "--model-url", fake.base_url,
                             "--model", "fake", "--model-context-chars", "20000"]) as d:
         r = result(run(d, maxTurns=turns + 5))
-        status = wait_ended(d, r["runId"], 180)
+        status = wait_run_ended(d, r["runId"], 180)
         assert status["status"] == "completed", status
         assert fake.errors == []
         # Every request stayed near the budget (the tool definitions and JSON escaping on top).
@@ -339,7 +331,7 @@ def test_private_and_write_only_values_leave_the_workspace_nowhere(tmp_path):
                     "script": "password = 'pw-WRITTEN-777'; draft = {to: 'cy@example.com'};"}}]}},
                 COMPLETE])
             r = result(d.rpc("agent/run", {"workspaceId": "mail", "task": "send it"}))
-            assert wait_ended(d, r["runId"])["status"] == "completed"
+            assert wait_run_ended(d, r["runId"])["status"] == "completed"
             assert fake.errors == []
             tool_results = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
             assert tool_results

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hearthtest import Daemon, error, hearth_bin, result
+from hearthtest import Daemon, error, hearth_bin, result, wait_run_ended
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "workspace-search"
@@ -160,14 +160,6 @@ def test_subscribers_hear_of_changes(daemon):
     assert err["code"] == -32601
 
 
-def wait_ended(daemon, run_id, timeout):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        status = result(daemon.rpc("agent/read", {"runId": run_id}))
-        if status["status"] != "running":
-            return status
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} still running after {timeout}s")
 
 
 def agent_steps(stream):
@@ -243,7 +235,7 @@ def test_retry_after_is_honoured_and_failures_end_a_run(daemon, model):
         started = time.time()
         run = result(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x",
                                               "model": {"baseUrl": base, "model": "fake"}}))
-        status = wait_ended(daemon, run["runId"], 30)
+        status = wait_run_ended(daemon, run["runId"], 30)
         assert status["status"] == "failed"
         assert "3" in status["reason"]
         assert time.time() - started >= 1.0  # waited as Retry-After said
@@ -259,7 +251,7 @@ def test_cancel_stops_a_run(daemon, model):
                                               "model": {"baseUrl": base, "model": "fake"}}))
         time.sleep(0.3)
         result(daemon.rpc("agent/cancel", {"runId": run["runId"]}))
-        status = wait_ended(daemon, run["runId"], 10)
+        status = wait_run_ended(daemon, run["runId"], 10)
         assert status["status"] == "cancelled"
 
 
@@ -441,7 +433,7 @@ def test_the_model_key_comes_from_the_vault_and_its_reads_are_audited(daemon, mo
     assert fake.requests == []
     vault("trust", domain, "MODEL_KEY", "NOPE")
     run = result(daemon.rpc("agent/run", run_params))
-    assert wait_ended(daemon, run["runId"], 30)["status"] == "completed"
+    assert wait_run_ended(daemon, run["runId"], 30)["status"] == "completed"
     assert fake.errors == []
     err = error(daemon.rpc("agent/run", {"workspaceId": "product-search", "task": "x", "model": {
         "baseUrl": base, "model": "fake", "apiKeyRef": "global::NOPE"}}))
