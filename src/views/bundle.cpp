@@ -470,6 +470,9 @@ class ModuleRewriter {
   Status on_export(std::size_t i) {
     if (t_[i].depth != 0) return Status{};  // a method or key named export
     std::size_t j = i + 1;
+    if (j >= t_.size() || (is(j, "default") && j + 1 >= t_.size())) {
+      return refuse(i, "the module ends inside an export");
+    }
     if (is(j, "default")) {
       std::size_t k = j + 1;
       const bool async_fn = is(k, "async") && is(k + 1, "function") && !t_[k + 1].newline_before;

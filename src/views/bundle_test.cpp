@@ -150,6 +150,13 @@ TEST_F(BundleTest, WhatCannotBeBundledIsRefusedWithItsPlace) {
   EXPECT_NE(refusal("open.js").find("open.js: a string is not closed (line 1)"), std::string::npos);
   service_.write("ts.js", "import type { A } from './a.js';\n");
   EXPECT_NE(refusal("ts.js").find("not one the bundler reads"), std::string::npos);
+  service_.write("end.js", "const a = 1;\nexport");
+  EXPECT_NE(refusal("end.js").find("end.js:2: the module ends inside an export"),
+            std::string::npos);
+  service_.write("end_default.js", "export default");
+  EXPECT_NE(refusal("end_default.js").find("ends inside an export"), std::string::npos);
+  service_.write("end_import.js", "import { a } from");
+  EXPECT_NE(refusal("end_import.js").find("not one the bundler reads"), std::string::npos);
   auto entry_only = bundle("a.js", /*may_import=*/false);
   ASSERT_FALSE(entry_only.ok());
   EXPECT_NE(entry_only.error().message.find("may import nothing"), std::string::npos);
