@@ -1,7 +1,9 @@
 #include "mcpserver/app_document.hpp"
 
 #include "common/beneath.hpp"
+#include "mcpserver/app_bridge_js.hpp"
 #include "mcpserver/catalog.hpp"
+#include "views/bundle.hpp"
 #include "views/component.hpp"
 #include "views/document.hpp"
 
@@ -11,105 +13,12 @@ namespace {
 
 constexpr std::size_t kMaxComponentBytes = std::size_t{4} << 20;
 
-// The bridge: MCP Apps on one side (postMessage JSON-RPC with the host window), the LAVS client
-// of lavs-spec-v1 7.2 on the other. Reads its configuration from #hearth-mcp-app.
-constexpr std::string_view kBridge = R"JS(
-(function () {
-  'use strict';
-  var config = JSON.parse(document.getElementById('hearth-mcp-app').textContent);
-  var pending = new Map();
-  var nextId = 1;
-  function send(message) { window.parent.postMessage(message, '*'); }
-  function request(method, params) {
-    return new Promise(function (resolve, reject) {
-      var id = nextId++;
-      pending.set(id, { resolve: resolve, reject: reject });
-      send({ jsonrpc: '2.0', id: id, method: method, params: params || {} });
-    });
-  }
-  window.addEventListener('message', function (event) {
-    if (event.source !== window.parent) return;
-    var m = event.data;
-    if (!m || m.jsonrpc !== '2.0' || m.id === undefined || m.method !== undefined) return;
-    var p = pending.get(m.id);
-    if (!p) return;
-    pending.delete(m.id);
-    if (m.error) p.reject(new Error(m.error.message || 'request failed'));
-    else p.resolve(m.result);
-  });
-  function resultOf(r) {
-    if (!r) throw new Error('no result');
-    var text = r.content && r.content[0] && r.content[0].text;
-    if (r.isError) throw new Error(text || 'the tool failed');
-    return text === undefined ? r.structuredContent : JSON.parse(text);
-  }
-  var ready = request('ui/initialize', {
-    protocolVersion: '2026-01-26',
-    appCapabilities: {},
-    appInfo: { name: config.service, version: config.version }
-  }).then(function (r) {
-    send({ jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {} });
-    return r;
-  });
-  var client = {
-    call: function (endpoint, input) {
-      var name = config.tools[endpoint];
-      if (!name) return Promise.reject(new Error('no endpoint ' + endpoint));
-      return ready.then(function () {
-        return request('tools/call', { name: name, arguments: input || {} });
-      }).then(resultOf);
-    },
-    subscribe: function (endpoint, callback) {
-      var uri = config.subscriptions[endpoint];
-      if (!uri) throw new Error('no subscription ' + endpoint);
-      // MCP Apps give a view no notifications: the latest item is read now and then.
-      var stopped = false;
-      var last = null;
-      function poll() {
-        if (stopped) return;
-        ready.then(function () { return request('resources/read', { uri: uri }); })
-          .then(function (r) {
-            var text = r && r.contents && r.contents[0] && r.contents[0].text;
-            if (text && text !== 'null' && text !== last) { last = text; callback(JSON.parse(text)); }
-          })
-          .catch(function () {})
-          .then(function () { if (!stopped) setTimeout(poll, 2000); });
-      }
-      poll();
-      return function () { stopped = true; };
-    },
-    getManifest: function () { return Promise.resolve(config.manifest); },
-    readFile: function (path) {
-      return ready.then(function () {
-        return request('resources/read', { uri: config.dir + '/' + path });
-      }).then(function (r) {
-        var c = r && r.contents && r.contents[0];
-        if (!c) throw new Error('no such file');
-        return c.text !== undefined ? c.text : atob(c.blob);
-      });
-    }
-  };
-  window.lavsClient = client;
-  function mount() {
-    var targets = Array.prototype.filter.call(document.querySelectorAll('*'), function (e) {
-      return typeof e.setLAVSClient === 'function';
-    });
-    targets.forEach(function (t) { t.setLAVSClient(client); });
-    window.dispatchEvent(new CustomEvent('lavs-client', { detail: client }));
-  }
-  window.__hearthMount = mount;
-})();
-)JS";
-
-std::string escape_attribute(std::string_view text) {
+std::string escape_text(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
       case '&':
         out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
         break;
       case '<':
         out += "&lt;";
@@ -124,27 +33,20 @@ std::string escape_attribute(std::string_view text) {
   return out;
 }
 
-/// Script text must not close its element.
-std::string script_text(std::string_view code) {
-  std::string out(code);
-  for (std::size_t at = 0; (at = out.find("</", at)) != std::string::npos; at += 3) {
-    out.replace(at, 2, "<\\/");
-  }
-  return out;
+/// The module script that mounts a module component: `code` defines it (may be empty), `entry`
+/// is an expression giving a promise of its namespace.
+std::string module_script(std::string_view code, std::string_view entry,
+                          std::string_view export_name) {
+  return "<script type=\"module\">\n" + views::script_text(code) + "\nhearthMcpApp.mountModule(" +
+         views::script_text(entry) + ", " +
+         views::script_text(json::dump(json::value(std::string(export_name)))) + ");\n</script>";
 }
-
-// Loads the element module and mounts the first custom element it defines.
-constexpr std::string_view kModuleMount = R"JS(
-var defined = [];
-var original = customElements.define.bind(customElements);
-customElements.define = function (name, cls, options) { defined.push(name); return original(name, cls, options); };
-)JS";
 
 }  // namespace
 
 Result<AppDocument> app_document(const host::Host::Service& service,
                                  const std::vector<std::string>& cdn_origins,
-                                 const json::object& tool_names) {
+                                 const std::map<std::string, AppTool, std::less<>>& tools) {
   const auto& m = service.manifest;
   HEARTH_ASSIGN_OR_RETURN(views::Component component, views::resolve(m.dir, m.view, cdn_origins));
   json::object subscriptions;
@@ -153,72 +55,76 @@ Result<AppDocument> app_document(const host::Host::Service& service,
       subscriptions[e.id] = subscription_uri(m.name, e.id);
     }
   }
-  json::object config{{"service", m.name},   {"version", m.version},
-                      {"tools", tool_names}, {"subscriptions", std::move(subscriptions)},
-                      {"manifest", m.raw},   {"dir", file_uri(m.dir.string())}};
+  json::object tool_config;
+  for (const auto& [endpoint, tool] : tools) {
+    tool_config[endpoint] = json::object{
+        {"name", tool.name}, {"mutation", tool.mutation}, {"wrapInput", tool.wrap_input}};
+  }
+  json::object config{{"service", m.name},
+                      {"version", m.version},
+                      {"tools", std::move(tool_config)},
+                      {"subscriptions", std::move(subscriptions)},
+                      {"manifest", m.raw},
+                      {"dir", file_uri(m.dir.string())}};
+  const std::string head = "<script type=\"application/json\" id=\"hearth-mcp-app\">" +
+                           views::script_json(config) + "</script>\n<script>\n" +
+                           views::script_text(kAppBridgeJs) + "</script>\n";
   AppDocument doc;
   std::string body;
+  views::BundleLimits limits;
+  limits.max_bytes = kMaxComponentBytes;
   switch (component.type) {
-    case views::Component::Type::kNpm:
-      return Error::make(ErrorCode::kInvalidParams,
-                         "the view of " + m.name +
-                             " is an npm package: hearth's view host serves it (/ui/), an MCP App "
-                             "must be one document");
     case views::Component::Type::kLocal: {
-      auto text = read_beneath(component.base, component.entry, kMaxComponentBytes);
-      if (!text) {
-        return Error::make(ErrorCode::kInvalidParams, "the view file " + component.entry + " of " +
-                                                          m.name + " cannot be read");
-      }
       if (component.html) {
-        body = "__HTML__";
-        doc.html = *text;
-      } else {
-        body = "<script type=\"module\">" + std::string(kModuleMount) + script_text(*text) +
-               "\nvar first = defined[0];\nif (first) { document.body.appendChild("
-               "document.createElement(first)); }\nwindow.__hearthMount();\n</script>";
+        auto text = read_beneath(component.base, component.entry, kMaxComponentBytes);
+        if (!text) {
+          return Error::make(ErrorCode::kInvalidParams, "the view file " + component.entry +
+                                                            " of " + m.name + " cannot be read");
+        }
+        // The component's own document, the bridge first in its <head>; its elements get the
+        // client once it has been parsed.
+        std::string html = std::move(*text);
+        const std::string tags = head + "<script>hearthMcpApp.mountHtml();</script>\n";
+        const std::size_t head_at = html.find("<head>");
+        if (head_at != std::string::npos) {
+          html.insert(head_at + 6, "\n" + tags);
+        } else {
+          html = tags + html;
+        }
+        doc.html = std::move(html);
+        return doc;
       }
+      HEARTH_ASSIGN_OR_RETURN(views::Bundle bundle,
+                              views::bundle_modules(component.base, component.entry, std::nullopt,
+                                                    !component.entry_only, limits));
+      body = module_script(bundle.script, bundle.entry, component.export_name);
       break;
     }
-    case views::Component::Type::kInline:
-      body = "<script type=\"module\">" + std::string(kModuleMount) + script_text(component.code) +
-             "\nvar first = defined[0];\nif (first) { document.body.appendChild("
-             "document.createElement(first)); }\nwindow.__hearthMount();\n</script>";
+    case views::Component::Type::kInline: {
+      HEARTH_ASSIGN_OR_RETURN(
+          views::Bundle bundle,
+          views::bundle_modules(m.dir, "inline.js", component.code, false, limits));
+      body = module_script(bundle.script, bundle.entry, component.export_name);
       break;
+    }
+    case views::Component::Type::kNpm: {
+      HEARTH_ASSIGN_OR_RETURN(
+          views::Bundle bundle,
+          views::bundle_modules(component.base, component.entry, std::nullopt, true, limits));
+      body = module_script(bundle.script, bundle.entry, component.export_name);
+      break;
+    }
     case views::Component::Type::kCdn:
       doc.resource_domains.push_back(component.script_origin);
-      body = "<script type=\"module\">" + std::string(kModuleMount) + "import(" +
-             script_text(json::dump(json::value(component.module))) +
-             ").then(function (mod) {\n  var first = defined[0];\n  var cls = mod[" +
-             script_text(json::dump(json::value(
-                 component.export_name.empty() ? std::string("default") : component.export_name))) +
-             "];\n  if (!first && typeof cls === 'function') { first = 'lavs-view-app'; "
-             "original(first, cls); }\n  if (first) document.body.appendChild("
-             "document.createElement(first));\n  window.__hearthMount();\n});\n</script>";
+      body = module_script({}, "import(" + json::dump(json::value(component.module)) + ")",
+                           component.export_name);
       break;
   }
-  const std::string head = "<script type=\"application/json\" id=\"hearth-mcp-app\">" +
-                           views::script_json(config) + "</script>\n<script>" +
-                           std::string(kBridge) + "</script>\n";
-  if (body == "__HTML__") {
-    // The component's own document, the bridge first in its <head>; its elements get the client
-    // once it has loaded.
-    std::string html = std::move(doc.html);
-    const std::size_t head_at = html.find("<head>");
-    const std::string tail =
-        "<script>window.addEventListener('DOMContentLoaded', function () { "
-        "window.__hearthMount(); });</script>\n";
-    if (head_at != std::string::npos) {
-      html.insert(head_at + 6, "\n" + head + tail);
-    } else {
-      html = head + tail + html;
-    }
-    doc.html = std::move(html);
-    return doc;
-  }
-  doc.html = "<!doctype html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-             escape_attribute(m.name) + "</title>\n" + head + "</head>\n<body>\n" + body +
-             "\n</body>\n</html>\n";
+  doc.html =
+      "<!doctype html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
+      "content=\"width=device-width, initial-scale=1\">\n<title>" +
+      escape_text(m.name) + "</title>\n" + head + "</head>\n<body>\n" + body +
+      "\n</body>\n</html>\n";
   return doc;
 }
 

@@ -135,33 +135,68 @@ struct Server::Catalog {
     std::optional<Media> media;  ///< the output is an image or a sound (media_of)
   };
   std::map<std::string, Target, std::less<>> by_name;
+  using AppTools = std::map<std::string, AppTool, std::less<>>;
+  /// Each service's query and mutation endpoints as its view's bridge calls them.
+  std::map<std::string, AppTools, std::less<>> app_tools;
+  /// Services with a view: an empty string when the view is offered as an MCP App (its document
+  /// was built), else why it is not (it is then neither listed nor named by any tool).
+  std::map<std::string, std::string, std::less<>> views;
 };
 
-std::shared_ptr<const Server::Catalog> Server::catalog() {
+asio::awaitable<std::shared_ptr<const Server::Catalog>> Server::catalog() {
   auto services = host_.services();
   {
     std::lock_guard lock(mu_);
-    if (catalog_ && catalog_->services == services) return catalog_;
+    if (catalog_ && catalog_->services == services) co_return catalog_;
   }
   auto built = std::make_shared<Catalog>();
   built->services = services;
-  for (auto& named : name_tools(*services)) {
-    const auto& m = named.service->manifest;
-    const auto& endpoint = *named.endpoint;
-    const std::string ui = m.view.is_null() ? std::string() : view_uri(m.name);
+  const auto named = name_tools(*services);
+  for (const auto& n : named) {
+    const auto& m = n.service->manifest;
+    const auto& endpoint = *n.endpoint;
     // An output that is not an object travels as {"result": value}, an input that is not one
     // as the argument "input" (tool_definition describes them so).
     json::value output = endpoint_schema(m, endpoint.id, "output");
     const bool wrap = output.is_object() && !is_object_schema(resolve_types(output, m.types));
     json::value input = endpoint_schema(m, endpoint.id, "input");
     const bool wrap_input = input.is_object() && wraps_input(resolve_types(input, m.types));
-    built->tools.push_back(tool_definition(m, endpoint, named.name, ui));
-    built->by_name.emplace(named.name, Catalog::Target{named.service, endpoint.id, wrap, wrap_input,
-                                                       media_of(resolve_types(output, m.types))});
+    built->by_name.emplace(n.name, Catalog::Target{n.service, endpoint.id, wrap, wrap_input,
+                                                   media_of(resolve_types(output, m.types))});
+    built->app_tools[m.name][endpoint.id] =
+        AppTool{n.name, endpoint.method == manifest::Method::kMutation, wrap_input};
+  }
+  // A view is offered only when its document can be built (a cdn origin allowed, npm modules
+  // bundled): every ui:// a tool names can then be read. Building it reads files.
+  std::function<std::map<std::string, std::string, std::less<>>()> check =
+      [services, origins = options_.cdn_origins, tools = built->app_tools] {
+        std::map<std::string, std::string, std::less<>> views;
+        for (const auto& s : *services) {
+          const auto& m = s->manifest;
+          if (m.view.is_null()) continue;
+          const auto it = tools.find(m.name);
+          auto document =
+              app_document(*s, origins, it == tools.end() ? Catalog::AppTools{} : it->second);
+          views[m.name] = document.ok() ? std::string() : document.error().message;
+        }
+        return views;
+      };
+  built->views = co_await host_.blocking().run(std::move(check));
+  for (const auto& [name, reason] : built->views) {
+    if (!reason.empty()) {
+      spdlog::info("mcp: the view of {} is not offered as an MCP App: {}", name, reason);
+    }
+  }
+  for (const auto& n : named) {
+    const auto& m = n.service->manifest;
+    const auto view = built->views.find(m.name);
+    const bool offered = view != built->views.end() && view->second.empty();
+    built->tools.push_back(
+        tool_definition(m, *n.endpoint, n.name, offered ? view_uri(m.name) : std::string()));
   }
   std::lock_guard lock(mu_);
   catalog_ = built;
-  return built;
+  co_return built;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -422,7 +457,7 @@ asio::awaitable<Result<json::value>> Server::initialize(const rpc::Request& requ
 
 asio::awaitable<Result<json::value>> Server::tools_list(const rpc::Request& request) {
   (void)request;
-  auto c = catalog();
+  auto c = co_await catalog();
   json::array tools = c->tools;
   if (options_.workspaces != nullptr) {
     // A service endpoint that took one of the names keeps it (its tool came first).
@@ -516,7 +551,7 @@ asio::awaitable<Result<json::value>> Server::tools_call(const rpc::Request& requ
       progress_token = *t;
     }
   }
-  auto c = catalog();
+  auto c = co_await catalog();
   auto it = c->by_name.find(name);
   if (it == c->by_name.end() && options_.workspaces != nullptr && is_workspace_tool(name) &&
       !options_.workspaces->list().empty()) {
@@ -624,11 +659,13 @@ std::optional<std::pair<std::shared_ptr<const host::Host::Service>, std::string>
   return std::nullopt;
 }
 
-json::array list_resources_now(const host::Host::ServiceList& services, std::size_t max_files) {
+json::array list_resources_now(const host::Host::ServiceList& services,
+                               const std::set<std::string, std::less<>>& offered_views,
+                               std::size_t max_files) {
   json::array out;
   for (const auto& s : services) {
     const auto& m = s->manifest;
-    if (!m.view.is_null()) {
+    if (offered_views.contains(m.name)) {
       out.push_back(
           json::object{{"uri", view_uri(m.name)},
                        {"name", m.name + " view"},
@@ -681,10 +718,14 @@ json::array list_resources_now(const host::Host::ServiceList& services, std::siz
 
 asio::awaitable<Result<json::value>> Server::resources_list(const rpc::Request& request) {
   (void)request;
-  auto services = host_.services();
+  auto c = co_await catalog();
+  std::set<std::string, std::less<>> offered;
+  for (const auto& [name, reason] : c->views) {
+    if (reason.empty()) offered.insert(name);
+  }
   const std::size_t max_files = options_.max_files;
-  std::function<json::array()> work = [services, max_files] {
-    return list_resources_now(*services, max_files);
+  std::function<json::array()> work = [services = c->services, offered, max_files] {
+    return list_resources_now(*services, offered, max_files);
   };
   auto list = co_await host_.blocking().run(std::move(work));
   if (options_.workspaces != nullptr) {
@@ -732,15 +773,23 @@ asio::awaitable<Result<json::value>> Server::resources_read(const rpc::Request& 
   }
   if (!service) co_return not_found();
   if (ref->kind == ResourceRef::Kind::kView) {
-    if (service->manifest.view.is_null()) co_return not_found();
-    std::vector<std::string> origins = options_.cdn_origins;
-    json::object tool_names;  // the service's endpoints by the names tools/list gives them
-    for (const auto& [tool, target] : catalog()->by_name) {
-      if (target.service == service) tool_names[target.endpoint] = tool;
+    auto c = co_await catalog();
+    const auto view = c->views.find(ref->service);
+    if (view == c->views.end()) co_return not_found();
+    if (!view->second.empty()) {
+      // A view that is not offered (resources/list and tools do not name it): why.
+      co_return error_with(kResourceNotFound,
+                           "Resource not found: " + uri +
+                               " (the view is not offered as an MCP App: " + view->second + ")",
+                           json::object{{"uri", uri}, {"reason", view->second}});
     }
-    std::function<Result<AppDocument>()> work = [service, origins, tool_names] {
-      return app_document(*service, origins, tool_names);
-    };
+    std::vector<std::string> origins = options_.cdn_origins;
+    const auto tools = c->app_tools.find(ref->service);
+    std::function<Result<AppDocument>()> work =
+        [service, origins,
+         tools = tools == c->app_tools.end() ? Catalog::AppTools{} : tools->second] {
+          return app_document(*service, origins, tools);
+        };
     auto document = co_await host_.blocking().run(std::move(work));
     if (!document.ok()) co_return document.error();
     json::object content{{"uri", uri}, {"mimeType", kAppMimeType}, {"text", document.value().html}};

@@ -130,7 +130,9 @@ class Server {
 
  private:
   struct Catalog;  // tools and their targets, for one snapshot of the services
-  std::shared_ptr<const Catalog> catalog();
+  /// The catalog of the services served now, built again when they changed (off the I/O
+  /// threads: whether each view's document builds is read from its files).
+  boost::asio::awaitable<std::shared_ptr<const Catalog>> catalog();
   void add_methods();
   std::shared_ptr<Session> session_of(const rpc::Request& request) const;
   void log(Session& session, int level, std::string_view logger, std::string text);

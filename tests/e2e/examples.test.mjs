@@ -60,7 +60,7 @@ test('notes: a local .html view reads the file and saves a note', async () => {
   const frame = await viewFrame(page);
   await waitFor(async () => (await frame.textContent('notes-view ol')).includes('Welcome to simple-notes.'), { what: 'the notes' });
   await frame.fill('notes-view textarea', 'written in the view');
-  await frame.click('notes-view button[type=submit]');
+  await frame.click('notes-view button.save');
   await waitFor(async () => (await frame.textContent('notes-view ol')).includes('written in the view'), { what: 'the saved note' });
   const r = await daemon.post('lavs/call', { service: 'simple-notes', endpoint: 'getNotes' });
   assert.match(r.result, /written in the view/);
@@ -124,7 +124,7 @@ test('bookshelf: a local .js view searches the catalogue and adds a reading note
   await frame.click('book-shelf .book >> text=Kindred');
   await frame.waitForSelector('book-shelf h3:text("Kindred")');
   await frame.fill('book-shelf textarea[name=note]', 'Dana travels back in time.');
-  await frame.click('book-shelf form button');
+  await frame.click('book-shelf button.add-note');
   await waitFor(async () => (await frame.textContent('book-shelf .note')).includes('Dana travels'), { what: 'the note' });
   for (const viewport of [WIDE, NARROW]) {
     await page.setViewportSize(viewport);

@@ -26,6 +26,14 @@ if [[ ! -f "$installed" ]] || ! grep -q "\"version\": \"$playwright_version\"" "
   npm install --prefix "$cache" --no-audit --no-fund --loglevel=error "playwright-core@$playwright_version" >&2
 fi
 
+# The official MCP Apps host side for tests/e2e/mcp-app-bridge.test.mjs: ext-apps' AppBridge and
+# the MCP SDK client it is built on (its peers, pinned), bundled for the page by esbuild.
+source "$root/tests/npm_cache.sh"
+HEARTH_E2E_MCP_APPS_MODULES=$(npm_cache_install e2e "$cache/mcp-apps" \
+  @modelcontextprotocol/ext-apps@2.0.4 @modelcontextprotocol/client@2.0.0 \
+  @modelcontextprotocol/core@2.0.0 zod@4.6.7 esbuild@0.25.12)
+export HEARTH_E2E_MCP_APPS_MODULES
+
 # Node 22 has a global WebSocket; Node 20 has it behind a flag. The tests use it to ask the daemon
 # for view/mounts and to drive lavs-client.js.
 node_flags=()

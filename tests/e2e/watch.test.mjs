@@ -41,7 +41,7 @@ test('an edited manifest remounts its view; a removed service leaves the list', 
     return f && f.dataset.mountId !== old && document.body.dataset.view === 'ready';
   }, firstMount, { timeout: 10000 });
   const frame = await viewFrame(page);
-  await waitFor(() => frame.$('todo-view form'), { what: 'the remounted view' });
+  await waitFor(() => frame.$('todo-view .add-row'), { what: 'the remounted view' });
   const mounts = await daemon.mounts();
   assert.ok(!mounts.mounts.some((m) => m.mountId === firstMount), 'the old mount is closed');
   assert.match(await page.textContent('#log-list'), /services changed: .*~todo-manager/);

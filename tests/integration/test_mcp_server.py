@@ -266,7 +266,7 @@ def test_stdio_resources_files_view_and_subscriptions(stdio, tmp_services):
     view = s.request("resources/read", {"uri": "ui://mcp-fixture/view"})["result"]["contents"][0]
     assert view["mimeType"] == "text/html;profile=mcp-app"
     assert "ui/initialize" in view["text"] and "mcp-fixture-view" in view["text"]
-    assert '"add":"mcp-fixture.add"' in view["text"]  # two services: qualified tool names
+    assert '"add":{"name":"mcp-fixture.add"' in view["text"]  # two services: qualified tool names
 
     # Subscriptions: only lavs:// resources; updates arrive as notifications, read gives the item.
     assert s.request("resources/subscribe", {"uri": readme})["error"]["code"] == -32602
@@ -279,6 +279,52 @@ def test_stdio_resources_files_view_and_subscriptions(stdio, tmp_services):
     assert "from mcp" in s.request("resources/read", {"uri": sub_uri})["result"]["contents"][0]["text"]
     assert s.request("resources/unsubscribe", {"uri": sub_uri})["result"] == {}
     assert s.request("resources/unsubscribe", {"uri": sub_uri})["error"]["code"] == -32602
+
+
+def write_view_service(root, name, view, files):
+    d = Path(root) / name
+    d.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / rel).write_text(text)
+    (d / "lavs.json").write_text(json.dumps({
+        "lavs": "1.0", "name": name, "version": "1.0.0",
+        "endpoints": [{"id": "hello", "method": "query",
+                       "handler": {"type": "function", "module": "handlers.mjs", "function": "hello"}}],
+        "view": {"component": view}}))
+    (d / "handlers.mjs").write_text("export function hello() { return { hi: true }; }\n")
+    return d
+
+
+def test_stdio_every_view_named_can_be_read(stdio, tmp_services):
+    """An npm view is bundled into its document; a view that cannot be one document (a package
+    import, a CDN origin not allowed) is neither listed nor named by a tool, and reading it says why."""
+    todo = copy_service(EXAMPLES / "todo-manager-js", tmp_services)
+    package = {"name": "pkg-view", "version": "1.0.0", "type": "module", "main": "index.js"}
+    unbundled = write_view_service(tmp_services, "unbundled", {"type": "npm", "package": "pkg-view", "version": "1"}, {
+        "node_modules/pkg-view/package.json": json.dumps(package),
+        "node_modules/pkg-view/index.js": "import { LitElement } from 'lit';\nexport default class V extends LitElement {}\n"})
+    remote = write_view_service(tmp_services, "remote", {"type": "cdn", "url": "https://cdn.example.com/v.js"}, {})
+    s = stdio([todo, unbundled, remote])
+    s.initialize()
+    tools = s.request("tools/list")["result"]["tools"]
+    resources = s.request("resources/list")["result"]["resources"]
+    named = {t["_meta"]["ui"]["resourceUri"] for t in tools if "ui" in t["_meta"]}
+    listed = {r["uri"] for r in resources if r["uri"].startswith("ui://")}
+    assert named == listed == {"ui://todo-manager-js/view"}
+    assert all(t["_meta"]["ui"]["resourceUri"] == "ui://todo-manager-js/view"
+               for t in tools if t["name"].startswith("todo-manager-js."))
+    for uri in named | listed:
+        content = s.request("resources/read", {"uri": uri})["result"]["contents"][0]
+        assert content["mimeType"] == "text/html;profile=mcp-app"
+    view = s.request("resources/read", {"uri": "ui://todo-manager-js/view"})["result"]["contents"][0]["text"]
+    # The package's two modules are in the document; nothing is loaded from anywhere.
+    assert '__hearth_define("styles.js"' in view and '__hearth_define("todo-list-view.js"' in view
+    assert "import {" not in view and " from './" not in view
+    missing = s.request("resources/read", {"uri": "ui://unbundled/view"})["error"]
+    assert missing["code"] == -32002 and "imports 'lit'" in missing["data"]["reason"]
+    missing = s.request("resources/read", {"uri": "ui://remote/view"})["error"]
+    assert missing["code"] == -32002 and "--allow-view-origin" in missing["data"]["reason"]
 
 
 def test_stdio_list_changed_when_a_manifest_changes(stdio, tmp_services):

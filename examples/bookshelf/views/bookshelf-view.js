@@ -13,8 +13,8 @@ const css = `
   book-shelf h3 { margin: 0 0 8px; font-size: 15px; }
   book-shelf .note { border-left: 3px solid var(--hearth-accent, #c2410c); padding: 4px 10px; }
   book-shelf .note small { display: block; color: var(--hearth-muted, #666); font-size: 12px; }
-  book-shelf form { display: grid; gap: 6px; margin-top: 10px; }
-  book-shelf form button { justify-self: start; font: inherit; font-weight: 600; padding: 6px 14px; border: 0; border-radius: 6px;
+  book-shelf .compose { display: grid; gap: 6px; margin-top: 10px; }
+  book-shelf .compose button { justify-self: start; font: inherit; font-weight: 600; padding: 6px 14px; border: 0; border-radius: 6px;
     cursor: pointer; background: var(--hearth-accent, #c2410c); color: var(--hearth-accent-fg, #fff); }
   book-shelf .muted { color: var(--hearth-muted, #666); }
   book-shelf .error { color: var(--hearth-danger, #b42318); overflow-wrap: anywhere; }
@@ -105,10 +105,12 @@ class BookShelf extends HTMLElement {
     const list = h('ul');
     for (const n of this.notes) list.append(h('li', { className: 'note' }, n.text, h('small', { textContent: new Date(n.at).toLocaleString() })));
     if (!this.notes.length) list.append(h('li', { className: 'muted', textContent: 'No notes yet.' }));
-    const text = h('textarea', { name: 'note', rows: 2, placeholder: 'A note about this book' });
-    const form = h('form', {}, text, h('button', { type: 'submit', textContent: 'Add note' }));
-    form.addEventListener('submit', async (e) => {
-      e.preventDefault();
+    // A click (or Ctrl+Enter) handled here rather than a <form>: the view also runs in a frame
+    // sandboxed with allow-scripts only (an MCP host's).
+    const text = h('textarea', { name: 'note', rows: 2, placeholder: 'A note about this book (Ctrl+Enter adds it)' });
+    const add = h('button', { type: 'button', className: 'add-note', textContent: 'Add note' });
+    const compose = h('div', { className: 'compose' }, text, add);
+    const submit = async () => {
       if (!text.value.trim()) return;
       try {
         await this.client.call('addNote', { bookId: this.selected.id, text: text.value.trim() });
@@ -116,8 +118,15 @@ class BookShelf extends HTMLElement {
         this.notesError = err.message;
       }
       await this.loadNotes();
+    };
+    add.addEventListener('click', submit);
+    text.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && !e.isComposing) {
+        e.preventDefault();
+        submit();
+      }
     });
-    this.notesBox.append(h('h3', { textContent: this.selected.title }), list, form, h('p', { className: 'error', textContent: this.notesError || '' }));
+    this.notesBox.append(h('h3', { textContent: this.selected.title }), list, compose, h('p', { className: 'error', textContent: this.notesError || '' }));
   }
 }
 

@@ -2,10 +2,12 @@
 // it in a sandboxed frame and hands it a LAVSClient (setLAVSClient): it lists the todos, adds,
 // toggles and deletes them, follows the todoUpdates subscription, and reloads the list when an
 // agent (or anyone else) changes the todos (onAgentAction). The chosen filter is kept with
-// setState, so it survives a reload. Todo text is untrusted: it only ever goes in as text.
+// setState, so it survives a reload. Todo text is untrusted: it only ever goes in as text. No
+// <form>: Add is a click or Enter handled here, so the view also works in a frame sandboxed with
+// allow-scripts only (an MCP host's, ui://todo-manager/view).
 const STYLE = `
   todo-view { display: block; max-width: 720px; }
-  todo-view form { display: flex; gap: 8px; margin-bottom: 12px; }
+  todo-view .add-row { display: flex; gap: 8px; margin-bottom: 12px; }
   todo-view input[name=text] { flex: 1; min-width: 0; padding: 8px 10px; font: inherit; color: inherit;
     border: 1px solid var(--hearth-border, #ccc); border-radius: 6px; background: var(--hearth-bg, transparent); }
   todo-view button { font: inherit; cursor: pointer; border-radius: 6px; padding: 6px 12px;
@@ -126,13 +128,20 @@ class TodoView extends HTMLElement {
 
     const input = el('input', { name: 'text', placeholder: 'What needs doing?', autocomplete: 'off', value: draft });
     input.setAttribute('aria-label', 'New todo');
-    const form = el('form', {}, input, el('button', { type: 'submit', className: 'add', textContent: 'Add' }));
-    form.addEventListener('submit', (e) => {
-      e.preventDefault();
+    const add = el('button', { type: 'button', className: 'add', textContent: 'Add' });
+    const addRow = el('div', { className: 'add-row' }, input, add);
+    const submit = () => {
       const text = input.value.trim();
       if (!text || !this.client) return;
       input.value = '';
       this.addTodo(text);
+    };
+    add.addEventListener('click', submit);
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.isComposing) {
+        e.preventDefault();
+        submit();
+      }
     });
 
     const open = this.todos.filter((t) => !t.done).length;
@@ -159,7 +168,7 @@ class TodoView extends HTMLElement {
     }
     if (shown.length === 0) list.append(el('li', { className: 'empty', textContent: this.client ? 'Nothing here.' : 'Loading…' }));
 
-    this.append(form, bar, list);
+    this.append(addRow, bar, list);
     if (this.error) this.append(el('p', { className: 'error', textContent: this.error }));
     if (hadFocus) input.focus();
   }
