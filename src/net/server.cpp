@@ -771,6 +771,12 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
                      loggable(name));
         continue;
       }
+      // A route that varies by a header of its own keeps the server's `Vary: Origin` too.
+      if (auto vary = res.find(http::field::vary);
+          vary != res.end() && ascii::iequals(name, "vary")) {
+        res.set(http::field::vary, std::string(vary->value()) + ", " + value);
+        continue;
+      }
       res.set(name, value);
     }
   }

@@ -1291,6 +1291,16 @@ class RouteTest : public ServerTest {
       co_return net::HttpResponse{200, "text/plain", {}, "frame " + r.path};
     };
     ASSERT_TRUE(routes_.add(std::move(frame)).ok());
+    // An answer that depends on a request header of its own.
+    ASSERT_TRUE(
+        routes_
+            .add({"/varies",
+                  {"GET"},
+                  Access::kOpen,
+                  [](net::HttpRequest) -> asio::awaitable<net::HttpResponse> {
+                    co_return net::HttpResponse{200, "text/plain", {{"Vary", "A2A-Version"}}, "v"};
+                  }})
+            .ok());
     // Echoes a posted body with a status of its choosing.
     ASSERT_TRUE(routes_
                     .add({"/echo",
@@ -1334,6 +1344,19 @@ TEST_F(RouteTest, AHandlerChoosesStatusContentTypeAndHeaders) {
   EXPECT_EQ(posted.res[http::field::content_type], "application/octet-stream");
   EXPECT_EQ(posted.res[http::field::cache_control], "no-store");
   EXPECT_EQ(posted.res.body(), "PUT t1 body bytes");
+}
+
+TEST_F(RouteTest, ARoutesVaryKeepsTheServersVaryOrigin) {
+  HttpClient c(port_);
+  auto same = c.send(make_request(http::verb::get, "/varies"));
+  ASSERT_FALSE(same.ec);
+  EXPECT_EQ(same.res[http::field::vary], "A2A-Version");
+  auto req = make_request(http::verb::get, "/varies");
+  req.set(http::field::origin, kAllowedOrigin);
+  auto cross = c.send(req);
+  ASSERT_FALSE(cross.ec);
+  EXPECT_EQ(cross.res[http::field::access_control_allow_origin], kAllowedOrigin);
+  EXPECT_EQ(cross.res[http::field::vary], "Origin, A2A-Version");
 }
 
 TEST_F(RouteTest, TheTokenIsRequiredAsEachRouteSays) {

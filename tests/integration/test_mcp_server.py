@@ -1,5 +1,5 @@
-"""hearth as an MCP server (stdio: `hearth mcp serve`; Streamable HTTP: /mcp on the daemon) and as
-an A2A agent (/.well-known/agent-card.json, /a2a), against the real binary."""
+"""hearth as an MCP server (stdio: `hearth mcp serve`; Streamable HTTP: /mcp on the daemon), against
+the real binary. hearth as an A2A agent is test_a2a.py."""
 import base64
 import json
 import os
@@ -532,98 +532,6 @@ def test_http_calls_are_audited(daemon):
     assert wait_for(lambda: audit.exists() and '"tools/call"' in audit.read_text())
     line = [json.loads(l) for l in audit.read_text().splitlines() if '"tools/call"' in l][-1]
     assert line["service"] == "mcp-fixture" and line["endpoint"] == "add"
-
-
-# -- A2A -----------------------------------------------------------------------------------------
-
-def a2a(daemon, method, params, id=1):
-    status, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": id, "method": method, "params": params}, path="/a2a")
-    assert status == 200, body
-    return json.loads(body)
-
-
-def user_message(skill, data, **extra):
-    m = {"kind": "message", "role": "user", "messageId": "m-" + str(time.time()),
-         "parts": [{"kind": "data", "data": data}]}
-    if skill:
-        m["metadata"] = {"skillId": skill}
-    m.update(extra)
-    return m
-
-
-def test_a2a_card_send_get_cancel(daemon):
-    with daemon.http() as c:
-        status, _, _ = c.request("GET", "/.well-known/agent-card.json", headers={"Host": c.host})
-        assert status == 401
-        status, headers, body = c.request("GET", "/.well-known/agent-card.json",
-                                          headers={"Host": c.host, "Authorization": f"Bearer {daemon.token}"})
-    assert status == 200
-    card = json.loads(body)
-    for key in ("protocolVersion", "name", "description", "url", "version", "capabilities", "skills",
-                "defaultInputModes", "defaultOutputModes"):
-        assert key in card, key
-    assert card["url"] == f"http://127.0.0.1:{daemon.port}/a2a" and card["preferredTransport"] == "JSONRPC"
-    assert card["capabilities"]["streaming"] is True
-    skills = {s["id"]: s for s in card["skills"]}
-    assert "mcp-fixture.add" in skills and "mcp-fixture" in skills["mcp-fixture.add"]["tags"]
-
-    task = a2a(daemon, "message/send", {"message": user_message("mcp-fixture.add", {"a": 20, "b": 22})})["result"]
-    assert task["kind"] == "task" and task["status"]["state"] == "completed"
-    assert task["artifacts"][0]["parts"][0] == {"kind": "data", "data": {"sum": 42}}
-    assert [m["role"] for m in task["history"]] == ["user", "agent"]
-    got = a2a(daemon, "tasks/get", {"id": task["id"], "historyLength": 1})["result"]
-    assert got["status"]["state"] == "completed" and len(got["history"]) == 1
-    assert a2a(daemon, "tasks/cancel", {"id": task["id"]})["error"]["code"] == -32002
-    assert a2a(daemon, "tasks/get", {"id": "nope"})["error"]["code"] == -32001
-
-    # The skill named in a data part; a failing call is a failed task with the error.
-    failed = a2a(daemon, "message/send", {"message": user_message(None, {"skill": "mcp-fixture.add", "input": {"a": "x"}})})
-    assert failed["result"]["status"]["state"] == "failed"
-    assert failed["result"]["status"]["message"]["parts"][1]["data"]["code"] == -32602
-    missing = a2a(daemon, "message/send", {"message": user_message(None, {"a": 1})})
-    assert missing["error"]["code"] == -32602 and "mcp-fixture.add" in missing["error"]["message"]
-    assert a2a(daemon, "message/send", {"message": user_message("nope", {})})["error"]["code"] == -32602
-    assert a2a(daemon, "tasks/pushNotificationConfig/set", {"taskId": "x"})["error"]["code"] == -32003
-
-    # Not blocking: the task is returned at once and finishes later; a working task can be canceled.
-    slow = a2a(daemon, "message/send", {"message": user_message("mcp-fixture.test_tool_with_progress", {"ms": 300}),
-                                        "configuration": {"blocking": False}})["result"]
-    assert slow["status"]["state"] in ("submitted", "working")
-    assert wait_for(lambda: a2a(daemon, "tasks/get", {"id": slow["id"]})["result"]["status"]["state"] == "completed")
-    longer = a2a(daemon, "message/send", {"message": user_message("mcp-fixture.test_tool_with_progress", {"ms": 3000}),
-                                          "configuration": {"blocking": False}})["result"]
-    canceled = a2a(daemon, "tasks/cancel", {"id": longer["id"]})["result"]
-    assert canceled["status"]["state"] == "canceled"
-    time.sleep(3.3)
-    assert a2a(daemon, "tasks/get", {"id": longer["id"]})["result"]["status"]["state"] == "canceled"
-
-
-def test_a2a_message_stream_always_ends_with_the_final_status_even_for_a_fast_task(daemon):
-    # A task may finish before its stream is set up; the stream must still carry the artifact
-    # and end with the final status-update. Repeated, as which of the two happens is timing.
-    for _ in range(25):
-        status, _, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 9, "method": "message/stream", "params": {
-            "message": user_message("mcp-fixture.echo", {"item": {"name": "y"}})}}, path="/a2a")
-        assert status == 200
-        events = [e["result"] for e in sse_events(body)]
-        kinds = [e["kind"] for e in events]
-        assert kinds[0] == "task" and "artifact-update" in kinds, kinds
-        assert kinds[-1] == "status-update" and events[-1]["final"] is True, kinds
-        assert events[-1]["status"]["state"] == "completed"
-
-
-def test_a2a_message_stream(daemon):
-    status, headers, body = mcp_post(daemon, {"jsonrpc": "2.0", "id": 9, "method": "message/stream", "params": {
-        "message": user_message("mcp-fixture.echo", {"item": {"name": "x"}})}}, path="/a2a")
-    assert status == 200 and headers["Content-Type"] == "text/event-stream"
-    events = [e["result"] for e in sse_events(body)]
-    assert all(e for e in events)
-    assert events[0]["kind"] == "task"
-    kinds = [e["kind"] for e in events]
-    assert kinds[-1] == "status-update" and events[-1]["final"] is True
-    assert events[-1]["status"]["state"] == "completed"
-    artifact = next(e for e in events if e["kind"] == "artifact-update")
-    assert artifact["artifact"]["parts"][0]["data"] == {"echoed": {"item": {"name": "x"}}}
 
 
 # -- virtual workspaces as MCP -------------------------------------------------------------------
