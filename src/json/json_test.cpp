@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <charconv>
+#include <cstdint>
+
 #include "json/text.hpp"
 
 namespace hearth::json {
@@ -38,6 +42,23 @@ TEST(JsonParse, RefusesNumbersNoDoubleOrIntegerHolds) {
   for (const char* text : {"18446744073709551615", "-9223372036854775808", "1.7976931348623157e308",
                            "1e-400", "0.1"}) {
     EXPECT_TRUE(parse_text(text).ok()) << text;
+  }
+}
+
+TEST(JsonParse, ReadsDoublesCorrectlyRounded) {
+  // Boost.JSON 1.81 alone reads these one unit in the last place off.
+  for (const double d :
+       {934.5146729745181, 203.37631919293878, 1.3927926388013963e-143, 5.409760742964738e+124}) {
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, d).ptr;
+    auto r = parse_text(std::string_view(text, static_cast<std::size_t>(end - text)));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(r->get_double()), std::bit_cast<std::uint64_t>(d))
+        << text;
+    std::vector<RawNumber> raw;
+    auto m = parse_message(R"({"params":[)" + std::string(text, end) + "]}", {}, raw);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->at("params").at(0).get_double(), d) << text;
   }
 }
 
