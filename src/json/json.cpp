@@ -243,9 +243,6 @@ Result<value> parse_message(std::string_view text, ParseLimits limits,
                             std::vector<RawNumber>& raw) {
   return parse_with(text, limits, &raw);
 }
-std::string dump(const value& v) {
-  return serialize(v);
-}
 
 namespace {
 void canonical_into(const value& v, std::string& out) {
@@ -262,7 +259,7 @@ void canonical_into(const value& v, std::string& out) {
       for (const auto* kv : members) {
         if (!first) out += ',';
         first = false;
-        out += serialize(value(kv->key()));
+        serialize_string_to(out, kv->key());
         out += ':';
         canonical_into(kv->value(), out);
       }
@@ -282,7 +279,8 @@ void canonical_into(const value& v, std::string& out) {
     }
     case kind::double_: {
       // Integral values as integers (1.0 and 1 are one number), others in their shortest form
-      // that reads back the same.
+      // that reads back the same. Not serialize's form (1e-07 here, 1e-7 there; 1e-06 here,
+      // 0.000001 there): A2S checksums are over this text and must not change.
       const double d = v.get_double();
       if (std::floor(d) == d && std::fabs(d) < 9007199254740992.0) {
         out += std::to_string(static_cast<long long>(d));
@@ -294,7 +292,7 @@ void canonical_into(const value& v, std::string& out) {
       break;
     }
     default:
-      out += serialize(v);
+      serialize_to(out, v);
   }
 }
 }  // namespace
