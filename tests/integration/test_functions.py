@@ -44,6 +44,15 @@ def test_calls_return_json_and_imports_load(daemon):
     assert result(daemon.call("later", {"ms": 20})) == {"waited": 20}
 
 
+def test_deeply_nested_input_reaches_the_engine(daemon):
+    # The worker reads its frames with the daemon's parser and limits; with Boost.JSON's default
+    # depth of 32 it took an input nested 40 deep for a malformed frame and exited.
+    deep = 1
+    for _ in range(40):
+        deep = [deep]
+    assert result(daemon.call("echo", {"deep": deep}))["input"] == {"deep": deep}
+
+
 def test_workers_run_jailed_and_warm(daemon):
     pids = worker_pids(daemon.service_dir("functions"))
     assert len(pids) >= 2
