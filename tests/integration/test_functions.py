@@ -53,6 +53,23 @@ def test_deeply_nested_input_reaches_the_engine(daemon):
     assert result(daemon.call("echo", {"deep": deep}))["input"] == {"deep": deep}
 
 
+def test_numbers_reach_the_engine_and_come_back_unchanged(daemon):
+    # Each crossing (the daemon's frame, the worker's input to SpiderMonkey, JSON.stringify's text
+    # back) keeps the double; Boost.JSON 1.81 alone misread 934.5146729745181 by one unit in the
+    # last place. JavaScript writes 1e20 in full, an integer beyond 64 bits: read as a double.
+    numbers = {"budget": 42.5, "sum": 0.1 + 0.2, "exact": 934.5146729745181, "tiny": 5e-324,
+               "max": 1.7976931348623157e308, "whole": 100.0, "large": 1e20, "huge": 1e21}
+    with daemon.http() as c:
+        status, _, data = c.post({"jsonrpc": "2.0", "id": 1, "method": "lavs/call",
+                                  "params": {"endpoint": "echo", "input": numbers}})
+    assert status == 200, data
+    assert result(json.loads(data))["input"] == numbers
+    text = data.decode()
+    for piece in ['"budget":42.5', '"sum":0.30000000000000004', '"whole":100,', '"large":1e+20',
+                  '"huge":1e+21', '"max":1.7976931348623157e+308', '"tiny":5e-324']:
+        assert piece in text, (piece, text)
+
+
 def test_workers_run_jailed_and_warm(daemon):
     pids = worker_pids(daemon.service_dir("functions"))
     assert len(pids) >= 2
