@@ -279,6 +279,52 @@ TEST(JsonSerialize, EveryFiniteDoubleReadsBackBitForBitWithItsCanonicalForm) {
   EXPECT_GT(checked, 400000u);
 }
 
+/// ECMA-262 Number::toString from std::to_chars's shortest scientific digits, written plainly:
+/// what the writer's faster paths must agree with (below 2^53).
+std::string javascript_number(double d) {
+  if (d == 0) return "0";
+  char sci[40];
+  const auto end =
+      std::to_chars(sci, sci + sizeof sci, std::fabs(d), std::chars_format::scientific);
+  const std::string_view text(sci, static_cast<std::size_t>(end.ptr - sci));
+  const auto e = text.find('e');
+  std::string digits;
+  for (const char c : text.substr(0, e)) {
+    if (c != '.') digits += c;
+  }
+  const int n = std::stoi(std::string(text.substr(e + 1))) + 1;
+  const int k = static_cast<int>(digits.size());
+  std::string out = d < 0 ? "-" : "";
+  if (k <= n && n <= 21) {
+    out += digits + std::string(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out += digits.substr(0, static_cast<std::size_t>(n)) + "." +
+           digits.substr(static_cast<std::size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out += "0." + std::string(static_cast<std::size_t>(-n), '0') + digits;
+  } else {
+    out += digits.substr(0, 1) + (k > 1 ? "." + digits.substr(1) : "") + "e" +
+           (n - 1 < 0 ? "-" : "+") + std::to_string(std::abs(n - 1));
+  }
+  return out;
+}
+
+TEST(JsonSerialize, DoublesBelow2To53AreWhatJavaScriptWrites) {
+  std::mt19937_64 random(11);
+  for (int i = 0; i < 300000; ++i) {
+    // Few decimals and full precision, over the magnitudes where the writer takes shortcuts.
+    const double scale = std::pow(10.0, static_cast<double>(random() % 24) - 8);
+    const double few =
+        static_cast<double>(static_cast<std::int64_t>(random() % 2000001) - 1000000) /
+        std::pow(10.0, static_cast<double>(random() % 7));
+    const double full = std::ldexp(static_cast<double>(random() >> 11), -53) * scale;
+    for (const double d : {few, full, -full, few * 1e-3, std::nextafter(1e-3, 0.0), 1e-3}) {
+      if (std::fabs(d) >= 9007199254740992.0) continue;
+      ASSERT_EQ(json::serialize(value(d)), javascript_number(d)) << d;
+    }
+  }
+}
+
 TEST(JsonSerialize, StringsAreEscapedAsBoostJsonEscapesThem) {
   std::string every_byte;
   for (int c = 0; c < 256; ++c) every_byte.push_back(static_cast<char>(c));
