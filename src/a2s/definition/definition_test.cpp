@@ -297,6 +297,10 @@ TEST(Yaml, RoundTripKeepsTemplatesReadable) {
   auto odd = json::parse(R"({"k":[{},[],"", "no\ttrailing\n\n", " lead\nx", "a: b", "-", "true",
       "1", {"x y": null}], "n": -0.5})");
   EXPECT_EQ(yaml_to_json(json_to_yaml(odd)).value(), odd) << json_to_yaml(odd);
+  // Doubles stay doubles, integers integers.
+  auto numbers = json::parse(R"({"d":[100.0,-3.0,0.0,42.5,1e21,1e-7,1e16],"i":[100,-3,0]})");
+  EXPECT_EQ(yaml_to_json(json_to_yaml(numbers)).value(), numbers) << json_to_yaml(numbers);
+  EXPECT_NE(json_to_yaml(numbers).find("- 100.0\n"), std::string::npos) << json_to_yaml(numbers);
   // A multi-line text alone (found by the fuzzer: a top-level block needs indenting).
   const json::value alone = json::string("first: line\nsecond, ~line");
   const json::value nel = json::string(
