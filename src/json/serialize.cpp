@@ -280,7 +280,9 @@ void serialize_number_to(std::string& out, double d) {
     out.append(buf, std::to_chars(buf, buf + sizeof buf, d).ptr);
     return;
   }
-  // The shortest digits that read back as `d`, as [-]D[.DDD]e(+|-)XX.
+  // Below 1e-3, or from 2^53 on: the shortest digits that read back as `d`, as
+  // [-]D[.DDD]e(+|-)XX, laid out as JavaScript does (0.000001 from 1e-6 up, then 1e-7), but for
+  // the exponent from 2^53 on (see kTwo53).
   char sci[32];
   const auto r = std::to_chars(sci, sci + sizeof sci, d, std::chars_format::scientific);
   const char* p = sci;
@@ -301,12 +303,7 @@ void serialize_number_to(std::string& out, double d) {
   char buf[48];
   char* o = buf;
   if (negative) *o++ = '-';
-  if (0 < n && std::fabs(d) < kTwo53) {
-    // Not integral (those were written above), so k > n.
-    o = std::copy(digits, digits + n, o);
-    *o++ = '.';
-    o = std::copy(digits + n, digits + k, o);
-  } else if (-6 < n && n <= 0) {
+  if (-6 < n && n <= 0) {
     *o++ = '0';
     *o++ = '.';
     o = std::fill_n(o, -n, '0');
