@@ -1,6 +1,8 @@
 // The JS worker messages (src/jsworker/protocol.hpp) read from untrusted JSON, as the daemon reads
 // what a worker sends (a worker runs endpoint code, so its output is not trusted): decoding never
-// crashes, and whatever decodes encodes back to a message that decodes to the same value.
+// crashes, and whatever decodes encodes back to a message that decodes and encodes to the same
+// text. (Not always to an equal value: a double with an integral value is written as JavaScript
+// writes it, 2.0 as 2, and comes back as an integer; corpus/jsworker_message/integral-double.)
 #include <cstdlib>
 #include <string_view>
 
@@ -16,7 +18,10 @@ void check_round_trip(const hearth::Result<Message>& decoded,
   auto text = hearth::json::parse_text(hearth::jsworker::encode(decoded.value()));
   if (!text.ok()) std::abort();
   auto again = decode(text.value());
-  if (!again.ok() || !(again.value() == decoded.value())) std::abort();
+  if (!again.ok()) std::abort();
+  if (hearth::jsworker::encode(again.value()) != hearth::jsworker::encode(decoded.value())) {
+    std::abort();
+  }
 }
 
 }  // namespace

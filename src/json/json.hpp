@@ -49,7 +49,39 @@ struct RawNumber {
 /// too, so that ids are echoed exactly.
 Result<value> parse_message(std::string_view text, ParseLimits limits, std::vector<RawNumber>& raw);
 
-/// Compact serialisation.
+// hearth's JSON writer. Every JSON text hearth writes (JSON-RPC answers and notifications, renders,
+// transcripts, logs, files, the CLI's output) comes from here: `json::serialize(v)` finds these
+// overloads before Boost.JSON's (qualified lookup stops at a name declared in this namespace), so
+// write `json::serialize`, never `boost::json::serialize` or `os << v`.
+//
+// The text is compact and Boost.JSON's except for doubles. Strings are escaped as Boost.JSON
+// 1.81 does: `"` and `\` with a backslash, \b \f \n \r \t, other control characters as
+// \u00xx (lower-case hex); everything else, DEL and non-ASCII bytes included, as it is. Integers
+// (int64, uint64) as decimal digits. A double is written as JavaScript's JSON.stringify writes it
+// (ECMA-262 Number::toString), with the shortest digits that read back to the same double
+// (std::to_chars): 42.5, 0.30000000000000004, 100 (an integral value has no fraction),
+// 0.000001, 1e-7, 1e+21, 5e-324, 1.7976931348623157e+308; -0.0 as 0 (as JavaScript; Boost.JSON
+// reads "-0" as the integer 0 anyway). Two differences from JavaScript: from 2^53 on (where a
+// double no longer holds every integer) a number is written with an exponent, 1e+16 and
+// 9.007199254740992e+15 where JavaScript writes up to 21 digits, so that it reads back as the same
+// double and not as a 64-bit integer (json::canonical writes a double and an integer of one
+// value alike only below 2^53, and parse_text refuses integers beyond 64 bits); and NaN and the
+// infinities, which parse_text never produces, are written as null.
+std::string serialize(const value& v);
+std::string serialize(const object& o);
+std::string serialize(const array& a);
+std::string serialize(const string& s);
+/// `s` as a JSON string.
+std::string serialize(string_view s);
+
+/// Appends what serialize(v) returns to `out`.
+void serialize_to(std::string& out, const value& v);
+/// Appends `s` as a JSON string to `out`.
+void serialize_string_to(std::string& out, string_view s);
+/// Appends the JSON text of `d` (see above) to `out`.
+void serialize_number_to(std::string& out, double d);
+
+/// Compact serialisation: serialize(v).
 std::string dump(const value& v);
 
 /// The canonical form: compact, object keys sorted (by their UTF-8 bytes), integral numbers

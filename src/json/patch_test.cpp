@@ -24,7 +24,7 @@ TEST(JsonPatch, DiffAppliedGivesTheTargetAndItsInverseGivesTheSource) {
     const value to = parse(b);
     value doc = from;
     ASSERT_TRUE(apply_patch(doc, diff(from, to)).ok()) << a << " -> " << b;
-    EXPECT_EQ(doc, to) << serialize(diff(from, to));
+    EXPECT_EQ(doc, to) << json::serialize(diff(from, to));
     ASSERT_TRUE(apply_patch(doc, diff(to, from)).ok());
     EXPECT_EQ(doc, from);
   }

@@ -1,7 +1,5 @@
 #include "json/text.hpp"
 
-#include <charconv>
-
 namespace hearth::json {
 
 std::optional<std::string> text_of(const value& v) {
@@ -16,14 +14,10 @@ std::optional<std::string> text_of(const value& v) {
       return std::to_string(v.get_int64());
     case kind::uint64:
       return std::to_string(v.get_uint64());
-    case kind::double_: {
-      char buf[64];
-      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
-      return ec == std::errc() ? std::string(buf, end) : serialize(v);
-    }
+    case kind::double_:
     case kind::array:
     case kind::object:
-      return serialize(v);
+      return json::serialize(v);
   }
   return std::nullopt;
 }

@@ -216,6 +216,14 @@ void emit_scalar(const json::value& v, std::size_t indent, std::string& out) {
       out += quoted(s);
       return;
     }
+    case json::kind::double_: {
+      // JSON's text writes 100.0 as 100, which YAML reads as an integer: a fraction keeps it a
+      // double (1e+16 and 0.5 already read as doubles).
+      const std::size_t at = out.size();
+      json::serialize_number_to(out, v.get_double());
+      if (out.find_first_of(".en", at) == std::string::npos) out += ".0";
+      return;
+    }
     default:
       out += json::serialize(v);
   }

@@ -268,7 +268,10 @@ void Pool::on_bytes(const std::shared_ptr<Worker>& worker, std::string_view byte
   if (w.state == Worker::State::kGone) return;
   w.reader.feed(bytes);
   while (auto payload = w.reader.next()) {
-    auto parsed = json::parse_text(*payload);
+    // JSON.stringify writes a double of 2^64 or more in full up to 1e21 (1e20 as
+    // 100000000000000000000): read as the double it is, not refused as an integer beyond 64
+    // bits (which took the worker for broken). JavaScript never writes a number beyond a double.
+    auto parsed = json::parse_text(*payload, json::ParseLimits{.clamp_numbers = true});
     auto message = parsed.ok() ? decode_from_worker(parsed.value())
                                : Result<FromWorker>(std::move(parsed).error());
     if (!message.ok()) {

@@ -1,14 +1,12 @@
 #include "jsworker/protocol.hpp"
 
 #include <array>
-#include <boost/json/serialize.hpp>
 #include <utility>
 
 #include "js/frame.hpp"
+#include "json/json.hpp"
 
 namespace hearth::jsworker {
-
-namespace json = boost::json;
 
 namespace {
 

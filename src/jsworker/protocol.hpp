@@ -9,10 +9,9 @@
 ///                      and HostCall (a call that allows it), and one Returned or Failed
 ///
 /// encode() writes a message's payload (without the length prefix; frame() adds it); decode_*()
-/// reads one from a parsed JSON value. Each side parses the payload text itself with its own
-/// limits (the daemon's bounded parser, the worker's Boost.JSON defaults), so decoding starts from
-/// a value. A member that is missing or of the wrong type, or an unknown "t", is an error: a peer
-/// that sends one is broken.
+/// reads one from a parsed JSON value. Each side parses the payload text itself (both with
+/// json::parse_text), so decoding starts from a value. A member that is missing or of the wrong
+/// type, or an unknown "t", is an error: a peer that sends one is broken.
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

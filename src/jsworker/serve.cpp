@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -14,13 +12,13 @@
 
 #include "js/engine.hpp"
 #include "js/frame.hpp"
+#include "json/json.hpp"
 #include "jsworker/protocol.hpp"
 
 namespace hearth::jsworker {
 
 namespace {
 
-namespace json = boost::json;
 using js::Outcome;
 
 int g_out = -1;                       ///< the frame channel (the original stdout)
@@ -60,12 +58,20 @@ std::optional<std::string> read_frame(js::FrameReader& reader) {
   }
 }
 
-/// The daemon's next request, or the reason it cannot be read.
+/// The daemon's next request, or the reason it cannot be read. Read with the daemon's parser, so
+/// that every double reaches the engine as the daemon wrote it (Boost.JSON 1.81 alone misreads
+/// some in their last bit).
 Result<ToWorker> decode_frame(const std::string& payload) {
-  boost::system::error_code ec;
-  json::value v = json::parse(payload, ec);
-  if (ec) return Error::make(ErrorCode::kParseError, "not JSON: " + ec.message());
-  return decode_to_worker(v);
+  auto v = json::parse_text(payload);
+  if (!v.ok()) return Error::make(ErrorCode::kParseError, "not JSON: " + v.error().message);
+  return decode_to_worker(v.value());
+}
+
+/// JSON.stringify's text: integers JavaScript writes in full beyond 64 bits (1e20 as
+/// 100000000000000000000) are read as doubles, not refused.
+json::value parse_engine_json(std::string_view text) {
+  auto v = json::parse_text(text, json::ParseLimits{.clamp_numbers = true});
+  return v.ok() ? std::move(v).value() : json::value(nullptr);
 }
 
 js::WorkerConfig engine_config(const Init& init) {
@@ -113,9 +119,7 @@ js::CallSink sink_for(std::uint64_t id) {
     send(Log{id, parse_log_level(level).value_or(LogLevel::kInfo), std::string(text)});
   };
   sink.publish = [id](std::string_view subscription, std::string_view data) {
-    boost::system::error_code ec;
-    json::value parsed = json::parse(data, ec);
-    send(Publish{id, std::string(subscription), std::move(parsed)});
+    send(Publish{id, std::string(subscription), parse_engine_json(data)});
   };
   return sink;
 }
@@ -126,9 +130,8 @@ Result<ToWorker> decode_frame(const std::string& payload);
 /// ctx.invoke of request `id`: the call goes to the daemon as a HostCall, and the worker waits
 /// for its HostAnswer (the daemon sends nothing else to a worker while its request runs).
 std::optional<std::string> host_call(std::uint64_t id, std::string_view call_json) {
-  boost::system::error_code ec;
-  json::value call = json::parse(call_json, ec);
-  if (ec || !call.is_object() || g_reader == nullptr) return std::nullopt;
+  json::value call = parse_engine_json(call_json);
+  if (!call.is_object() || g_reader == nullptr) return std::nullopt;
   send(HostCall{id, std::move(call.as_object())});
   auto payload = read_frame(*g_reader);
   if (!payload) std::_Exit(0);  // the daemon is gone

@@ -72,29 +72,23 @@ void pretty(const json::value& v, std::size_t indent, std::string& out,
   out += json::serialize(v);
 }
 
-std::string number_text(const json::value& v) {
-  std::string s = json::serialize(v);
-  if (s.size() > 2 && s.ends_with(".0")) s.resize(s.size() - 2);
-  return s;
-}
-
 std::string bounds(const json::object& s, std::string_view min_key, std::string_view max_key,
                    std::string_view xmin_key = {}, std::string_view xmax_key = {}) {
   std::vector<std::string> parts;
   if (const auto* m = s.if_contains(min_key); m != nullptr && m->is_number()) {
-    parts.push_back("≥" + number_text(*m));
+    parts.push_back("≥" + json::serialize(*m));
   }
   if (!xmin_key.empty()) {
     if (const auto* m = s.if_contains(xmin_key); m != nullptr && m->is_number()) {
-      parts.push_back(">" + number_text(*m));
+      parts.push_back(">" + json::serialize(*m));
     }
   }
   if (const auto* m = s.if_contains(max_key); m != nullptr && m->is_number()) {
-    parts.push_back("≤" + number_text(*m));
+    parts.push_back("≤" + json::serialize(*m));
   }
   if (!xmax_key.empty()) {
     if (const auto* m = s.if_contains(xmax_key); m != nullptr && m->is_number()) {
-      parts.push_back("<" + number_text(*m));
+      parts.push_back("<" + json::serialize(*m));
     }
   }
   std::string out;

@@ -195,5 +195,31 @@ components:
   }
 }
 
+// A model reads these views: numbers as people write them, never Boost.JSON's 4.25E1.
+TEST(WorkspaceRender, NumbersAreWrittenAsPeopleWriteThem) {
+  const Definition def = definition(R"(
+name: trip
+components:
+  - id: trip
+    states:
+      budget:
+        permission: rw
+        schema: {type: object, properties: {total: {type: number, minimum: 0.5, maximum: 1000.5}}}
+        initial: {total: 42.5}
+)");
+  json::object state{
+      {"budget", boost::json::parse(R"({"total":42.5,"spent":[0.1,0.30000000000000004,100.0]})")}};
+  EXPECT_EQ(compact_type(def.states[0].schema_json), "{ total?: number (≥0.5, ≤1000.5) }");
+  for (auto format : {Format::kText, Format::kMarkdown, Format::kJson}) {
+    RenderOptions options;
+    options.format = format;
+    const std::string view = render(def, 1, state, options);
+    EXPECT_NE(view.find("42.5"), std::string::npos) << view;
+    EXPECT_NE(view.find("[0.1,0.30000000000000004,100]"), std::string::npos) << view;
+    EXPECT_EQ(view.find("E1"), std::string::npos) << view;
+    EXPECT_EQ(view.find("E-1"), std::string::npos) << view;
+  }
+}
+
 }  // namespace
 }  // namespace hearth::workspace

@@ -243,8 +243,8 @@ class WsClient:
             raise WsError("server frames must not be masked")
         return opcode, self._read(n)
 
-    def recv(self, timeout=20):
-        """The next JSON message (pings answered, close raises)."""
+    def recv(self, timeout=20, raw=False):
+        """The next JSON message (pings answered, close raises); its text as sent when raw."""
         self.sock.settimeout(timeout)
         text = b""
         while True:
@@ -258,7 +258,7 @@ class WsClient:
             elif opcode in (0x1, 0x0):
                 text += payload
                 if self.fin:  # a message may come in several frames
-                    return json.loads(text)
+                    return text.decode() if raw else json.loads(text)
 
     def request(self, method, params=None, id=1):
         """Sends a request; returns its response, keeping notifications that arrive meanwhile."""

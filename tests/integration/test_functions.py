@@ -44,6 +44,32 @@ def test_calls_return_json_and_imports_load(daemon):
     assert result(daemon.call("later", {"ms": 20})) == {"waited": 20}
 
 
+def test_deeply_nested_input_reaches_the_engine(daemon):
+    # The worker reads its frames with the daemon's parser and limits; with Boost.JSON's default
+    # depth of 32 it took an input nested 40 deep for a malformed frame and exited.
+    deep = 1
+    for _ in range(40):
+        deep = [deep]
+    assert result(daemon.call("echo", {"deep": deep}))["input"] == {"deep": deep}
+
+
+def test_numbers_reach_the_engine_and_come_back_unchanged(daemon):
+    # Each crossing (the daemon's frame, the worker's input to SpiderMonkey, JSON.stringify's text
+    # back) keeps the double; Boost.JSON 1.81 alone misread 934.5146729745181 by one unit in the
+    # last place. JavaScript writes 1e20 in full, an integer beyond 64 bits: read as a double.
+    numbers = {"budget": 42.5, "sum": 0.1 + 0.2, "exact": 934.5146729745181, "tiny": 5e-324,
+               "max": 1.7976931348623157e308, "whole": 100.0, "large": 1e20, "huge": 1e21}
+    with daemon.http() as c:
+        status, _, data = c.post({"jsonrpc": "2.0", "id": 1, "method": "lavs/call",
+                                  "params": {"endpoint": "echo", "input": numbers}})
+    assert status == 200, data
+    assert result(json.loads(data))["input"] == numbers
+    text = data.decode()
+    for piece in ['"budget":42.5', '"sum":0.30000000000000004', '"whole":100,', '"large":1e+20',
+                  '"huge":1e+21', '"max":1.7976931348623157e+308', '"tiny":5e-324']:
+        assert piece in text, (piece, text)
+
+
 def test_workers_run_jailed_and_warm(daemon):
     pids = worker_pids(daemon.service_dir("functions"))
     assert len(pids) >= 2

@@ -2,7 +2,9 @@
 expected (null: none). Every case runs over HTTP and over WebSocket unless it names a transport.
 
 Matching: objects match when every expected key matches (extra keys are allowed), arrays match
-element by element, and "<any>", "<string>", "<number>", "<array>", "<object>" match by kind."""
+element by element, and "<any>", "<string>", "<number>", "<array>", "<object>" match by kind.
+A case's "text" lists pieces the answer must contain as the daemon wrote it, before any JSON
+parser reads it (how numbers are printed: 42.5, not 4.25E1)."""
 import json
 from pathlib import Path
 
@@ -52,6 +54,11 @@ def cases_daemon():
     d.cleanup()
 
 
+def check_text(case, text):
+    for piece in case.get("text", []):
+        assert piece in text, f"{piece!r} is not in the answer {text!r}"
+
+
 def body_of(case):
     return case["raw"] if "raw" in case else json.dumps(case["send"])
 
@@ -67,6 +74,7 @@ def test_http(cases_daemon, case):
     else:
         assert status == 200, (status, data)
         matches(case["expect"], json.loads(data))
+        check_text(case, data.decode())
 
 
 @pytest.mark.parametrize("case", load_cases())
@@ -77,11 +85,13 @@ def test_ws(cases_daemon, case):
         ws.send_text(body_of(case))
         if case["expect"] is not None:
             while True:
-                m = ws.recv()
+                text = ws.recv(raw=True)
+                m = json.loads(text)
                 if isinstance(m, dict) and "method" in m and "id" not in m:
                     continue  # a subscription push
                 break
             matches(case["expect"], m)
+            check_text(case, text)
             return
         # No response expected: a marker request follows, and its answer must be the next message.
         ws.send({"jsonrpc": "2.0", "id": "marker", "method": "lavs/services"})

@@ -287,7 +287,10 @@ TEST(Yaml, ScalarsAsTheCoreSchemaTypesThem) {
   auto doc =
       yaml_to_json("a: 1\nb: 1.5\nc: \"1.0\"\nd: true\ne: ~\nf: 'x'\ng: 0x10\nh: 1.0\n").value();
   EXPECT_EQ(json::serialize(doc),
-            R"({"a":1,"b":1.5E0,"c":"1.0","d":true,"e":null,"f":"x","g":16,"h":1E0})");
+            R"({"a":1,"b":1.5,"c":"1.0","d":true,"e":null,"f":"x","g":16,"h":1})");
+  // 1.0 is a float, written as JavaScript writes it.
+  EXPECT_TRUE(doc.at("h").is_double());
+  EXPECT_TRUE(doc.at("a").is_int64());
 }
 
 TEST(Yaml, RefusesDuplicatesTagsBombsAndSeveralDocuments) {
@@ -328,6 +331,10 @@ TEST(Yaml, RoundTripKeepsTemplatesReadable) {
   auto odd = json::parse(R"({"k":[{},[],"", "no\ttrailing\n\n", " lead\nx", "a: b", "-", "true",
       "1", {"x y": null}], "n": -0.5})");
   EXPECT_EQ(yaml_to_json(json_to_yaml(odd)).value(), odd) << json_to_yaml(odd);
+  // Doubles stay doubles, integers integers.
+  auto numbers = json::parse(R"({"d":[100.0,-3.0,0.0,42.5,1e21,1e-7,1e16],"i":[100,-3,0]})");
+  EXPECT_EQ(yaml_to_json(json_to_yaml(numbers)).value(), numbers) << json_to_yaml(numbers);
+  EXPECT_NE(json_to_yaml(numbers).find("- 100.0\n"), std::string::npos) << json_to_yaml(numbers);
   // A multi-line text alone (found by the fuzzer: a top-level block needs indenting).
   const json::value alone = json::string("first: line\nsecond, ~line");
   const json::value nel = json::string(
