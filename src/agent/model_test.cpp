@@ -77,7 +77,7 @@ TEST(AgentModel, ReasoningComesApartUnderEachName) {
     EXPECT_EQ(plain->content, "Answer.");
     StreamAccumulator acc;
     std::string shown;
-    for (const std::string chunk :
+    for (const std::string& chunk :
          {std::string(R"({"choices":[{"delta":{")") + field + R"(":"first "}}]})",
           std::string(R"({"choices":[{"delta":{")") + field + R"(":"second"}}]})",
           std::string(R"({"choices":[{"delta":{"content":"Done."}}]})")}) {

@@ -24,22 +24,22 @@
 namespace hearth::agent {
 
 struct ModelServer {
-  std::string name;      ///< "default" for --model-url
-  std::string base_url;  ///< without trailing slashes
-  std::string model;     ///< the model a run gets unless it names one; may be empty
-  std::string key_ref;   ///< the vault variable of its key (SCOPE::NAME); empty: none
+  std::string name{};      ///< "default" for --model-url
+  std::string base_url{};  ///< without trailing slashes
+  std::string model{};     ///< the model a run gets unless it names one; may be empty
+  std::string key_ref{};   ///< the vault variable of its key (SCOPE::NAME); empty: none
   bool stream = false;
   ToolMode tools = ToolMode::kAuto;
 };
 
 /// What a run asks for (agent/run's `model` object); every member optional.
 struct ModelChoice {
-  std::optional<std::string> server;
-  std::optional<std::string> base_url;
-  std::optional<std::string> model;
-  std::optional<std::string> key_ref;
-  std::optional<bool> stream;
-  std::optional<ToolMode> tools;
+  std::optional<std::string> server{};
+  std::optional<std::string> base_url{};
+  std::optional<std::string> model{};
+  std::optional<std::string> key_ref{};
+  std::optional<bool> stream{};
+  std::optional<ToolMode> tools{};
 };
 
 /// A choice made concrete: the configuration (without its key) and the key to read.
