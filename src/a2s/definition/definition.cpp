@@ -324,9 +324,9 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
     }
   }
   def.checksum = c.text(root, "checksum", "", true);
-  const bool sha256 = def.checksum.size() == 64 &&
-                      std::all_of(def.checksum.begin(), def.checksum.end(),
-                                  [](char ch) { return ascii::is_hex_digit(ch); });
+  const bool sha256 =
+      def.checksum.size() == 64 && std::all_of(def.checksum.begin(), def.checksum.end(),
+                                               [](char ch) { return ascii::is_hex_digit(ch); });
   if (!def.checksum.empty() && !sha256) {
     // The spec's own example writes "3a7bd3e2360a3d5be561819c3df9d6e28d...": not a SHA-256 at all,
     // so not a seal that could have been broken. Loaded as unsealed, and said so.
@@ -349,8 +349,9 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
   // `registry check` warns; present but malformed, it is refused.
   const auto* security = c.member(root, "security", "", false);
   if (security == nullptr) {
-    def.warnings.push_back({"security", "absent: the defaults apply (HTTPS with TLS 1.2 or newer, "
-                                        "variables scoped by the vault); write it to say so"});
+    def.warnings.push_back({"security",
+                            "absent: the defaults apply (HTTPS with TLS 1.2 or newer, "
+                            "variables scoped by the vault); write it to say so"});
   } else {
     if (!security->is_object()) {
       c.add("security", "must be a mapping with transport and variables");

@@ -136,15 +136,14 @@ TEST(Definition, TheSpecsExampleLoadsOnceSealed) {
 
 TEST(Definition, ChecksumMismatchIsRefusedWithBothValues) {
   const std::string wrong(64, 'a');
-  auto doc = yaml_to_json(std::string(kExample).replace(
-                              std::string(kExample).find("3a7bd3e2360a3d5be561819c3df9d6e28d"),
-                              34, wrong))
-                 .value();
+  auto doc =
+      yaml_to_json(std::string(kExample).replace(
+                       std::string(kExample).find("3a7bd3e2360a3d5be561819c3df9d6e28d"), 34, wrong))
+          .value();
   auto problems = problems_of(doc);
   ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].rfind("checksum: does not match the definition (written " + wrong +
-                                  ", computed ",
-                              0),
+  EXPECT_EQ(problems[0].rfind(
+                "checksum: does not match the definition (written " + wrong + ", computed ", 0),
             0u)
       << problems[0];
   // The checksum does not depend on key order, layout or YAML versus JSON.
@@ -205,7 +204,8 @@ TEST(Definition, ProblemsNameTheirPath) {
   has(problems_of(edited(kExample, "        pattern: \"^[A-Za-z]+$\"",
                          "        pattern: \"^[A-Za-z]+$\"\n        default: \"a1\"")),
       "capabilities[0].tempVariables.QUERY.default: does not check against the variable");
-  has(problems_of(edited(kExample, "  transport:\n    minTlsVersion: \"1.2\"\n", "  transport: 5\n")),
+  has(problems_of(
+          edited(kExample, "  transport:\n    minTlsVersion: \"1.2\"\n", "  transport: 5\n")),
       "security.transport: must be a mapping");
   has(problems_of(edited(kExample, "security:\n  transport:", "security:\n  trasnport:")),
       "security.trasnport: unknown member");
