@@ -24,23 +24,23 @@ std::string trimmed(std::string_view s) {
   return std::string(ascii::trim(s, kSpace));
 }
 
-/// The first opening think tag at or after `from`: {position, tag}.
-std::pair<std::size_t, const Tag*> find_open(std::string_view text, std::size_t from) {
+/// The first think tag's `side` (Tag::open or Tag::close) at or after `from`: {position, tag}.
+std::pair<std::size_t, const Tag*> find_first(std::string_view text, std::size_t from,
+                                              std::string_view Tag::*side) {
   std::pair<std::size_t, const Tag*> best{std::string_view::npos, nullptr};
   for (const auto& tag : kThinkTags) {
-    const auto at = text.find(tag.open, from);
+    const auto at = text.find(tag.*side, from);
     if (at < best.first) best = {at, &tag};
   }
   return best;
 }
 
+std::pair<std::size_t, const Tag*> find_open(std::string_view text, std::size_t from) {
+  return find_first(text, from, &Tag::open);
+}
+
 std::pair<std::size_t, const Tag*> find_close(std::string_view text, std::size_t from) {
-  std::pair<std::size_t, const Tag*> best{std::string_view::npos, nullptr};
-  for (const auto& tag : kThinkTags) {
-    const auto at = text.find(tag.close, from);
-    if (at < best.first) best = {at, &tag};
-  }
-  return best;
+  return find_first(text, from, &Tag::close);
 }
 
 /// Where the JSON object or array starting at `start` ends (one past its closing bracket), or

@@ -1,5 +1,6 @@
 #include "common/beneath.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -125,6 +126,27 @@ std::optional<std::string> read_beneath(const std::filesystem::path& dir,
     got += static_cast<std::size_t>(n);
   }
   return out;
+}
+
+std::optional<std::vector<std::string>> names_in_folder(int dir) {
+  Fd copy(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
+  DIR* d = copy ? ::fdopendir(copy.get()) : nullptr;
+  if (d == nullptr) return std::nullopt;
+  copy.release();  // closedir closes it
+  ::rewinddir(d);  // the copy shares the offset of `dir`, which an earlier listing moved
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view n = e->d_name;
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  const int read_error = errno;
+  ::closedir(d);
+  if (read_error != 0) {
+    errno = read_error;
+    return std::nullopt;
+  }
+  return names;
 }
 
 }  // namespace hearth

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/fd.hpp"
 #include "common/result.hpp"
@@ -37,5 +38,10 @@ bool is_clean_relative(std::string_view path);
 /// unreadable).
 std::optional<std::string> read_beneath(const std::filesystem::path& dir,
                                         const std::filesystem::path& rel, std::size_t limit);
+
+/// The names in the open folder `dir` (without "." and ".."), read through a descriptor of its
+/// own from the folder's start, so `dir`'s offset does not matter; nullopt with errno set when it
+/// cannot be read.
+std::optional<std::vector<std::string>> names_in_folder(int dir);
 
 }  // namespace hearth

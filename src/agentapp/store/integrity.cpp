@@ -1,12 +1,12 @@
 #include "agentapp/store/integrity.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 
+#include "common/beneath.hpp"
 #include "common/fd.hpp"
 #include "common/sha256.hpp"
 
@@ -73,21 +73,12 @@ Status read_tree_below(int dir, const std::string& rel, int depth, PackageTree& 
     return tree_error("the package is nested deeper than " + std::to_string(kMaxTreeDepth) +
                       " folders at " + rel);
   }
-  Fd copy(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
-  DIR* d = copy ? ::fdopendir(copy.get()) : nullptr;
-  if (d == nullptr) {
+  auto listed = names_in_folder(dir);
+  if (!listed) {
     return tree_error("cannot read the folder " + (rel.empty() ? "." : rel) + ": " +
                       std::strerror(errno));
   }
-  copy.release();  // closedir closes it
-  ::rewinddir(d);  // the copy shares the offset of `dir`, which an earlier listing moved
-  std::vector<std::string> names;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string_view n = e->d_name;
-    if (n != "." && n != "..") names.emplace_back(n);
-  }
-  ::closedir(d);
-  for (const auto& name : names) {
+  for (const auto& name : *listed) {
     if (out.size() >= kMaxTreeEntries) {
       return tree_error("the package holds more than " + std::to_string(kMaxTreeEntries) +
                         " entries");

@@ -2,7 +2,6 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/beneath.hpp"
 #include "common/fd.hpp"
 #include "common/random.hpp"
 
@@ -299,18 +299,9 @@ Error removal_failed(const std::string& name, int error) {
 
 /// The names in the folder `dir` (without . and ..), read through a descriptor of its own.
 Result<std::vector<std::string>> names_in(int dir, const std::string& shown) {
-  Fd copy(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
-  DIR* d = copy ? ::fdopendir(copy.get()) : nullptr;
-  if (d == nullptr) return removal_failed(shown, errno);
-  copy.release();  // closedir closes it
-  ::rewinddir(d);  // the copy shares the offset of `dir`, which an earlier listing moved
-  std::vector<std::string> names;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string_view n = e->d_name;
-    if (n != "." && n != "..") names.emplace_back(n);
-  }
-  ::closedir(d);
-  return names;
+  auto names = names_in_folder(dir);
+  if (!names) return removal_failed(shown, errno);
+  return std::move(*names);
 }
 
 /// Removes `name` below the folder `parent`: a folder with everything in it, anything else
