@@ -258,7 +258,7 @@ class Agent : public std::enable_shared_from_this<Agent> {
       res.headers.emplace_back("Allow", std::move(allow));
       return res;
     };
-    const Frame bare = [](json::value event) { return json::dump(event); };
+    const Frame bare = [](const json::value& event) { return json::dump(event); };
 
     if (path == "/message:send" || path == "/message:stream") {
       if (m != "POST") co_return not_allowed("POST");
@@ -562,7 +562,9 @@ class Agent : public std::enable_shared_from_this<Agent> {
   asio::awaitable<Result<json::value>> send(json::object params, Version v, std::string method) {
     HEARTH_CO_ASSIGN_OR_RETURN(SendConfig config, read_config(params, v));
     HEARTH_CO_ASSIGN_OR_RETURN(auto task, start(params, v, std::move(method)));
-    if (config.wait) co_await wait(task);
+    if (config.wait) {
+      co_await wait(task);
+    }
     std::lock_guard lock(mu_);
     auto t = task_in(*task, v, TaskShape{.history_length = config.history_length});
     if (v == Version::k10) co_return json::value(json::object{{"task", std::move(t)}});

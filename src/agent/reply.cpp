@@ -72,8 +72,9 @@ Result<Reply> parse_completion(std::string_view body) {
   reply.finish_reason = string_at(choice, "finish_reason");
   if (const auto* u = o.if_contains("usage")) reply.usage = *u;
   const auto* message = choice.if_contains("message");
-  if (message == nullptr || !message->is_object())
+  if (message == nullptr || !message->is_object()) {
     return not_a_completion("the choice has no message");
+  }
   const auto& m = message->get_object();
   reply.content = string_at(m, "content");
   reply.reasoning = reasoning_of(m);
@@ -102,8 +103,9 @@ Result<Reply> parse_completion(std::string_view body) {
 
 Result<std::string> StreamAccumulator::add(std::string_view data) {
   auto parsed = json::parse_text(data);
-  if (!parsed.ok() || !parsed->is_object())
+  if (!parsed.ok() || !parsed->is_object()) {
     return not_a_completion("a stream event is not a JSON object");
+  }
   const auto& o = parsed->get_object();
   if (const auto* e = o.if_contains("error")) {
     return Error::make(ErrorCode::kHandlerError,

@@ -505,8 +505,9 @@ json::value Workspace::shown_input(const json::value& input, const json::value& 
   }
   if (const auto* a = input.if_array()) {
     json::array out;
-    for (const auto& e : *a)
+    for (const auto& e : *a) {
       out.push_back(shown_input(e, changed_value, state, effect_state, touched));
+    }
     return out;
   }
   return input;
@@ -771,9 +772,7 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
       std::string service = effect.call.service;
       std::string endpoint = effect.call.endpoint;
       std::string actor = "workspace:" + def_.name;
-      json::value call_input = input;
-      auto result =
-          co_await options_.services->call(service, endpoint, call_input, actor, confidential);
+      auto result = co_await options_.services->call(service, endpoint, input, actor, confidential);
       std::optional<Error> failure;
       if (!result.ok()) {
         failure = result.error();
@@ -825,8 +824,8 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
                                                : failure->message;
         Error error = Error::make(
             ErrorCode::kHandlerError,
-            "the side effect of " + state_shown + " (" + effect.call.service + "/" +
-                effect.call.endpoint + ") failed: " + cause + "; nothing changed",
+            strcat("the side effect of ", state_shown, " (", effect.call.service, "/",
+                   effect.call.endpoint, ") failed: ", cause, "; nothing changed"),
             json::object{
                 {"state", state_shown},
                 {"effect", json::object{{"service", effect.call.service},
@@ -848,7 +847,7 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
         report["result"] = result.value();
       }
       effects.push_back(std::move(report));
-      done.push_back({s, &effect, input, result.value(), confidential});
+      done.push_back({s, &effect, std::move(input), result.value(), confidential});
     }
   }
 
