@@ -89,7 +89,9 @@ TEST(AgentContext, OldToolResultsAreElidedFirstAndTheLatestExchangeIsKept) {
       ASSERT_TRUE(args.ok());
       EXPECT_TRUE(args->is_object());
     }
-    if (o.at("role") == "tool") EXPECT_EQ(o.at("tool_call_id").as_string(), last_call);
+    if (o.at("role") == "tool") {
+      EXPECT_EQ(o.at("tool_call_id").as_string(), last_call);
+    }
   }
 }
 
