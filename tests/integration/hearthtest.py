@@ -315,6 +315,12 @@ def raw_http(port, request_bytes, timeout=10):
     return int(head.split()[1]), data
 
 
+def sanitized(pid):
+    """Whether the process runs under AddressSanitizer (the dev build): its memory figures then
+    include the sanitizer's shadow and its quarantine of freed blocks (256 MiB by default)."""
+    return "libasan" in Path(f"/proc/{pid}/maps").read_text()
+
+
 def wait_for(predicate, timeout=10):
     """Polls `predicate` until it holds or `timeout` seconds pass; returns its last answer."""
     deadline = time.time() + timeout
