@@ -25,14 +25,16 @@ std::string trimmed(std::string_view s) {
 }
 
 /// The first think tag's `side` (Tag::open or Tag::close) at or after `from`: {position, tag}.
+/// Every tag starts with '<', so one walk over the '<'s finds the first of any of them, and reads
+/// no further than it: a text with many sections is read once, not once a tag a section.
 std::pair<std::size_t, const Tag*> find_first(std::string_view text, std::size_t from,
                                               std::string_view Tag::*side) {
-  std::pair<std::size_t, const Tag*> best{std::string_view::npos, nullptr};
-  for (const auto& tag : kThinkTags) {
-    const auto at = text.find(tag.*side, from);
-    if (at < best.first) best = {at, &tag};
+  for (auto at = text.find('<', from); at != std::string_view::npos; at = text.find('<', at + 1)) {
+    for (const auto& tag : kThinkTags) {
+      if (text.substr(at).starts_with(tag.*side)) return {at, &tag};
+    }
   }
-  return best;
+  return {std::string_view::npos, nullptr};
 }
 
 std::pair<std::size_t, const Tag*> find_open(std::string_view text, std::size_t from) {
@@ -153,8 +155,10 @@ bool add_calls(const json::value& v, std::vector<ToolCall>& out) {
 }
 
 /// A Python literal as Llama's "pythonic" calls write arguments: strings ('..' or ".."), numbers,
-/// True/False/None, lists, dicts with string keys. `pos` moves past it.
-std::optional<json::value> python_literal(std::string_view t, std::size_t& pos);
+/// True/False/None, lists, dicts with string keys. `pos` moves past it. Nested no deeper than
+/// JSON text is read (json::ParseLimits::max_depth): a model's text must not exhaust the stack.
+std::optional<json::value> python_literal(std::string_view t, std::size_t& pos,
+                                          std::size_t depth = 0);
 
 void skip_space(std::string_view t, std::size_t& pos) {
   while (pos < t.size() && ascii::is_space(t[pos])) ++pos;
@@ -188,7 +192,8 @@ std::optional<std::string> python_string(std::string_view t, std::size_t& pos) {
   return out;
 }
 
-std::optional<json::value> python_literal(std::string_view t, std::size_t& pos) {
+std::optional<json::value> python_literal(std::string_view t, std::size_t& pos, std::size_t depth) {
+  if (depth >= json::ParseLimits{}.max_depth) return std::nullopt;
   skip_space(t, pos);
   if (pos >= t.size()) return std::nullopt;
   const char c = t[pos];
@@ -203,7 +208,7 @@ std::optional<json::value> python_literal(std::string_view t, std::size_t& pos) 
     json::array out;
     skip_space(t, pos);
     while (pos < t.size() && t[pos] != close) {
-      auto v = python_literal(t, pos);
+      auto v = python_literal(t, pos, depth + 1);
       if (!v) return std::nullopt;
       out.push_back(std::move(*v));
       skip_space(t, pos);
@@ -219,12 +224,12 @@ std::optional<json::value> python_literal(std::string_view t, std::size_t& pos) 
     json::object out;
     skip_space(t, pos);
     while (pos < t.size() && t[pos] != '}') {
-      auto key = python_literal(t, pos);
+      auto key = python_literal(t, pos, depth + 1);
       if (!key || !key->is_string()) return std::nullopt;
       skip_space(t, pos);
       if (pos >= t.size() || t[pos] != ':') return std::nullopt;
       ++pos;
-      auto v = python_literal(t, pos);
+      auto v = python_literal(t, pos, depth + 1);
       if (!v) return std::nullopt;
       out[key->get_string()] = std::move(*v);
       skip_space(t, pos);
@@ -722,35 +727,25 @@ json::array to_prompt_format(const json::array& messages, const json::array& too
 std::string ThinkFilter::feed(std::string_view delta) {
   pending_ += delta;
   std::string out;
-  while (!pending_.empty()) {
-    if (!inside_) {
-      const auto open = find_open(pending_, 0);
-      if (open.second != nullptr) {
-        out += pending_.substr(0, open.first);
-        pending_.erase(0, open.first + open.second->open.size());
-        inside_ = true;
-        continue;
-      }
-    } else {
-      const auto close = find_close(pending_, 0);
-      if (close.second != nullptr) {
-        pending_.erase(0, close.first + close.second->close.size());
-        inside_ = false;
-        continue;
-      }
-    }
-    // No whole tag: keep back only what could still become one.
-    std::size_t keep = 0;
-    if (const auto lt = pending_.rfind('<'); lt != std::string::npos) {
-      const std::string_view tail = std::string_view(pending_).substr(lt);
-      for (const auto& tag : kThinkTags) {
-        if (tag.open.starts_with(tail) || tag.close.starts_with(tail)) keep = tail.size();
-      }
-    }
-    if (!inside_) out += pending_.substr(0, pending_.size() - keep);
-    pending_.erase(0, pending_.size() - keep);
-    break;
+  std::size_t pos = 0;  // what is before it is handled
+  while (true) {
+    const auto tag = inside_ ? find_close(pending_, pos) : find_open(pending_, pos);
+    if (tag.second == nullptr) break;
+    if (!inside_) out.append(pending_, pos, tag.first - pos);
+    pos = tag.first + (inside_ ? tag.second->close : tag.second->open).size();
+    inside_ = !inside_;
   }
+  // No whole tag after `pos`: keep back only what could still become one.
+  std::size_t keep = 0;
+  if (const auto lt = pending_.rfind('<'); lt != std::string::npos && lt >= pos) {
+    const std::string_view tail = std::string_view(pending_).substr(lt);
+    for (const auto& tag : kThinkTags) {
+      if (tag.open.starts_with(tail) || tag.close.starts_with(tail)) keep = tail.size();
+    }
+  }
+  const std::size_t end = pending_.size() - keep;
+  if (!inside_) out.append(pending_, pos, end - pos);
+  pending_.erase(0, end);
   return out;
 }
 

@@ -67,7 +67,6 @@ class ThinkFilter {
  private:
   std::string pending_;  ///< the end of the text that may be the start of a tag
   bool inside_ = false;
-  bool started_ = false;  ///< something other than whitespace was shown
 };
 
 }  // namespace hearth::agent

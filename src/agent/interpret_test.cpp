@@ -236,5 +236,38 @@ TEST(AgentInterpret, StreamedThinkSectionsAreHeldBackAcrossDeltas) {
   EXPECT_EQ(shown, "Hi  there <b>ok");
 }
 
+TEST(AgentInterpret, PythonicArgumentsNestNoDeeperThanJson) {
+  // A model's text may be 8 MiB of brackets: read as far as JSON is (64 levels), then it is
+  // text, not a call; never a recursion as deep as the text.
+  const std::string deep =
+      "[attempt_completion(result=" + std::string(1 << 20, '[') + std::string(1 << 20, ']') + ")]";
+  auto i = interpret(text(deep), kTools);
+  EXPECT_TRUE(i.calls.empty());
+  const std::string fits =
+      "[attempt_completion(result=" + std::string(10, '[') + std::string(10, ']') + ")]";
+  EXPECT_EQ(interpret(text(fits), kTools).calls.size(), 1U);
+}
+
+TEST(AgentInterpret, ManyThinkSectionsAreReadInOnePass) {
+  // 100,000 sections in 1.7 MB (a model's answer may hold 8 MiB): each search for a tag reads
+  // up to the next one, not to the end of the text for every kind of tag, so this is quick
+  // whole or streamed.
+  std::string text;
+  std::string answer;
+  for (int i = 0; i < 100000; ++i) {
+    text += "<think>x</think>y";
+    answer += 'y';
+  }
+  auto [shown, thought] = split_reasoning(text);
+  EXPECT_EQ(shown, answer);
+  EXPECT_EQ(thought.size(), 2U * 100000 - 1);  // "x" joined by line ends
+  ThinkFilter f;
+  std::string streamed;
+  for (std::size_t at = 0; at < text.size(); at += 65536) {
+    streamed += f.feed(std::string_view(text).substr(at, 65536));
+  }
+  EXPECT_EQ(streamed, answer);
+}
+
 }  // namespace
 }  // namespace hearth::agent
