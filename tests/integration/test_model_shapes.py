@@ -231,13 +231,27 @@ def turn(ws, s, stream, **extra):
             return t, seen
 
 
+def app_turn(tmp_path, script, stream=False):
+    """One App Server turn of the installed app against the scripted model: its events."""
+    state = install(tmp_path)
+    fake = FakeModel(script)
+    fake.start()
+    try:
+        with daemon_with(state, fake) as d, d.ws() as ws:
+            handshake(ws)
+            _, seen = turn(ws, start(ws), stream)
+        assert fake.errors == [], fake.errors
+        return seen
+    finally:
+        fake.stop()
+
+
 QUERY = {"sql": "SELECT count(*) AS n FROM tasks"}
 
 
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("shape", ["hermes", "llama", "mistral", "structured-stop"])
 def test_app_server_turns_take_calls_in_the_text_and_a_plain_final_answer(tmp_path, stream, shape):
-    state = install(tmp_path)
     call = {"name": "lime_storage__query", "arguments": QUERY}
     first = {
         "hermes": {"content": f"<tool_call>{json.dumps(call)}</tool_call>"},
@@ -245,66 +259,37 @@ def test_app_server_turns_take_calls_in_the_text_and_a_plain_final_answer(tmp_pa
         "mistral": {"content": "[TOOL_CALLS]" + json.dumps([call])},
         "structured-stop": {"tool_calls": [call], "finishReason": "stop"},
     }[shape]
-    fake = FakeModel([
+    seen = app_turn(tmp_path, [
         {"expect": {"stream": stream}, "reply": first},
         {"expect": {"lastRole": "tool"},
          "reply": {"content": "<think>zero rows</think>Done:\n```json\n{\"count\": 0, \"stored\": []}\n```",
                    "finishReason": "stop"}},
-    ])
-    fake.start()
-    try:
-        with daemon_with(state, fake) as d, d.ws() as ws:
-            handshake(ws)
-            s = start(ws)
-            _, seen = turn(ws, s, stream)
-        assert fake.errors == [], fake.errors
-        assert seen[-1]["type"] == "completed", seen[-1]
-        assert seen[-1]["payload"]["result"] == {"count": 0, "stored": []}
-        assert any(e["type"] == "tool.call" and e["payload"].get("status") == "completed" for e in seen)
-        assert "zero rows" not in json.dumps([e for e in seen if "delta" in e["payload"]])
-    finally:
-        fake.stop()
+    ], stream)
+    assert seen[-1]["type"] == "completed", seen[-1]
+    assert seen[-1]["payload"]["result"] == {"count": 0, "stored": []}
+    assert any(e["type"] == "tool.call" and e["payload"].get("status") == "completed" for e in seen)
+    assert "zero rows" not in json.dumps([e for e in seen if "delta" in e["payload"]])
 
 
 def test_app_server_plain_answers_that_miss_the_schema_are_explained_then_fail(tmp_path):
-    state = install(tmp_path)
-    fake = FakeModel([
+    seen = app_turn(tmp_path, [
         {"reply": {"content": "There are no tasks."}},
         {"expect": {"lastRole": "user", "lastMessageContains": "does not end the task"},
          "reply": {"content": "{\"count\": \"none\"}"}},
         {"expect": {"lastRole": "user"}, "reply": {"content": "Still none."}},
     ])
-    fake.start()
-    try:
-        with daemon_with(state, fake) as d, d.ws() as ws:
-            handshake(ws)
-            s = start(ws)
-            _, seen = turn(ws, s, False)
-        assert fake.errors == [], fake.errors
-        assert seen[-1]["type"] == "status" and seen[-1]["payload"]["status"] == "failed"
-        invalid = [e for e in seen if e["type"] == "error" and e["payload"]["kind"] == "output-invalid"]
-        assert len(invalid) == 3
-    finally:
-        fake.stop()
+    assert seen[-1]["type"] == "status" and seen[-1]["payload"]["status"] == "failed"
+    invalid = [e for e in seen if e["type"] == "error" and e["payload"]["kind"] == "output-invalid"]
+    assert len(invalid) == 3
 
 
 def test_app_server_turns_fall_back_to_the_prompt_without_tool_support(tmp_path):
-    state = install(tmp_path)
-    fake = FakeModel([
+    seen = app_turn(tmp_path, [
         {"status": 400, "body": json.dumps({"error": {"message":
             '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'}})},
         {"expect": {"noTools": True, "systemContains": "lime_storage__query"},
          "reply": {"content": "<tool_call>" + json.dumps({"name": "complete", "arguments": {
              "result": {"count": 0, "stored": []}}}) + "</tool_call>"}},
     ])
-    fake.start()
-    try:
-        with daemon_with(state, fake) as d, d.ws() as ws:
-            handshake(ws)
-            s = start(ws)
-            _, seen = turn(ws, s, False)
-        assert fake.errors == [], fake.errors
-        assert seen[-1]["type"] == "completed", seen[-1]
-        assert any("notice" in e["payload"] for e in seen if e["type"] == "progress")
-    finally:
-        fake.stop()
+    assert seen[-1]["type"] == "completed", seen[-1]
+    assert any("notice" in e["payload"] for e in seen if e["type"] == "progress")
