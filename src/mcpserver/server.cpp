@@ -900,7 +900,8 @@ asio::awaitable<Result<json::value>> Server::resources_subscribe(const rpc::Requ
 }
 
 Result<json::value> Server::subscribe_workspace(const std::shared_ptr<Session>& session,
-                                                const std::string& uri) {
+                                                const std::string& asked) {
+  const std::string uri = canonical_workspace_uri(asked);
   auto ws = workspace_of_uri(*options_.workspaces, uri);
   if (!ws.ok()) {
     return error_with(kResourceNotFound, "Resource not found: " + uri, json::object{{"uri", uri}});
@@ -940,6 +941,7 @@ asio::awaitable<Result<json::value>> Server::resources_unsubscribe(const rpc::Re
   auto session = session_of(request);
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(std::string uri, rpc::required_string(*params, "uri"));
+  if (uri.starts_with(kWorkspaceScheme)) uri = canonical_workspace_uri(uri);
   std::shared_ptr<Session::Subscription> sub;
   std::function<void()> watch;
   if (session) {

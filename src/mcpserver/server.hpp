@@ -150,7 +150,7 @@ class Server {
   boost::asio::awaitable<Result<json::value>> resources_subscribe(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> resources_unsubscribe(const rpc::Request& request);
   Result<json::value> subscribe_workspace(const std::shared_ptr<Session>& session,
-                                          const std::string& uri);
+                                          const std::string& asked);
   boost::asio::awaitable<Result<json::value>> set_level(const rpc::Request& request);
   boost::asio::awaitable<Result<json::value>> cancelled(const rpc::Request& request);
 

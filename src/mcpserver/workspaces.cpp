@@ -138,14 +138,18 @@ json::array workspace_resources(const workspace::Manager& workspaces) {
   return out;
 }
 
+std::string canonical_workspace_uri(std::string_view uri) {
+  while (uri.size() > kWorkspaceScheme.size() && uri.back() == '/') uri.remove_suffix(1);
+  return std::string(uri);
+}
+
 Result<std::shared_ptr<workspace::Workspace>> workspace_of_uri(const workspace::Manager& workspaces,
                                                                std::string_view uri) {
   if (!uri.starts_with(kWorkspaceScheme)) {
     return Error::make(ErrorCode::kInvalidParams, "not a workspace:// URI");
   }
-  std::string_view id = uri.substr(kWorkspaceScheme.size());
-  while (!id.empty() && id.back() == '/') id.remove_suffix(1);
-  return workspaces.find(id);
+  return workspaces.find(
+      std::string_view(canonical_workspace_uri(uri)).substr(kWorkspaceScheme.size()));
 }
 
 json::value read_workspace_resource(const workspace::Workspace& ws, std::string_view uri) {

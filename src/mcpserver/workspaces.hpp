@@ -40,6 +40,10 @@ boost::asio::awaitable<Result<json::value>> call_workspace_tool(workspace::Manag
                                                                 json::value arguments,
                                                                 std::string actor);
 
+/// A `workspace://` URI as it is listed: without trailing slashes, which name the same workspace
+/// (so that one workspace is one subscription, however its URI is written).
+std::string canonical_workspace_uri(std::string_view uri);
+
 /// The workspace a `workspace://` URI names; kInvalidParams when it is not one of them.
 Result<std::shared_ptr<workspace::Workspace>> workspace_of_uri(const workspace::Manager& workspaces,
                                                                std::string_view uri);

@@ -556,6 +556,8 @@ def test_a_workspace_over_stdio_is_a_resource_and_two_tools(stdio, tmp_services)
     assert "VIRTUAL WORKSPACE: product-search" in view["text"]
     assert "normalizeSearch(text)" in view["text"]  # the guide: utilities, examples, rules
     assert s.request("resources/subscribe", {"uri": "workspace://product-search"})["result"] == {}
+    # Trailing slashes name the same workspace: the same subscription, not one more listener.
+    assert s.request("resources/subscribe", {"uri": "workspace://product-search//"})["result"] == {}
 
     r = s.request("tools/call", {"name": "execute_script", "arguments": {
         "script": "search_box_state.search_pattern = normalizeSearch(' TEA '); filter_state.maxPrice = 4;"}})
@@ -568,6 +570,9 @@ def test_a_workspace_over_stdio_is_a_resource_and_two_tools(stdio, tmp_services)
     upd = s.notification("notifications/resources/updated",
                          where=lambda m: m["params"]["uri"] == "workspace://product-search")
     assert upd["params"]["_meta"]["hearth/version"] >= version
+    s.request("ping")
+    assert [m["params"]["_meta"]["hearth/version"] for m in s.pending
+            if m.get("method") == "notifications/resources/updated"] == [], "one update a change"
 
     # A script that breaks a schema is a tool error the model can act on; nothing changed.
     bad = s.request("tools/call", {"name": "execute_script",
