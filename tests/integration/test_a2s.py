@@ -6,6 +6,7 @@ for global variables with their audit lines, reloads that keep requests in fligh
 row, vault writes that survive kill -9, and a rolled-back vault file refused until accepted."""
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from a2s_servers import FakeApi, RegistryExamples, make_ca
-from hearthtest import Daemon, error, hearth_bin, result, wait_for
+from hearthtest import ROOT, Daemon, error, hearth_bin, result, wait_for
 
 CLIENT_ID = "it-client"
 CLIENT_SECRET = "it-secret-0123456789"
@@ -884,69 +885,13 @@ def test_the_registry_examples_run_against_their_servers(tmp_path):
 
 # -- definitions as the spec's example writes them --------------------------------------------
 
-SPEC_EXAMPLE = '''serviceName: "ExampleService"
-serviceDescription: "Human-readable description"
-domain: "api.example.com"
-version: "1.0"
-checksum: "3a7bd3e2360a3d5be561819c3df9d6e28d..."
-
-authentications:
-  - type: "oauth2"
-    description: "OAuth2 client credentials flow"
-    inputVariables:
-      CLIENT_ID:
-        type: "string"
-        description: "OAuth client ID"
-        storage: "service"
-        optional: false
-      CLIENT_SECRET:
-        type: "string"
-        description: "OAuth client secret"
-        storage: "service"
-        optional: false
-    outputVariables:
-      AUTH_TOKEN:
-        type: "string"
-        description: "Bearer token for API access"
-        storage: "service"
-        expiry: 3600
-        optional: false
-    request: |
-      POST /oauth/token HTTP/1.1
-      Host: api.example.com
-      Content-Type: application/x-www-form-urlencoded
-
-      grant_type=client_credentials&client_id=${CLIENT_ID}&client_secret=${CLIENT_SECRET}
-    responseMapping:
-      "$.access_token": "AUTH_TOKEN"
-      "$.expires_in": "AUTH_TOKEN_EXPIRY"
-
-capabilities:
-  - name: "ExampleCapability"
-    description: "Human-readable description"
-    requiredScopes: ["scope:permission"]
-    inputVariables:
-      AUTH_TOKEN:
-        type: "string"
-        description: "Authentication token"
-        storage: "service"
-    tempVariables:
-      QUERY:
-        type: "string"
-        description: "Search query"
-        pattern: "^[A-Za-z]+$"
-    request: |
-      GET /endpoint HTTP/1.1
-      Host: api.example.com
-      Authorization: Bearer ${AUTH_TOKEN}
-
-      ?q=${QUERY}
-
-errorPatterns:
-  - statusCode: 400
-    pattern: "Invalid input"
-    resolution: "Check input format"
-'''
+def spec_example():
+    """The A2S specification's own service definition example (a2s-protocol.md, "YAML
+    Structure"), read from ../shared/specs as CI has it beside the clone."""
+    spec = (ROOT.parent / "shared" / "specs" / "a2s-protocol.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", spec[spec.index("#### YAML Structure"):], re.S)
+    assert block and block.group(1).startswith('serviceName: "ExampleService"')
+    return block.group(1)
 
 
 def test_a_definition_written_as_the_specs_example_loads_with_warnings(tmp_path):
@@ -954,7 +899,7 @@ def test_a_definition_written_as_the_specs_example_loads_with_warnings(tmp_path)
     defaults and says what to put right; a `security` that is there but malformed is refused."""
     registry = tmp_path / "registry"
     registry.mkdir()
-    (registry / "example.yaml").write_text(SPEC_EXAMPLE)
+    (registry / "example.yaml").write_text(spec_example())
     r = subprocess.run([hearth_bin(), "registry", "check", str(registry)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "ok  ExampleService" in r.stdout
@@ -971,6 +916,6 @@ def test_a_definition_written_as_the_specs_example_loads_with_warnings(tmp_path)
         found = result(d.rpc("registry/search", {"query": "example capability"}))
         assert found["services"][0]["name"] == "ExampleService"
         assert found["services"][0]["relevant_capabilities"][0]["name"] == "ExampleCapability"
-    (registry / "example.yaml").write_text(SPEC_EXAMPLE + "security: 5\n")
+    (registry / "example.yaml").write_text(spec_example() + "security: 5\n")
     r = subprocess.run([hearth_bin(), "registry", "check", str(registry)], capture_output=True, text=True)
     assert r.returncode == 1 and "security: must be a mapping" in r.stderr
