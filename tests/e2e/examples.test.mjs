@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import {
-  tempDir, copyService, startDaemon, launchBrowser, openPage, selectService, viewFrame, screenshot, waitFor,
+  tempDir, copyService, freePort, startDaemon, launchBrowser, openPage, selectService, viewFrame, screenshot, waitFor,
   EXAMPLES, WIDE, NARROW,
 } from './harness.mjs';
 
@@ -15,15 +15,6 @@ let daemon;
 let browser;
 let catalog;
 const work = tempDir();
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 before(async () => {
   // The bookshelf's catalogue on a free port, the copy's manifest pointed at it.

@@ -2,6 +2,7 @@
 // chromium driven by playwright-core (installed by tests/e2e/run.sh into the cache folder).
 import { spawn } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +33,16 @@ export function tempDir(prefix = 'hearth-e2e-') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   made.push(dir);
   return dir;
+}
+
+/// A TCP port free on 127.0.0.1 right now (for a server a test starts itself).
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -15,7 +15,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { copyService, EXAMPLES, launchBrowser, REPO, screenshot, startDaemon, tempDir, waitFor, writeService } from './harness.mjs';
+import { copyService, EXAMPLES, freePort, launchBrowser, REPO, screenshot, startDaemon, tempDir, waitFor, writeService } from './harness.mjs';
 
 const MODULES = process.env.HEARTH_E2E_MCP_APPS_MODULES;
 const VIEWPORT = { width: 800, height: 860 };
@@ -26,15 +26,6 @@ let catalog;
 let hostServer;
 let hostOrigin;
 const work = tempDir();
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // AppBridge, PostMessageTransport, Client and StreamableHTTPClientTransport as one browser module.
 async function bundleSdk() {
