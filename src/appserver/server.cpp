@@ -24,6 +24,7 @@
 #include "common/clock.hpp"
 #include "common/on_strand.hpp"
 #include "common/random.hpp"
+#include "rpc/dispatcher.hpp"
 #include "rpc/session.hpp"
 #include "schema/schema.hpp"
 
@@ -36,7 +37,6 @@
 namespace hearth::appserver {
 
 namespace asio = boost::asio;
-using rpc::Request;
 
 namespace {
 
@@ -1406,34 +1406,31 @@ void AppServer::stop() {
   });
 }
 
-void AppServer::add_methods(rpc::Dispatcher& dispatcher, bool own_endpoint) {
+asio::awaitable<Result<json::value>> AppServer::call(Method method, json::value params,
+                                                     std::shared_ptr<rpc::Session> session) {
   using Fn =
       Result<json::value> (State::*)(const json::value&, const std::shared_ptr<rpc::Session>&);
   auto s = state_;
-  const auto add = [&dispatcher, s](std::string name, Fn fn) {
-    dispatcher.add(std::move(name), [s, fn](const Request& request) {
-      json::value params = request.params;
-      auto session = request.session;
-      std::function<Result<json::value>()> work = [s, fn, params, session] {
-        return ((*s).*fn)(params, session);
-      };
-      return hearth::on(s->pool.get_executor(), call_on(std::move(work)));
-    });
-  };
-  add("initialize", &State::initialize);
-  dispatcher.add("initialized", [s](const Request& request) {
-    auto session = request.session;
-    std::function<Result<json::value>()> work = [s, session] { return s->initialized(session); };
-    return hearth::on(s->pool.get_executor(), call_on(std::move(work)));
-  });
-  add("agentSession/start", &State::start);
-  add("agentSession/read", &State::read);
-  add("agentSession/turn/start", &State::turn_start);
-  add("agentSession/turn/cancel", &State::turn_cancel);
-  add("agentSession/action/respond", &State::respond);
-  add("artifact/read", &State::artifact_read);
-  add("evidence/export", &State::evidence_export);
-  if (own_endpoint) add("capability/list", &State::capability_list);
+  std::function<Result<json::value>()> work;
+  if (method == Method::kInitialized) {
+    work = [s, session] { return s->initialized(session); };
+  } else {
+    Fn fn = nullptr;
+    switch (method) {
+      case Method::kInitialize: fn = &State::initialize; break;
+      case Method::kStart: fn = &State::start; break;
+      case Method::kRead: fn = &State::read; break;
+      case Method::kTurnStart: fn = &State::turn_start; break;
+      case Method::kTurnCancel: fn = &State::turn_cancel; break;
+      case Method::kActionRespond: fn = &State::respond; break;
+      case Method::kArtifactRead: fn = &State::artifact_read; break;
+      case Method::kEvidenceExport: fn = &State::evidence_export; break;
+      case Method::kCapabilityList: fn = &State::capability_list; break;
+      case Method::kInitialized: break;
+    }
+    work = [s, fn, params = std::move(params), session] { return ((*s).*fn)(params, session); };
+  }
+  return hearth::on(s->pool.get_executor(), call_on(std::move(work)));
 }
 
 }  // namespace hearth::appserver

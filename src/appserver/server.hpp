@@ -27,7 +27,7 @@
 #include "agentapp/store/store.hpp"
 #include "appserver/store.hpp"
 #include "appserver/tool_policy.hpp"
-#include "rpc/dispatcher.hpp"
+#include "rpc/session.hpp"
 
 namespace hearth::appserver {
 
@@ -89,10 +89,24 @@ class AppServer {
   AppServer(const AppServer&) = delete;
   AppServer& operator=(const AppServer&) = delete;
 
-  /// Registers initialize, initialized, agentSession/*, artifact/read and evidence/export.
-  /// With `own_endpoint` (the dispatcher of /app-server and /app-server/ws, which serves nothing
-  /// else), also capability/list, refused like the others before the handshake.
-  void add_methods(rpc::Dispatcher& dispatcher, bool own_endpoint = false);
+  /// What it serves (registered by src/methods/: initialize/, agentSession/, artifact/,
+  /// evidence/, and capability/ for its own endpoint's capability/list).
+  enum class Method {
+    kInitialize,      ///< initialize: who the connection is
+    kInitialized,     ///< initialized: the handshake is over
+    kStart,           ///< agentSession/start
+    kRead,            ///< agentSession/read
+    kTurnStart,       ///< agentSession/turn/start
+    kTurnCancel,      ///< agentSession/turn/cancel
+    kActionRespond,   ///< agentSession/action/respond
+    kArtifactRead,    ///< artifact/read
+    kEvidenceExport,  ///< evidence/export
+    kCapabilityList,  ///< capability/list on /app-server, refused before the handshake
+  };
+  /// Runs `method` on the server's own thread: params as the request gave them, the session
+  /// whose handshake (and pushes) it is.
+  boost::asio::awaitable<Result<json::value>> call(Method method, json::value params,
+                                                   std::shared_ptr<rpc::Session> session);
 
   /// Cancels the running turns and stops the server's thread. Idempotent.
   void stop();

@@ -7,7 +7,6 @@
 #include "common/on_strand.hpp"
 #include "common/random.hpp"
 #include "common/rfc3986.hpp"
-#include "rpc/params.hpp"
 #include "rpc/session.hpp"
 #include "views/component.hpp"
 #include "views/document.hpp"
@@ -19,7 +18,6 @@ namespace hearth::appui {
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
-using rpc::Request;
 
 namespace {
 
@@ -118,14 +116,12 @@ Result<json::value> AppUiHost::entries() {
 }
 
 Result<json::value> AppUiHost::open(const std::shared_ptr<rpc::Session>& session,
-                                    const json::value& params) {
+                                    const std::string& app_id, const std::string& entry_key,
+                                    const std::string& workspace) {
   if (!session || !session->can_push()) {
     return Error::make(ErrorCode::kInvalidRequest,
                        "app/ui/open needs a WebSocket: the mount ends with the connection");
   }
-  const auto& p = params.is_object() ? params.get_object() : json::object();
-  const std::string app_id = json::string_member(p, "appId");
-  const std::string entry_key = json::string_member(p, "entryKey");
   if (app_id.empty() || entry_key.empty()) {
     return Error::make(ErrorCode::kInvalidParams, "app/ui/open needs appId and entryKey");
   }
@@ -178,7 +174,6 @@ Result<json::value> AppUiHost::open(const std::shared_ptr<rpc::Session>& session
       if (auto self = weak.lock()) (*self)->close_session(id);
     });
   }
-  const std::string workspace = json::string_member(p, "workspaceId");
   auto capabilities = bridge_.list(m.app, workspace);
   const std::string display = json::string_member(manifest.front_matter, "displayName");
   return json::value(json::object{
@@ -198,11 +193,9 @@ Result<json::value> AppUiHost::open(const std::shared_ptr<rpc::Session>& session
 }
 
 Result<AppUiHost::Mount> AppUiHost::mount_of(std::uint64_t session_id,
-                                             const json::value& params) const {
-  const auto* id = params.is_object() ? params.get_object().if_contains("mountId") : nullptr;
+                                             std::string_view mount_id) const {
   std::lock_guard lock(mu_);
-  auto it = id != nullptr && id->is_string() ? mounts_.find(std::string_view(id->get_string()))
-                                             : mounts_.end();
+  auto it = mounts_.find(mount_id);
   if (it == mounts_.end() || it->second.session_id != session_id) {
     return Error::make(ErrorCode::kInvalidParams, "no such app mount on this connection",
                        json::object{{"field", "mountId"}});
@@ -223,53 +216,39 @@ void AppUiHost::close_session(std::uint64_t session_id) {
   hooked_.erase(session_id);
 }
 
-void AppUiHost::add_methods(rpc::Dispatcher& dispatcher) {
-  dispatcher.add("app/ui/entries", [this](const Request&) -> asio::awaitable<Result<json::value>> {
-    std::function<Result<json::value>()> work = [this] { return entries(); };
-    co_return co_await blocking_.run(work);
-  });
-  dispatcher.add("app/ui/open",
-                 [this](const Request& request) -> asio::awaitable<Result<json::value>> {
-                   auto session = request.session;
-                   json::value params = request.params;
-                   std::function<Result<json::value>()> work = [this, session, params] {
-                     return open(session, params);
-                   };
-                   co_return co_await blocking_.run(work);
-                 });
-  dispatcher.add("app/ui/close",
-                 [this](const Request& request) -> asio::awaitable<Result<json::value>> {
-                   const std::uint64_t sid = request.session ? request.session->id() : 0;
-                   HEARTH_CO_ASSIGN_OR_RETURN(auto m, mount_of(sid, request.params));
-                   {
-                     std::lock_guard lock(mu_);
-                     tickets_.erase(m.ticket);
-                     mounts_.erase(m.id);
-                   }
-                   co_return json::value(json::object{{"mountId", m.id}, {"closed", true}});
-                 });
-  dispatcher.add(
-      "app/ui/invoke", [this](const Request& request) -> asio::awaitable<Result<json::value>> {
-        const std::uint64_t sid = request.session ? request.session->id() : 0;
-        HEARTH_CO_ASSIGN_OR_RETURN(auto m, mount_of(sid, request.params));
-        HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
-        agentapp::Invocation call;
-        call.app = m.app;  // the mount's app, whatever the frame said
-        call.caller = "ui:" + m.entry;
-        HEARTH_CO_ASSIGN_OR_RETURN(call.capability, rpc::required_string(*params, "capability"));
-        HEARTH_CO_ASSIGN_OR_RETURN(call.method, rpc::required_string(*params, "method"));
-        HEARTH_CO_ASSIGN_OR_RETURN(auto workspace,
-                                   rpc::string_param(*params, "workspaceId", false));
-        call.workspace = workspace.value_or("");
-        if (const auto* p = params->if_contains("params"); p != nullptr && !p->is_null()) {
-          if (!p->is_object()) {
-            co_return rpc::invalid_param("params must be an object", "params", "type");
-          }
-          call.params = *p;
-        }
-        std::function<Result<json::value>()> work = [this, call] { return bridge_.invoke(call); };
-        co_return co_await blocking_.run(work);
-      });
+asio::awaitable<Result<json::value>> AppUiHost::list_entries() {
+  std::function<Result<json::value>()> work = [this] { return entries(); };
+  co_return co_await blocking_.run(work);
+}
+
+asio::awaitable<Result<json::value>> AppUiHost::open_mount(std::shared_ptr<rpc::Session> session,
+                                                           std::string app_id,
+                                                           std::string entry_key,
+                                                           std::string workspace) {
+  std::function<Result<json::value>()> work = [this, session, app_id, entry_key, workspace] {
+    return open(session, app_id, entry_key, workspace);
+  };
+  co_return co_await blocking_.run(work);
+}
+
+Result<json::value> AppUiHost::close_mount(std::uint64_t session_id, std::string_view mount_id) {
+  HEARTH_ASSIGN_OR_RETURN(auto m, mount_of(session_id, mount_id));
+  {
+    std::lock_guard lock(mu_);
+    tickets_.erase(m.ticket);
+    mounts_.erase(m.id);
+  }
+  return json::value(json::object{{"mountId", m.id}, {"closed", true}});
+}
+
+asio::awaitable<Result<json::value>> AppUiHost::invoke(std::uint64_t session_id,
+                                                       std::string_view mount_id,
+                                                       agentapp::Invocation call) {
+  HEARTH_CO_ASSIGN_OR_RETURN(auto m, mount_of(session_id, mount_id));
+  call.app = m.app;  // the mount's app, whatever the frame said
+  call.caller = "ui:" + m.entry;
+  std::function<Result<json::value>()> work = [this, call] { return bridge_.invoke(call); };
+  co_return co_await blocking_.run(work);
 }
 
 asio::awaitable<net::HttpResponse> AppUiHost::serve(net::HttpRequest request) {

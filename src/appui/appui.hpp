@@ -18,7 +18,7 @@
 #include "agentapp/store/store.hpp"
 #include "common/blocking.hpp"
 #include "net/routes.hpp"
-#include "rpc/dispatcher.hpp"
+#include "rpc/session.hpp"
 
 namespace hearth::appui {
 
@@ -39,8 +39,24 @@ class AppUiHost {
 
   /// Adds /apps/ (the mounted apps' UI files) to `routes`.
   Status add_routes(net::Routes& routes);
-  /// Registers app/ui/entries, app/ui/open, app/ui/invoke and app/ui/close.
-  void add_methods(rpc::Dispatcher& dispatcher);
+  // What app/ui/* do (src/methods/app/ui.cpp): the store and the bridge are used off the I/O
+  // threads, on the executor given at construction.
+
+  /// The enabled apps' UI entries.
+  boost::asio::awaitable<Result<json::value>> list_entries();
+  /// Mounts an app's UI entry for a WebSocket connection: the mount ends with it. `workspace`
+  /// (may be empty) is the one whose capabilities the answer lists.
+  boost::asio::awaitable<Result<json::value>> open_mount(std::shared_ptr<rpc::Session> session,
+                                                         std::string app_id,
+                                                         std::string entry_key,
+                                                         std::string workspace);
+  /// Ends a mount of this connection.
+  Result<json::value> close_mount(std::uint64_t session_id, std::string_view mount_id);
+  /// A frame's capability call, through the bridge as the mount's app and no other (`call.app`
+  /// and `call.caller` are set from the mount).
+  boost::asio::awaitable<Result<json::value>> invoke(std::uint64_t session_id,
+                                                     std::string_view mount_id,
+                                                     agentapp::Invocation call);
 
   struct Mount {
     std::string id;
@@ -56,8 +72,9 @@ class AppUiHost {
 
  private:
   Result<json::value> entries();
-  Result<json::value> open(const std::shared_ptr<rpc::Session>& session, const json::value& params);
-  Result<Mount> mount_of(std::uint64_t session_id, const json::value& params) const;
+  Result<json::value> open(const std::shared_ptr<rpc::Session>& session, const std::string& app_id,
+                           const std::string& entry_key, const std::string& workspace);
+  Result<Mount> mount_of(std::uint64_t session_id, std::string_view mount_id) const;
   boost::asio::awaitable<net::HttpResponse> serve(net::HttpRequest request);
   void close_session(std::uint64_t session_id);
 

@@ -118,16 +118,6 @@ struct ManageArgs {
 
 }  // namespace
 
-agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir) {
-  // An app's secrets are the vault's values under the scope app.<name>; the vault is opened
-  // when a readiness check first asks.
-  auto vault = open_vault_on_first_use(state_dir);
-  return agentapp::host_readiness([vault](std::string_view app, std::string_view key) {
-    auto secret = vault->get("app." + std::string(app), key);
-    return secret.ok() && secret.value().has_value();
-  });
-}
-
 namespace {
 
 int app_failed(const Error& error) {

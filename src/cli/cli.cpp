@@ -32,37 +32,6 @@ CLI::App* add_workspace_command(CLI::App& app, std::function<int()>& run);  // c
 CLI::App* add_agent_command(CLI::App& app, std::function<int()>& run);      // cli/workspace.cpp
 namespace fs = std::filesystem;
 
-fs::path default_state_dir() {
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && *xdg == '/') {
-    return fs::path(xdg) / "hearth";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return fs::path(home) / ".local" / "state" / "hearth";
-  }
-  return fs::temp_directory_path() / ("hearth-" + std::to_string(::getuid()));
-}
-
-bool ensure_private_dir(const fs::path& dir, std::string& error) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    error = dir.string() + ": " + ec.message();
-    return false;
-  }
-  ::chmod(dir.c_str(), 0700);
-  return true;
-}
-
-void print_load_report(const host::LoadReport& report) {
-  for (const auto& failure : report.failures) {
-    for (const auto& problem : failure.problems) {
-      std::cerr << (failure.file.empty() ? std::string("hearth") : failure.file.string()) << ": "
-                << problem.to_string() << "\n";
-    }
-  }
-  for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
-}
-
 void setup_logging(const std::string& level) {
   auto logger = spdlog::stderr_color_mt("hearth");
   spdlog::set_default_logger(logger);
@@ -138,7 +107,7 @@ int call(const fs::path& path, const std::string& service, const std::string& en
   // The same pipeline as the daemon's lavs/call, through the dispatcher, without a socket.
   rpc::Dispatcher dispatcher;
   methods::lavs::add_methods(dispatcher, *host);
-  name_lafs_operations(dispatcher, *host);
+  methods::lavs::name_lafs_operations(dispatcher, *host);
   json::object params;
   if (!service.empty()) params["service"] = service;
   params["endpoint"] = endpoint;

@@ -135,25 +135,6 @@ CLI::App* add_lafs_command(CLI::App& app, std::function<int()>& run) {
 
 namespace hearth::cli {
 
-void name_lafs_operations(rpc::Dispatcher& dispatcher, const host::Host& host) {
-  // With one service, requests may leave `service` out; the envelope still names it. Asked at
-  // each request: a reload may change what is served.
-  dispatcher.set_operation_namer([&host](const rpc::Request& request) {
-    if (request.method != "lavs/call" && request.method != "lavs/subscribe") return request.method;
-    const json::value* endpoint = json::member(request.params, "endpoint");
-    if (endpoint == nullptr || !endpoint->is_string()) return request.method;
-    const json::value* service = json::member(request.params, "service");
-    std::string name;
-    if (service != nullptr && service->is_string()) {
-      name = std::string(service->get_string());
-    } else if (const auto list = host.services(); list->size() == 1) {
-      name = list->front()->manifest.name;
-    }
-    return name.empty() ? std::string(endpoint->get_string())
-                        : name + "." + std::string(endpoint->get_string());
-  });
-}
-
 int lafs_exit_code(const json::value& envelope) {
   const json::value* success = json::member(envelope, "success");
   if (success != nullptr && success->is_bool() && success->get_bool()) return 0;

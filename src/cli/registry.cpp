@@ -25,22 +25,6 @@ namespace hearth::cli {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
-Result<std::shared_ptr<vault::Vault>> open_vault(const fs::path& state_dir) {
-  std::string error;
-  if (!ensure_private_dir(state_dir, error)) {
-    return Error::make(ErrorCode::kInternalError, "state dir: " + error);
-  }
-  HEARTH_ASSIGN_OR_RETURN(auto key, vault::MasterKey::open(state_dir / "vault.key"));
-  HEARTH_ASSIGN_OR_RETURN(auto opened, vault::Vault::open(state_dir / "vault.db", std::move(key)));
-  return std::shared_ptr<vault::Vault>(std::move(opened));
-}
-
-std::shared_ptr<vault::Vault> open_vault_on_first_use(const fs::path& state_dir) {
-  return vault::Vault::open_on_first_use(
-      state_dir / "vault.db",
-      [key_file = state_dir / "vault.key"] { return vault::MasterKey::open(key_file); });
-}
-
 namespace {
 
 Result<std::string> read_text(const fs::path& file) {

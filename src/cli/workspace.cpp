@@ -22,7 +22,7 @@
 #include "cli/common.hpp"
 #include "common/random.hpp"
 #include "jail/jail.hpp"
-#include "methods/a2s/a2s.hpp"
+#include "methods/vault/vault.hpp"
 #include "proc/process.hpp"
 #include "vault/vault.hpp"
 #include "workspace/manager.hpp"
@@ -325,7 +325,7 @@ int agent_run(const WorkspaceArgs& args) {
   Context context(args);
   const fs::path state_dir = args.state_dir.empty() ? default_state_dir() : args.state_dir;
   if (!args.model_key.empty()) {
-    auto variable = methods::a2s::split_variable(args.model_key);
+    auto variable = methods::vault::split_variable(args.model_key);
     if (!variable) {
       std::cerr << "hearth agent run: --model-key is a vault variable SCOPE::NAME" << std::endl;
       return 2;

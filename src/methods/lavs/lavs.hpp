@@ -11,4 +11,8 @@ namespace hearth::methods::lavs {
 /// Registers the lavs/* methods on `dispatcher`. The host must outlive the dispatcher's use.
 void add_methods(rpc::Dispatcher& dispatcher, host::Host& host);
 
+/// LAFS envelope mode (docs/lafs.md): `_meta.operation` is "service.endpoint" for lavs/call
+/// and lavs/subscribe, the method otherwise (`hearth call --lafs` and the daemon).
+void name_lafs_operations(rpc::Dispatcher& dispatcher, const host::Host& host);
+
 }  // namespace hearth::methods::lavs

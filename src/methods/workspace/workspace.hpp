@@ -1,5 +1,5 @@
 #pragma once
-/// The `workspace/*` and `agent/*` JSON-RPC methods (docs/workspace.md, "JSON-RPC"), and the
+/// The `workspace/*` JSON-RPC methods (docs/workspace.md, "JSON-RPC"), and the
 /// LAVS services a workspace reaches through the daemon's host (side effects, sources).
 
 #include <filesystem>
@@ -8,8 +8,6 @@
 #include <memory>
 #include <mutex>
 
-#include "agent/loop.hpp"
-#include "agent/servers.hpp"
 #include "host/host.hpp"
 #include "rpc/dispatcher.hpp"
 #include "workspace/manager.hpp"
@@ -32,34 +30,7 @@ class HostServices : public hearth::workspace::Services {
   host::Host& host_;
 };
 
-/// What agent/run needs besides the workspace.
-struct AgentSettings {
-  agent::ModelServers servers;   ///< the configured model servers, the default first
-  agent::ModelConfig limits;     ///< what every run shares (time limits, answer size)
-  agent::ContextBudget context;  ///< what one request to the model may carry
-  /// Reads a vault variable ("SCOPE::NAME") holding a model key; blocking. `domain` empty: the
-  /// chosen server's configured key, read as it is; otherwise the vault's rule decides whether
-  /// the variable may go to that domain (agent/servers.hpp).
-  std::function<Result<std::string>(const std::string& ref, const std::string& domain)> read_key;
-  std::filesystem::path transcripts;   ///< where run transcripts go (STATE_DIR/agent)
-  BlockingExecutor* writer = nullptr;  ///< writes transcripts, in order (one thread)
-};
-
-/// The agent runs a daemon started (agent/run), kept for agent/read after they end.
-class Runs {
- public:
-  std::shared_ptr<agent::Run> find(const std::string& id) const;
-  void add(std::shared_ptr<agent::Run> run);
-  void cancel_all();
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<agent::Run>> runs_;
-  std::vector<std::string> order_;
-};
-
-/// Registers workspace/* and agent/* on `dispatcher`. Everything given must outlive its use.
-void add_methods(rpc::Dispatcher& dispatcher, hearth::workspace::Manager& workspaces,
-                 AgentSettings& agent, Runs& runs);
+/// Registers workspace/* on `dispatcher`. `workspaces` must outlive its use.
+void add_methods(rpc::Dispatcher& dispatcher, hearth::workspace::Manager& workspaces);
 
 }  // namespace hearth::methods::workspace

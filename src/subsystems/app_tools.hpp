@@ -13,7 +13,7 @@
 #include "host/host.hpp"
 #include "workspace/manager.hpp"
 
-namespace hearth::cli {
+namespace hearth::subsystems {
 
 /// Everything given must outlive the resolver and the tools it binds.
 appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gateway,
@@ -22,4 +22,4 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
 /// The app backends' tools (tools/list, tools/call) through the supervisor.
 appserver::BackendTools app_backend_tools(const std::shared_ptr<agentapp::Backends>& backends);
 
-}  // namespace hearth::cli
+}  // namespace hearth::subsystems

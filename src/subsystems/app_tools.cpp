@@ -1,4 +1,4 @@
-#include "cli/app_tools.hpp"
+#include "subsystems/app_tools.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <utility>
@@ -8,7 +8,7 @@
 // GCC 12's false -Wmismatched-new-delete at the end of coroutines (see appserver/server.cpp).
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
-namespace hearth::cli {
+namespace hearth::subsystems {
 
 namespace asio = boost::asio;
 
@@ -168,4 +168,4 @@ appserver::ToolResolver app_tool_resolver(host::Host& host, a2s::Gateway& gatewa
   };
 }
 
-}  // namespace hearth::cli
+}  // namespace hearth::subsystems

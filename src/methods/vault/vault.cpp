@@ -1,12 +1,11 @@
-#include "methods/a2s/a2s.hpp"
+#include "methods/vault/vault.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
-#include "methods/audit.hpp"
 #include "rpc/params.hpp"
 #include "vault/vault.hpp"
 
-namespace hearth::methods::a2s {
+namespace hearth::methods::vault {
 namespace asio = boost::asio;
 using hearth::a2s::Gateway;
 using rpc::Request;
@@ -18,11 +17,6 @@ std::optional<std::pair<std::string, std::string>> split_variable(std::string_vi
 }
 
 namespace {
-
-Result<std::size_t> limit_param(const json::object& params) {
-  HEARTH_ASSIGN_OR_RETURN(auto limit, rpc::int_param(params, "limit", 1, 100));
-  return static_cast<std::size_t>(limit.value_or(10));
-}
 
 /// scope and name, given as {"scope", "name"} or as {"variable": "SCOPE::NAME"}.
 Result<std::pair<std::string, std::string>> variable_params(const json::object& params) {
@@ -56,7 +50,7 @@ Result<std::vector<std::string>> names_param(const json::object& params) {
   return names;
 }
 
-Result<std::shared_ptr<vault::Vault>> vault_of(Gateway& gateway) {
+Result<std::shared_ptr<hearth::vault::Vault>> vault_of(Gateway& gateway) {
   auto vault = gateway.vault();
   if (!vault) {
     return Error::make(ErrorCode::kInternalError, "vault: this daemon has no vault (no state dir)");
@@ -69,7 +63,7 @@ asio::awaitable<Result<T>> blocking(Gateway& gateway, std::function<Result<T>()>
   co_return co_await gateway.blocking().run(work);
 }
 
-json::value entry_json(const vault::EntryInfo& e) {
+json::value entry_json(const hearth::vault::EntryInfo& e) {
   json::object o;
   o["scope"] = e.scope;
   o["name"] = e.name;
@@ -78,40 +72,6 @@ json::value entry_json(const vault::EntryInfo& e) {
   if (e.expires_at) o["expiresAt"] = *e.expires_at;
   o["size"] = e.size;
   return o;
-}
-
-asio::awaitable<Result<json::value>> search(Gateway& gateway, const Request& request) {
-  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto query, rpc::required_string(*params, "query"));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto limit, limit_param(*params));
-  co_return gateway.search(query, limit);
-}
-
-asio::awaitable<Result<json::value>> get(Gateway& gateway, const Request& request) {
-  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
-  HEARTH_CO_ASSIGN_OR_RETURN(auto service, rpc::required_string(*params, "service"));
-  co_return gateway.get(service);
-}
-
-asio::awaitable<Result<json::value>> list(Gateway& gateway, const Request& request) {
-  HEARTH_CO_RETURN_IF_ERROR(rpc::params_object(request));
-  co_return gateway.list();
-}
-
-asio::awaitable<Result<json::value>> execute(Gateway& gateway, const Request& request) {
-  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
-  hearth::a2s::ExecuteParams p;
-  HEARTH_CO_ASSIGN_OR_RETURN(p.service, rpc::required_string(*params, "service"));
-  HEARTH_CO_ASSIGN_OR_RETURN(p.capability, rpc::required_string(*params, "capability"));
-  const json::value variables = rpc::value_param(*params, "variables");
-  if (!variables.is_null() && !variables.is_object()) {
-    co_return rpc::invalid_param("variables must be an object of NAME: value", "variables", "type");
-  }
-  if (variables.is_object()) p.variables = variables.as_object();
-  HEARTH_CO_ASSIGN_OR_RETURN(p.dry_run, rpc::bool_param(*params, "dryRun"));
-  HEARTH_CO_ASSIGN_OR_RETURN(p.store, rpc::bool_param(*params, "store"));
-  p.caller = caller_of(request).client;
-  co_return co_await gateway.execute(std::move(p));
 }
 
 asio::awaitable<Result<json::value>> vault_set(Gateway& gateway, const Request& request) {
@@ -206,13 +166,9 @@ asio::awaitable<Result<json::value>> vault_revoke(Gateway& gateway, const Reques
 }  // namespace
 
 void add_methods(rpc::Dispatcher& dispatcher, Gateway& gateway) {
-  const auto bind = [&gateway](auto fn) {
-    return [&gateway, fn](const Request& request) { return fn(gateway, request); };
+  auto bind = [&gateway](auto fn) {
+    return [&gateway, fn](const Request& r) { return fn(gateway, r); };
   };
-  dispatcher.add("registry/search", bind(search));
-  dispatcher.add("registry/get", bind(get));
-  dispatcher.add("registry/list", bind(list));
-  dispatcher.add("registry/execute", bind(execute));
   dispatcher.add("vault/set", bind(vault_set));
   dispatcher.add("vault/list", bind(vault_list));
   dispatcher.add("vault/delete", bind(vault_delete));
@@ -220,4 +176,4 @@ void add_methods(rpc::Dispatcher& dispatcher, Gateway& gateway) {
   dispatcher.add("vault/revoke", bind(vault_revoke));
 }
 
-}  // namespace hearth::methods::a2s
+}  // namespace hearth::methods::vault

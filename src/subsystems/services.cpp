@@ -1,0 +1,151 @@
+#include "subsystems/services.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <iostream>
+
+#include "json/json.hpp"
+#include "methods/lavs/lavs.hpp"
+#include "rpc/dispatcher.hpp"
+#include "subsystems/audit.hpp"
+#include "subsystems/registry.hpp"
+#include "subsystems/sandbox.hpp"
+
+namespace hearth::subsystems {
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The lavs/servicesChanged notification of a reload.
+std::string services_changed(const host::ReloadReport& report) {
+  auto names = [](const std::vector<std::string>& list) {
+    json::array out;
+    for (const auto& name : list) out.push_back(json::value(name));
+    return out;
+  };
+  json::object params;
+  params["added"] = names(report.added);
+  params["changed"] = names(report.changed);
+  params["removed"] = names(report.removed);
+  return json::dump(rpc::make_notification("lavs/servicesChanged", std::move(params)));
+}
+
+void log_reload(const host::ReloadReport& report) {
+  for (const auto& failure : report.problems.failures) {
+    for (const auto& problem : failure.problems) {
+      spdlog::error("{}: {} (not reloaded: what was served stays served)", failure.file.string(),
+                    problem.to_string());
+    }
+  }
+  for (const auto& warning : report.problems.warnings) spdlog::warn("{}", warning);
+  auto join = [](const std::vector<std::string>& list) {
+    std::string out;
+    for (const auto& name : list) out += (out.empty() ? "" : ", ") + name;
+    return out.empty() ? std::string("-") : out;
+  };
+  if (report.any_change()) {
+    spdlog::info("services reloaded: added {}; changed {}; removed {}", join(report.added),
+                 join(report.changed), join(report.removed));
+  }
+}
+
+}  // namespace
+
+void print_load_report(const host::LoadReport& report) {
+  for (const auto& failure : report.failures) {
+    for (const auto& problem : failure.problems) {
+      std::cerr << (failure.file.empty() ? std::string("hearth") : failure.file.string()) << ": "
+                << problem.to_string() << "\n";
+    }
+  }
+  for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
+}
+
+asio::awaitable<void> watch_services(host::Host& host, std::vector<fs::path> paths,
+                                     std::chrono::milliseconds interval, asio::steady_timer& timer,
+                                     std::function<void(const host::ReloadReport&)> on_change) {
+  for (;;) {
+    timer.expires_after(interval);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;
+    std::function<host::ReloadReport()> work = [&host, &paths] { return host.reload(paths); };
+    auto report = co_await host.blocking().run(std::move(work));
+    log_reload(report);
+    if (report.any_change()) on_change(report);
+  }
+}
+
+std::vector<std::string> changed_services(const host::ReloadReport& report) {
+  std::vector<std::string> what = report.added;
+  what.insert(what.end(), report.changed.begin(), report.changed.end());
+  what.insert(what.end(), report.removed.begin(), report.removed.end());
+  return what;
+}
+
+Services::Services(daemon::Context& context) : context_(context), watch_timer_(context.io()) {
+  const auto& options = context.options();
+  host::HostOptions host_options;
+  host_options.kinds.a2s = context.find<Registry>().gateway();
+  host_options.allow_no_services =
+      options.paths.empty() && (!options.registry_dirs.empty() || !options.workspace_dirs.empty());
+  host_options.default_timeout = std::chrono::milliseconds(options.default_timeout_ms);
+  host_options.kinds.jail = context.find<Sandbox>().jail();
+  host_options.kinds.js_workers = static_cast<std::size_t>(options.js_workers);
+  host::LoadReport report;
+  host_ = host::Host::load(options.paths, host_options, context.io().get_executor(), report);
+  print_load_report(report);
+  if (!host_) throw daemon::StartupError("the services cannot be served (see above)");
+  host_->set_audit(&context.find<Audit>().log());
+}
+
+Services::~Services() = default;
+
+void Services::on_reload(std::function<void(const host::ReloadReport&)> listener) {
+  reload_listeners_.push_back(std::move(listener));
+}
+
+Status Services::expose(daemon::Surface& surface) {
+  methods::lavs::add_methods(surface.rpc(), *host_);
+  methods::lavs::name_lafs_operations(surface.rpc(), *host_);
+  return {};
+}
+
+void Services::start() {
+  ready_by_ = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  const auto& options = context_.options();
+  if (!options.watch) return;
+  asio::co_spawn(context_.io(),
+                 watch_services(*host_, options.paths,
+                                std::chrono::milliseconds(options.watch_interval_ms), watch_timer_,
+                                [this](const host::ReloadReport& reload) {
+                                  context_.broadcast(services_changed(reload));
+                                  for (const auto& listener : reload_listeners_) listener(reload);
+                                }),
+                 asio::detached);
+}
+
+bool Services::ready() {
+  if (host_->ready()) return true;
+  if (std::chrono::steady_clock::now() < ready_by_) return false;
+  if (!warned_) spdlog::warn("JavaScript workers are still starting after 20 s");
+  warned_ = true;
+  return true;
+}
+
+void Services::describe(boost::json::object& ready) const {
+  json::array names;
+  for (const auto& s : *host_->services()) names.push_back(json::value(s->manifest.name));
+  ready["services"] = std::move(names);
+}
+
+void Services::stop() {
+  watch_timer_.cancel();
+  host_->shutdown();
+}
+
+}  // namespace hearth::subsystems
