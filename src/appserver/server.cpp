@@ -682,42 +682,17 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     return note;
   }
 
-  /// The tools of the app for this workspace: the available capabilities' methods, the app's
-  /// own tools (its toolRefs bound to what the daemon serves, its backends' tools) under the
-  /// policies its operations declare, `ask_person` and `complete`.
-  asio::awaitable<json::array> tools_for(const SessionRecord& s, std::shared_ptr<Turn> turn) {
-    auto self = shared_from_this();
-    Turn& t = *turn;
-    const json::value& output_schema = t.record.output_schema;
+  /// The tools of one turn as they are gathered: the list for the model, the names taken, and
+  /// the app's own tools bound for the turn.
+  struct TurnTools {
     json::array tools;
-    std::set<std::string> reserved{std::string(kAskTool), std::string(kCompleteTool)};
-    for (const auto& spec : kTools) reserved.insert(tool_name(spec.capability, spec.method));
-    auto listed = bridge.list(s.app, s.workspace);
-    if (listed.ok()) {
-      for (const auto& c : listed.value()) {
-        if (c.at("status") != "available") continue;
-        const auto cap = std::string(c.at("capability").as_string());
-        for (const auto& spec : kTools) {
-          if (spec.capability != cap) continue;
-          tools.emplace_back(function_tool(
-              tool_name(spec.capability, spec.method),
-              std::string(spec.description) + (spec.writes ? " Needs the person's approval." : ""),
-              json::parse(spec.parameters)));
-        }
-      }
-    }
-    const auto notice = [&](std::string text) {
-      emit(s.id, t.record.id, t.trace, "progress", json::object{{"notice", std::move(text)}});
-    };
-    auto app = apps.find(s.app);
-    auto manifest = app.ok() ? agentapp::read_manifest(app.value().dir)
-                             : Result<agentapp::AppManifest>(app.error());
-    const json::array operations =
-        manifest.ok() ? agentapp::operations_of(manifest.value().front_matter, app.value().dir)
-                      : json::array();
-    // A tool offered under its app's policy; one that must make a dry run it cannot is not
-    // offered (a requirement hearth cannot honour is never skipped).
-    const auto offer = [&](ToolBinding b) {
+    std::set<std::string> reserved;
+    Turn& turn;
+    std::function<void(std::string)> notice;
+
+    /// A tool offered under its app's policy; one that must make a dry run it cannot is not
+    /// offered (a requirement hearth cannot honour is never skipped).
+    void offer(ToolBinding b) {
       const ToolPolicy& p = *b.policy;
       if (p.dry_run && !takes_dry_run(b.parameters)) {
         notice("the tool " + b.name + " is not offered: its operation " + p.operation +
@@ -726,73 +701,97 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       }
       reserved.insert(b.name);
       tools.emplace_back(function_tool(b.name, b.description + policy_note(p), b.parameters));
-      t.bindings[b.name] = std::move(b);
-    };
-    // The app's toolRefs, bound to what the daemon serves.
-    if (options.resolve_tool) {
-      const auto* refs =
-          manifest.ok() ? manifest.value().front_matter.if_contains("toolRefs") : nullptr;
-      if (refs != nullptr && refs->is_array()) {
-        for (const auto& ref : refs->get_array()) {
-          if (!ref.is_object()) continue;
-          const std::string key = json::string_member(ref, "key");
-          auto bound = options.resolve_tool(ref.get_object());
-          if (!bound.ok()) {
-            notice("the tool " + key + " is not available: " + bound.error().message);
-            continue;
-          }
-          auto b = std::move(bound).value();
-          const auto* op = key.empty() ? nullptr : find_operation(operations, key);
-          b.policy = op != nullptr ? policy_for(op) : policy_of_binding(b.writes);
-          offer(std::move(b));
-        }
+      turn.bindings[b.name] = std::move(b);
+    }
+  };
+
+  /// The methods of the capabilities the bridge says are available to the app here.
+  void add_capability_tools(const SessionRecord& s, TurnTools& out) {
+    auto listed = bridge.list(s.app, s.workspace);
+    if (!listed.ok()) return;
+    for (const auto& c : listed.value()) {
+      if (c.at("status") != "available") continue;
+      const auto cap = std::string(c.at("capability").as_string());
+      for (const auto& spec : kTools) {
+        if (spec.capability != cap) continue;
+        out.tools.emplace_back(function_tool(
+            tool_name(spec.capability, spec.method),
+            std::string(spec.description) + (spec.writes ? " Needs the person's approval." : ""),
+            json::parse(spec.parameters)));
       }
     }
-    // The tools the app's backends list, named so that the model tells them apart.
-    const auto has_backend = [&manifest] {
-      const auto* services =
-          manifest.ok() ? manifest.value().front_matter.if_contains("services") : nullptr;
-      if (services == nullptr || !services->is_array()) return false;
-      return std::any_of(
-          services->get_array().begin(), services->get_array().end(),
-          [](const json::value& sv) { return json::string_member(sv, "kind") == "app-backend"; });
-    };
-    if (options.backend_tools.list && has_backend()) {
-      auto found = co_await options.backend_tools.list(s.app);
-      for (const auto& u : found["unavailable"].as_array()) {
-        notice("the tools of the backend " + json::string_member(u, "service") +
-               " are not available: " + json::string_member(u, "reason"));
+  }
+
+  /// The app's toolRefs, bound to what the daemon serves.
+  void add_bound_tools(const json::object& front_matter, const json::array& operations,
+                       TurnTools& out) {
+    if (!options.resolve_tool) return;
+    const auto* refs = front_matter.if_contains("toolRefs");
+    if (refs == nullptr || !refs->is_array()) return;
+    for (const auto& ref : refs->get_array()) {
+      if (!ref.is_object()) continue;
+      const std::string key = json::string_member(ref, "key");
+      auto bound = options.resolve_tool(ref.get_object());
+      if (!bound.ok()) {
+        out.notice("the tool " + key + " is not available: " + bound.error().message);
+        continue;
       }
-      const auto& listed_tools = found["tools"].as_array();
-      std::vector<std::pair<std::string, std::string>> keys;
-      for (const auto& tool : listed_tools) {
-        keys.emplace_back(json::string_member(tool, "service"), json::string_member(tool, "name"));
-      }
-      const auto names = backend_tool_names(keys, reserved);
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        const auto& tool = listed_tools[i].as_object();
-        ToolBinding b;
-        b.name = names[i];
-        b.provider = "backend";
-        b.target = keys[i].first + "/" + keys[i].second;
-        b.description = json::string_member(tool, "description");
-        if (b.description.empty()) {
-          b.description =
-              "The tool " + keys[i].second + " of the app's backend " + keys[i].first + ".";
-        }
-        b.parameters = tool.at("inputSchema");
-        b.package_hash = json::string_member(tool, "packageHash");
-        b.policy = policy_for(find_operation(operations, keys[i].second));
-        b.call = [call = options.backend_tools.call, app = s.app, service = keys[i].first,
-                  name = keys[i].second,
-                  meta = json::object{{"sessionId", s.id},
-                                      {"turnId", t.record.id},
-                                      {"workspaceId", s.workspace}}](json::object arguments) {
-          return call_backend_tool(call, app, service, name, std::move(arguments), meta);
-        };
-        offer(std::move(b));
-      }
+      auto b = std::move(bound).value();
+      const auto* op = key.empty() ? nullptr : find_operation(operations, key);
+      b.policy = op != nullptr ? policy_for(op) : policy_of_binding(b.writes);
+      out.offer(std::move(b));
     }
+  }
+
+  /// The tools the app's backends list, named so that the model tells them apart.
+  asio::awaitable<void> add_backend_tools(const SessionRecord& s, const json::object& front_matter,
+                                          const json::array& operations, TurnTools& out) {
+    const auto* services = front_matter.if_contains("services");
+    const bool has_backend =
+        services != nullptr && services->is_array() &&
+        std::any_of(services->get_array().begin(), services->get_array().end(),
+                    [](const json::value& sv) {
+                      return json::string_member(sv, "kind") == "app-backend";
+                    });
+    if (!options.backend_tools.list || !has_backend) co_return;
+    auto found = co_await options.backend_tools.list(s.app);
+    for (const auto& u : found["unavailable"].as_array()) {
+      out.notice("the tools of the backend " + json::string_member(u, "service") +
+                 " are not available: " + json::string_member(u, "reason"));
+    }
+    const auto& listed_tools = found["tools"].as_array();
+    std::vector<std::pair<std::string, std::string>> keys;
+    for (const auto& tool : listed_tools) {
+      keys.emplace_back(json::string_member(tool, "service"), json::string_member(tool, "name"));
+    }
+    const auto names = backend_tool_names(keys, out.reserved);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto& tool = listed_tools[i].as_object();
+      ToolBinding b;
+      b.name = names[i];
+      b.provider = "backend";
+      b.target = keys[i].first + "/" + keys[i].second;
+      b.description = json::string_member(tool, "description");
+      if (b.description.empty()) {
+        b.description =
+            "The tool " + keys[i].second + " of the app's backend " + keys[i].first + ".";
+      }
+      b.parameters = tool.at("inputSchema");
+      b.package_hash = json::string_member(tool, "packageHash");
+      b.policy = policy_for(find_operation(operations, keys[i].second));
+      b.call = [call = options.backend_tools.call, app = s.app, service = keys[i].first,
+                name = keys[i].second,
+                meta = json::object{{"sessionId", s.id},
+                                    {"turnId", out.turn.record.id},
+                                    {"workspaceId", s.workspace}}](json::object arguments) {
+        return call_backend_tool(call, app, service, name, std::move(arguments), meta);
+      };
+      out.offer(std::move(b));
+    }
+  }
+
+  /// `ask_person` and `complete` (whose result must match the turn's output schema).
+  static void add_turn_tools(const json::value& output_schema, json::array& tools) {
     tools.emplace_back(json::object{
         {"type", "function"},
         {"function",
@@ -818,7 +817,32 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
              {"parameters", json::object{{"type", "object"},
                                          {"properties", json::object{{"result", result_schema}}},
                                          {"required", json::array{"result"}}}}}}});
-    co_return tools;
+  }
+
+  /// The tools of the app for this workspace: the available capabilities' methods, the app's
+  /// own tools (its toolRefs bound to what the daemon serves, its backends' tools) under the
+  /// policies its operations declare, `ask_person` and `complete`.
+  asio::awaitable<json::array> tools_for(const SessionRecord& s, std::shared_ptr<Turn> turn) {
+    auto self = shared_from_this();
+    Turn& t = *turn;
+    TurnTools out{.tools = {}, .reserved = {}, .turn = t, .notice = [&](std::string text) {
+                    emit(s.id, t.record.id, t.trace, "progress",
+                         json::object{{"notice", std::move(text)}});
+                  }};
+    out.reserved = {std::string(kAskTool), std::string(kCompleteTool)};
+    for (const auto& spec : kTools) out.reserved.insert(tool_name(spec.capability, spec.method));
+    add_capability_tools(s, out);
+    auto app = apps.find(s.app);
+    auto manifest = app.ok() ? agentapp::read_manifest(app.value().dir)
+                             : Result<agentapp::AppManifest>(app.error());
+    if (manifest.ok()) {
+      const auto& front_matter = manifest.value().front_matter;
+      const json::array operations = agentapp::operations_of(front_matter, app.value().dir);
+      add_bound_tools(front_matter, operations, out);
+      co_await add_backend_tools(s, front_matter, operations, out);
+    }
+    add_turn_tools(t.record.output_schema, out.tools);
+    co_return std::move(out.tools);
   }
 
   /// The earlier completed turns of the session (and of the one it forked), the newest
@@ -927,6 +951,126 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     return check_completion(t, session, validator, json::object{{"result", candidate}}, progress);
   }
 
+  /// What every request of a turn starts with: the system prompt, the earlier turns and this
+  /// turn's input.
+  json::array first_messages(const SessionRecord& session, const Turn& t) {
+    json::array messages;
+    messages.emplace_back(json::object{
+        {"role", "system"},
+        {"content",
+         "You work a task for the app '" + session.app + "' (entry '" + session.entry +
+             "'). Use the tools to read and change the app's data; a change may wait for the "
+             "person's approval (each tool's description says), and a denied change did not "
+             "happen. When the task is done, "
+             "call `complete` with the result" +
+             (t.record.output_schema.is_object()
+                  ? " matching this JSON Schema: " + json::serialize(t.record.output_schema)
+                  : std::string(".")) +
+             " (Answering with the result itself, as JSON, ends the task too.)"}});
+    for (auto& m : history(session)) messages.emplace_back(std::move(m));
+    messages.emplace_back(json::object{
+        {"role", "user"},
+        {"content",
+         agent::cap_text(t.record.input.is_string() ? std::string(t.record.input.as_string())
+                                                    : json::serialize(t.record.input),
+                         options.context.message_cap())}});
+    return messages;
+  }
+
+  /// A streamed answer's text as progress events (its <think> sections held back: reasoning is
+  /// not the answer), posted to the server's thread from the model client's.
+  std::function<void(std::string_view)> delta_events(const std::shared_ptr<Turn>& turn) {
+    std::weak_ptr<State> weak = shared_from_this();
+    auto think = std::make_shared<agent::ThinkFilter>();
+    return [weak, turn, think](std::string_view text) {
+      std::string shown = think->feed(text);
+      if (shown.empty()) return;
+      if (auto st = weak.lock()) {
+        asio::post(st->pool, [st, turn, shown = std::move(shown)] {
+          st->emit(turn->record.session, turn->record.id, turn->trace, "progress",
+                   json::object{{"delta", shown}});
+        });
+      }
+    };
+  }
+
+  /// The model's tool calls of one reply, each answered into `messages`; a malformed call is
+  /// told what was wrong and counts against the turn.
+  asio::awaitable<void> answer_calls(std::shared_ptr<Turn> turn, const SessionRecord& session,
+                                     const std::vector<agent::ToolCall>& calls,
+                                     const schema::Schema* validator, Progress& progress,
+                                     json::array& messages) {
+    Turn& t = *turn;
+    for (const auto& call : calls) {
+      if (!progress.outcome.empty() || t.cancelled) break;
+      json::value tool_result;
+      std::string problem = call.problem;
+      if (problem.empty()) problem = agent::arguments_problem(call.name, call.arguments);
+      boost::system::error_code ec;
+      json::value args = json::parse(call.arguments.empty() ? "{}" : call.arguments, ec);
+      if (!problem.empty() || ec || !args.is_object()) {
+        ++progress.failures;
+        tool_result = json::object{{"ok", false}, {"error", problem}};
+        emit(session.id, t.record.id, t.trace, "error",
+             json::object{{"kind", "bad-tool-call"}, {"message", problem}});
+        if (progress.failures >= options.max_failures) {
+          progress.outcome = "failed";
+          progress.error = to_json(Error::make(ErrorCode::kHandlerError, problem));
+        }
+      } else if (call.name == kCompleteTool) {
+        tool_result = check_completion(t, session, validator, args.as_object(), progress);
+      } else {
+        tool_result = co_await use_tool(turn, session, call, args.as_object());
+      }
+      messages.emplace_back(json::object{
+          {"role", "tool"},
+          {"tool_call_id", call.id},
+          {"content",
+           agent::cap_text(json::serialize(tool_result), options.context.message_cap())}});
+    }
+  }
+
+  /// The end of a turn: its outcome (cancelled, or failed when it ran out of steps), the last
+  /// event, the evidence, and the session's next turn.
+  void end_turn(Turn& t, const SessionRecord& session, const agent::ModelConfig& model,
+                Progress& progress) {
+    const std::string& sid = session.id;
+    std::string& outcome = progress.outcome;
+    json::object& error = progress.error;
+    if (outcome.empty()) {
+      if (t.cancelled) {
+        outcome = "cancelled";
+      } else {
+        outcome = "failed";
+        error = to_json(Error::make(ErrorCode::kHandlerError,
+                                    "the turn used its " + std::to_string(options.max_steps) +
+                                        " model requests without completing"));
+        emit(sid, t.record.id, t.trace, "error",
+             json::object{{"kind", "max-steps"}, {"message", error["message"]}});
+      }
+    }
+    finish(t, outcome, progress.result, error);
+    if (outcome == "completed") {
+      emit(sid, t.record.id, t.trace, "completed", json::object{{"result", progress.result}});
+    } else if (outcome == "cancelled") {
+      emit(sid, t.record.id, t.trace, "cancelled",
+           json::object{{"message", "the turn was cancelled"}});
+    } else {
+      emit(sid, t.record.id, t.trace, "status",
+           json::object{{"status", "failed"}, {"error", error}});
+    }
+    evidence(session.app, "agent.turn." + outcome,
+             json::object{{"sessionId", sid},
+                          {"turnId", t.record.id},
+                          {"traceId", t.trace},
+                          {"result", progress.result},
+                          {"error", error.empty() ? json::value(nullptr) : json::value(error)},
+                          {"model", model.model}});
+    auto& l = live[sid];
+    if (l.active == t.record.id) l.active.clear();
+    next(sid);
+  }
+
   asio::awaitable<void> run(std::shared_ptr<Turn> turn) {
     auto self = shared_from_this();
     Turn& t = *turn;
@@ -954,26 +1098,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       Problems problems;
       validator = schema::make_draft7_compiler()->compile(t.record.output_schema, {}, problems);
     }
-    json::array messages;
-    messages.emplace_back(json::object{
-        {"role", "system"},
-        {"content",
-         "You work a task for the app '" + session.app + "' (entry '" + session.entry +
-             "'). Use the tools to read and change the app's data; a change may wait for the "
-             "person's approval (each tool's description says), and a denied change did not "
-             "happen. When the task is done, "
-             "call `complete` with the result" +
-             (t.record.output_schema.is_object()
-                  ? " matching this JSON Schema: " + json::serialize(t.record.output_schema)
-                  : std::string(".")) +
-             " (Answering with the result itself, as JSON, ends the task too.)"}});
-    for (auto& m : history(session)) messages.emplace_back(std::move(m));
-    messages.emplace_back(json::object{
-        {"role", "user"},
-        {"content",
-         agent::cap_text(t.record.input.is_string() ? std::string(t.record.input.as_string())
-                                                    : json::serialize(t.record.input),
-                         options.context.message_cap())}});
+    json::array messages = first_messages(session, t);
     // The system prompt, the earlier turns and this turn's input are always sent.
     const std::size_t head = messages.size();
     const json::array tools = co_await tools_for(session, turn);
@@ -983,42 +1108,21 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     }
 
     Progress progress;
-    int& failures = progress.failures;
-    std::string& outcome = progress.outcome;
-    json::value& result = progress.result;
-    json::object& error = progress.error;
-    for (int step = 1; step <= options.max_steps && outcome.empty(); ++step) {
+    for (int step = 1; step <= options.max_steps && progress.outcome.empty(); ++step) {
       if (t.cancelled) break;
       ev("progress", json::object{{"step", step}, {"stage", "model.requested"}});
-      json::array request_messages = agent::fit(messages, head, options.context);
-      json::array request_tools = tools;
-      agent::Cancel cancel = t.cancel;
       std::function<void(std::string_view)> on_delta;
-      if (client->config().stream) {
-        std::weak_ptr<State> weak = self;
-        // <think> sections are held back: reasoning is not the answer.
-        auto think = std::make_shared<agent::ThinkFilter>();
-        on_delta = [weak, turn, sid, think](std::string_view text) {
-          std::string shown = think->feed(text);
-          if (shown.empty()) return;
-          if (auto st = weak.lock()) {
-            asio::post(st->pool, [st, turn, sid, shown = std::move(shown)] {
-              st->emit(sid, turn->record.id, turn->trace, "progress",
-                       json::object{{"delta", shown}});
-            });
-          }
-        };
-      }
+      if (client->config().stream) on_delta = delta_events(turn);
       std::function<void(int, std::chrono::milliseconds)> on_retry;
       std::function<void(std::string_view)> on_notice = [&](std::string_view notice) {
         ev("progress", json::object{{"notice", notice}});
       };
-      auto reply = co_await client->complete(std::move(request_messages), std::move(request_tools),
-                                             cancel, on_delta, on_retry, on_notice);
+      auto reply = co_await client->complete(agent::fit(messages, head, options.context), tools,
+                                             t.cancel, on_delta, on_retry, on_notice);
       if (t.cancelled) break;
       if (!reply.ok()) {
-        outcome = "failed";
-        error = to_json(reply.error());
+        progress.outcome = "failed";
+        progress.error = to_json(reply.error());
         ev("error", json::object{{"kind", "model"}, {"message", reply.error().message}});
         break;
       }
@@ -1037,79 +1141,26 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         if (!answer.text.empty()) {
           // A plain answer ends the turn when it is a result the output schema accepts.
           auto checked = plain_answer(t, session, validator.get(), answer.text, progress);
-          if (!outcome.empty()) break;
+          if (!progress.outcome.empty()) break;
           nudge = "Your answer does not end the task: " + json::serialize(checked) +
                   ". Answer again with a result that matches the output schema (or call "
                   "`complete`), or keep working with the tools.";
           if (progress.failures >= options.max_failures) break;
-        } else if (++failures >= options.max_failures) {
-          outcome = "failed";
-          error = to_json(Error::make(ErrorCode::kHandlerError,
-                                      "the model neither called a tool nor answered " +
-                                          std::to_string(failures) + " times in a row"));
-          ev("error", json::object{{"kind", "no-tool-call"}, {"message", error["message"]}});
+        } else if (++progress.failures >= options.max_failures) {
+          progress.outcome = "failed";
+          progress.error = to_json(Error::make(
+              ErrorCode::kHandlerError, "the model neither called a tool nor answered " +
+                                            std::to_string(progress.failures) + " times in a row"));
+          ev("error",
+             json::object{{"kind", "no-tool-call"}, {"message", progress.error["message"]}});
           break;
         }
         messages.emplace_back(json::object{{"role", "user"}, {"content", nudge}});
         continue;
       }
-      for (const auto& call : answer.calls) {
-        if (!outcome.empty() || t.cancelled) break;
-        json::value tool_result;
-        std::string problem = call.problem;
-        if (problem.empty()) problem = agent::arguments_problem(call.name, call.arguments);
-        boost::system::error_code ec;
-        json::value args = json::parse(call.arguments.empty() ? "{}" : call.arguments, ec);
-        if (!problem.empty() || ec || !args.is_object()) {
-          // Told exactly what was wrong; it counts against the turn like a failed call.
-          ++failures;
-          tool_result = json::object{{"ok", false}, {"error", problem}};
-          ev("error", json::object{{"kind", "bad-tool-call"}, {"message", problem}});
-          if (failures >= options.max_failures) {
-            outcome = "failed";
-            error = to_json(Error::make(ErrorCode::kHandlerError, problem));
-          }
-        } else if (call.name == kCompleteTool) {
-          tool_result = check_completion(t, session, validator.get(), args.as_object(), progress);
-        } else {
-          tool_result = co_await use_tool(turn, session, call, args.as_object());
-        }
-        messages.emplace_back(json::object{
-            {"role", "tool"},
-            {"tool_call_id", call.id},
-            {"content",
-             agent::cap_text(json::serialize(tool_result), options.context.message_cap())}});
-      }
+      co_await answer_calls(turn, session, answer.calls, validator.get(), progress, messages);
     }
-    if (outcome.empty()) {
-      if (t.cancelled) {
-        outcome = "cancelled";
-      } else {
-        outcome = "failed";
-        error = to_json(Error::make(ErrorCode::kHandlerError,
-                                    "the turn used its " + std::to_string(options.max_steps) +
-                                        " model requests without completing"));
-        ev("error", json::object{{"kind", "max-steps"}, {"message", error["message"]}});
-      }
-    }
-    finish(t, outcome, result, error);
-    if (outcome == "completed") {
-      ev("completed", json::object{{"result", result}});
-    } else if (outcome == "cancelled") {
-      ev("cancelled", json::object{{"message", "the turn was cancelled"}});
-    } else {
-      ev("status", json::object{{"status", "failed"}, {"error", error}});
-    }
-    evidence(session.app, "agent.turn." + outcome,
-             json::object{{"sessionId", sid},
-                          {"turnId", t.record.id},
-                          {"traceId", t.trace},
-                          {"result", result},
-                          {"error", error.empty() ? json::value(nullptr) : json::value(error)},
-                          {"model", client->config().model}});
-    auto& l = live[sid];
-    if (l.active == t.record.id) l.active.clear();
-    next(sid);
+    end_turn(t, session, client->config(), progress);
   }
 
   /// Pauses the turn on an action.required until the person answers (allow or deny; defer

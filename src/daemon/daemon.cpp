@@ -101,6 +101,8 @@ struct Daemon::State {
   Result<std::vector<const Factory*>> order() const;
   void stop_built();
   void begin_shutdown();
+  std::optional<json::object> listen(const fs::path& token_file, std::string& token);
+  void announce_when_ready(json::object& ready, const std::string& token);
 };
 
 namespace {
@@ -291,6 +293,65 @@ json::object addresses(const std::string& address, std::uint16_t port, const fs:
 
 }  // namespace
 
+/// Listens, writes the token file and returns the ready document's addresses; logs and returns
+/// nullopt when the daemon cannot serve.
+std::optional<json::object> Daemon::State::listen(const fs::path& token_file, std::string& token) {
+  auto opts = server_options(options);
+  opts.rpc_services = rpc_services;
+  token = opts.token;
+  server = std::make_unique<net::Server>(*ioc, std::move(opts), dispatcher, std::move(routes));
+  auto port = server->listen();
+  if (!port.ok()) {
+    spdlog::error("cannot listen on {}:{}: {}", options.address, options.port,
+                  port.error().message);
+    return std::nullopt;
+  }
+  if (options.address != "127.0.0.1" && options.address != "::1" &&
+      options.address != "localhost") {
+    spdlog::warn("listening on {}: reachable from other machines (the token is still required)",
+                 options.address);
+  }
+  std::string error;
+  if (!write_private_file(token_file, token + "\n", error)) {
+    spdlog::error("token file: {}", error);
+    return std::nullopt;
+  }
+  json::object ready = addresses(options.address, *port, token_file);
+  std::lock_guard lock(url_mu);
+  url = std::string(ready["url"].as_string());
+  return ready;
+}
+
+/// Once every component is ready: daemon.json, the ready file, the announcement. Asked again
+/// every 5 ms until then.
+void Daemon::State::announce_when_ready(json::object& ready, const std::string& token) {
+  if (stopping) return;
+  for (auto& [factory, component] : built) {
+    if (component->ready()) continue;
+    ready_poll->expires_after(std::chrono::milliseconds(5));
+    ready_poll->async_wait([this, &ready, &token](const boost::system::error_code& ec) {
+      if (!ec) announce_when_ready(ready, token);
+    });
+    return;
+  }
+  for (auto& [factory, component] : built) component->describe(ready);
+  const std::string text = json::dump(ready) + "\n";
+  // Where `hearth open` and `hearth call --daemon` find this daemon (the token stays in its own
+  // file). Written before the ready file: whoever waits for that one finds it.
+  const fs::path daemon_file = state_dir / "daemon.json";
+  std::string error;
+  if (!write_private_file(daemon_file, text, error)) {
+    spdlog::warn("{}: {}", daemon_file.string(), error);
+  }
+  if (!options.ready_file.empty() && !write_private_file(options.ready_file, text, error)) {
+    spdlog::error("ready file: {}", error);
+    exit_code = 1;
+    begin_shutdown();
+    return;
+  }
+  if (on_ready) on_ready(ready, token);
+}
+
 int Daemon::run() {
   // Children's pipes may close under us; a write to them must be an error, not a signal.
   std::signal(SIGPIPE, SIG_IGN);
@@ -328,33 +389,11 @@ int Daemon::run() {
       return 1;
     }
   }
-
-  auto server_opts = server_options(options);
-  server_opts.rpc_services = state.rpc_services;
-  const std::string token = server_opts.token;
-  state.server = std::make_unique<net::Server>(*state.ioc, std::move(server_opts),
-                                               state.dispatcher, std::move(state.routes));
-  auto port = state.server->listen();
-  if (!port.ok()) {
-    spdlog::error("cannot listen on {}:{}: {}", options.address, options.port,
-                  port.error().message);
+  std::string token;
+  auto ready = state.listen(token_file, token);
+  if (!ready) {
     state.stop_built();
     return 1;
-  }
-  if (options.address != "127.0.0.1" && options.address != "::1" &&
-      options.address != "localhost") {
-    spdlog::warn("listening on {}: reachable from other machines (the token is still required)",
-                 options.address);
-  }
-  if (!write_private_file(token_file, token + "\n", error)) {
-    spdlog::error("token file: {}", error);
-    state.stop_built();
-    return 1;
-  }
-  json::object ready = addresses(options.address, *port, token_file);
-  {
-    std::lock_guard lock(state.url_mu);
-    state.url = std::string(ready["url"].as_string());
   }
   state.server->start();
   for (auto& [factory, component] : state.built) component->start();
@@ -365,37 +404,7 @@ int Daemon::run() {
     spdlog::info("signal {}: shutting down", signo);
     state.begin_shutdown();
   });
-  // The daemon says it is ready (daemon.json, the ready file, the banner) once every component
-  // is: warm JS workers that can answer, workspaces opened.
-  std::function<void()> announce = [&] {
-    if (state.stopping) return;
-    for (auto& [factory, component] : state.built) {
-      if (component->ready()) continue;
-      state.ready_poll->expires_after(std::chrono::milliseconds(5));
-      state.ready_poll->async_wait([&](const boost::system::error_code& ec) {
-        if (!ec) announce();
-      });
-      return;
-    }
-    for (auto& [factory, component] : state.built) component->describe(ready);
-    const std::string text = json::dump(ready) + "\n";
-    // Where `hearth open` and `hearth call --daemon` find this daemon (the token stays in its
-    // own file). Written before the ready file: whoever waits for that one finds it.
-    const fs::path daemon_file = state.state_dir / "daemon.json";
-    std::string write_error;
-    if (!write_private_file(daemon_file, text, write_error)) {
-      spdlog::warn("{}: {}", daemon_file.string(), write_error);
-    }
-    if (!options.ready_file.empty() &&
-        !write_private_file(options.ready_file, text, write_error)) {
-      spdlog::error("ready file: {}", write_error);
-      state.exit_code = 1;
-      state.begin_shutdown();
-      return;
-    }
-    if (state.on_ready) state.on_ready(ready, token);
-  };
-  asio::post(*state.ioc, announce);
+  asio::post(*state.ioc, [&] { state.announce_when_ready(*ready, token); });
 
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&state] { state.ioc->run(); });
