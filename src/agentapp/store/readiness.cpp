@@ -105,15 +105,24 @@ std::string secret_variable(std::string_view key) {
   return out;
 }
 
-json::object assess_readiness(const AppManifest& manifest, const std::filesystem::path& package,
-                              const ReadinessContext& context) {
-  const auto& fm = manifest.front_matter;
-  Assessment a;
-  const auto provided = [&context](std::string_view capability) {
-    return std::find(context.provided.begin(), context.provided.end(), capability) !=
-           context.provided.end();
-  };
+namespace {
 
+/// Why hearth's version of `name` (when it has one) does not fit `range`; nullopt when it does.
+std::optional<std::string> incompatibility(const ReadinessContext& context, std::string_view name,
+                                           std::string_view range) {
+  const auto have = context.versions.find(name);
+  if (have == context.versions.end()) return std::nullopt;
+  const auto version = parse_version(have->second);
+  const auto fits = version ? satisfies(*version, range) : std::nullopt;
+  if (!fits) return "hearth cannot read the version range '" + std::string(range) + "'";
+  if (!*fits) {
+    return "hearth implements " + std::string(name) + " " + have->second + ", the app needs " +
+           std::string(range);
+  }
+  return std::nullopt;
+}
+
+void check_lifecycle(const json::object& fm, Assessment& a) {
   // Lifecycle: past its end of life the app is blocked; deprecated only warns.
   const std::string now = utc_now();
   if (const auto eol = json::string_member(fm, "endOfLifeAt"); !eol.empty() && eol <= now) {
@@ -128,7 +137,13 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
   if (const auto dep = json::string_member(fm, "deprecatedAt"); !dep.empty() && dep <= now) {
     a.warn("the app is deprecated since " + dep);
   }
+}
 
+void check_capabilities(const json::object& fm, const ReadinessContext& context, Assessment& a) {
+  const auto provided = [&context](std::string_view capability) {
+    return std::find(context.provided.begin(), context.provided.end(), capability) !=
+           context.provided.end();
+  };
   // Capabilities the app requires must be ones hearth provides; those only an entry or a service
   // asks for degrade the app when missing (that entry or service cannot work).
   std::vector<std::string> app_level;
@@ -154,19 +169,6 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
       }
     }
   }
-  const auto incompatible = [&context](std::string_view name,
-                                       std::string_view range) -> std::optional<std::string> {
-    const auto have = context.versions.find(name);
-    if (have == context.versions.end()) return std::nullopt;
-    const auto version = parse_version(have->second);
-    const auto fits = version ? satisfies(*version, range) : std::nullopt;
-    if (!fits) return "hearth cannot read the version range '" + std::string(range) + "'";
-    if (!*fits) {
-      return "hearth implements " + std::string(name) + " " + have->second + ", the app needs " +
-             std::string(range);
-    }
-    return std::nullopt;
-  };
   if (const auto* req = fm.if_contains("requires"); req != nullptr && req->is_object()) {
     if (const auto* lime = req->get_object().if_contains("lime");
         lime != nullptr && lime->is_object()) {
@@ -175,7 +177,7 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
         if (!context.versions.contains(std::string_view(name))) {
           a.fail("degraded", "compatibility", name,
                  "hearth does not know requires.lime." + std::string(name));
-        } else if (auto problem = incompatible(name, range.get_string())) {
+        } else if (auto problem = incompatibility(context, name, range.get_string())) {
           a.fail("blocked", "compatibility", name, *problem);
         } else {
           a.ok("compatibility", name,
@@ -186,7 +188,7 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
     }
     if (const auto* sdk = req->get_object().if_contains("sdk");
         sdk != nullptr && sdk->is_string()) {
-      if (auto problem = incompatible("sdk", sdk->get_string())) {
+      if (auto problem = incompatibility(context, "sdk", sdk->get_string())) {
         a.fail("blocked", "compatibility", "sdk", *problem);
       }
     }
@@ -197,7 +199,7 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
     const auto range = ranges.find(capability);
     std::optional<std::string> problem;
     if (range != ranges.end() && provided(capability)) {
-      problem = incompatible(capability, range->second);
+      problem = incompatibility(context, capability, range->second);
     }
     if (problem) {
       a.fail(app_wide ? "blocked" : "degraded", "capability", capability, *problem);
@@ -209,7 +211,10 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
                  (app_wide ? "" : ": what asks for it (an entry or a service) cannot work"));
     }
   }
+}
 
+void check_secrets(const AppManifest& manifest, const ReadinessContext& context, Assessment& a) {
+  const auto& fm = manifest.front_matter;
   // Secrets: a required one must be in the vault.
   for (const auto& secret : list_of(fm, "secrets")) {
     const std::string key = json::string_member(secret, "key");
@@ -231,7 +236,9 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
       a.fail("degraded", "secret", key, "the optional secret " + key + " is not set");
     }
   }
+}
 
+void check_bindings(const json::object& fm, Assessment& a) {
   // Knowledge templates: hearth has no way to bind them yet.
   for (const auto& item : list_of(fm, "knowledgeTemplates")) {
     const std::string key = json::string_member(item, "key");
@@ -257,7 +264,10 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
       a.fail(required(item) ? "blocked" : "degraded", "tool", key.empty() ? "tool" : key, message);
     }
   }
+}
 
+void check_backends(const json::object& fm, const std::filesystem::path& package,
+                    const ReadinessContext& context, Assessment& a) {
   // Backends: those hearth runs (client-local, stdio-jsonrpc, under the jail, supervised) and
   // those it does not, with the reason.
   if (context.runs_backends) {
@@ -285,7 +295,10 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
              "this host does not run app backends: " + key + " will not start");
     }
   }
+}
 
+void check_migrations(const json::object& fm, const std::filesystem::path& package,
+                      Assessment& a) {
   // Migrations: a folder inside the package that can be read; they run when the app is
   // enabled, each in one transaction.
   auto migrations = migration_files(package, fm);
@@ -296,6 +309,20 @@ json::object assess_readiness(const AppManifest& manifest, const std::filesystem
          std::to_string(migrations.value().size()) +
              " migration(s) run when the app is enabled, each in one transaction");
   }
+}
+
+}  // namespace
+
+json::object assess_readiness(const AppManifest& manifest, const std::filesystem::path& package,
+                              const ReadinessContext& context) {
+  const auto& fm = manifest.front_matter;
+  Assessment a;
+  check_lifecycle(fm, a);
+  check_capabilities(fm, context, a);
+  check_secrets(manifest, context, a);
+  check_bindings(fm, a);
+  check_backends(fm, package, context, a);
+  check_migrations(fm, package, a);
   return a.result(manifest.name);
 }
 

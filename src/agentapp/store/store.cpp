@@ -239,77 +239,64 @@ json::object InstalledApp::to_json() const {
   return o;
 }
 
-json::object review_of(const AppManifest& manifest, const Verified& verified,
-                       const std::filesystem::path& package) {
-  const auto& fm = manifest.front_matter;
-  json::object r;
-  r["name"] = manifest.name;
-  r["version"] = manifest.version;
-  if (const auto* v = member(fm, "displayName")) r["displayName"] = *v;
-  r["appType"] = manifest.app_type;
-  r["trust"] = to_string(verified.trust);
-  if (verified.trust == Trust::kSigned) {
-    r["signedBy"] = json::object{{"publisher", verified.publisher_id}, {"key", verified.key}};
-  }
-  r["packageHash"] = verified.package_hash;
-  r["manifestHash"] = verified.manifest_hash;
+namespace {
 
-  json::array entries;
-  if (const auto* list = member(fm, "entries"); list != nullptr && list->is_array()) {
-    for (const auto& e : list->get_array()) {
-      entries.push_back(pick(e, {"key", "kind", "title", "route"}));
-    }
+/// `fields` of each item of the list `key` of the front matter (none when it is not a list).
+json::array pick_each(const json::object& fm, std::string_view key,
+                      std::initializer_list<std::string_view> fields) {
+  json::array out;
+  if (const auto* list = member(fm, key); list != nullptr && list->is_array()) {
+    for (const auto& item : list->get_array()) out.push_back(pick(item, fields));
   }
-  r["entries"] = std::move(entries);
+  return out;
+}
 
+/// The capabilities the app names (requires.capabilities as a list or a map, and
+/// capabilities), each once, in the order first named.
+json::array named_capabilities(const json::object& fm) {
   std::set<std::string> seen;
   json::array capabilities;
-  const auto add_capability = [&](std::string_view name) {
+  const auto add = [&](std::string_view name) {
     if (seen.insert(std::string(name)).second) capabilities.emplace_back(name);
   };
   if (const auto* req = member(fm, "requires"); req != nullptr && req->is_object()) {
     if (const auto* caps = req->get_object().if_contains("capabilities")) {
       if (caps->is_array()) {
         for (const auto& c : caps->get_array()) {
-          if (c.is_string()) add_capability(c.get_string());
+          if (c.is_string()) add(c.get_string());
         }
       } else if (caps->is_object()) {
-        for (const auto& [name, range] : caps->get_object()) add_capability(name);
+        for (const auto& [name, range] : caps->get_object()) add(name);
       }
     }
   }
   if (const auto* caps = member(fm, "capabilities"); caps != nullptr && caps->is_array()) {
     for (const auto& c : caps->get_array()) {
-      if (c.is_string()) add_capability(c.get_string());
+      if (c.is_string()) add(c.get_string());
     }
   }
-  r["capabilities"] = std::move(capabilities);
+  return capabilities;
+}
 
-  json::array permissions;
+/// The hosts the app's permissions name (their `domains`), each once, sorted.
+json::array network_hosts(const json::object& fm) {
   std::set<std::string> hosts;
   if (const auto* list = member(fm, "permissions"); list != nullptr && list->is_array()) {
     for (const auto& p : list->get_array()) {
-      permissions.push_back(
-          pick(p, {"key", "scope", "access", "required", "reason", "domains", "paths"}));
       const auto* domains = p.is_object() ? p.get_object().if_contains("domains") : nullptr;
-      if (domains != nullptr && domains->is_array()) {
-        for (const auto& d : domains->get_array()) {
-          if (d.is_string()) hosts.emplace(d.get_string());
-        }
+      if (domains == nullptr || !domains->is_array()) continue;
+      for (const auto& d : domains->get_array()) {
+        if (d.is_string()) hosts.emplace(d.get_string());
       }
     }
   }
-  r["permissions"] = std::move(permissions);
   json::array network;
   for (const auto& h : hosts) network.emplace_back(h);
-  r["networkHosts"] = std::move(network);
+  return network;
+}
 
-  const auto* storage = member(fm, "storage");
-  r["storage"] = storage != nullptr && storage->is_object()
-                     ? pick(*storage, {"namespace", "placement", "isolation", "schema",
-                                       "migrations", "uninstallPolicy"})
-                     : json::value(nullptr);
-
+/// The app's backends (services of kind app-backend) and its other services, as reviewed.
+void add_services(const json::object& fm, json::object& r) {
   json::array backends;
   json::array services;
   if (const auto* list = member(fm, "services"); list != nullptr && list->is_array()) {
@@ -326,13 +313,36 @@ json::object review_of(const AppManifest& manifest, const Verified& verified,
   }
   r["backends"] = std::move(backends);
   r["services"] = std::move(services);
-  json::array tools;
-  if (const auto* list = member(fm, "toolRefs"); list != nullptr && list->is_array()) {
-    for (const auto& t : list->get_array()) {
-      tools.push_back(pick(t, {"key", "provider", "capability"}));
-    }
+}
+
+}  // namespace
+
+json::object review_of(const AppManifest& manifest, const Verified& verified,
+                       const std::filesystem::path& package) {
+  const auto& fm = manifest.front_matter;
+  json::object r;
+  r["name"] = manifest.name;
+  r["version"] = manifest.version;
+  if (const auto* v = member(fm, "displayName")) r["displayName"] = *v;
+  r["appType"] = manifest.app_type;
+  r["trust"] = to_string(verified.trust);
+  if (verified.trust == Trust::kSigned) {
+    r["signedBy"] = json::object{{"publisher", verified.publisher_id}, {"key", verified.key}};
   }
-  r["tools"] = std::move(tools);
+  r["packageHash"] = verified.package_hash;
+  r["manifestHash"] = verified.manifest_hash;
+  r["entries"] = pick_each(fm, "entries", {"key", "kind", "title", "route"});
+  r["capabilities"] = named_capabilities(fm);
+  r["permissions"] = pick_each(
+      fm, "permissions", {"key", "scope", "access", "required", "reason", "domains", "paths"});
+  r["networkHosts"] = network_hosts(fm);
+  const auto* storage = member(fm, "storage");
+  r["storage"] = storage != nullptr && storage->is_object()
+                     ? pick(*storage, {"namespace", "placement", "isolation", "schema",
+                                       "migrations", "uninstallPolicy"})
+                     : json::value(nullptr);
+  add_services(fm, r);
+  r["tools"] = pick_each(fm, "toolRefs", {"key", "provider", "capability"});
   // What the app's tools may do without the person (docs/app-server.md, "Tools and their
   // policies"): the person approves these with the review.
   json::array operations;
@@ -341,15 +351,7 @@ json::object review_of(const AppManifest& manifest, const Verified& verified,
                                    "dryRunRequired", "evidenceRequired"}));
   }
   r["operations"] = std::move(operations);
-
-  json::array secrets;
-  if (const auto* list = member(fm, "secrets"); list != nullptr && list->is_array()) {
-    for (const auto& s : list->get_array()) {
-      secrets.push_back(pick(s, {"key", "required", "scope"}));
-    }
-  }
-  r["secrets"] = std::move(secrets);
-
+  r["secrets"] = pick_each(fm, "secrets", {"key", "required", "scope"});
   json::array warnings;
   if (verified.trust == Trust::kUnsigned) {
     warnings.emplace_back("unsigned: installed in development mode (--dev), not verified");
