@@ -147,34 +147,40 @@ Bridge::Bridge(AppStore& store) : Bridge(store, builtin_registry()) {}
 Bridge::Bridge(AppStore& store, std::shared_ptr<const CapabilityRegistry> capabilities)
     : store_(store), capabilities_(std::move(capabilities)) {}
 
-Result<std::reference_wrapper<const AppManifest>> Bridge::manifest_of(const InstalledApp& app) {
-  // An installed package's folder is named by its version and package hash, and is read-only:
-  // the same folder is the same manifest.
-  auto it = manifests_.find(app.name);
-  if (it == manifests_.end() || it->second.first != app.dir) {
-    HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
-    it = manifests_.insert_or_assign(app.name, std::make_pair(app.dir, std::move(manifest))).first;
-  }
-  return std::cref(it->second.second);
+std::shared_ptr<Bridge::AppState> Bridge::state_of(std::string_view app) {
+  const std::lock_guard lock(apps_mutex_);
+  auto it = apps_.find(app);
+  if (it == apps_.end()) it = apps_.emplace(std::string(app), std::make_shared<AppState>()).first;
+  return it->second;
 }
 
-Result<std::shared_ptr<AppData>> Bridge::data_of(std::string_view app) {
+Result<std::reference_wrapper<const AppManifest>> Bridge::manifest_of(AppState& state,
+                                                                      const InstalledApp& app) {
+  // An installed package's folder is named by its version and package hash, and is read-only:
+  // the same folder is the same manifest.
+  if (!state.manifest || state.manifest->first != app.dir) {
+    HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
+    state.manifest.emplace(app.dir, std::move(manifest));
+  }
+  return std::cref(state.manifest->second);
+}
+
+Result<std::shared_ptr<AppData>> Bridge::data_of(AppState& state, std::string_view app) {
   const fs::path file = store_.data_dir(app) / "app.db";
-  auto it = data_.find(app);
-  if (it != data_.end()) {
+  if (state.data) {
     // Still the file at that path, and not deleted: the kept connection is that file's.
     struct stat kept {};
     struct stat now {};
-    if (::fstat(it->second.file.get(), &kept) == 0 && kept.st_nlink > 0 &&
+    if (::fstat(state.data->file.get(), &kept) == 0 && kept.st_nlink > 0 &&
         ::stat(file.c_str(), &now) == 0 && now.st_dev == kept.st_dev && now.st_ino == kept.st_ino) {
-      return it->second.data;
+      return state.data->data;
     }
-    data_.erase(it);
+    state.data.reset();
   }
   HEARTH_ASSIGN_OR_RETURN(auto opened, AppData::open(file.parent_path()));
   std::shared_ptr<AppData> data(std::move(opened));
   Fd held(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (held) data_.insert_or_assign(std::string(app), OpenData{std::move(held), data});
+  if (held) state.data.emplace(OpenData{std::move(held), data});
   return data;
 }
 
@@ -197,10 +203,11 @@ Result<json::value> Bridge::run(const Capability& capability, CallContext& conte
 }
 
 Result<json::value> Bridge::invoke(const Invocation& call) {
-  const std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(const InstalledApp app, check_enabled(call, store_));
-  HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(app));
-  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(call.app));
+  const auto state = state_of(call.app);
+  const std::lock_guard lock(state->mutex);
+  HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(*state, app));
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, call.app));
   const Provenance provenance = provenance_of(app);
   EvidenceLog evidence(data->database(), provenance);
 
@@ -233,9 +240,10 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
 
 Status Bridge::record(std::string_view app_name, std::string_view kind,
                       const json::object& detail) {
-  const std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
-  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(app.name));
+  const auto state = state_of(app.name);
+  const std::lock_guard lock(state->mutex);
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, app.name));
   EvidenceLog evidence(data->database(), provenance_of(app));
   HEARTH_ASSIGN_OR_RETURN(auto entry, evidence.append(kind, detail));
   (void)entry;
@@ -243,9 +251,10 @@ Status Bridge::record(std::string_view app_name, std::string_view kind,
 }
 
 Result<json::value> Bridge::evidence(std::string_view app_name, std::int64_t after) {
-  const std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
-  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(app.name));
+  const auto state = state_of(app.name);
+  const std::lock_guard lock(state->mutex);
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, app.name));
   EvidenceLog log(data->database(), provenance_of(app));
   HEARTH_ASSIGN_OR_RETURN(auto entries, log.entries(after));
   const auto verified = log.verify();
@@ -256,9 +265,10 @@ Result<json::value> Bridge::evidence(std::string_view app_name, std::int64_t aft
 }
 
 Result<json::array> Bridge::list(std::string_view app_name, std::string_view workspace) {
-  const std::lock_guard lock(mutex_);
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
-  HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(app));
+  const auto state = state_of(app.name);
+  const std::lock_guard lock(state->mutex);
+  HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(*state, app));
   json::array out;
   for (const auto& capability : declared_capabilities(manifest.front_matter)) {
     json::object entry{{"capability", capability}};

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,6 +39,8 @@ ReadinessContext host_readiness(
     const CapabilityRegistry& capabilities,
     std::function<bool(std::string_view app, std::string_view key)> secret_present);
 
+/// Calls of one app run one at a time (they share its database connection and its evidence
+/// chain); calls of different apps run at the same time.
 class Bridge {
  public:
   /// `store` must outlive the bridge. It serves the built-in capabilities.
@@ -62,12 +65,32 @@ class Bridge {
   Status record(std::string_view app, std::string_view kind, const json::object& detail);
 
  private:
-  /// The app's manifest, read once per installed package folder (under mutex_).
-  Result<std::reference_wrapper<const AppManifest>> manifest_of(const InstalledApp& app);
+  struct OpenData {
+    Fd file;  ///< the database file as it was opened
+    std::shared_ptr<AppData> data;
+  };
+
+  /// What the bridge keeps of one app, and the lock its calls take.
+  struct AppState {
+    /// Held for the whole of a call of the app (invoke, record, evidence, list): its kept
+    /// database connection, its evidence chain and the caches below are one call's at a time.
+    std::mutex mutex;
+    /// The manifest of the package folder `first`.
+    std::optional<std::pair<std::filesystem::path, AppManifest>> manifest;
+    std::optional<OpenData> data;
+  };
+
+  /// The app's state, made at its first call. Entries are never removed, so that two calls of
+  /// an app always find the same lock.
+  std::shared_ptr<AppState> state_of(std::string_view app);
+  /// The app's manifest, read once per installed package folder (under the app's lock).
+  static Result<std::reference_wrapper<const AppManifest>> manifest_of(AppState& state,
+                                                                       const InstalledApp& app);
   /// The app's storage, opened once and kept while its database file is the same one: an
   /// uninstall that deleted the data, and a new install, make another file, opened anew. The
-  /// file is held open (`file`) so that its inode cannot be reused meanwhile. Under mutex_.
-  Result<std::shared_ptr<AppData>> data_of(std::string_view app);
+  /// file is held open (`file`) so that its inode cannot be reused meanwhile. Under the app's
+  /// lock.
+  Result<std::shared_ptr<AppData>> data_of(AppState& state, std::string_view app);
   /// The checks after `enabled` (declared, ready, granted, policy), each refusal recorded
   /// through `refuse`: the capability to run.
   Result<const Capability*> admit(const Invocation& call, const AppManifest& manifest,
@@ -75,16 +98,10 @@ class Bridge {
   /// Runs the admitted call, and records it when it succeeded.
   static Result<json::value> run(const Capability& capability, CallContext& context);
 
-  struct OpenData {
-    Fd file;  ///< the database file as it was opened
-    std::shared_ptr<AppData> data;
-  };
-
-  std::mutex mutex_;  // one call at a time per bridge: the app databases are kept open here
   AppStore& store_;
   std::shared_ptr<const CapabilityRegistry> capabilities_;
-  std::map<std::string, std::pair<std::filesystem::path, AppManifest>> manifests_;
-  std::map<std::string, OpenData, std::less<>> data_;
+  std::mutex apps_mutex_;  // guards apps_ only, never held during a call
+  std::map<std::string, std::shared_ptr<AppState>, std::less<>> apps_;
 };
 
 }  // namespace hearth::agentapp

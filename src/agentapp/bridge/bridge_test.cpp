@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 
 #include "agentapp/package/test_package.hpp"
@@ -293,6 +294,12 @@ std::string gate_app_md(std::string_view name) {
          "permissions:\n  - key: db\n    scope: storage\n    access: read-write\n---\n";
 }
 
+/// Opens the gate when the test body ends, before the calls it holds are waited for.
+struct OpenAtExit {
+  Gate& gate;
+  ~OpenAtExit() { gate.open(); }
+};
+
 struct GatedBridgeTest : ::testing::Test {
   PackageDir state{"state"};
   PackageDir alpha{"alpha"};
@@ -314,6 +321,16 @@ struct GatedBridgeTest : ::testing::Test {
       ASSERT_TRUE(store->set_enabled(package->path().filename().string(), true).ok());
     }
     bridge = std::make_unique<Bridge>(*store, registry);
+  }
+
+  std::future<Result<json::value>> start(std::string_view app, std::string_view capability,
+                                         std::string_view method, std::string_view params = "{}") {
+    Invocation inv;
+    inv.app = std::string(app);
+    inv.capability = std::string(capability);
+    inv.method = std::string(method);
+    inv.params = json::parse(params);
+    return std::async(std::launch::async, [this, inv] { return bridge->invoke(inv); });
   }
 };
 
@@ -341,6 +358,56 @@ TEST_F(GatedBridgeTest, ARegisteredCapabilityPassesTheBridgesChecks) {
   }
   EXPECT_EQ(kinds, (std::vector<std::string>{"capability.denied", "capability.invoked",
                                              "capability.denied"}));
+}
+
+TEST_F(GatedBridgeTest, AnAppsCallIsNotHeldUpByAnotherAppsCall) {
+  std::future<Result<json::value>> held;
+  std::future<Result<json::value>> other;
+  std::future<bool> recorded;
+  const OpenAtExit open_at_exit{*gate};
+  held = start("alpha", "test.gate", "hold");
+  ASSERT_TRUE(gate->entered(1, std::chrono::seconds(30)));
+  // alpha's call is inside its capability: beta's calls run meanwhile, to the end.
+  other = start("beta", "lime.storage", "put", R"({"key":"k","value":1})");
+  recorded = std::async(std::launch::async, [this] {
+    return bridge->record("beta", "test.note", json::object{}).ok();
+  });
+  EXPECT_TRUE(other.wait_for(std::chrono::seconds(30)) == std::future_status::ready)
+      << "beta's call waited for alpha's";
+  EXPECT_TRUE(recorded.wait_for(std::chrono::seconds(30)) == std::future_status::ready)
+      << "beta's evidence waited for alpha's call";
+  gate->open();
+  const auto beta_put = other.get();
+  EXPECT_TRUE(beta_put.ok()) << beta_put.error().message;
+  EXPECT_TRUE(recorded.get());
+  const auto alpha_held = held.get();
+  EXPECT_TRUE(alpha_held.ok()) << alpha_held.error().message;
+}
+
+TEST_F(GatedBridgeTest, OneAppsCallsRunOneAtATime) {
+  std::future<Result<json::value>> held;
+  std::future<Result<json::value>> next;
+  std::future<Result<json::value>> put;
+  const OpenAtExit open_at_exit{*gate};
+  held = start("alpha", "test.gate", "hold");
+  ASSERT_TRUE(gate->entered(1, std::chrono::seconds(30)));
+  next = start("alpha", "test.gate", "pass");
+  put = start("alpha", "lime.storage", "put", R"({"key":"k","value":1})");
+  // Neither gets into the app while its first call is inside: waiting for the second to come
+  // in must end without it (a wait that ends early would be the failure).
+  EXPECT_FALSE(gate->entered(2, std::chrono::milliseconds(300))) << "a second call got in";
+  EXPECT_TRUE(put.wait_for(std::chrono::milliseconds(0)) == std::future_status::timeout)
+      << "a put ran during another call of its app";
+  gate->open();
+  for (auto* call : {&held, &next, &put}) {
+    const auto done = call->get();
+    EXPECT_TRUE(done.ok()) << done.error().message;
+  }
+  EXPECT_EQ(gate->most_inside(), 1);
+  // The three calls are one chain of evidence, in some order, each linked to the one before.
+  const auto evidence = bridge->evidence("alpha", 0).value();
+  EXPECT_EQ(evidence.at("entries").as_array().size(), 3U);
+  EXPECT_EQ(evidence.at("verified"), true);
 }
 
 }  // namespace

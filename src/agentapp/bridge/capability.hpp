@@ -46,8 +46,8 @@ struct Permission {
 /// reason}).
 using Refuse = std::function<Error(std::string_view stage, std::string reason)>;
 
-/// One call that passed the bridge's checks, with what the app has. The bridge runs one call at
-/// a time: the app's database and evidence are the capability's alone meanwhile.
+/// One call that passed the bridge's checks, with what the app has. The bridge holds the app's
+/// lock for its whole lifetime: its database and evidence are the capability's alone meanwhile.
 struct CallContext {
   const Invocation& call;
   const InstalledApp& app;
