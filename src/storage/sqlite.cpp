@@ -14,10 +14,18 @@
 namespace hearth::storage {
 namespace {
 
-Error sqlite_error(sqlite3* db, std::string_view what) {
+/// {"reason": "quota"} when the last statement on `db` stopped at the quota (`max_bytes`, set as
+/// SQLite's max_page_count, which fails a write with SQLITE_FULL); else null.
+boost::json::value quota_data(sqlite3* db, std::int64_t max_bytes) {
+  if (db == nullptr || max_bytes <= 0 || sqlite3_errcode(db) != SQLITE_FULL) return nullptr;
+  return boost::json::object{{"reason", kQuotaReason}};
+}
+
+Error sqlite_error(sqlite3* db, std::string_view what, std::int64_t max_bytes = 0) {
   return Error::make(ErrorCode::kInternalError,
                      "storage: " + std::string(what) + ": " +
-                         (db != nullptr ? sqlite3_errmsg(db) : "out of memory"));
+                         (db != nullptr ? sqlite3_errmsg(db) : "out of memory"),
+                     quota_data(db, max_bytes));
 }
 
 class SqliteDatabase;
@@ -110,7 +118,8 @@ Error untrusted_error(sqlite3* db, std::int64_t max_bytes) {
   if (rc == SQLITE_FULL && max_bytes > 0) {
     return Error::make(ErrorCode::kPermissionDenied,
                        "storage: the quota of " + std::to_string(max_bytes) +
-                           " bytes is full; nothing of the statement was written");
+                           " bytes is full; nothing of the statement was written",
+                       quota_data(db, max_bytes));
   }
   return Error::make(ErrorCode::kInvalidParams, std::string("storage: ") + sqlite3_errmsg(db));
 }
@@ -134,7 +143,7 @@ class SqliteDatabase final : public Database {
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     }
     sqlite3_reset(stmt);
-    if (rc != SQLITE_DONE) return sqlite_error(db_, "executing a statement");
+    if (rc != SQLITE_DONE) return sqlite_error(db_, "executing a statement", max_bytes_);
     return static_cast<std::int64_t>(sqlite3_changes(db_));
   }
 
@@ -145,7 +154,7 @@ class SqliteDatabase final : public Database {
     int rc = 0;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) rows.push_back(row_of(stmt));
     sqlite3_reset(stmt);
-    if (rc != SQLITE_DONE) return sqlite_error(db_, "running a query");
+    if (rc != SQLITE_DONE) return sqlite_error(db_, "running a query", max_bytes_);
     return rows;
   }
 

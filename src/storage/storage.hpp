@@ -72,10 +72,22 @@ class Database {
   virtual Status execute_untrusted_script(std::string_view sql) = 0;
 };
 
+/// The `reason` in Error::data ({"reason": "quota"}) of a write refused because the database
+/// holds as much as its quota allows (SqliteOptions::max_bytes). Callers match on it, never on
+/// the message.
+inline constexpr std::string_view kQuotaReason = "quota";
+
+/// Whether `error` is a write refused by the quota.
+inline bool quota_full(const Error& error) {
+  const auto* data = error.data.if_object();
+  const auto* reason = data != nullptr ? data->if_contains("reason") : nullptr;
+  return reason != nullptr && reason->is_string() && reason->get_string() == kQuotaReason;
+}
+
 struct SqliteOptions {
   std::chrono::milliseconds busy_timeout{5000};
   /// When > 0, the most the database file may hold (SQLite's max_page_count): a write past it
-  /// fails with an error that says the quota is full.
+  /// fails with an error that says the quota is full, its data {"reason": "quota"}.
   std::int64_t max_bytes = 0;
 };
 

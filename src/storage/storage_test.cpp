@@ -210,6 +210,27 @@ TEST(UntrustedSql, AQuotaStopsAWriteThatWouldPassIt) {
   }
   ASSERT_FALSE(last.ok());
   EXPECT_NE(last.error().message.find("quota"), std::string::npos) << last.error().message;
+  EXPECT_TRUE(quota_full(last.error())) << last.error().message;
+}
+
+TEST(Sqlite, AWritePastTheQuotaSaysSoInItsData) {
+  SqliteOptions options;
+  options.max_bytes = std::int64_t{64} * 1024;
+  auto db = open_temp("own-quota", options);
+  ASSERT_TRUE(db->execute("CREATE TABLE blobs (b BLOB)", {}).ok());
+  Status last;
+  for (int i = 0; i < 40 && last.ok(); ++i) {
+    auto r = db->execute("INSERT INTO blobs VALUES (?)", {Blob{std::string(8192, 'x')}});
+    if (!r.ok()) last = std::move(r).error();
+  }
+  ASSERT_FALSE(last.ok());
+  EXPECT_TRUE(quota_full(last.error())) << last.error().message;
+  EXPECT_EQ(last.error().data.at("reason").as_string(), kQuotaReason);
+  // Other failures carry no reason, whatever their message says.
+  const auto missing = db->execute("INSERT INTO full_tables VALUES (1)", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("full"), std::string::npos) << missing.error().message;
+  EXPECT_FALSE(quota_full(missing.error()));
 }
 
 }  // namespace

@@ -191,11 +191,15 @@ Status AppData::put(std::string_view key, const json::value& value) {
       "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       {std::string(key), json::serialize(value)});
   if (!r.ok()) {
-    if (r.error().message.find("full") != std::string::npos) {
+    Error error = std::move(r).error();
+    // The storage layer's own writes fail as internal errors; one the quota refused is the
+    // app's doing, refused as its queries are (data {"reason": "quota"}).
+    if (storage::quota_full(error)) {
       return Error::make(ErrorCode::kPermissionDenied,
-                         "the app's storage quota is full: " + r.error().message);
+                         "the app's storage quota is full: " + error.message,
+                         std::move(error.data));
     }
-    return std::move(r).error();
+    return error;
   }
   return {};
 }

@@ -124,5 +124,18 @@ TEST(AppData, AQuotaIsEnforced) {
   EXPECT_FALSE(db->put("big", json::string(std::string(std::size_t{512} * 1024, 'y'))).ok());
 }
 
+TEST(AppData, AValuePastTheQuotaIsRefusedWithTheQuotaReason) {
+  PackageDir data("data");
+  auto db = AppData::open(data.path(), std::int64_t{128} * 1024).value();
+  const auto big = db->put("big", json::string(std::string(std::size_t{512} * 1024, 'y')));
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_TRUE(storage::quota_full(big.error())) << json::serialize(big.error().data);
+  EXPECT_NE(big.error().message.find("quota is full"), std::string::npos) << big.error().message;
+  // What fits is still stored.
+  ASSERT_TRUE(db->put("small", 1).ok());
+  EXPECT_EQ(db->get("small").value(), 1);
+}
+
 }  // namespace
 }  // namespace hearth::agentapp

@@ -2,20 +2,25 @@
 /// The capability bridge (docs/agent-apps.md, "The capability bridge"): every call an Agent App
 /// makes to the host - from its backend or, through the view host, its UI - arrives here as
 /// `capability/invoke` and passes, in order: the app is installed and enabled; the capability is
-/// declared by the app; hearth provides it (readiness); a grant allows it for the workspace,
-/// deny rules first; the app's declared permissions cover the method (policy). Then it runs,
-/// and the call or its denial is recorded in the app's evidence log. A denial is a structured
-/// error, never a made-up success.
+/// declared by the app; hearth provides it (readiness: it is in the bridge's registry of
+/// capabilities, capability.hpp); a grant allows it for the workspace, deny rules first; the
+/// app's declared permissions cover the method (policy). Then it runs, and the call or its
+/// denial is recorded in the app's evidence log. A denial is a structured error, never a
+/// made-up success.
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "agentapp/appdata/appdata.hpp"
+#include "agentapp/bridge/capability.hpp"
 #include "agentapp/store/store.hpp"
 #include "common/fd.hpp"
 #include "common/result.hpp"
@@ -23,28 +28,25 @@
 
 namespace hearth::agentapp {
 
-struct Invocation {
-  std::string app;
-  std::string workspace;  ///< empty: the default workspace
-  std::string capability;
-  std::string method;
-  json::value params;  ///< an object, or null
-  /// Who made the call, for the evidence: "daemon" (a client of the daemon's RPC) or
-  /// "backend:<service key>" (the app's own backend, over its stdio).
-  std::string caller = "daemon";
-};
-
-/// The capabilities hearth provides, with their methods.
+/// The capabilities hearth provides, with their methods (make_builtin_capabilities()).
 const json::object& provided_capabilities();
 
 /// The readiness context of a host with this bridge: its capabilities, and `secret_present`.
 ReadinessContext host_readiness(
     std::function<bool(std::string_view app, std::string_view key)> secret_present);
+/// The same for a bridge serving `capabilities`.
+ReadinessContext host_readiness(
+    const CapabilityRegistry& capabilities,
+    std::function<bool(std::string_view app, std::string_view key)> secret_present);
 
+/// Calls of one app run one at a time (they share its database connection and its evidence
+/// chain); calls of different apps run at the same time.
 class Bridge {
  public:
-  /// `store` must outlive the bridge.
-  explicit Bridge(AppStore& store) : store_(store) {}
+  /// `store` must outlive the bridge. It serves the built-in capabilities.
+  explicit Bridge(AppStore& store);
+  /// A bridge serving `capabilities` (tests, embeddings with capabilities of their own).
+  Bridge(AppStore& store, std::shared_ptr<const CapabilityRegistry> capabilities);
 
   /// Runs the call or answers why not: kPermissionDenied errors carry
   /// data {stage: "enabled"|"declared"|"ready"|"granted"|"policy", capability, method, reason}.
@@ -63,22 +65,43 @@ class Bridge {
   Status record(std::string_view app, std::string_view kind, const json::object& detail);
 
  private:
-  /// The app's manifest, read once per installed package folder (under mutex_).
-  Result<std::reference_wrapper<const AppManifest>> manifest_of(const InstalledApp& app);
-  /// The app's storage, opened once and kept while its database file is the same one: an
-  /// uninstall that deleted the data, and a new install, make another file, opened anew. The
-  /// file is held open (`file`) so that its inode cannot be reused meanwhile. Under mutex_.
-  Result<std::shared_ptr<AppData>> data_of(std::string_view app);
-
   struct OpenData {
     Fd file;  ///< the database file as it was opened
     std::shared_ptr<AppData> data;
   };
 
-  std::mutex mutex_;  // one call at a time per bridge: the app databases are kept open here
+  /// What the bridge keeps of one app, and the lock its calls take.
+  struct AppState {
+    /// Held for the whole of a call of the app (invoke, record, evidence, list): its kept
+    /// database connection, its evidence chain and the caches below are one call's at a time.
+    std::mutex mutex;
+    /// The manifest of the package folder `first`.
+    std::optional<std::pair<std::filesystem::path, AppManifest>> manifest;
+    std::optional<OpenData> data;
+  };
+
+  /// The app's state, made at its first call. Entries are never removed, so that two calls of
+  /// an app always find the same lock.
+  std::shared_ptr<AppState> state_of(std::string_view app);
+  /// The app's manifest, read once per installed package folder (under the app's lock).
+  static Result<std::reference_wrapper<const AppManifest>> manifest_of(AppState& state,
+                                                                       const InstalledApp& app);
+  /// The app's storage, opened once and kept while its database file is the same one: an
+  /// uninstall that deleted the data, and a new install, make another file, opened anew. The
+  /// file is held open (`file`) so that its inode cannot be reused meanwhile. Under the app's
+  /// lock.
+  Result<std::shared_ptr<AppData>> data_of(AppState& state, std::string_view app);
+  /// The checks after `enabled` (declared, ready, granted, policy), each refusal recorded
+  /// through `refuse`: the capability to run.
+  Result<const Capability*> admit(const Invocation& call, const AppManifest& manifest,
+                                  const Refuse& refuse);
+  /// Runs the admitted call, and records it when it succeeded.
+  static Result<json::value> run(const Capability& capability, CallContext& context);
+
   AppStore& store_;
-  std::map<std::string, std::pair<std::filesystem::path, AppManifest>> manifests_;
-  std::map<std::string, OpenData, std::less<>> data_;
+  std::shared_ptr<const CapabilityRegistry> capabilities_;
+  std::mutex apps_mutex_;  // guards apps_ only, never held during a call
+  std::map<std::string, std::shared_ptr<AppState>, std::less<>> apps_;
 };
 
 }  // namespace hearth::agentapp
