@@ -1458,7 +1458,7 @@ void AppServer::stop() {
 }
 
 asio::awaitable<Result<json::value>> AppServer::call(Method method, json::value params,
-                                                     std::shared_ptr<rpc::Session> session) {
+                                                     const std::shared_ptr<rpc::Session>& session) {
   using Fn =
       Result<json::value> (State::*)(const json::value&, const std::shared_ptr<rpc::Session>&);
   auto s = state_;

@@ -106,7 +106,7 @@ class AppServer {
   /// Runs `method` on the server's own thread: params as the request gave them, the session
   /// whose handshake (and pushes) it is.
   boost::asio::awaitable<Result<json::value>> call(Method method, json::value params,
-                                                   std::shared_ptr<rpc::Session> session);
+                                                   const std::shared_ptr<rpc::Session>& session);
 
   /// Cancels the running turns and stops the server's thread. Idempotent.
   void stop();

@@ -228,6 +228,7 @@ void Daemon::on_ready(std::function<void(const json::object&, const std::string&
 Result<std::vector<std::string>> Daemon::start_order() const {
   HEARTH_ASSIGN_OR_RETURN(auto order, state_->order());
   std::vector<std::string> names;
+  names.reserve(order.size());
   for (const auto* f : order) names.push_back(f->name);
   return names;
 }
