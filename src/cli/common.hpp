@@ -12,6 +12,7 @@
 
 #include "host/host.hpp"
 #include "jail/jail.hpp"
+#include "rpc/dispatcher.hpp"
 
 namespace hearth::vault {
 class Vault;

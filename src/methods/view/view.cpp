@@ -1,6 +1,7 @@
 #include "methods/view/view.hpp"
 
 #include "methods/audit.hpp"
+#include "methods/lavs/subscriber.hpp"
 #include "rpc/params.hpp"
 
 namespace hearth::methods::view {
@@ -73,9 +74,10 @@ asio::awaitable<Result<json::value>> subscribe(Context& c, const Request& reques
   HEARTH_CO_ASSIGN_OR_RETURN(Mounted m, mounted(c, request, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
   json::value input = rpc::value_param(*params, "input");
-  HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
-                             co_await c.host.subscribe(request.session, m.service, target.endpoint,
-                                                       std::move(input), request.after_reply));
+  auto subscriber = lavs::session_subscriber(request.session);  // named: see common/blocking.hpp
+  HEARTH_CO_ASSIGN_OR_RETURN(
+      std::string id, co_await c.host.subscribe(std::move(subscriber), m.service, target.endpoint,
+                                                std::move(input), request.after_reply));
   if (!c.views.add_subscription(m.mount.id, id)) {
     // The mount closed while the subscription started: it must not outlive it.
     c.host.unsubscribe(request.session->id(), id);
