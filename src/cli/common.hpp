@@ -14,6 +14,7 @@
 #include "daemon/state_dir.hpp"
 #include "host/host.hpp"
 #include "jail/jail.hpp"
+#include "rpc/dispatcher.hpp"
 #include "subsystems/apps.hpp"
 #include "subsystems/registry.hpp"
 #include "subsystems/sandbox.hpp"

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "handlers/builtin/builtin.hpp"
 #include "handlers/handler.hpp"
 #include "jail/jail.hpp"
 #include "manifest/manifest.hpp"

@@ -26,6 +26,14 @@ std::string_view default_message(ErrorCode code) {
   return "Error";
 }
 
+Error invalid_param(const std::string& message, std::string_view field,
+                    std::string_view constraint) {
+  boost::json::object data;
+  data["field"] = field;
+  data["constraint"] = constraint;
+  return Error::make(ErrorCode::kInvalidParams, "Invalid params: " + message, std::move(data));
+}
+
 boost::json::object to_json(const Error& error) {
   boost::json::object out;
   out["code"] = static_cast<int>(error.code);

@@ -35,6 +35,12 @@ struct Error {
   }
 };
 
+/// -32602 "Invalid params: <message>" with data {field, constraint}: an argument that is missing
+/// or malformed, named as the caller passed it (every method's parameters are read this way,
+/// rpc/params.hpp, and components check their own arguments with it too).
+Error invalid_param(const std::string& message, std::string_view field,
+                    std::string_view constraint);
+
 /// Serialises to the JSON-RPC error object {code, message[, data]}.
 boost::json::object to_json(const Error& error);
 

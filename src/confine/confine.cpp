@@ -144,7 +144,7 @@ bool looks_out_of_memory(std::string_view tail) {
 
 namespace {
 
-jail::Request jail_request(const manifest::Permissions& permissions,
+jail::Request jail_request(const permissions::Permissions& permissions,
                            const std::filesystem::path& service_dir,
                            const std::vector<std::string>& raw_args, const proc::Command& cmd,
                            const ConfineExtras& extras) {
@@ -190,7 +190,7 @@ std::string fingerprint_of(const jail::LaunchOptions& options) {
 }  // namespace
 
 Result<std::string> Confinement::plan_fingerprint(const jail::Jail& jail,
-                                                  const manifest::Permissions& permissions,
+                                                  const permissions::Permissions& permissions,
                                                   const std::filesystem::path& service_dir,
                                                   const std::vector<std::string>& raw_args,
                                                   const proc::Command& cmd, ConfineExtras extras) {
@@ -200,7 +200,7 @@ Result<std::string> Confinement::plan_fingerprint(const jail::Jail& jail,
 }
 
 Result<std::shared_ptr<Confinement>> Confinement::start(const jail::Jail& jail,
-                                                        const manifest::Permissions& permissions,
+                                                        const permissions::Permissions& permissions,
                                                         const std::filesystem::path& service_dir,
                                                         const std::vector<std::string>& raw_args,
                                                         proc::Command& cmd,
@@ -378,7 +378,7 @@ struct ConfinedChild final : proc::Duplex {
 }  // namespace
 
 Result<ConfinedStdio> confined_stdio(const jail::Jail* jail,
-                                     const manifest::Permissions& permissions,
+                                     const permissions::Permissions& permissions,
                                      const std::filesystem::path& service_dir,
                                      const std::vector<std::string>& raw_args, proc::Command cmd,
                                      const asio::any_io_executor& executor, std::string who) {

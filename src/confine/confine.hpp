@@ -23,7 +23,7 @@
 
 #include "common/result.hpp"
 #include "jail/jail.hpp"
-#include "manifest/manifest.hpp"
+#include "permissions/permissions.hpp"
 #include "proc/process.hpp"
 
 namespace hearth::confine {
@@ -44,7 +44,7 @@ class Confinement {
   /// placeholder expansion, so that input never widens what the jail allows) under `permissions`
   /// of `service_dir`, and amends `cmd`. `who` names the endpoint in logs ("service.endpoint").
   static Result<std::shared_ptr<Confinement>> start(const jail::Jail& jail,
-                                                    const manifest::Permissions& permissions,
+                                                    const permissions::Permissions& permissions,
                                                     const std::filesystem::path& service_dir,
                                                     const std::vector<std::string>& raw_args,
                                                     proc::Command& cmd,
@@ -61,7 +61,7 @@ class Confinement {
   /// negated pattern hides added, removed or replaced, a folder made again: its covers and rules
   /// are tied to what existed then) and must not take a call.
   static Result<std::string> plan_fingerprint(const jail::Jail& jail,
-                                              const manifest::Permissions& permissions,
+                                              const permissions::Permissions& permissions,
                                               const std::filesystem::path& service_dir,
                                               const std::vector<std::string>& raw_args,
                                               const proc::Command& cmd, ConfineExtras extras = {});
@@ -111,7 +111,7 @@ struct ConfinedStdio {
 /// Plans the jail for `cmd` (as Confinement::start) and returns how to start it. Without a jail
 /// (the daemon's --insecure-no-sandbox) the child runs as it is.
 Result<ConfinedStdio> confined_stdio(const jail::Jail* jail,
-                                     const manifest::Permissions& permissions,
+                                     const permissions::Permissions& permissions,
                                      const std::filesystem::path& service_dir,
                                      const std::vector<std::string>& raw_args, proc::Command cmd,
                                      const boost::asio::any_io_executor& executor, std::string who);

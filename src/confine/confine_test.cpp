@@ -51,7 +51,7 @@ class ConfineTest : public ::testing::Test {
 
 TEST_F(ConfineTest, AmendsTheCommandWithThePlan) {
   auto cmd = true_command();
-  manifest::Permissions permissions;
+  permissions::Permissions permissions;
   permissions.network_access = egress::NetworkPolicy::parse({"api.example.com"}).value();
   auto c = Confinement::start(jail_, permissions, "/tmp", {}, cmd, ioc_.get_executor(), "s.e");
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -68,7 +68,7 @@ TEST_F(ConfineTest, AmendsTheCommandWithThePlan) {
 // (manifest_test: MalformedHostListsAreLoadProblems). What the permissions hold is used as parsed.
 TEST_F(ConfineTest, EmptyHostListReachesNothing) {
   auto cmd = true_command();
-  manifest::Permissions permissions;
+  permissions::Permissions permissions;
   permissions.network_access = egress::NetworkPolicy::parse({}).value();
   auto c = Confinement::start(jail_, permissions, "/tmp", {}, cmd, ioc_.get_executor(), "s.e");
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -80,7 +80,7 @@ TEST_F(ConfineTest, EmptyHostListReachesNothing) {
 
 TEST_F(ConfineTest, FailedRunUnderMaxMemoryIsMemoryLimitExceeded) {
   auto cmd = true_command();
-  manifest::Permissions permissions;
+  permissions::Permissions permissions;
   permissions.max_memory = 64 << 20;
   auto c = Confinement::start(jail_, permissions, "/tmp", {}, cmd, ioc_.get_executor(), "s.e");
   ASSERT_TRUE(c.ok());
@@ -96,7 +96,7 @@ TEST_F(ConfineTest, FailedRunUnderMaxMemoryIsMemoryLimitExceeded) {
 
 TEST_F(ConfineTest, SuccessfulRunKeepsItsOwnOutcome) {
   auto cmd = true_command();
-  manifest::Permissions permissions;
+  permissions::Permissions permissions;
   permissions.max_memory = 64 << 20;
   auto c = Confinement::start(jail_, permissions, "/tmp", {}, cmd, ioc_.get_executor(), "s.e");
   ASSERT_TRUE(c.ok());
@@ -131,7 +131,7 @@ TEST_F(ConfineTest, AWarmJailsFingerprintChangesWithTheFilesItWasPlannedFrom) {
   std::filesystem::create_directories(dir / "data" / "secret");
   std::ofstream(dir / "data" / "a.key") << "key";
   std::ofstream(dir / "data" / "secret" / "file.txt") << "secret";
-  manifest::Permissions permissions;
+  permissions::Permissions permissions;
   permissions.file_access = std::vector<std::string>{"./**", "!data/*.key", "!data/secret/**"};
   auto cmd = true_command();
   cmd.cwd = dir;

@@ -161,7 +161,4 @@ class Registry final : public manifest::HandlerKinds {
   std::map<std::string, std::string, std::less<>> unsupported_;
 };
 
-/// The registry with every kind this build runs (script, function, http, mcp).
-std::unique_ptr<Registry> make_builtin_registry(const KindOptions& options = {});
-
 }  // namespace hearth::handlers

@@ -26,9 +26,9 @@
 #include "common/result.hpp"
 #include "handlers/handler.hpp"
 #include "host/audit.hpp"
+#include "host/subscriber.hpp"
 #include "host/subscriptions.hpp"
 #include "manifest/manifest.hpp"
-#include "rpc/dispatcher.hpp"
 #include "schema/schema.hpp"
 
 namespace hearth::host {
@@ -147,15 +147,20 @@ class Host {
   };
   void set_mutation_listener(MutationListener listener) { on_mutation_ = std::move(listener); }
 
-  /// Subscribes `session` to a subscription endpoint and returns the subscription id. Items
+  /// Work left for right after the caller's answer is written, in order (a transport's
+  /// after-reply list).
+  using AfterReply = std::vector<std::function<void()>>;
+
+  /// Subscribes `subscriber` to a subscription endpoint and returns the subscription id. Items
   /// flow once the id has reached the client: from `after_reply` when given, else at once. The
   /// producer keeps `service` alive while it runs.
-  boost::asio::awaitable<Result<std::string>> subscribe(
-      const std::shared_ptr<rpc::Session>& session, std::shared_ptr<const Service> service,
-      std::string_view endpoint, json::value input, rpc::AfterReply* after_reply);
+  boost::asio::awaitable<Result<std::string>> subscribe(std::shared_ptr<Subscriber> subscriber,
+                                                        std::shared_ptr<const Service> service,
+                                                        std::string_view endpoint,
+                                                        json::value input, AfterReply* after_reply);
 
-  /// Ends a subscription of the session `session_id`; false when it has none with that id.
-  bool unsubscribe(std::uint64_t session_id, const std::string& subscription_id);
+  /// Ends a subscription of the subscriber `subscriber_id`; false when it has none with that id.
+  bool unsubscribe(std::uint64_t subscriber_id, const std::string& subscription_id);
 
   /// A file of `service` covered by its fileAccess, read on a blocking thread: {path, size,
   /// encoding: "utf-8" | "base64", content}.

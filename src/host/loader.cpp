@@ -2,6 +2,7 @@
 #include <set>
 #include <utility>
 
+#include "handlers/builtin/builtin.hpp"
 #include "host/host.hpp"
 
 namespace hearth::host {

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "host/host.hpp"
-#include "rpc/params.hpp"
 
 namespace hearth::host {
 namespace asio = boost::asio;
@@ -140,9 +139,8 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
   const manifest::Endpoint* endpoint = service.manifest.find(endpoint_id);
   if (endpoint == nullptr) co_return endpoint_not_found(service.manifest, endpoint_id);
   if (endpoint->method == manifest::Method::kSubscription) {
-    co_return rpc::invalid_param(
-        "endpoint '" + endpoint->id + "' is a subscription: use lavs/subscribe", "endpoint",
-        "method");
+    co_return invalid_param("endpoint '" + endpoint->id + "' is a subscription: use lavs/subscribe",
+                            "endpoint", "method");
   }
   HEARTH_CO_ASSIGN_OR_RETURN(json::value prepared,
                              co_await prepare_input_off_io(*endpoint, std::move(input)));
@@ -196,19 +194,18 @@ class ServiceStream final : public handlers::Stream {
 };
 }  // namespace
 
-asio::awaitable<Result<std::string>> Host::subscribe(const std::shared_ptr<rpc::Session>& session,
+asio::awaitable<Result<std::string>> Host::subscribe(std::shared_ptr<Subscriber> subscriber,
                                                      std::shared_ptr<const Service> owner,
                                                      std::string_view endpoint_id,
-                                                     json::value input,
-                                                     rpc::AfterReply* after_reply) {
+                                                     json::value input, AfterReply* after_reply) {
   const Service& service = *owner;
   const manifest::Endpoint* ep = service.manifest.find(endpoint_id);
   if (ep == nullptr) co_return endpoint_not_found(service.manifest, endpoint_id);
   if (ep->method != manifest::Method::kSubscription) {
-    co_return rpc::invalid_param("endpoint '" + ep->id + "' is a " +
-                                     std::string(manifest::to_string(ep->method)) +
-                                     ", not a subscription: use lavs/call",
-                                 "endpoint", "method");
+    co_return invalid_param("endpoint '" + ep->id + "' is a " +
+                                std::string(manifest::to_string(ep->method)) +
+                                ", not a subscription: use lavs/call",
+                            "endpoint", "method");
   }
   HEARTH_CO_ASSIGN_OR_RETURN(json::value prepared,
                              co_await prepare_input_off_io(*ep, std::move(input)));
@@ -227,7 +224,7 @@ asio::awaitable<Result<std::string>> Host::subscribe(const std::shared_ptr<rpc::
         std::make_shared<ServiceStream>(owner, std::move(stream)));
   };
   HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
-                             service.hub->subscribe(session, ep->id, prepared, std::move(open),
+                             service.hub->subscribe(subscriber, ep->id, prepared, std::move(open),
                                                     handler->shares_streams()));
   // Items flow once the client has the subscription id: right after this answer is written.
   // The hub is held: a reload may end the subscription meanwhile, and the client must still be
@@ -241,9 +238,9 @@ asio::awaitable<Result<std::string>> Host::subscribe(const std::shared_ptr<rpc::
   co_return id;
 }
 
-bool Host::unsubscribe(std::uint64_t session_id, const std::string& subscription_id) {
+bool Host::unsubscribe(std::uint64_t subscriber_id, const std::string& subscription_id) {
   for (const auto& s : *services()) {
-    if (s->hub->unsubscribe(session_id, subscription_id)) return true;
+    if (s->hub->unsubscribe(subscriber_id, subscription_id)) return true;
   }
   return false;
 }

@@ -11,7 +11,6 @@
 #include "common/utf8.hpp"
 #include "host/host.hpp"
 #include "jail/glob.hpp"
-#include "rpc/params.hpp"
 
 namespace hearth::host {
 namespace asio = boost::asio;
@@ -38,7 +37,7 @@ Result<json::value> Host::read_file_now(const Service& service, std::string_view
     return permission_denied("service '" + m.name + "' declares no fileAccess", requested);
   }
   if (requested.empty() || requested.find('\0') != std::string_view::npos) {
-    return rpc::invalid_param("'path' must be a non-empty path", "path", "format");
+    return invalid_param("'path' must be a non-empty path", "path", "format");
   }
   jail::GlobSet globs(*m.permissions.file_access);
   std::filesystem::path rel;

@@ -3,8 +3,8 @@
 ///
 /// Subscribers with the same endpoint and the same input share one producer (for a script
 /// handler: one running process). The producer starts with the first subscriber and stops with
-/// the last one (unsubscribe or disconnect). Each item it produces is pushed to every subscriber as
-/// `lavs/data`; when it ends by itself each subscriber gets `lavs/subscriptionEnded`.
+/// the last one (unsubscribe or disconnect). Each item it produces is told to every subscriber
+/// (host::Subscriber::item); when it ends by itself each subscriber is told so (ended()).
 /// Besides producers, any handler of the service can publish to a subscription endpoint
 /// (Publisher): that is how a mutation notifies the subscribers.
 ///
@@ -12,6 +12,8 @@
 /// produced gets its latest item, and a handler kind whose producer computes a snapshot once
 /// (function, mcp) gets a producer per subscriber. A new subscriber is held until activate():
 /// items for it wait, so that nothing reaches the client before the subscription id does.
+/// Subscribers are connections (host/subscriber.hpp): what a client receives, and in which wire
+/// format, is theirs to decide.
 
 #include <functional>
 #include <map>
@@ -24,8 +26,8 @@
 
 #include "common/result.hpp"
 #include "handlers/handler.hpp"
+#include "host/subscriber.hpp"
 #include "json/json.hpp"
-#include "rpc/session.hpp"
 
 namespace hearth::host {
 
@@ -47,28 +49,29 @@ class SubscriptionHub final : public handlers::Publisher,
   /// (endpoint, input), or always when `shared` is false. `open` starts the producer and is
   /// called at most once per producer.
   using OpenFn = std::function<Result<std::shared_ptr<handlers::Stream>>(handlers::StreamSink)>;
-  Result<std::string> subscribe(const std::shared_ptr<rpc::Session>& session,
+  Result<std::string> subscribe(const std::shared_ptr<Subscriber>& subscriber,
                                 const std::string& endpoint, const json::value& input,
                                 const OpenFn& open, bool shared = true);
 
   /// Lets a subscriber's items flow: what was held for it (the latest item of a shared producer,
-  /// items produced or published since it joined, the end) is pushed in order, then it gets
-  /// items as they come. Call it right after the subscription id was sent, on the session's
+  /// items produced or published since it joined, the end) is told in order, then it gets
+  /// items as they come. Call it right after the subscription id was sent, on the connection's
   /// strand. Unknown ids (already unsubscribed) are ignored.
   void activate(const std::string& subscription_id);
 
-  /// Removes a subscriber of `session`. False when no such subscription belongs to the session.
-  bool unsubscribe(std::uint64_t session_id, const std::string& subscription_id);
+  /// Removes a subscription of the subscriber `subscriber_id`. False when it holds none with
+  /// that id.
+  bool unsubscribe(std::uint64_t subscriber_id, const std::string& subscription_id);
 
-  /// Removes every subscriber of a session (it disconnected).
-  void drop_session(std::uint64_t session_id);
+  /// Removes every subscription of a subscriber (it disconnected).
+  void drop_subscriber(std::uint64_t subscriber_id);
 
   /// Stops every producer and forgets every subscriber (daemon shutdown).
   void close_all();
 
-  /// The service is being replaced or removed: every subscriber gets lavs/subscriptionEnded with
-  /// `reason(endpoint)` as its reason, every producer stops, and later subscribe() calls are
-  /// refused (the client subscribes again, to the new definition).
+  /// The service is being replaced or removed: every subscription ends with `reason(endpoint)`
+  /// as its reason, every producer stops, and later subscribe() calls are refused (the client
+  /// subscribes again, to the new definition).
   void end_all(const std::function<std::string(std::string_view endpoint)>& reason);
 
   bool publish(std::string_view subscription, json::value data) override;
@@ -82,44 +85,57 @@ class SubscriptionHub final : public handlers::Publisher,
   std::size_t producer_count() const;
 
  private:
-  struct Subscriber {
-    std::weak_ptr<rpc::Session> session;
-    std::uint64_t session_id = 0;
+  /// What a subscriber is told: an item, or (item null) the end with its reason.
+  struct Event {
+    std::shared_ptr<const SubscriptionItem> item;
+    std::string reason;
+    std::optional<Error> error;
+  };
+  struct Subscription {
+    std::shared_ptr<Subscriber> subscriber;
+    std::uint64_t subscriber_id = 0;
     std::string endpoint;
     std::string key;
     bool active = false;
-    bool ended = false;             ///< its producer ended while it was held
-    std::vector<std::string> held;  ///< messages waiting for activate()
+    bool ended = false;       ///< its producer ended while it was held
+    std::vector<Event> held;  ///< what waits for activate()
   };
   struct Producer {
     std::shared_ptr<handlers::Stream> stream;
-    std::set<std::string> subscribers;
-    std::uint64_t owner = 0;  ///< the session that started it (counted against its limit)
-    std::optional<json::value> latest;
+    std::set<std::string> subscriptions;
+    std::uint64_t owner = 0;  ///< the subscriber that started it (counted against its limit)
+    std::shared_ptr<const SubscriptionItem> latest;
   };
+  /// Events to tell once the lock is released: subscriber, subscription id, event.
+  struct Push {
+    std::shared_ptr<Subscriber> subscriber;
+    std::string subscription_id;
+    Event event;
+  };
+  using Pushes = std::vector<Push>;
 
-  /// Sends `message` to `sub` now (into `out`) or holds it (lock held).
-  void deliver_locked(Subscriber& sub, std::string message,
-                      std::vector<std::pair<std::shared_ptr<rpc::Session>, std::string>>& out);
+  /// Tells `event` to the subscription `id` now (into `out`) or holds it (lock held).
+  static void deliver_locked(const std::string& id, Subscription& sub, Event event, Pushes& out);
+  static void send_all(Pushes& pushes);
   void forget_producer_locked(std::map<std::string, Producer>::iterator it);
-  /// Takes `id` out of its session's ids (lock held).
-  void forget_id_locked(std::uint64_t session_id, const std::string& id);
+  /// Takes `id` out of its subscriber's ids (lock held).
+  void forget_id_locked(std::uint64_t subscriber_id, const std::string& id);
 
   void on_data(const std::string& key, const json::value& data);
   void on_end(const std::string& key, const std::optional<Error>& error);
-  /// Removes a subscriber (lock held); returns the stream to close when it was the last one.
+  /// Removes a subscription (lock held); returns the stream to close when it was the last one.
   std::shared_ptr<handlers::Stream> remove_locked(const std::string& subscription_id);
 
   std::string service_;
   std::set<std::string, std::less<>> endpoints_;
   mutable std::mutex mu_;
-  bool ended_ = false;                             ///< end_all() was called
-  std::map<std::string, Subscriber> subscribers_;  // by subscription id
-  std::map<std::string, Producer> producers_;      // by endpoint + "\n" + canonical input
-  std::set<std::uint64_t> hooked_sessions_;        // sessions whose close hook is registered
+  bool ended_ = false;                                 ///< end_all() was called
+  std::map<std::string, Subscription> subscriptions_;  // by subscription id
+  std::map<std::string, Producer> producers_;          // by endpoint + "\n" + canonical input
+  std::set<std::uint64_t> hooked_subscribers_;         // subscribers whose close hook is registered
   Limits limits_;
-  std::map<std::uint64_t, std::size_t> producers_by_session_;
-  std::map<std::uint64_t, std::set<std::string>> ids_by_session_;  ///< subscription ids
+  std::map<std::uint64_t, std::size_t> producers_by_subscriber_;
+  std::map<std::uint64_t, std::set<std::string>> ids_by_subscriber_;  ///< subscription ids
 };
 
 /// A fresh, unguessable subscription id ("sub-" + 16 hex digits).

@@ -4,7 +4,7 @@
 
 #include <mutex>
 
-#include "rpc/session.hpp"
+#include "host/subscriber.hpp"
 
 namespace hearth::host {
 namespace {
@@ -16,25 +16,28 @@ struct FakeStream : handlers::Stream {
   void close() override { closed = true; }
 };
 
-/// A session that records what is pushed to it.
+/// A subscriber that records what it is told.
 struct Recorder {
-  std::shared_ptr<rpc::Session> session;
-  std::shared_ptr<std::vector<json::value>> messages = std::make_shared<std::vector<json::value>>();
+  std::shared_ptr<LocalSubscriber> subscriber;
+  /// (subscription id, "data:<value>" or "ended:<reason>"), in order.
+  std::shared_ptr<std::vector<std::pair<std::string, std::string>>> told =
+      std::make_shared<std::vector<std::pair<std::string, std::string>>>();
   Recorder() {
-    auto out = messages;
-    session = std::make_shared<rpc::Session>(
-        "ws", [out](const std::string& m) { out->push_back(json::parse(m)); });
+    auto out = told;
+    subscriber = std::make_shared<LocalSubscriber>(
+        [out](const std::string& id, const SubscriptionItem& item) {
+          EXPECT_EQ(item.text, json::dump(item.data));
+          out->emplace_back(id, "data:" + item.text);
+        },
+        [out](const std::string& id, std::string_view reason, const std::optional<Error>&) {
+          out->emplace_back(id, "ended:" + std::string(reason));
+        });
   }
-  /// "data:<value>" or "ended:<reason>" per message, for subscription `id`.
+  /// What subscription `id` was told.
   std::vector<std::string> seen(const std::string& id) const {
     std::vector<std::string> out;
-    for (const auto& m : *messages) {
-      if (m.at("params").at("subscriptionId").as_string() != id) continue;
-      if (m.at("method") == "lavs/data") {
-        out.push_back("data:" + json::dump(m.at("params").at("data")));
-      } else {
-        out.push_back("ended:" + std::string(m.at("params").at("reason").as_string()));
-      }
+    for (const auto& [sub, what] : *told) {
+      if (sub == id) out.push_back(what);
     }
     return out;
   }
@@ -54,7 +57,7 @@ class HubTest : public ::testing::Test {
   }
   std::string subscribe(Recorder& r, const json::value& input = json::object{},
                         bool shared = true) {
-    auto id = hub_->subscribe(r.session, "updates", input, opener(), shared);
+    auto id = hub_->subscribe(r.subscriber, "updates", input, opener(), shared);
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     return id.ok() ? *id : std::string();
   }
@@ -118,7 +121,7 @@ TEST_F(HubTest, EndAllTellsEverySubscriberAndRefusesNewOnes) {
   // Told once: a producer's own end after that says nothing more.
   streams_[0]->sink.on_end(std::nullopt);
   EXPECT_EQ(active.seen(a).size(), 1u);
-  auto refused = hub_->subscribe(active.session, "updates", json::object{}, opener());
+  auto refused = hub_->subscribe(active.subscriber, "updates", json::object{}, opener());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kInvalidParams);
   EXPECT_EQ(streams_.size(), 2u);
@@ -134,7 +137,7 @@ TEST_F(HubTest, UnsharedProducersGiveEverySubscriberItsOwnSnapshot) {
   streams_[1]->sink.on_data(json::value("b's"));
   EXPECT_TRUE(a.seen(ia).empty());
   EXPECT_EQ(b.seen(ib), (std::vector<std::string>{"data:\"b's\""}));
-  EXPECT_TRUE(hub_->unsubscribe(b.session->id(), ib));
+  EXPECT_TRUE(hub_->unsubscribe(b.subscriber->id(), ib));
   EXPECT_TRUE(streams_[1]->closed);
   EXPECT_FALSE(streams_[0]->closed);
 }
@@ -147,7 +150,7 @@ TEST_F(HubTest, ADisconnectRemovesExactlyThatConnectionsSubscriptions) {
   for (const auto& id : ids_a) hub_->activate(id);
   for (const auto& id : ids_b) hub_->activate(id);
   EXPECT_EQ(hub_->subscriber_count(), 5u);
-  a.session->close();  // runs the hub's hook: drop_session
+  a.subscriber->close();  // runs the hub's hook: drop_subscriber
   EXPECT_EQ(hub_->subscriber_count(), 2u);
   EXPECT_FALSE(streams_[0]->closed);  // b still subscribes to the shared producer
   ASSERT_TRUE(hub_->publish("updates", json::value(7)));
@@ -155,8 +158,8 @@ TEST_F(HubTest, ADisconnectRemovesExactlyThatConnectionsSubscriptions) {
   for (const auto& id : ids_a) EXPECT_TRUE(a.seen(id).empty());
   // b's count is its own: it may hold three more (of 5), not fewer, not more.
   for (int i = 0; i < 3; ++i) subscribe(b);
-  EXPECT_FALSE(hub_->subscribe(b.session, "updates", json::object{}, opener()).ok());
-  b.session->close();
+  EXPECT_FALSE(hub_->subscribe(b.subscriber, "updates", json::object{}, opener()).ok());
+  b.subscriber->close();
   EXPECT_EQ(hub_->subscriber_count(), 0u);
   EXPECT_TRUE(streams_[0]->closed);  // the last subscriber left
 }
@@ -166,21 +169,21 @@ TEST_F(HubTest, AConnectionHasACapOnProducersAndSubscriptions) {
   std::vector<std::string> ids;
   ids.reserve(3);
   for (int i = 0; i < 3; ++i) ids.push_back(subscribe(r, json::object{{"n", i}}));
-  auto refused = hub_->subscribe(r.session, "updates", json::object{{"n", 99}}, opener());
+  auto refused = hub_->subscribe(r.subscriber, "updates", json::object{{"n", 99}}, opener());
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
   EXPECT_EQ(streams_.size(), 3u);  // nothing started
   // Joining running producers is still allowed, up to the subscription cap.
   subscribe(r, json::object{{"n", 0}});
   subscribe(r, json::object{{"n", 1}});
-  auto over = hub_->subscribe(r.session, "updates", json::object{{"n", 2}}, opener());
+  auto over = hub_->subscribe(r.subscriber, "updates", json::object{{"n", 2}}, opener());
   ASSERT_FALSE(over.ok());
   // Another connection has its own allowance.
   subscribe(other, json::object{{"n", 7}});
   // Room comes back when producers stop.
-  EXPECT_TRUE(hub_->unsubscribe(r.session->id(), ids[2]));
-  EXPECT_TRUE(hub_->subscribe(r.session, "updates", json::object{{"n", 8}}, opener()).ok());
-  r.session->close();
+  EXPECT_TRUE(hub_->unsubscribe(r.subscriber->id(), ids[2]));
+  EXPECT_TRUE(hub_->subscribe(r.subscriber, "updates", json::object{{"n", 8}}, opener()).ok());
+  r.subscriber->close();
   EXPECT_EQ(hub_->subscriber_count(), 1u);
 }
 

@@ -37,7 +37,7 @@
 #include "common/result.hpp"
 #include "jail/jail.hpp"
 #include "jsworker/protocol.hpp"
-#include "manifest/manifest.hpp"
+#include "permissions/permissions.hpp"
 
 namespace hearth::proc {
 struct RunResult;
@@ -51,7 +51,7 @@ struct PoolConfig {
   std::filesystem::path service_dir;  ///< the workers' folder (cwd, HOME, modules, data)
   /// What the workers may do: their jail is made from it, and the engine checks it again
   /// (fileAccess, networkAccess, maxMemory).
-  manifest::Permissions permissions;
+  permissions::Permissions permissions;
   std::vector<std::string> subscriptions;  ///< what ctx.publish may name
   /// Absolute paths of the code the workers run (modules and what they import): the jail lets
   /// them read these even outside fileAccess.

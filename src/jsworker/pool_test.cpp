@@ -82,7 +82,7 @@ class JsWorkerPoolTest : public ::testing::Test {
     std::ofstream(dir_ / name) << content;
   }
 
-  std::shared_ptr<Pool> pool(std::size_t size, manifest::Permissions permissions = {},
+  std::shared_ptr<Pool> pool(std::size_t size, permissions::Permissions permissions = {},
                              fs::path program = default_worker_program()) {
     PoolConfig config;
     config.service = "svc";
@@ -268,7 +268,7 @@ TEST_F(JsWorkerPoolTest, SourceTextThatLoopsIsStoppedAndTheWorkerStays) {
 }
 
 TEST_F(JsWorkerPoolTest, SourceTextOverItsMemoryLimitFailsAloneAndTheWorkerIsReplaced) {
-  manifest::Permissions limited;
+  permissions::Permissions limited;
   limited.max_memory = 64ull << 20;
   auto p = pool(1, limited);
   auto r =
@@ -310,7 +310,7 @@ TEST_F(JsWorkerPoolTest, AWorkerThatCrashesFailsOnlyItsRequestAndIsReplaced) {
 TEST_F(JsWorkerPoolTest, AWorkerThatOverrunsItsDeadlineIsKilledAndReplaced) {
   ASSERT_EQ(::mkfifo((dir_ / "data" / "stuck").c_str(), 0600), 0);
   write("stuck.mjs", "export function stuck(input, ctx) { return ctx.readFile('data/stuck'); }\n");
-  manifest::Permissions files;
+  permissions::Permissions files;
   files.file_access = std::vector<std::string>{"data/**"};
   auto p = pool(1, files);
   ASSERT_TRUE(run(p, eval("return 0;")).ok());

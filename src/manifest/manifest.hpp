@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/problem.hpp"
-#include "egress/network_policy.hpp"
 #include "json/json.hpp"
+#include "permissions/permissions.hpp"
 #include "schema/schema.hpp"
 
 namespace hearth::manifest {
@@ -21,22 +21,9 @@ enum class Method { kQuery, kMutation, kSubscription };
 /// The wire name: "query", "mutation" or "subscription".
 std::string_view to_string(Method m);
 
-/// Permissions (spec 4.6). Every field is optional; endpoint values override the manifest's
-/// field by field (see effective()).
-struct Permissions {
-  std::optional<std::vector<std::string>> file_access;  ///< glob patterns, "!" negates
-  /// false: none; true: all; list: allowed hosts (parsed when the manifest loads: a list that
-  /// does not parse is a load problem, so every holder of a Permissions has a valid one).
-  std::optional<egress::NetworkPolicy> network_access;
-  /// Fractions rounded up; 0 in the document means "no limit of its own" and is left absent;
-  /// clamped to about 100 years so that adding it to a clock's time point cannot overflow.
-  std::optional<std::chrono::milliseconds> max_execution_time;
-  std::optional<std::uint64_t> max_memory;  ///< bytes, rounded up; 0 is left absent, as above
-
-  /// `endpoint` over `service`: each field the endpoint sets replaces the service's.
-  static Permissions effective(const Permissions& service, const Permissions& endpoint);
-  json::object to_json() const;
-};
+/// Permissions (spec 4.6), parsed here: the type lives below the manifest so that what enforces
+/// them (confine, jsworker) need not know the manifest.
+using Permissions = permissions::Permissions;
 
 /// A handler object as its kind parsed it when the manifest loaded. Each handler kind derives
 /// its own typed configuration from it; the manifest knows none of them (see HandlerKinds).

@@ -81,8 +81,8 @@ struct Session::Call {
 };
 
 struct Session::Subscription {
-  std::shared_ptr<rpc::Session> channel;  // what the host pushes lavs/data into
-  std::string id;                         // the LAVS subscription id
+  std::shared_ptr<host::LocalSubscriber> channel;  // what the host tells the items to
+  std::string id;                                  // the LAVS subscription id
   std::mutex mu;
   json::value latest;  // the last item, null before the first
   bool has_item = false;
@@ -859,26 +859,30 @@ asio::awaitable<Result<json::value>> Server::resources_subscribe(const rpc::Requ
   auto sub = std::make_shared<Session::Subscription>();
   std::weak_ptr<Session> weak_session = session;
   std::weak_ptr<Session::Subscription> weak_sub = sub;
-  sub->channel = std::make_shared<rpc::Session>(
-      "mcp-" + session->transport(), [weak_session, weak_sub, uri](const std::string& text) {
-        auto s = weak_session.lock();
-        auto item = weak_sub.lock();
-        if (!s || !item) return;
-        auto message = json::parse_text(text);
-        if (!message.ok()) return;
-        const auto* method = json::member(message.value(), "method");
-        const auto* body = json::member(message.value(), "params");
-        if (method == nullptr || !method->is_string() || body == nullptr) return;
-        if (method->get_string() == "lavs/data") {
-          std::lock_guard lock(item->mu);
-          if (const auto* data = json::member(*body, "data")) item->latest = *data;
-          item->has_item = true;
+  // An item, or the end of the subscription (a reload, an error): either is an update.
+  auto updated = [weak_session, uri] {
+    if (auto s = weak_session.lock()) {
+      s->push(notification("notifications/resources/updated",
+                           json::object{{"uri", uri}, {"title", uri}}));
+    }
+  };
+  sub->channel = std::make_shared<host::LocalSubscriber>(
+      [weak_sub, updated](const std::string&, const host::SubscriptionItem& item) {
+        auto held = weak_sub.lock();
+        if (!held) return;
+        {
+          std::lock_guard lock(held->mu);
+          held->latest = item.data;
+          held->has_item = true;
         }
-        // An item, or the end of the subscription (a reload, an error): either is an update.
-        s->push(notification("notifications/resources/updated",
-                             json::object{{"uri", uri}, {"title", uri}}));
+        updated();
+      },
+      [weak_sub, updated](const std::string&, std::string_view, const std::optional<Error>&) {
+        if (weak_sub.lock()) updated();
       });
-  auto id = co_await host_.subscribe(sub->channel, service, ref->endpoint, json::object{}, nullptr);
+  std::shared_ptr<host::Subscriber> subscriber = sub->channel;
+  auto id = co_await host_.subscribe(std::move(subscriber), service, ref->endpoint, json::object{},
+                                     nullptr);
   if (!id.ok()) {
     sub->channel->close();
     co_return id.error();

@@ -2,14 +2,6 @@
 
 namespace hearth::rpc {
 
-Error invalid_param(const std::string& message, std::string_view field,
-                    std::string_view constraint) {
-  json::object data;
-  data["field"] = field;
-  data["constraint"] = constraint;
-  return Error::make(ErrorCode::kInvalidParams, "Invalid params: " + message, std::move(data));
-}
-
 Result<const json::object*> params_object(const Request& request) {
   static const json::object kNone;
   if (request.params.is_null()) return &kNone;

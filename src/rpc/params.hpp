@@ -15,9 +15,8 @@
 
 namespace hearth::rpc {
 
-/// -32602 "Invalid params: <message>" with data {field, constraint}.
-Error invalid_param(const std::string& message, std::string_view field,
-                    std::string_view constraint);
+/// -32602 "Invalid params: <message>" with data {field, constraint} (common/error.hpp).
+using hearth::invalid_param;
 
 /// The request's params as an object (not copied: it lives as long as the request); absent
 /// params are an empty object.

@@ -1,14 +1,11 @@
 #include "rpc/session.hpp"
 
+#include "common/connection_id.hpp"
+
 namespace hearth::rpc {
-namespace {
-std::atomic<std::uint64_t> g_next_session_id{1};
-}
 
 Session::Session(std::string transport, PushFn push)
-    : id_(g_next_session_id.fetch_add(1)),
-      transport_(std::move(transport)),
-      push_(std::move(push)) {}
+    : id_(next_connection_id()), transport_(std::move(transport)), push_(std::move(push)) {}
 
 Session::~Session() {
   close();

@@ -14,8 +14,6 @@
 #include "common/clock.hpp"
 #include "common/random.hpp"
 #include "common/rfc3986.hpp"
-#include "rpc/dispatcher.hpp"
-#include "rpc/params.hpp"
 #include "views/document.hpp"
 
 // GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines: Asio
@@ -111,7 +109,7 @@ Status ViewHost::add_routes(net::Routes& routes) {
   return routes.add(std::move(bare));
 }
 
-asio::awaitable<Result<json::value>> ViewHost::open(std::shared_ptr<rpc::Session> session,
+asio::awaitable<Result<json::value>> ViewHost::open(std::shared_ptr<Viewer> viewer,
                                                     std::string service_name) {
   HEARTH_CO_ASSIGN_OR_RETURN(auto service, host_.find_service(service_name));
   std::function<Result<Component>()> work = [service, this] {
@@ -123,8 +121,8 @@ asio::awaitable<Result<json::value>> ViewHost::open(std::shared_ptr<rpc::Session
   mount->id = "m" + random_hex(8);
   mount->ticket = random_hex(kTicketHexBytes);
   mount->service = service->manifest.name;
-  mount->session_id = session->id();
-  mount->session = session;
+  mount->viewer_id = viewer->id();
+  mount->viewer = viewer;
   mount->component = std::move(component);
   const std::string secret = random_hex(16);
 
@@ -137,9 +135,9 @@ asio::awaitable<Result<json::value>> ViewHost::open(std::shared_ptr<rpc::Session
   }
   if (hook) {
     std::weak_ptr<ViewHost*> weak = self_;
-    const std::uint64_t id = mount->session_id;
-    session->on_close([weak, id] {
-      if (auto self = weak.lock()) (*self)->close_session(id);
+    const std::uint64_t id = mount->viewer_id;
+    viewer->on_close([weak, id] {
+      if (auto self = weak.lock()) (*self)->close_viewer(id);
     });
   }
 
@@ -159,53 +157,53 @@ asio::awaitable<Result<json::value>> ViewHost::open(std::shared_ptr<rpc::Session
   co_return json::value(std::move(result));
 }
 
-bool ViewHost::admit(const std::shared_ptr<Mount>& mount, bool& first_of_session) {
+bool ViewHost::admit(const std::shared_ptr<Mount>& mount, bool& first_of_viewer) {
   std::lock_guard lock(mu_);
   std::size_t held = 0;
-  for (const auto& [id, m] : mounts_) held += m->session_id == mount->session_id ? 1 : 0;
+  for (const auto& [id, m] : mounts_) held += m->viewer_id == mount->viewer_id ? 1 : 0;
   if (held >= options_.max_mounts_per_session) return false;
   mounts_[mount->id] = mount;
   tickets_[mount->ticket] = mount->id;
-  first_of_session = hooked_sessions_.insert(mount->session_id).second;
+  first_of_viewer = hooked_viewers_.insert(mount->viewer_id).second;
   return true;
 }
 
-Result<ViewHost::MountRef> ViewHost::find(std::uint64_t session_id,
+Result<ViewHost::MountRef> ViewHost::find(std::uint64_t viewer_id,
                                           std::string_view mount_id) const {
   std::lock_guard lock(mu_);
   auto it = mounts_.find(mount_id);
-  if (it == mounts_.end() || it->second->session_id != session_id) return no_mount(mount_id);
+  if (it == mounts_.end() || it->second->viewer_id != viewer_id) return no_mount(mount_id);
   return MountRef{it->second->id, it->second->service};
 }
 
-bool ViewHost::close(std::uint64_t session_id, std::string_view mount_id) {
+bool ViewHost::close(std::uint64_t viewer_id, std::string_view mount_id) {
   std::shared_ptr<Mount> mount;
   {
     std::lock_guard lock(mu_);
     auto it = mounts_.find(mount_id);
-    if (it == mounts_.end() || it->second->session_id != session_id) return false;
+    if (it == mounts_.end() || it->second->viewer_id != viewer_id) return false;
     mount = it->second;
     tickets_.erase(mount->ticket);
     mounts_.erase(it);
   }
-  for (const auto& sub : mount->subscriptions) host_.unsubscribe(session_id, sub);
+  for (const auto& sub : mount->subscriptions) host_.unsubscribe(viewer_id, sub);
   return true;
 }
 
-void ViewHost::close_session(std::uint64_t session_id) {
+void ViewHost::close_viewer(std::uint64_t viewer_id) {
   {
     std::lock_guard lock(mu_);
     for (auto it = mounts_.begin(); it != mounts_.end();) {
-      if (it->second->session_id == session_id) {
+      if (it->second->viewer_id == viewer_id) {
         tickets_.erase(it->second->ticket);
         it = mounts_.erase(it);
       } else {
         ++it;
       }
     }
-    hooked_sessions_.erase(session_id);
+    hooked_viewers_.erase(viewer_id);
   }
-  // The session's own close hook ends its subscriptions.
+  // The connection's own close hook ends its subscriptions (the host's subscriber is told).
 }
 
 bool ViewHost::add_subscription(std::string_view mount_id, std::string subscription_id) {
@@ -421,18 +419,18 @@ bool ViewHost::watched(std::string_view service) const {
 }
 
 void ViewHost::publish(const host::Mutation& mutation) {
-  std::vector<std::shared_ptr<rpc::Session>> sessions;
+  std::vector<std::shared_ptr<Viewer>> viewers;
   std::uint64_t seq = 0;
   {
     std::lock_guard lock(mu_);
     std::set<std::uint64_t> seen;
     for (const auto& [id, m] : mounts_) {
-      if (m->service != mutation.service || !seen.insert(m->session_id).second) continue;
-      if (auto s = m->session.lock()) sessions.push_back(std::move(s));
+      if (m->service != mutation.service || !seen.insert(m->viewer_id).second) continue;
+      viewers.push_back(m->viewer);
     }
     seq = ++action_seq_[mutation.service];
   }
-  if (sessions.empty()) return;
+  if (viewers.empty()) return;
   json::object actor;
   if (!mutation.caller.mount.empty()) {
     actor["type"] = "view";
@@ -458,9 +456,7 @@ void ViewHost::publish(const host::Mutation& mutation) {
   params["actor"] = std::move(actor);
   params["seq"] = seq;
   params["at"] = utc_timestamp(std::chrono::system_clock::now());
-  const std::string message =
-      json::dump(rpc::make_notification("view/agentAction", std::move(params)));
-  for (const auto& session : sessions) session->push(message);
+  for (const auto& viewer : viewers) viewer->agent_action(params);
 }
 
 }  // namespace hearth::views

@@ -27,6 +27,7 @@
 #include "jsworker/pool.hpp"
 #include "mcp/message.hpp"
 #include "mcp/stdio_transport.hpp"
+#include "permissions/permissions.hpp"
 
 // GCC 12 reports -Wmismatched-new-delete at the end of launch(), the largest coroutine here: a
 // false positive in Boost's headers (Asio frees a frame it allocated past its recycling cache
@@ -530,7 +531,7 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
     };
     cmd.env = confine::environment_entries(vars);
 
-    manifest::Permissions permissions;
+    permissions::Permissions permissions;
     if (spec.network == "remote-allowed") {
       auto policy = egress::NetworkPolicy::parse(spec.hosts);
       if (!policy.ok()) {

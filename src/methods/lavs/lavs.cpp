@@ -1,6 +1,7 @@
 #include "methods/lavs/lavs.hpp"
 
 #include "methods/audit.hpp"
+#include "methods/lavs/subscriber.hpp"
 #include "rpc/params.hpp"
 
 namespace hearth::methods::lavs {
@@ -45,9 +46,10 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
   HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
   json::value input = rpc::value_param(*params, "input");
-  HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
-                             co_await host.subscribe(request.session, service, target.endpoint,
-                                                     std::move(input), request.after_reply));
+  auto subscriber = session_subscriber(request.session);  // named: see common/blocking.hpp
+  HEARTH_CO_ASSIGN_OR_RETURN(
+      std::string id, co_await host.subscribe(std::move(subscriber), service, target.endpoint,
+                                              std::move(input), request.after_reply));
   co_return json::value(json::object{{"subscriptionId", id}});
 }
 

@@ -1,6 +1,7 @@
 #include "methods/view/view.hpp"
 
 #include "methods/audit.hpp"
+#include "methods/lavs/subscriber.hpp"
 #include "rpc/params.hpp"
 
 namespace hearth::methods::view {
@@ -10,6 +11,34 @@ using rpc::Request;
 using views::ViewHost;
 
 namespace {
+
+/// A WebSocket connection as the view host's viewer: agent actions become `view/agentAction`
+/// notifications pushed to it while it is open.
+class SessionViewer final : public views::Viewer {
+ public:
+  explicit SessionViewer(const std::shared_ptr<rpc::Session>& session)
+      : session_(session), id_(session->id()) {}
+
+  std::uint64_t id() const override { return id_; }
+
+  void agent_action(const json::object& action) override {
+    if (auto session = session_.lock()) {
+      session->push(json::dump(rpc::make_notification("view/agentAction", action)));
+    }
+  }
+
+  void on_close(std::function<void()> hook) override {
+    if (auto session = session_.lock()) {
+      session->on_close(std::move(hook));
+    } else {
+      hook();  // gone: closed already
+    }
+  }
+
+ private:
+  std::weak_ptr<rpc::Session> session_;
+  std::uint64_t id_;
+};
 
 /// Everything a method of a mount needs: the host, the view host, and the mount it names.
 struct Context {
@@ -48,7 +77,8 @@ Result<Mounted> mounted(Context& c, const Request& request, const json::object& 
 asio::awaitable<Result<json::value>> open(Context& c, const Request& request) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, params_of(request));
   HEARTH_CO_ASSIGN_OR_RETURN(std::string service, rpc::required_string(*params, "service"));
-  co_return co_await c.views.open(request.session, std::move(service));
+  std::shared_ptr<views::Viewer> viewer = std::make_shared<SessionViewer>(request.session);
+  co_return co_await c.views.open(std::move(viewer), std::move(service));
 }
 
 asio::awaitable<Result<json::value>> close(Context& c, const Request& request) {
@@ -73,9 +103,10 @@ asio::awaitable<Result<json::value>> subscribe(Context& c, const Request& reques
   HEARTH_CO_ASSIGN_OR_RETURN(Mounted m, mounted(c, request, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
   json::value input = rpc::value_param(*params, "input");
-  HEARTH_CO_ASSIGN_OR_RETURN(std::string id,
-                             co_await c.host.subscribe(request.session, m.service, target.endpoint,
-                                                       std::move(input), request.after_reply));
+  auto subscriber = lavs::session_subscriber(request.session);  // named: see common/blocking.hpp
+  HEARTH_CO_ASSIGN_OR_RETURN(
+      std::string id, co_await c.host.subscribe(std::move(subscriber), m.service, target.endpoint,
+                                                std::move(input), request.after_reply));
   if (!c.views.add_subscription(m.mount.id, id)) {
     // The mount closed while the subscription started: it must not outlive it.
     c.host.unsubscribe(request.session->id(), id);

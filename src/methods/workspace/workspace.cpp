@@ -46,22 +46,15 @@ asio::awaitable<Result<std::shared_ptr<void>>> HostServices::subscribe(
     std::function<void(json::value)> on_item) {
   auto found = host_.find_service(service);
   if (!found.ok()) co_return found.error();
-  // An in-process session whose pushes are the subscription's items; dropping the handle closes
-  // it, which ends the subscription.
-  auto session = std::make_shared<rpc::Session>("inproc", [on_item](const std::string& message) {
-    auto parsed = json::parse_text(message);
-    if (!parsed.ok() || !parsed->is_object()) return;
-    const auto& o = parsed->get_object();
-    const auto* method = o.if_contains("method");
-    const auto* params = o.if_contains("params");
-    if (method == nullptr || *method != "lavs/data" || params == nullptr || !params->is_object()) {
-      return;
-    }
-    if (const auto* data = params->get_object().if_contains("data")) on_item(*data);
-  });
-  auto id = co_await host_.subscribe(session, found.value(), endpoint, std::move(input), nullptr);
+  // A subscriber in the daemon whose items go to `on_item`; dropping the handle closes it, which
+  // ends the subscription.
+  auto subscriber = std::make_shared<host::LocalSubscriber>(
+      [on_item](const std::string&, const host::SubscriptionItem& item) { on_item(item.data); });
+  std::shared_ptr<host::Subscriber> as_subscriber = subscriber;
+  auto id = co_await host_.subscribe(std::move(as_subscriber), found.value(), endpoint,
+                                     std::move(input), nullptr);
   if (!id.ok()) co_return id.error();
-  std::shared_ptr<void> handle(session.get(), [session](void*) { session->close(); });
+  std::shared_ptr<void> handle(subscriber.get(), [subscriber](void*) { subscriber->close(); });
   co_return handle;
 }
 

@@ -1,6 +1,7 @@
+#include "handlers/builtin/builtin.hpp"
+
 #include "handlers/a2s/a2s.hpp"
 #include "handlers/function/function.hpp"
-#include "handlers/handler.hpp"
 #include "handlers/http/http.hpp"
 #include "handlers/mcp/mcp.hpp"
 #include "handlers/script/script.hpp"

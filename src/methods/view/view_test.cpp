@@ -1,6 +1,6 @@
-// The view host with the view/* and lavs/* methods over a loaded service: mounts, the files of a
+// The view/* and lavs/* methods over a view host and a loaded service: mounts, the files of a
 // mount, agent actions, saved state, and mounts ending with their connection.
-#include "views/views.hpp"
+#include "methods/view/view.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,15 +9,17 @@
 #include "host/testing.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "methods/testing.hpp"
-#include "methods/view/view.hpp"
 #include "proc/process.hpp"
+#include "views/views.hpp"
 
-namespace hearth::views {
+namespace hearth::methods::view {
 namespace {
 namespace fs = std::filesystem;
 using host::testing::TempService;
 using methods::testing::push_session;
 using methods::testing::Pushes;
+using views::Options;
+using views::ViewHost;
 
 const char* kManifest = R"({
   "lavs": "1.0", "name": "todo", "version": "1.0.0",
@@ -318,4 +320,4 @@ TEST_F(ViewHostTest, StateIsSavedPerServiceAndSurvivesTheViewHost) {
 }
 
 }  // namespace
-}  // namespace hearth::views
+}  // namespace hearth::methods::view

@@ -1,3 +1,5 @@
+#include "handlers/builtin/builtin.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
