@@ -596,8 +596,7 @@ asio::awaitable<Result<json::object>> Workspace::execute(ExecuteRequest request)
       error.message = "the script ran past its time limit of " +
                       std::to_string(def_.limits.timeout.count()) +
                       " ms (limits.timeoutMs) and was stopped; nothing changed";
-    } else if (error.code == ErrorCode::kHandlerError &&
-               error.message.find("memory") != std::string::npos) {
+    } else if (json::string_member(error.data, "reason") == "memory-limit") {
       error.message = "the script ran out of memory (limits.memoryMb: " +
                       std::to_string(def_.limits.memory_bytes >> 20) +
                       " MB) and was stopped; nothing changed";
