@@ -244,8 +244,7 @@ struct Gateway::Call {
     };
     auto secret = co_await gw.blocking_.run(read);
     if (!secret.ok()) {
-      if (global && secret.error().code == ErrorCode::kPermissionDenied &&
-          secret.error().message.find("not trusted") != std::string::npos) {
+      if (global && json::string_member(secret.error().data, "reason") == "not-trusted") {
         // Optional ones are simply left out; a required one is what the user must decide.
         if (!var.optional) add_missing(var, "untrusted");
         co_return std::optional<json::value>{};
