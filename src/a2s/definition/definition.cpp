@@ -210,9 +210,9 @@ class Checker {
       if (const auto* d = o.if_contains("default")) {
         auto checked = check_value(var, *d);
         if (!checked.ok()) {
-          const auto& message = checked.error().message;
           add(join_path(vpath, "default"),
-              "does not check against the variable: " + message.substr(message.find(": ") + 2));
+              "does not check against the variable: must be " +
+                  json::string_member(checked.error().data, "expected"));
         } else {
           var.default_value = std::move(checked).value();
         }
