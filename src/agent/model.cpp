@@ -14,10 +14,6 @@
 namespace hearth::agent {
 namespace asio = boost::asio;
 
-// GCC 12: -Wmismatched-new-delete at the end of this file's largest coroutine, a false positive
-// in Asio's frame allocation (see src/workspace/workspace.cpp).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 void Cancel::operator()() {
   state_->cancelled.store(true);
   std::lock_guard lock(state_->mu);
