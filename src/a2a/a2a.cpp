@@ -24,12 +24,6 @@
 #include "rpc/dispatcher.hpp"
 #include "rpc/params.hpp"
 
-// GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines: Asio
-// allocates a frame past its recycling cache with aligned_alloc (thread_info_base::allocate) and
-// frees it with the matching aligned_delete, but GCC sees only the awaitable frame's operator
-// new/delete pair. A false positive in Boost's headers, silenced here only.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::a2a {
 
 namespace asio = boost::asio;

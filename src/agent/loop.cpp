@@ -201,6 +201,108 @@ Outcome Run::finish(std::string status, std::string reason, json::value result) 
   return o;
 }
 
+asio::awaitable<Result<Reply>> Run::ask_model(const json::array& messages) {
+  emit(json::object{{"type", "turn.started"}});
+  FitReport fitted;
+  json::array request_messages = fit(messages, 2, options_.context, &fitted);
+  json::object requested{
+      {"type", "model.requested"}, {"messages", request_messages.size()}, {"chars", fitted.chars}};
+  if (fitted.elided > 0) requested["elided"] = fitted.elided;
+  if (fitted.dropped > 0) requested["dropped"] = fitted.dropped;
+  emit(std::move(requested));
+  json::array tool_list = tools();
+  Cancel cancel = cancel_;
+  // Streamed text as it comes, with <think> sections held back (reasoning is not the answer).
+  auto think = std::make_shared<ThinkFilter>();
+  std::function<void(std::string_view)> on_delta = [this, think](std::string_view text) {
+    const std::string shown = think->feed(text);
+    if (shown.empty()) return;
+    json::object event{
+        {"type", "model.delta"}, {"text", shown}, {"runId", options_.run_id}, {"turn", turn_}};
+    if (events_) events_(event);  // not in the transcript: model.completed has the whole text
+  };
+  std::function<void(int, std::chrono::milliseconds)> on_retry =
+      [this](int status, std::chrono::milliseconds wait) {
+        emit(json::object{{"type", "model.retry"}, {"status", status}, {"waitMs", wait.count()}});
+      };
+  std::function<void(std::string_view)> on_notice = [this](std::string_view notice) {
+    emit(json::object{{"type", "model.fallback"}, {"tools", "prompt"}, {"reason", notice}});
+  };
+  co_return co_await model_->complete(std::move(request_messages), std::move(tool_list), cancel,
+                                      on_delta, on_retry, on_notice);
+}
+
+asio::awaitable<Run::ToolRun> Run::run_tool(const ToolCall& call) {
+  ToolRun out;
+  auto args = json::parse_text(call.arguments.empty() ? "{}" : call.arguments);
+  if (!call.problem.empty()) {
+    out.result = json::object{{"ok", false}, {"error", call.problem}};
+  } else if (auto problem = arguments_problem(call.name, call.arguments); !problem.empty()) {
+    out.result = json::object{{"ok", false}, {"error", problem}};
+  } else if (call.name == "execute_script") {
+    const auto* script = args->get_object().if_contains("script");
+    if (script == nullptr || !script->is_string()) {
+      out.result = json::object{{"ok", false}, {"error", "execute_script needs a string 'script'"}};
+      co_return out;
+    }
+    workspace::ExecuteRequest request;
+    request.script = std::string(script->get_string());
+    request.actor = "agent:" + options_.run_id;
+    if (const auto* v = args->get_object().if_contains("expectedVersion"); v && v->is_int64()) {
+      request.expected_version = v->get_int64();
+    }
+    auto executed = co_await workspace_->execute(std::move(request));
+    if (!executed.ok()) {
+      out.result = json::object{{"ok", false}, {"error", to_json(executed.error())}};
+      co_return out;
+    }
+    out.result = json::object{{"ok", true},
+                              {"version", executed->at("version")},
+                              {"changed", executed->at("changed")},
+                              {"output", executed->at("output")},
+                              {"console", executed->at("console")},
+                              {"effects", executed->at("effects")}};
+    if (const auto* c = executed->if_contains("completion")) out.completion = c->at("result");
+  } else if (call.name == "attempt_completion") {
+    const auto* r = args->get_object().if_contains("result");
+    out.completion = r != nullptr ? *r : json::value("");
+  } else {
+    out.result = json::object{
+        {"ok", false},
+        {"error", "unknown tool '" + call.name + "': use execute_script or attempt_completion"}};
+  }
+  co_return out;
+}
+
+std::optional<Outcome> Run::answered_without_tools(const Interpreted& answer, json::array& messages,
+                                                   int& failures) {
+  ++failures;
+  std::string why = "the reply called no tool and gave no answer";
+  std::string nudge =
+      "Answer with a tool call: execute_script to change the workspace, or "
+      "attempt_completion when the task is done.";
+  if (!answer.text.empty()) {
+    // A plain answer ends the task when it is a result the workspace accepts.
+    auto accepted = accept_answer(answer.text);
+    if (accepted.ok()) {
+      emit(json::object{{"type", "tool.result"},
+                        {"tool", "answer"},
+                        {"ok", true},
+                        {"completion", accepted.value()}});
+      return finish("completed", "", accepted.value());
+    }
+    why = "the answer is not a result the workspace accepts: " + accepted.error().message;
+    nudge = "Your answer does not end the task: " + accepted.error().message +
+            ". Answer again with a result that matches, or keep working with execute_script.";
+  }
+  messages.push_back(json::object{{"role", "user"}, {"content", nudge}});
+  emit(json::object{{"type", "tool.failed"}, {"reason", why}});
+  if (failures >= options_.max_failures) {
+    return finish("failed", std::to_string(failures) + " turns in a row without progress");
+  }
+  return std::nullopt;
+}
+
 asio::awaitable<Outcome> Run::run() {
   auto self = shared_from_this();
   json::array messages;
@@ -218,35 +320,7 @@ asio::awaitable<Outcome> Run::run() {
     if (cancel_.cancelled()) {
       co_return finish("cancelled", "cancelled before turn " + std::to_string(turn_));
     }
-    emit(json::object{{"type", "turn.started"}});
-    FitReport fitted;
-    json::array request_messages = fit(messages, 2, options_.context, &fitted);
-    json::object requested{{"type", "model.requested"},
-                           {"messages", request_messages.size()},
-                           {"chars", fitted.chars}};
-    if (fitted.elided > 0) requested["elided"] = fitted.elided;
-    if (fitted.dropped > 0) requested["dropped"] = fitted.dropped;
-    emit(std::move(requested));
-    json::array tool_list = tools();
-    Cancel cancel = cancel_;
-    // Streamed text as it comes, with <think> sections held back (reasoning is not the answer).
-    auto think = std::make_shared<ThinkFilter>();
-    std::function<void(std::string_view)> on_delta = [this, think](std::string_view text) {
-      const std::string shown = think->feed(text);
-      if (shown.empty()) return;
-      json::object event{
-          {"type", "model.delta"}, {"text", shown}, {"runId", options_.run_id}, {"turn", turn_}};
-      if (events_) events_(event);  // not in the transcript: model.completed has the whole text
-    };
-    std::function<void(int, std::chrono::milliseconds)> on_retry =
-        [this](int status, std::chrono::milliseconds wait) {
-          emit(json::object{{"type", "model.retry"}, {"status", status}, {"waitMs", wait.count()}});
-        };
-    std::function<void(std::string_view)> on_notice = [this](std::string_view notice) {
-      emit(json::object{{"type", "model.fallback"}, {"tools", "prompt"}, {"reason", notice}});
-    };
-    auto reply = co_await model_->complete(std::move(request_messages), std::move(tool_list),
-                                           cancel, on_delta, on_retry, on_notice);
+    auto reply = co_await ask_model(messages);
     if (cancel_.cancelled()) co_return finish("cancelled", "cancelled while the model answered");
     if (!reply.ok()) co_return finish("failed", reply.error().message);
     // What the reply means, whatever shape the server gave it (agent/interpret.hpp).
@@ -271,80 +345,15 @@ asio::awaitable<Outcome> Run::run() {
     messages.push_back(kept_message(kept.message(), options_.context.message_cap()));
 
     if (answer.calls.empty()) {
-      ++failures;
-      std::string why = "the reply called no tool and gave no answer";
-      std::string nudge =
-          "Answer with a tool call: execute_script to change the workspace, or "
-          "attempt_completion when the task is done.";
-      if (!answer.text.empty()) {
-        // A plain answer ends the task when it is a result the workspace accepts.
-        auto accepted = accept_answer(answer.text);
-        if (accepted.ok()) {
-          emit(json::object{{"type", "tool.result"},
-                            {"tool", "answer"},
-                            {"ok", true},
-                            {"completion", accepted.value()}});
-          co_return finish("completed", "", accepted.value());
-        }
-        why = "the answer is not a result the workspace accepts: " + accepted.error().message;
-        nudge = "Your answer does not end the task: " + accepted.error().message +
-                ". Answer again with a result that matches, or keep working with execute_script.";
-      }
-      messages.push_back(json::object{{"role", "user"}, {"content", nudge}});
-      emit(json::object{{"type", "tool.failed"}, {"reason", why}});
-      if (failures >= options_.max_failures) {
-        co_return finish("failed", std::to_string(failures) + " turns in a row without progress");
-      }
+      if (auto outcome = answered_without_tools(answer, messages, failures)) co_return *outcome;
       continue;
     }
-
     bool failed_turn = false;
     for (const auto& call : answer.calls) {
       emit(json::object{{"type", "tool.started"}, {"tool", call.name}, {"toolCallId", call.id}});
-      auto args = json::parse_text(call.arguments.empty() ? "{}" : call.arguments);
-      json::object result;
-      std::optional<json::value> completion;
-      if (!call.problem.empty()) {
-        result = json::object{{"ok", false}, {"error", call.problem}};
-      } else if (auto problem = arguments_problem(call.name, call.arguments); !problem.empty()) {
-        result = json::object{{"ok", false}, {"error", problem}};
-      } else if (call.name == "execute_script") {
-        const auto* script = args->get_object().if_contains("script");
-        if (script == nullptr || !script->is_string()) {
-          result = json::object{{"ok", false}, {"error", "execute_script needs a string 'script'"}};
-        } else {
-          workspace::ExecuteRequest request;
-          request.script = std::string(script->get_string());
-          request.actor = "agent:" + options_.run_id;
-          if (const auto* v = args->get_object().if_contains("expectedVersion");
-              v && v->is_int64()) {
-            request.expected_version = v->get_int64();
-          }
-          auto executed = co_await workspace_->execute(std::move(request));
-          if (executed.ok()) {
-            result = json::object{{"ok", true},
-                                  {"version", executed->at("version")},
-                                  {"changed", executed->at("changed")},
-                                  {"output", executed->at("output")},
-                                  {"console", executed->at("console")},
-                                  {"effects", executed->at("effects")}};
-            if (const auto* c = executed->if_contains("completion")) {
-              completion = c->at("result");
-            }
-          } else {
-            result = json::object{{"ok", false}, {"error", to_json(executed.error())}};
-          }
-        }
-      } else if (call.name == "attempt_completion") {
-        const auto* r = args->get_object().if_contains("result");
-        completion = r != nullptr ? *r : json::value("");
-      } else {
-        result = json::object{{"ok", false},
-                              {"error", "unknown tool '" + call.name +
-                                            "': use execute_script or attempt_completion"}};
-      }
-      if (completion) {
-        auto accepted = workspace_->check_completion(*completion);
+      ToolRun ran = co_await run_tool(call);
+      if (ran.completion) {
+        auto accepted = workspace_->check_completion(*ran.completion);
         if (accepted.ok()) {
           messages.push_back(json::object{
               {"role", "tool"}, {"tool_call_id", call.id}, {"content", "Task completed."}});
@@ -352,21 +361,22 @@ asio::awaitable<Outcome> Run::run() {
                             {"tool", call.name},
                             {"toolCallId", call.id},
                             {"ok", true},
-                            {"completion", *completion}});
-          co_return finish("completed", "", *completion);
+                            {"completion", *ran.completion}});
+          co_return finish("completed", "", *ran.completion);
         }
-        result = json::object{{"ok", false}, {"error", to_json(accepted.error())}};
+        ran.result = json::object{{"ok", false}, {"error", to_json(accepted.error())}};
       }
-      const bool ok = result.at("ok").as_bool();
+      const bool ok = ran.result.at("ok").as_bool();
       failed_turn |= !ok;
       emit(json::object{{"type", ok ? "tool.result" : "tool.failed"},
                         {"tool", call.name},
                         {"toolCallId", call.id},
-                        {"result", result}});
+                        {"result", ran.result}});
       workspace::RenderOptions view;
       view.guide = false;
-      std::string content = cap_text(json::serialize(result), options_.context.message_cap() / 2) +
-                            "\n\n" + workspace_->render(view);
+      std::string content =
+          cap_text(json::serialize(ran.result), options_.context.message_cap() / 2) + "\n\n" +
+          workspace_->render(view);
       messages.push_back(json::object{
           {"role", "tool"}, {"tool_call_id", call.id}, {"content", std::move(content)}});
     }

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "agent/context.hpp"
@@ -28,6 +29,8 @@
 #include "workspace/workspace.hpp"
 
 namespace hearth::agent {
+
+struct Interpreted;  // agent/interpret.hpp
 
 struct RunOptions {
   std::string run_id;
@@ -72,6 +75,20 @@ class Run : public std::enable_shared_from_this<Run> {
   static std::string system_prompt(const workspace::Workspace& workspace);
 
  private:
+  /// What one tool call gives: its result for the model, and the completion it proposes.
+  struct ToolRun {
+    json::object result;
+    std::optional<json::value> completion;
+  };
+  /// The model's next reply to `messages` (fitted to the context), its progress told as
+  /// events (turn.started, model.requested, deltas, retries, the fallback to prompt tools).
+  boost::asio::awaitable<Result<Reply>> ask_model(const json::array& messages);
+  /// Runs one call of execute_script or attempt_completion.
+  boost::asio::awaitable<ToolRun> run_tool(const ToolCall& call);
+  /// A reply without tool calls: the outcome when its text is an accepted result or the
+  /// failures in a row reached their limit; otherwise the model is told to answer with a tool.
+  std::optional<Outcome> answered_without_tools(const Interpreted& answer, json::array& messages,
+                                                int& failures);
   void emit(json::object event);
   /// Appends `line` to the transcript (bounded: see RunOptions::max_transcript_bytes); `last`
   /// lines (the outcome) are written even past the bound.

@@ -14,10 +14,6 @@
 namespace hearth::agent {
 namespace asio = boost::asio;
 
-// GCC 12: -Wmismatched-new-delete at the end of this file's largest coroutine, a false positive
-// in Asio's frame allocation (see src/workspace/workspace.cpp).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 void Cancel::operator()() {
   state_->cancelled.store(true);
   std::lock_guard lock(state_->mu);
@@ -89,19 +85,16 @@ std::optional<ToolMode> parse_tool_mode(std::string_view text) {
 
 namespace {
 
-/// Whether a failed request says the server (or the model it serves) cannot take tools:
-/// Ollama's "... does not support tools" (400), vLLM's "\"auto\" tool choice requires
-/// --enable-auto-tool-choice" (400), llama.cpp's "tools param requires --jinja flag" (500), and
-/// the like. A request that fails for another reason is not retried without tools.
-bool says_no_tools(const Error& error) {
-  int status = 0;
-  if (const auto* s = json::member(error.data, "status"); s != nullptr && s->is_int64()) {
-    status = static_cast<int>(s->get_int64());
-  }
+/// Whether a server's error answer (status and body) says that it, or the model it serves,
+/// cannot take tools: Ollama's "... does not support tools" (400), vLLM's "\"auto\" tool choice
+/// requires --enable-auto-tool-choice" (400), llama.cpp's "tools param requires --jinja flag"
+/// (500), and the like. Servers give no code for it: their own text is all there is. A request
+/// that fails for another reason is not retried without tools.
+bool says_no_tools(int status, std::string_view body) {
   if (status != 400 && status != 404 && status != 422 && status != 500 && status != 501) {
     return false;
   }
-  const std::string text = ascii::lower(error.message);
+  const std::string text = ascii::lower(body);
   return text.find("tool") != std::string::npos || text.find("function call") != std::string::npos;
 }
 
@@ -195,10 +188,12 @@ asio::awaitable<Result<Reply>> ModelClient::once(
   if (status / 100 != 2) {
     std::string text = *error_text;
     if (text.size() > 2000) text.resize(2000);
+    json::object data{{"status", status}};
+    if (says_no_tools(status, text)) data["reason"] = "tools-unsupported";
     co_return Error::make(ErrorCode::kHandlerError,
                           "the model server answered HTTP " + std::to_string(status) +
                               (text.empty() ? "" : ": " + text),
-                          json::object{{"status", status}});
+                          std::move(data));
   }
   if (!streamed) co_return parse_completion(*collected);
   // A stream that ends without [DONE] still gives what it sent.
@@ -234,7 +229,8 @@ asio::awaitable<Result<Reply>> ModelClient::complete(
     auto reply = co_await once(text, cancel, on_delta, status, retry_after);
     if (reply.ok() && mode_.load() == ToolMode::kAuto) mode_.store(ToolMode::kNative);
     if (reply.ok() || cancel.cancelled()) co_return reply;
-    if (mode_.load() == ToolMode::kAuto && !tools.empty() && says_no_tools(reply.error())) {
+    if (mode_.load() == ToolMode::kAuto && !tools.empty() &&
+        json::string_member(reply.error().data, "reason") == "tools-unsupported") {
       // The server cannot take tools: describe them in the prompt from now on, and ask again.
       mode_.store(ToolMode::kPrompt);
       if (on_notice) {

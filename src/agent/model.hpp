@@ -74,7 +74,8 @@ class ModelClient {
   /// `on_retry` is told of each retry and how long it waits.
   /// `messages` and `tools` are in the API's native form whatever the mode; in prompt mode they
   /// are rewritten (to_prompt_format) on the way out. `on_notice` is told when auto mode falls
-  /// back to prompt mode, and why.
+  /// back to prompt mode, and why. A server's non-2xx answer is -32003 with data {status}, and
+  /// reason "tools-unsupported" when its text says that it cannot take tools.
   boost::asio::awaitable<Result<Reply>> complete(
       json::array messages, json::array tools, Cancel cancel,
       std::function<void(std::string_view text)> on_delta,

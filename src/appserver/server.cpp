@@ -28,12 +28,6 @@
 #include "rpc/session.hpp"
 #include "schema/schema.hpp"
 
-// GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines: Asio
-// allocates a frame past its recycling cache with aligned_alloc (thread_info_base::allocate) and
-// frees it with the matching aligned_delete, but GCC sees only the awaitable frame's operator
-// new/delete pair. A false positive in Boost's headers, silenced here only (as in a2a.cpp).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::appserver {
 
 namespace asio = boost::asio;

@@ -11,9 +11,6 @@
 #include "views/component.hpp"
 #include "views/document.hpp"
 
-// GCC 12's false -Wmismatched-new-delete at the end of coroutines (see appserver/server.cpp).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::appui {
 
 namespace asio = boost::asio;

@@ -187,6 +187,184 @@ int call_through_daemon(const std::string& service, const std::string& endpoint,
   return 0;
 }
 
+/// The model servers agent runs use (`hearth serve --model-*`).
+void add_model_options(CLI::App& cmd, ServeOptions& options) {
+  cmd.add_option("--model-url", options.model_url,
+                 "OpenAI-compatible API base URL for agent runs "
+                 "(e.g. http://127.0.0.1:11434/v1 for Ollama)");
+  cmd.add_option("--model", options.model, "Model name for agent runs");
+  cmd.add_option("--model-key", options.model_key_ref,
+                 "Vault variable holding the model server's API key (SCOPE::NAME)");
+  cmd.add_flag("--model-stream", options.model_stream,
+               "Stream agent completions (server-sent events)");
+  cmd.add_option("--model-server", options.model_servers,
+                 "Another model server a run may choose (NAME=URL); repeatable")
+      ->allow_extra_args(false);
+  cmd.add_option("--model-server-key", options.model_server_keys,
+                 "The vault variable holding a --model-server's key (NAME=SCOPE::NAME); the "
+                 "key is sent to that server only; repeatable")
+      ->allow_extra_args(false);
+  cmd.add_option("--model-tools", options.model_tools,
+                 "How tools reach the model servers: native (the API's tools), prompt "
+                 "(described in the system prompt, calls read from the text: for servers or "
+                 "models without tool support) or auto (native until the server refuses tools)")
+      ->check(CLI::IsMember({"auto", "native", "prompt"}))
+      ->capture_default_str();
+  cmd.add_option("--model-context-chars", options.model_context_chars,
+                 "Characters of conversation one model request may carry (older tool "
+                 "results are elided past it)")
+      ->check(CLI::Range(4000, 4000000))
+      ->capture_default_str();
+}
+
+/// `hearth serve` and its options, read into `options`.
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
+  auto* cmd =
+      app.add_subcommand("serve", "Serve LAVS services over HTTP (POST /rpc) and WebSocket (/ws)");
+  cmd->add_option("paths", options.paths,
+                  "Service folders (holding lavs.json), or folders of them (optional with "
+                  "--registry)")
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--host", options.address, "Address to bind")->capture_default_str();
+  cmd->add_option("--port", options.port, "TCP port; 0 picks a free one")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--token-file", options.token_file,
+                  "Where to write the per-launch token (mode 0600) [default: STATE_DIR/token]");
+  cmd->add_option("--ready-file", options.ready_file,
+                  "Written once serving: JSON with url, port, tokenFile, pid");
+  cmd->add_option("--state-dir", options.state_dir,
+                  "Audit log and state [default: $XDG_STATE_HOME/hearth or ~/.local/state/hearth]");
+  cmd->add_option("--threads", options.threads, "I/O threads; 0: one per core")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 256));
+  cmd->add_option("--max-request-bytes", options.max_request_bytes,
+                  "Largest HTTP body or WebSocket message accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
+  cmd->add_option("--idle-timeout", options.idle_timeout_s, "Seconds an idle connection is kept")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  cmd->add_option("--max-connections", options.max_connections,
+                  "Open connections at most, HTTP and WebSocket (default: from the file "
+                  "limit, which hearth raises to its hard limit at start)")
+      ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 20));
+  cmd->add_option("--max-websockets", options.max_websockets,
+                  "WebSocket connections at most (default: max-connections less an eighth, "
+                  "kept for HTTP calls)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  cmd->add_option("--header-timeout", options.header_timeout_ms,
+                  "Milliseconds a new connection has to send a request with the token")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 600000));
+  cmd->add_option("--default-timeout", options.default_timeout_ms,
+                  "Handler time limit (ms) when neither the handler nor maxExecutionTime sets one")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400000));
+  cmd->add_option("--js-workers", options.js_workers,
+                  "JavaScript worker processes per pool (function handlers: one pool per "
+                  "service and permission set), started at load")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--allow-origin", options.allowed_origins,
+                  "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
+  cmd->add_option("--registry", options.registry_dirs,
+                  "A2S registry folder of service definitions (repeatable; reloaded on change)")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--local-domain", options.local_domains,
+                  "A2S local test domain (host:port; plain HTTP, or https://host:port for "
+                  "TLS), allowed to resolve to this machine; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--workspace", options.workspace_dirs,
+                  "Virtual workspace folder (holding workspace.yaml); repeatable")
+      ->allow_extra_args(false)
+      ->check(CLI::ExistingDirectory);
+  add_model_options(*cmd, options);
+  cmd->add_option("--registry-timeout", options.registry_timeout_ms,
+                  "Milliseconds an A2S request (one HTTP exchange) may take")
+      ->check(CLI::Range(1, 600000))
+      ->capture_default_str();
+  cmd->add_option("--allow-view-origin", options.view_origins,
+                  "Origin a `cdn` view component may load its code from "
+                  "(e.g. https://cdn.example.com); repeatable. None by default");
+  cmd->add_option("--web-dir", options.web_dir,
+                  "Folder of the view host's page (default: the web/ folder hearth was "
+                  "built with, or $HEARTH_WEB_DIR)");
+  cmd->add_flag("--open", options.open,
+                "Open the view host in a browser (xdg-open) once the daemon is ready");
+  cmd->add_flag("--json", options.json, "Print the start-up information as JSON on stdout");
+  cmd->add_flag("--watch", options.watch,
+                "Reload services whose lavs.json is added, edited or removed while serving "
+                "(calls in flight finish on the old definition; clients get "
+                "lavs/servicesChanged)");
+  cmd->add_option("--watch-interval", options.watch_interval_ms,
+                  "How often --watch looks at the manifests, in milliseconds")
+      ->capture_default_str()
+      ->check(CLI::Range(20, 60000));
+  cmd->add_option("--mcp-progress-interval", options.mcp_progress_interval_ms,
+                  "How often (ms) a running tool call on /mcp reports progress, when the "
+                  "client asked for it")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 600000));
+  cmd->add_flag("--insecure-no-sandbox", options.insecure_no_sandbox,
+                "Run handlers WITHOUT the jail (permissions not enforced by the OS; for "
+                "machines that lack Landlock, seccomp or namespaces). Logged on every call");
+  return cmd;
+}
+
+/// `hearth serve` once its options are read: it needs something to serve.
+int serve_something(const ServeOptions& options) {
+  if (options.paths.empty() && options.registry_dirs.empty() && options.workspace_dirs.empty()) {
+    std::cerr << "paths is required (or --registry)\n"
+              << "Run with --help for more information." << std::endl;
+    return static_cast<int>(CLI::ExitCodes::RequiredError);
+  }
+  return serve(options);
+}
+
+/// What `hearth call` is given.
+struct CallOptions {
+  fs::path path;
+  std::string endpoint;
+  std::string input;
+  std::string service;
+  fs::path state_dir;
+  int timeout = 30000;
+  bool pretty = false;
+  bool insecure = false;
+  bool lafs = false;
+  bool daemon = false;
+};
+
+/// `hearth call` and its options, read into `options`.
+CLI::App* add_call_command(CLI::App& app, CallOptions& options) {
+  auto* cmd =
+      app.add_subcommand("call", "Call an endpoint in-process (no daemon) and print the result");
+  cmd->add_option("path", options.path,
+                  "Service folder (or folder of services); with --daemon, the service's name")
+      ->required();
+  cmd->add_flag("--daemon", options.daemon,
+                "Call through the running daemon (found by --state-dir) instead of "
+                "in-process: views of the service see the change as an agent action");
+  cmd->add_option("endpoint", options.endpoint, "Endpoint id")->required();
+  cmd->add_option("input", options.input, "Input as JSON (e.g. '{\"text\":\"milk\"}')");
+  cmd->add_option("--service", options.service, "Service name, when PATH holds several");
+  cmd->add_option("--state-dir", options.state_dir, "Where the audit log goes");
+  cmd->add_option("--default-timeout", options.timeout, "Handler time limit (ms) when none is set")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400000));
+  cmd->add_flag("--pretty", options.pretty, "Indent the JSON output");
+  cmd->add_flag("--insecure-no-sandbox", options.insecure,
+                "Run the handler WITHOUT the jail (permissions not enforced by the OS)");
+  cmd->add_flag("--lafs", options.lafs,
+                "Print the outcome as a LAFS envelope; exit with the error code's cliExit");
+  cmd->footer(
+      "Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
+      "object and exits 1 (2 when the input or the manifest is invalid).");
+  return cmd;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -199,181 +377,10 @@ int run(int argc, char** argv) {
                  "trace, debug, info, warn, error or off (logs go to stderr)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 
-  // serve
   ServeOptions serve_options;
-  auto* serve_cmd =
-      app.add_subcommand("serve", "Serve LAVS services over HTTP (POST /rpc) and WebSocket (/ws)");
-  serve_cmd
-      ->add_option("paths", serve_options.paths,
-                   "Service folders (holding lavs.json), or folders of them (optional with "
-                   "--registry)")
-      ->check(CLI::ExistingPath);
-  serve_cmd->add_option("--host", serve_options.address, "Address to bind")->capture_default_str();
-  serve_cmd->add_option("--port", serve_options.port, "TCP port; 0 picks a free one")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 65535));
-  serve_cmd->add_option(
-      "--token-file", serve_options.token_file,
-      "Where to write the per-launch token (mode 0600) [default: STATE_DIR/token]");
-  serve_cmd->add_option("--ready-file", serve_options.ready_file,
-                        "Written once serving: JSON with url, port, tokenFile, pid");
-  serve_cmd->add_option(
-      "--state-dir", serve_options.state_dir,
-      "Audit log and state [default: $XDG_STATE_HOME/hearth or ~/.local/state/hearth]");
-  serve_cmd->add_option("--threads", serve_options.threads, "I/O threads; 0: one per core")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 256));
-  serve_cmd
-      ->add_option("--max-request-bytes", serve_options.max_request_bytes,
-                   "Largest HTTP body or WebSocket message accepted")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
-  serve_cmd
-      ->add_option("--idle-timeout", serve_options.idle_timeout_s,
-                   "Seconds an idle connection is kept")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 86400));
-  serve_cmd
-      ->add_option("--max-connections", serve_options.max_connections,
-                   "Open connections at most, HTTP and WebSocket (default: from the file "
-                   "limit, which hearth raises to its hard limit at start)")
-      ->check(CLI::Range(std::size_t{16}, std::size_t{1} << 20));
-  serve_cmd
-      ->add_option("--max-websockets", serve_options.max_websockets,
-                   "WebSocket connections at most (default: max-connections less an eighth, "
-                   "kept for HTTP calls)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
-  serve_cmd
-      ->add_option("--header-timeout", serve_options.header_timeout_ms,
-                   "Milliseconds a new connection has to send a request with the token")
-      ->capture_default_str()
-      ->check(CLI::Range(100, 600000));
-  serve_cmd
-      ->add_option("--default-timeout", serve_options.default_timeout_ms,
-                   "Handler time limit (ms) when neither the handler nor maxExecutionTime sets one")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 86400000));
-  serve_cmd
-      ->add_option("--js-workers", serve_options.js_workers,
-                   "JavaScript worker processes per pool (function handlers: one pool per "
-                   "service and permission set), started at load")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  serve_cmd->add_option("--allow-origin", serve_options.allowed_origins,
-                        "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
-  serve_cmd
-      ->add_option("--registry", serve_options.registry_dirs,
-                   "A2S registry folder of service definitions (repeatable; reloaded on change)")
-      ->allow_extra_args(false)
-      ->check(CLI::ExistingDirectory);
-  serve_cmd
-      ->add_option("--local-domain", serve_options.local_domains,
-                   "A2S local test domain (host:port; plain HTTP, or https://host:port for "
-                   "TLS), allowed to resolve to this machine; repeatable")
-      ->allow_extra_args(false);
-  serve_cmd
-      ->add_option("--workspace", serve_options.workspace_dirs,
-                   "Virtual workspace folder (holding workspace.yaml); repeatable")
-      ->allow_extra_args(false)
-      ->check(CLI::ExistingDirectory);
-  serve_cmd->add_option("--model-url", serve_options.model_url,
-                        "OpenAI-compatible API base URL for agent runs "
-                        "(e.g. http://127.0.0.1:11434/v1 for Ollama)");
-  serve_cmd->add_option("--model", serve_options.model, "Model name for agent runs");
-  serve_cmd->add_option("--model-key", serve_options.model_key_ref,
-                        "Vault variable holding the model server's API key (SCOPE::NAME)");
-  serve_cmd->add_flag("--model-stream", serve_options.model_stream,
-                      "Stream agent completions (server-sent events)");
-  serve_cmd
-      ->add_option("--model-server", serve_options.model_servers,
-                   "Another model server a run may choose (NAME=URL); repeatable")
-      ->allow_extra_args(false);
-  serve_cmd
-      ->add_option("--model-server-key", serve_options.model_server_keys,
-                   "The vault variable holding a --model-server's key (NAME=SCOPE::NAME); the "
-                   "key is sent to that server only; repeatable")
-      ->allow_extra_args(false);
-  serve_cmd
-      ->add_option("--model-tools", serve_options.model_tools,
-                   "How tools reach the model servers: native (the API's tools), prompt "
-                   "(described in the system prompt, calls read from the text: for servers or "
-                   "models without tool support) or auto (native until the server refuses tools)")
-      ->check(CLI::IsMember({"auto", "native", "prompt"}))
-      ->capture_default_str();
-  serve_cmd
-      ->add_option("--model-context-chars", serve_options.model_context_chars,
-                   "Characters of conversation one model request may carry (older tool "
-                   "results are elided past it)")
-      ->check(CLI::Range(4000, 4000000))
-      ->capture_default_str();
-  serve_cmd
-      ->add_option("--registry-timeout", serve_options.registry_timeout_ms,
-                   "Milliseconds an A2S request (one HTTP exchange) may take")
-      ->check(CLI::Range(1, 600000))
-      ->capture_default_str();
-  serve_cmd->add_option("--allow-view-origin", serve_options.view_origins,
-                        "Origin a `cdn` view component may load its code from "
-                        "(e.g. https://cdn.example.com); repeatable. None by default");
-  serve_cmd->add_option("--web-dir", serve_options.web_dir,
-                        "Folder of the view host's page (default: the web/ folder hearth was "
-                        "built with, or $HEARTH_WEB_DIR)");
-  serve_cmd->add_flag("--open", serve_options.open,
-                      "Open the view host in a browser (xdg-open) once the daemon is ready");
-  serve_cmd->add_flag("--json", serve_options.json,
-                      "Print the start-up information as JSON on stdout");
-  serve_cmd->add_flag("--watch", serve_options.watch,
-                      "Reload services whose lavs.json is added, edited or removed while serving "
-                      "(calls in flight finish on the old definition; clients get "
-                      "lavs/servicesChanged)");
-  serve_cmd
-      ->add_option("--watch-interval", serve_options.watch_interval_ms,
-                   "How often --watch looks at the manifests, in milliseconds")
-      ->capture_default_str()
-      ->check(CLI::Range(20, 60000));
-  serve_cmd
-      ->add_option("--mcp-progress-interval", serve_options.mcp_progress_interval_ms,
-                   "How often (ms) a running tool call on /mcp reports progress, when the "
-                   "client asked for it")
-      ->capture_default_str()
-      ->check(CLI::Range(10, 600000));
-  serve_cmd->add_flag("--insecure-no-sandbox", serve_options.insecure_no_sandbox,
-                      "Run handlers WITHOUT the jail (permissions not enforced by the OS; for "
-                      "machines that lack Landlock, seccomp or namespaces). Logged on every call");
-
-  // call
-  fs::path call_path;
-  std::string call_endpoint, call_input, call_service;
-  fs::path call_state_dir;
-  int call_timeout = 30000;
-  bool call_pretty = false;
-  bool call_insecure = false;
-  bool call_lafs = false;
-  auto* call_cmd =
-      app.add_subcommand("call", "Call an endpoint in-process (no daemon) and print the result");
-  bool call_daemon = false;
-  call_cmd
-      ->add_option("path", call_path,
-                   "Service folder (or folder of services); with --daemon, the service's name")
-      ->required();
-  call_cmd->add_flag("--daemon", call_daemon,
-                     "Call through the running daemon (found by --state-dir) instead of "
-                     "in-process: views of the service see the change as an agent action");
-  call_cmd->add_option("endpoint", call_endpoint, "Endpoint id")->required();
-  call_cmd->add_option("input", call_input, "Input as JSON (e.g. '{\"text\":\"milk\"}')");
-  call_cmd->add_option("--service", call_service, "Service name, when PATH holds several");
-  call_cmd->add_option("--state-dir", call_state_dir, "Where the audit log goes");
-  call_cmd
-      ->add_option("--default-timeout", call_timeout, "Handler time limit (ms) when none is set")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 86400000));
-  call_cmd->add_flag("--pretty", call_pretty, "Indent the JSON output");
-  call_cmd->add_flag("--insecure-no-sandbox", call_insecure,
-                     "Run the handler WITHOUT the jail (permissions not enforced by the OS)");
-  call_cmd->add_flag("--lafs", call_lafs,
-                     "Print the outcome as a LAFS envelope; exit with the error code's cliExit");
-  call_cmd->footer(
-      "Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
-      "object and exits 1 (2 when the input or the manifest is invalid).");
+  auto* serve_cmd = add_serve_command(app, serve_options);
+  CallOptions call_options;
+  auto* call_cmd = add_call_command(app, call_options);
 
   // open
   fs::path open_state_dir;
@@ -426,27 +433,20 @@ int run(int argc, char** argv) {
   }
   setup_logging(log_level);
 
-  if (*serve_cmd) {
-    if (serve_options.paths.empty() && serve_options.registry_dirs.empty() &&
-        serve_options.workspace_dirs.empty()) {
-      std::cerr << "paths is required (or --registry)\n"
-                << "Run with --help for more information." << std::endl;
-      return static_cast<int>(CLI::ExitCodes::RequiredError);
-    }
-    return serve(serve_options);
+  if (*serve_cmd) return serve_something(serve_options);
+  if (*call_cmd && call_options.daemon) {
+    return call_through_daemon(call_options.path.string(), call_options.endpoint,
+                               call_options.input, call_options.state_dir, call_options.pretty);
   }
-  if (*call_cmd && call_daemon) {
-    return call_through_daemon(call_path.string(), call_endpoint, call_input, call_state_dir,
-                               call_pretty);
-  }
-  if (*call_cmd && !fs::exists(call_path)) {
-    std::cerr << "path: Path does not exist: " << call_path.string() << "\n"
+  if (*call_cmd && !fs::exists(call_options.path)) {
+    std::cerr << "path: Path does not exist: " << call_options.path.string() << "\n"
               << "Run with --help for more information." << std::endl;
     return static_cast<int>(CLI::ExitCodes::ValidationError);
   }
   if (*call_cmd) {
-    return call(call_path, call_service, call_endpoint, call_input, call_state_dir, call_timeout,
-                call_pretty, call_insecure, call_lafs);
+    return call(call_options.path, call_options.service, call_options.endpoint, call_options.input,
+                call_options.state_dir, call_options.timeout, call_options.pretty,
+                call_options.insecure, call_options.lafs);
   }
   if (*open_cmd) return open_page(open_state_dir, open_browser);
   if (*check_cmd) return check(check_paths, check_json);

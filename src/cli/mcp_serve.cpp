@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "cli/common.hpp"
+#include "common/fd.hpp"
 #include "host/host.hpp"
 #include "jail/jail.hpp"
 #include "mcpserver/server.hpp"
@@ -207,10 +208,10 @@ int mcp_serve(const McpServeOptions& options) {
   // stdin is read once the workspaces are open, so that the first tools/list has them.
   auto start_reading = [&] {
     boost::system::error_code assign_ec;
-    const int stdin_copy = ::dup(STDIN_FILENO);
-    in.assign(stdin_copy, assign_ec);
-    if (assign_ec && stdin_copy >= 0) ::close(stdin_copy);
+    Fd stdin_copy(::dup(STDIN_FILENO));
+    in.assign(stdin_copy.get(), assign_ec);
     if (!assign_ec) {
+      stdin_copy.release();  // the stream descriptor owns it now
       asio::co_spawn(stdin_strand, read_lines(in, on_line, out),
                      [&](const std::exception_ptr&) { begin_shutdown(); });
     } else {

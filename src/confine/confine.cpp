@@ -310,6 +310,7 @@ std::optional<Error> Confinement::finish(const proc::RunResult& result) {
                           result.status == Status::kSignaled;
   if (max_memory_ && failed_run && (oom || looks_out_of_memory(result.err_tail))) {
     json::object data;
+    data["reason"] = "memory-limit";
     data["maxMemory"] = *max_memory_;
     return Error::make(ErrorCode::kHandlerError, "memory limit exceeded", std::move(data));
   }

@@ -9,8 +9,9 @@
 ///   network namespace (networkAccess lists), which is then served by an egress::Proxy allowing
 ///   only the listed hosts; it reports a memory cgroup OOM kill and mechanisms that failed.
 /// - After the child ended: the verdict that replaces the run's own outcome (-32001 for a
-///   mechanism that failed at launch, -32003 "memory limit exceeded"), then clean-up (proxy
-///   stopped, the launch's cgroups removed).
+///   mechanism that failed at launch, -32003 "memory limit exceeded" with data
+///   {reason: "memory-limit", maxMemory}), then clean-up (proxy stopped, the launch's cgroups
+///   removed). Programs tell a memory limit by that `reason`, never by the message.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <cstdint>

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "json/json.hpp"
+
 namespace hearth::confine {
 namespace {
 
@@ -92,6 +94,7 @@ TEST_F(ConfineTest, FailedRunUnderMaxMemoryIsMemoryLimitExceeded) {
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->code, ErrorCode::kHandlerError);
   EXPECT_EQ(verdict->message, "memory limit exceeded");
+  EXPECT_EQ(json::string_member(verdict->data, "reason"), "memory-limit");
 }
 
 TEST_F(ConfineTest, SuccessfulRunKeepsItsOwnOutcome) {

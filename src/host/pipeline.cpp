@@ -129,10 +129,6 @@ Result<json::value> Host::check_output(const Service& service, const manifest::E
   return Error::make(ErrorCode::kInternalError, "Invalid output from handler", std::move(data));
 }
 
-// GCC 12: -Wmismatched-new-delete at the end of this coroutine, the false positive in Asio's
-// frame allocation that src/workspace/workspace.cpp describes; silenced for this function only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 asio::awaitable<Result<json::value>> Host::call(const Service& service,
                                                 std::string_view endpoint_id, json::value input,
                                                 Caller caller) {
@@ -176,7 +172,6 @@ asio::awaitable<Result<json::value>> Host::call(const Service& service,
   }
   co_return result;
 }
-#pragma GCC diagnostic pop
 
 namespace {
 /// A producer with the service it came from: the handler and the manifest it reads stay alive

@@ -354,6 +354,7 @@ Error Pool::to_error(const Slot& slot, const Failed& failed) const {
   if (failed.kind == FailureKind::kTimeout) return timeout_error(slot.job.timeout);
   json::object data;
   if (failed.kind == FailureKind::kOutOfMemory) {
+    data["reason"] = "memory-limit";
     if (config_.permissions.max_memory) data["maxMemory"] = *config_.permissions.max_memory;
     return Error::make(ErrorCode::kHandlerError, "memory limit exceeded", std::move(data));
   }
@@ -467,6 +468,7 @@ void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& resu
       if (from_outside) how += " from outside hearth";
       if (config_.permissions.max_memory &&
           (confine::looks_out_of_memory(w->stderr_tail) || engine_oom)) {
+        data["reason"] = "memory-limit";
         data["maxMemory"] = *config_.permissions.max_memory;
         complete(slot, Error::make(ErrorCode::kHandlerError,
                                    "memory limit exceeded (the JavaScript worker " + how + ")",

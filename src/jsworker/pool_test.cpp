@@ -278,6 +278,7 @@ TEST_F(JsWorkerPoolTest, SourceTextOverItsMemoryLimitFailsAloneAndTheWorkerIsRep
   EXPECT_NE(r.error().message.find("memory limit exceeded"), std::string::npos)
       << r.error().message;
   EXPECT_EQ(r.error().data.as_object().at("maxMemory"), 64ull << 20);
+  EXPECT_EQ(r.error().data.as_object().at("reason"), "memory-limit");
   r = run(p, eval("return 'ok';"));
   ASSERT_TRUE(r.ok()) << r.error().message;
 }

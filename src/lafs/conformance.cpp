@@ -77,49 +77,54 @@ std::vector<Check> filter_tier(std::vector<Check> checks, std::optional<Tier> ti
   return out;
 }
 
-std::vector<Check> envelope_checks(const json::value& envelope) {
-  std::vector<Check> checks;
-  auto errors = validate_envelope_schema(envelope);
-  if (!errors.empty()) {
-    std::string detail;
-    for (const auto& e : errors) {
-      if (!detail.empty()) detail += "; ";
-      detail += e.to_string();
-    }
-    push(checks, "envelope_schema_valid", false, std::move(detail));
-    return checks;  // nothing else can be read safely
-  }
-  push(checks, "envelope_schema_valid", true);
+/// What the checks read from an envelope that passed the schema.
+struct EnvelopeFacts {
+  explicit EnvelopeFacts(const json::value& envelope)
+      : env(envelope.get_object()),
+        meta(env.at("_meta").get_object()),
+        success(env.at("success").get_bool()),
+        error_v(env.if_contains("error")),
+        has_error(error_v != nullptr && !error_v->is_null()),
+        error(object_or_empty(error_v)),
+        code(error.contains("code") ? std::string_view(error.at("code").get_string())
+                                    : std::string_view()),
+        transport(meta.at("transport").get_string()),
+        strict(meta.at("strict").get_bool()),
+        ext(object_or_empty(env.if_contains("_extensions"))) {}
 
-  const auto& env = envelope.get_object();
-  const auto& meta = env.at("_meta").get_object();
-  const bool success = env.at("success").get_bool();
-  const json::value* error_v = env.if_contains("error");
-  const bool has_error = error_v != nullptr && !error_v->is_null();
-  const json::object& error = object_or_empty(error_v);
-  const std::string_view code =
-      error.contains("code") ? std::string_view(error.at("code").get_string()) : std::string_view();
-  const std::string_view transport = meta.at("transport").get_string();
-  const bool strict = meta.at("strict").get_bool();
+  const json::object& env;
+  const json::object& meta;
+  const bool success;
+  const json::value* error_v;
+  const bool has_error;
+  const json::object& error;
+  const std::string_view code;
+  const std::string_view transport;
+  const bool strict;
+  const json::object& ext;
+};
 
+/// envelope_invariants, error_code_registered, agent_action_valid,
+/// error_registry_agent_action and transport_mapping_consistent: the error member.
+void check_error_members(std::vector<Check>& checks, const EnvelopeFacts& e) {
   // envelope_invariants: success=true allows error null or absent; success=false needs an error.
   // A failure may carry a result (LAFS 1.8.0).
-  const bool invariant = success ? !has_error : has_error;
+  const bool invariant = e.success ? !e.has_error : e.has_error;
   push(checks, "envelope_invariants", invariant,
-       invariant ? ""
-       : success ? "success=true but error is present and non-null"
-                 : "success=false requires error to be a non-null object");
+       invariant   ? ""
+       : e.success ? "success=true but error is present and non-null"
+                   : "success=false requires error to be a non-null object");
 
-  if (has_error) {
-    const bool registered = find_code(code) != nullptr;
+  if (e.has_error) {
+    const bool registered = find_code(e.code) != nullptr;
     push(checks, "error_code_registered", registered,
-         registered ? "" : "unregistered code: " + std::string(code));
+         registered ? "" : "unregistered code: " + std::string(e.code));
   } else {
     push(checks, "error_code_registered", true,
          "error absent or null: skipped (optional when success=true)");
   }
 
-  const json::value* action = has_error ? error.if_contains("agentAction") : nullptr;
+  const json::value* action = e.has_error ? e.error.if_contains("agentAction") : nullptr;
   if (action != nullptr) {
     const bool valid = action->is_string() && parse_agent_action(action->get_string()).has_value();
     push(checks, "agent_action_valid", valid,
@@ -128,75 +133,83 @@ std::vector<Check> envelope_checks(const json::value& envelope) {
     push(checks, "agent_action_valid", true, "agentAction absent: skipped");
   }
 
-  if (action != nullptr && find_code(code) != nullptr) {
-    const RegisteredCode* entry = find_code(code);
+  if (action != nullptr && find_code(e.code) != nullptr) {
+    const RegisteredCode* entry = find_code(e.code);
     const std::string_view registry_action = to_string(entry->agent_action);
     const bool matches = action->is_string() && action->get_string() == registry_action;
     push(checks, "error_registry_agent_action", true,
-         matches ? ""
-                 : "agentAction " + json::dump(*action) + " differs from the registry default \"" +
-                       std::string(registry_action) + "\" for " + std::string(code) + " (advisory)",
+         matches
+             ? ""
+             : "agentAction " + json::dump(*action) + " differs from the registry default \"" +
+                   std::string(registry_action) + "\" for " + std::string(e.code) + " (advisory)",
          true);
   } else {
     push(checks, "error_registry_agent_action", true,
-         has_error ? "agentAction absent or code unregistered: skipped"
-                   : "no error present: skipped",
+         e.has_error ? "agentAction absent or code unregistered: skipped"
+                     : "no error present: skipped",
          true);
   }
 
-  if (has_error) {
-    if (transport == "sdk") {
+  if (e.has_error) {
+    if (e.transport == "sdk") {
       push(checks, "transport_mapping_consistent", true,
            "sdk transport does not require external status-code mapping");
     } else {
-      const bool mapped = find_code(code) != nullptr;
+      const bool mapped = find_code(e.code) != nullptr;
       push(checks, "transport_mapping_consistent", mapped,
-           mapped
-               ? ""
-               : "no " + std::string(transport) + " mapping found for code " + std::string(code));
+           mapped ? ""
+                  : "no " + std::string(e.transport) + " mapping found for code " +
+                        std::string(e.code));
     }
   } else {
     push(checks, "transport_mapping_consistent", true, "no error present: mapping check skipped");
   }
+}
 
-  const json::object& ext = object_or_empty(env.if_contains("_extensions"));
-  {
-    const json::object& context = object_or_empty(ext.if_contains("context"));
-    const json::object& lafs = object_or_empty(ext.if_contains("lafs"));
-    const bool required = is_true(ext.if_contains("lafsContextRequired")) ||
-                          is_true(context.if_contains("required")) ||
-                          is_true(lafs.if_contains("contextRequired"));
-    if (!required) {
-      push(checks, "context_mutation_failure", true, "context not marked required: skipped");
-    } else if (success) {
-      const auto version = number_of(meta.if_contains("contextVersion"));
-      const bool identity = (version && *version > 0) || meta.contains("sessionId");
-      push(checks, "context_mutation_failure", identity,
-           identity ? "" : "context required but missing identity (expect E_CONTEXT_MISSING)");
-    } else {
-      const bool pass = code == kContextMissing || code == kContextStale;
-      push(checks, "context_mutation_failure", pass,
-           pass ? ""
-                : "context required failures should return E_CONTEXT_MISSING or E_CONTEXT_STALE, "
-                  "got " +
-                      (has_error ? std::string(code) : std::string("undefined")));
-    }
+/// context_mutation_failure: an envelope whose context is required carries its identity, or
+/// fails with E_CONTEXT_MISSING or E_CONTEXT_STALE.
+void check_context_mutation(std::vector<Check>& checks, const EnvelopeFacts& e) {
+  const json::object& context = object_or_empty(e.ext.if_contains("context"));
+  const json::object& lafs = object_or_empty(e.ext.if_contains("lafs"));
+  const bool required = is_true(e.ext.if_contains("lafsContextRequired")) ||
+                        is_true(context.if_contains("required")) ||
+                        is_true(lafs.if_contains("contextRequired"));
+  if (!required) {
+    push(checks, "context_mutation_failure", true, "context not marked required: skipped");
+  } else if (e.success) {
+    const auto version = number_of(e.meta.if_contains("contextVersion"));
+    const bool identity = (version && *version > 0) || e.meta.contains("sessionId");
+    push(checks, "context_mutation_failure", identity,
+         identity ? "" : "context required but missing identity (expect E_CONTEXT_MISSING)");
+  } else {
+    const bool pass = e.code == kContextMissing || e.code == kContextStale;
+    push(checks, "context_mutation_failure", pass,
+         pass ? ""
+              : "context required failures should return E_CONTEXT_MISSING or E_CONTEXT_STALE, "
+                "got " +
+                    (e.has_error ? std::string(e.code) : std::string("undefined")));
   }
+}
 
-  const bool mvi_valid = parse_mvi(meta.at("mvi").get_string()).has_value();
+/// meta_mvi_present, meta_strict_present and strict_mode_behavior.
+void check_meta_members(std::vector<Check>& checks, const EnvelopeFacts& e) {
+  const bool mvi_valid = parse_mvi(e.meta.at("mvi").get_string()).has_value();
   push(checks, "meta_mvi_present", mvi_valid, mvi_valid ? "" : "invalid mvi level");
-  push(checks, "meta_strict_present", meta.at("strict").is_bool());
+  push(checks, "meta_strict_present", e.meta.at("strict").is_bool());
 
-  if (strict) {
-    const bool null_error = success && error_v != nullptr && error_v->is_null();
-    const json::value* page = env.if_contains("page");
+  if (e.strict) {
+    const bool null_error = e.success && e.error_v != nullptr && e.error_v->is_null();
+    const json::value* page = e.env.if_contains("page");
     const bool null_page = page != nullptr && page->is_null();
     const bool clean = !null_error && !null_page;
     push(checks, "strict_mode_behavior", clean,
          clean ? "" : "strict mode: optional fields should be omitted rather than set to null");
   }
+}
 
-  if (const json::value* page_v = env.if_contains("page");
+/// pagination_mode_consistent.
+void check_pagination(std::vector<Check>& checks, const EnvelopeFacts& e) {
+  if (const json::value* page_v = e.env.if_contains("page");
       page_v != nullptr && page_v->is_object()) {
     const auto& page = page_v->get_object();
     const std::string_view mode = page.at("mode").get_string();
@@ -219,68 +232,94 @@ std::vector<Check> envelope_checks(const json::value& envelope) {
   } else {
     push(checks, "pagination_mode_consistent", true, "page absent: skipped");
   }
+}
 
-  {
-    // The schema must reject an extra top-level member in strict mode and allow it otherwise.
-    json::value extra = envelope;
-    extra.get_object()["_unknown_extra"] = true;
-    const bool accepted = envelope_schema_valid(extra);
-    if (strict) {
-      push(checks, "strict_mode_enforced", !accepted,
-           accepted ? "strict=true but additional properties were accepted" : "");
-    } else {
-      push(checks, "strict_mode_enforced", accepted,
-           accepted ? "" : "strict=false but additional properties were rejected");
-    }
+/// strict_mode_enforced: the schema must reject an extra top-level member in strict mode and
+/// allow it otherwise.
+void check_strict_enforced(std::vector<Check>& checks, const json::value& envelope,
+                           const EnvelopeFacts& e) {
+  json::value extra = envelope;
+  extra.get_object()["_unknown_extra"] = true;
+  const bool accepted = envelope_schema_valid(extra);
+  if (e.strict) {
+    push(checks, "strict_mode_enforced", !accepted,
+         accepted ? "strict=true but additional properties were accepted" : "");
+  } else {
+    push(checks, "strict_mode_enforced", accepted,
+         accepted ? "" : "strict=false but additional properties were rejected");
   }
+}
 
-  {
-    const json::value* ledger_v = ext.if_contains("contextLedger");
-    if (ledger_v == nullptr) ledger_v = ext.if_contains("context");
-    if (ledger_v == nullptr || !ledger_v->is_object()) {
-      push(checks, "context_preservation_valid", true, "context ledger absent: skipped");
-    } else {
-      const auto& ledger = ledger_v->get_object();
-      const json::value* version_v = ledger.if_contains("version");
-      const json::value* previous_v = ledger.if_contains("previousVersion");
-      const json::value* removed_v = ledger.if_contains("removedConstraints");
-      const auto version = number_of(version_v);
-      const auto previous = number_of(previous_v);
-      const auto envelope_version = number_of(meta.if_contains("contextVersion"));
-      const bool matches = version && envelope_version && *version == *envelope_version;
-      const bool monotonic = !previous || (version && *version >= *previous);
-      const bool preserved = removed_v == nullptr || !removed_v->is_array() ||
-                             removed_v->get_array().empty() || !success;
-      bool pass = matches && monotonic && preserved;
-      std::string detail;
-      if (!version) {
+/// context_preservation_valid: the context ledger's version matches the envelope's, grows, and
+/// keeps its constraints on success.
+void check_context_preservation(std::vector<Check>& checks, const EnvelopeFacts& e) {
+  const json::value* ledger_v = e.ext.if_contains("contextLedger");
+  if (ledger_v == nullptr) ledger_v = e.ext.if_contains("context");
+  if (ledger_v == nullptr || !ledger_v->is_object()) {
+    push(checks, "context_preservation_valid", true, "context ledger absent: skipped");
+  } else {
+    const auto& ledger = ledger_v->get_object();
+    const json::value* version_v = ledger.if_contains("version");
+    const json::value* previous_v = ledger.if_contains("previousVersion");
+    const json::value* removed_v = ledger.if_contains("removedConstraints");
+    const auto version = number_of(version_v);
+    const auto previous = number_of(previous_v);
+    const auto envelope_version = number_of(e.meta.if_contains("contextVersion"));
+    const bool matches = version && envelope_version && *version == *envelope_version;
+    const bool monotonic = !previous || (version && *version >= *previous);
+    const bool preserved = removed_v == nullptr || !removed_v->is_array() ||
+                           removed_v->get_array().empty() || !e.success;
+    bool pass = matches && monotonic && preserved;
+    std::string detail;
+    if (!version) {
+      pass = false;
+      detail = "context ledger version must be numeric";
+    } else if (!matches) {
+      detail = "context version mismatch: ledger=" + number_text(version_v) +
+               " envelope=" + number_text(e.meta.if_contains("contextVersion"));
+    } else if (!monotonic) {
+      detail = "non-monotonic context version: previous=" + number_text(previous_v) +
+               " current=" + number_text(version_v);
+    } else if (!preserved) {
+      detail = "context constraint removal detected on successful response";
+    }
+    if (!e.success && e.has_error && is_true(ledger.if_contains("required"))) {
+      const bool stale = is_true(ledger.if_contains("stale"));
+      if (stale && e.code != kContextStale) {
         pass = false;
-        detail = "context ledger version must be numeric";
-      } else if (!matches) {
-        detail = "context version mismatch: ledger=" + number_text(version_v) +
-                 " envelope=" + number_text(meta.if_contains("contextVersion"));
-      } else if (!monotonic) {
-        detail = "non-monotonic context version: previous=" + number_text(previous_v) +
-                 " current=" + number_text(version_v);
-      } else if (!preserved) {
-        detail = "context constraint removal detected on successful response";
+        detail = "stale context should return E_CONTEXT_STALE, got " + std::string(e.code);
       }
-      if (!success && has_error && is_true(ledger.if_contains("required"))) {
-        const bool stale = is_true(ledger.if_contains("stale"));
-        if (stale && code != kContextStale) {
-          pass = false;
-          detail = "stale context should return E_CONTEXT_STALE, got " + std::string(code);
-        }
-        if (!stale && code != kContextMissing && code != kContextStale) {
-          pass = false;
-          detail =
-              "required context failure should return E_CONTEXT_MISSING or E_CONTEXT_STALE, got " +
-              std::string(code);
-        }
+      if (!stale && e.code != kContextMissing && e.code != kContextStale) {
+        pass = false;
+        detail =
+            "required context failure should return E_CONTEXT_MISSING or E_CONTEXT_STALE, got " +
+            std::string(e.code);
       }
-      push(checks, "context_preservation_valid", pass, detail);
     }
+    push(checks, "context_preservation_valid", pass, detail);
   }
+}
+
+std::vector<Check> envelope_checks(const json::value& envelope) {
+  std::vector<Check> checks;
+  auto errors = validate_envelope_schema(envelope);
+  if (!errors.empty()) {
+    std::string detail;
+    for (const auto& e : errors) {
+      if (!detail.empty()) detail += "; ";
+      detail += e.to_string();
+    }
+    push(checks, "envelope_schema_valid", false, std::move(detail));
+    return checks;  // nothing else can be read safely
+  }
+  push(checks, "envelope_schema_valid", true);
+  const EnvelopeFacts facts(envelope);
+  check_error_members(checks, facts);
+  check_context_mutation(checks, facts);
+  check_meta_members(checks, facts);
+  check_pagination(checks, facts);
+  check_strict_enforced(checks, envelope, facts);
+  check_context_preservation(checks, facts);
   return checks;
 }
 

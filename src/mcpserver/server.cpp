@@ -24,13 +24,6 @@
 #include "views/component.hpp"
 #include "views/document.hpp"
 
-// GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines when it
-// inlines more of them (the release preset's unity build): Asio allocates a frame past its
-// recycling cache with aligned_alloc (thread_info_base::allocate) and frees it with the matching
-// aligned_delete, but GCC sees only the awaitable frame's operator new/delete pair. A false
-// positive in Boost's headers, silenced here only.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::mcpserver {
 
 namespace asio = boost::asio;

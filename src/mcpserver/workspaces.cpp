@@ -2,10 +2,6 @@
 
 #include "workspace/render.hpp"
 
-// GCC 12's false -Wmismatched-new-delete at the end of coroutines (see workspace/workspace.cpp).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::mcpserver {
 namespace asio = boost::asio;
 
@@ -210,5 +206,3 @@ asio::awaitable<Result<json::value>> call_workspace_tool(workspace::Manager& wor
 }
 
 }  // namespace hearth::mcpserver
-
-#pragma GCC diagnostic pop

@@ -10,10 +10,6 @@
 
 #include "lafs/rpc_envelope.hpp"
 
-// GCC 12 (the debug build): -Wmismatched-new-delete at the end of the batch coroutine, a false
-// positive in Asio's frame allocation (see src/workspace/workspace.cpp).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::rpc {
 namespace asio = boost::asio;
 

@@ -1,7 +1,6 @@
 // The SQLite implementation of storage::Database.
 #include <fcntl.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -9,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "common/fd.hpp"
 #include "storage/storage.hpp"
 
 namespace hearth::storage {
@@ -375,12 +375,10 @@ Status SqliteTransaction::commit() {
 Result<std::unique_ptr<Database>> open_sqlite(const std::filesystem::path& file,
                                               SqliteOptions options) {
   // Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the same mode.
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  if (const Fd created(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)); !created) {
     return Error::make(ErrorCode::kInternalError,
                        "storage: cannot open " + file.string() + ": " + std::strerror(errno));
   }
-  ::close(fd);
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(
       file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -5,9 +5,6 @@
 
 #include "mcpserver/catalog.hpp"
 
-// GCC 12's false -Wmismatched-new-delete at the end of coroutines (see appserver/server.cpp).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::subsystems {
 
 namespace asio = boost::asio;

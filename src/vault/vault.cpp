@@ -911,7 +911,9 @@ Result<std::optional<Secret>> Vault::get_global_for(std::string_view domain,
     return Error::make(ErrorCode::kPermissionDenied,
                        "vault: " + d + " is not trusted with global::" + std::string(name) +
                            " (hearth vault trust " + d + " " + std::string(name) + ")",
-                       json::object{{"domain", d}, {"variable", "global::" + std::string(name)}});
+                       json::object{{"reason", "not-trusted"},
+                                    {"domain", d},
+                                    {"variable", "global::" + std::string(name)}});
   }
   return impl_->read(std::string(kGlobal), name);
 }

@@ -112,8 +112,9 @@ class Vault {
   /// with", never wrong data.
   Result<std::optional<Secret>> get(std::string_view scope, std::string_view name);
 
-  /// Reads a global variable for `domain`: refused (kPermissionDenied) without a trust grant.
-  /// Every call, granted or not, is passed to the read observer.
+  /// Reads a global variable for `domain`: refused without a trust grant (kPermissionDenied,
+  /// data {reason: "not-trusted", domain, variable}; programs tell it by `reason`). Every call,
+  /// granted or not, is passed to the read observer.
   Result<std::optional<Secret>> get_global_for(std::string_view domain, std::string_view name);
 
   Result<std::vector<EntryInfo>> list(std::optional<std::string_view> scope = std::nullopt);

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "json/json.hpp"
 #include "storage/storage.hpp"
 
 extern char** environ;
@@ -546,6 +547,8 @@ TEST(Vault, GlobalsNeedATrustGrantAndEveryReadIsObserved) {
   EXPECT_EQ(refused.error().message,
             "vault: api.example.com is not trusted with global::USER_EMAIL (hearth vault trust "
             "api.example.com USER_EMAIL)");
+  EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(json::string_member(refused.error().data, "reason"), "not-trusted");
   ASSERT_TRUE(v->trust("api.example.com", {"USER_EMAIL"}).ok());
   EXPECT_EQ(v->get_global_for("api.example.com", "USER_EMAIL").value()->value, "me@example.org");
   EXPECT_FALSE(v->get_global_for("other.example", "USER_EMAIL").ok());

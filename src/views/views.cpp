@@ -16,12 +16,6 @@
 #include "common/rfc3986.hpp"
 #include "views/document.hpp"
 
-// GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines: Asio
-// allocates a frame past its recycling cache with aligned_alloc (thread_info_base::allocate) and
-// frees it with the matching aligned_delete, but GCC sees only the awaitable frame's operator
-// new/delete pair. A false positive in Boost's headers, silenced here only.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 #ifndef HEARTH_SOURCE_WEB_DIR
 #define HEARTH_SOURCE_WEB_DIR ""
 #endif

@@ -11,12 +11,6 @@
 #include "json/patch.hpp"
 #include "workspace/script.hpp"
 
-// GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines: Asio
-// allocates a frame past its recycling cache with aligned_alloc (thread_info_base::allocate) and
-// frees it with the matching aligned_delete, but GCC sees only the awaitable frame's operator
-// new/delete pair. A false positive in Boost's headers, silenced here only.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::workspace {
 namespace asio = boost::asio;
 
@@ -596,8 +590,7 @@ asio::awaitable<Result<json::object>> Workspace::execute(ExecuteRequest request)
       error.message = "the script ran past its time limit of " +
                       std::to_string(def_.limits.timeout.count()) +
                       " ms (limits.timeoutMs) and was stopped; nothing changed";
-    } else if (error.code == ErrorCode::kHandlerError &&
-               error.message.find("memory") != std::string::npos) {
+    } else if (json::string_member(error.data, "reason") == "memory-limit") {
       error.message = "the script ran out of memory (limits.memoryMb: " +
                       std::to_string(def_.limits.memory_bytes >> 20) +
                       " MB) and was stopped; nothing changed";
@@ -714,6 +707,70 @@ asio::awaitable<Result<json::object>> Workspace::revert_to(std::int64_t version,
   co_return co_await finish(std::move(guard), std::move(change));
 }
 
+namespace {
+
+/// A state's name as others may see it: a private state's name is not shown either (a revert
+/// can change one).
+std::string shown_state_name(const StateDef& s) {
+  return s.is_public ? s.name : std::string(kWithheld);
+}
+
+/// What answers, tool results and agent actions show of one side effect before it runs:
+/// `shown` is its input as shown_input() gave it.
+json::object effect_report(const Definition& def, const StateDef& s, const SideEffect& effect,
+                           json::value shown) {
+  json::object report{{"state", shown_state_name(s)},
+                      {"service", effect.call.service},
+                      {"endpoint", effect.call.endpoint},
+                      {"input", std::move(shown)},
+                      {"reversible", effect.compensate.has_value()}};
+  if (effect.assign) {
+    const StateDef* target = def.find(*effect.assign);
+    report["assign"] = target != nullptr && target->is_public ? json::string(*effect.assign)
+                                                              : json::string(kWithheld);
+  }
+  return report;
+}
+
+/// The error of a change whose side effect `effect` (of state `s`) failed with `failure`, after
+/// the effects before it were compensated as `compensated` says.
+Error side_effect_failed(const StateDef& s, const SideEffect& effect, const Error& failure,
+                         bool confidential, json::array compensated) {
+  const std::string state_shown = shown_state_name(s);
+  const std::string cause = confidential ? std::string(
+                                               "its details are withheld (it took "
+                                               "a value the model may not read)")
+                                         : failure.message;
+  return Error::make(
+      ErrorCode::kHandlerError,
+      strcat("the side effect of ", state_shown, " (", effect.call.service, "/",
+             effect.call.endpoint, ") failed: ", cause, "; nothing changed"),
+      json::object{{"state", state_shown},
+                   {"effect", json::object{{"service", effect.call.service},
+                                           {"endpoint", effect.call.endpoint}}},
+                   {"cause", confidential ? withheld_error(failure) : error_object(failure)},
+                   {"compensated", std::move(compensated)}});
+}
+
+}  // namespace
+
+/// A side effect that ran, kept for its compensation should a later one fail.
+struct Workspace::DoneEffect {
+  const StateDef* state;
+  const SideEffect* effect;
+  json::value input;
+  json::value result;
+  bool confidential;  ///< the call took, or its result became, a value the model may not read
+};
+
+/// What a change makes differ: a patch over {state: value} and its inverse.
+struct Workspace::StateDiff {
+  json::array patch;
+  json::array inverse;
+  json::array public_names;                   ///< changed states the model may know of
+  std::map<std::string, json::value> values;  ///< every changed state's new value
+};
+
 asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
   // What changed, in declaration order.
   std::vector<const StateDef*> changed;
@@ -728,18 +785,36 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
       co_return *problem;
     }
   }
+  auto effects = co_await run_effects(change, changed);
+  if (!effects.ok()) co_return effects.error();
+  const StateDiff diff = diff_states(change);
+  json::object out = answer(change, diff, effects.value());
+  if (change.dry_run || diff.values.empty()) {
+    out["version"] = change.from_version;
+    out["committed"] = false;
+    if (!change.dry_run) {
+      (void)co_await record(entry_for(change, "no_change"));
+    }
+    co_return out;
+  }
+  auto version = co_await commit_change(change, diff, effects.value());
+  if (!version.ok()) co_return version.error();
+  out["version"] = version.value();
+  out["committed"] = true;
+  ChangeEvent event{def_.name, version.value(), {}, change.actor, change.kind};
+  for (const auto& [n, v] : diff.values) {
+    const StateDef* s = def_.find(n);
+    if (s != nullptr && s->is_public) event.changed.push_back(n);
+  }
+  notify(event);
+  co_return out;
+}
 
-  // Side effects, in order; the first failure undoes the ones before it.
+asio::awaitable<Result<json::array>> Workspace::run_effects(
+    Change& change, const std::vector<const StateDef*>& changed) {
   json::array effects;
-  struct Done {
-    const StateDef* state;
-    const SideEffect* effect;
-    json::value input;
-    json::value result;
-    bool confidential;  ///< the call took, or its result became, a value the model may not read
-  };
-  std::vector<Done> done;
-  std::vector<std::string> assigned;
+  std::vector<DoneEffect> done;
+  const std::string actor = "workspace:" + def_.name;
   for (const StateDef* s : changed) {
     for (const auto& effect : s->effects) {
       json::value input = resolve_input(effect.call.input, change.after.at(s->name), change.after);
@@ -752,18 +827,7 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
         const StateDef* target = def_.find(*effect.assign);
         confidential |= target == nullptr || !target->readable();
       }
-      // A private state's name is not shown either (a revert can change one).
-      const std::string state_shown = s->is_public ? s->name : std::string(kWithheld);
-      json::object report{{"state", state_shown},
-                          {"service", effect.call.service},
-                          {"endpoint", effect.call.endpoint},
-                          {"input", std::move(shown)},
-                          {"reversible", effect.compensate.has_value()}};
-      if (effect.assign) {
-        const StateDef* target = def_.find(*effect.assign);
-        report["assign"] = target != nullptr && target->is_public ? json::string(*effect.assign)
-                                                                  : json::string(kWithheld);
-      }
+      json::object report = effect_report(def_, *s, effect, std::move(shown));
       if (change.dry_run) {
         report["status"] = "would run";
         effects.push_back(std::move(report));
@@ -771,7 +835,6 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
       }
       std::string service = effect.call.service;
       std::string endpoint = effect.call.endpoint;
-      std::string actor = "workspace:" + def_.name;
       auto result = co_await options_.services->call(service, endpoint, input, actor, confidential);
       std::optional<Error> failure;
       if (!result.ok()) {
@@ -782,62 +845,19 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
           failure = *problem;
         } else {
           change.after[*effect.assign] = result.value();
-          assigned.push_back(*effect.assign);
         }
       }
       if (failure) {
         report["status"] = "failed";
         report["error"] = confidential ? withheld_error(*failure) : error_object(*failure);
-        effects.push_back(report);
-        // Compensate what ran, newest first.
-        json::array compensated;
-        for (auto it = done.rbegin(); it != done.rend(); ++it) {
-          const auto& comp = it->effect->compensate;
-          json::object c{{"service", it->effect->call.service},
-                         {"endpoint", it->effect->call.endpoint}};
-          if (!comp) {
-            c["status"] = "irreversible";
-            compensated.push_back(std::move(c));
-            continue;
-          }
-          json::object comp_state = change.after;
-          comp_state["$result"] = it->result;
-          json::value comp_input = resolve_input(comp->input, it->input, comp_state);
-          // A compensation of a confidential call, or one that takes a hidden state, is too.
-          bool comp_confidential = it->confidential;
-          (void)shown_input(comp->input, it->input, comp_state, *it->state, comp_confidential);
-          std::string comp_service = comp->service;
-          std::string comp_endpoint = comp->endpoint;
-          auto undone = co_await options_.services->call(comp_service, comp_endpoint, comp_input,
-                                                         actor, comp_confidential);
-          c["compensation"] = strcat(comp_service, "/", comp_endpoint);
-          c["status"] = undone.ok() ? "compensated" : "compensation failed";
-          if (!undone.ok()) {
-            c["error"] =
-                comp_confidential ? withheld_error(undone.error()) : error_object(undone.error());
-          }
-          compensated.push_back(std::move(c));
-        }
-        const std::string cause = confidential ? std::string(
-                                                     "its details are withheld (it took "
-                                                     "a value the model may not read)")
-                                               : failure->message;
-        Error error = Error::make(
-            ErrorCode::kHandlerError,
-            strcat("the side effect of ", state_shown, " (", effect.call.service, "/",
-                   effect.call.endpoint, ") failed: ", cause, "; nothing changed"),
-            json::object{
-                {"state", state_shown},
-                {"effect", json::object{{"service", effect.call.service},
-                                        {"endpoint", effect.call.endpoint}}},
-                {"cause", confidential ? withheld_error(*failure) : error_object(*failure)},
-                {"compensated", compensated}});
-        if (!change.dry_run) {
-          HistoryEntry entry = entry_for(change, "rolled_back");
-          entry.error = error_object(error);
-          entry.effects = effects;
-          (void)co_await record(std::move(entry));
-        }
+        effects.push_back(std::move(report));
+        json::array compensated = co_await compensate(done, change.after, actor);
+        Error error =
+            side_effect_failed(*s, effect, *failure, confidential, std::move(compensated));
+        HistoryEntry entry = entry_for(change, "rolled_back");
+        entry.error = error_object(error);
+        entry.effects = effects;
+        (void)co_await record(std::move(entry));
         co_return error;
       }
       report["status"] = "ok";
@@ -850,36 +870,74 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
       done.push_back({s, &effect, std::move(input), result.value(), confidential});
     }
   }
+  co_return effects;
+}
 
-  // The patch over {state: value}, made of the states that differ now (assigned ones included):
-  // the others are neither copied nor compared again.
-  json::array patch;
-  json::array inverse;
-  json::array changed_names;
-  std::map<std::string, json::value> changed_values;
+asio::awaitable<json::array> Workspace::compensate(const std::vector<DoneEffect>& done,
+                                                   const json::object& state,
+                                                   const std::string& actor) {
+  json::array compensated;
+  for (auto it = done.rbegin(); it != done.rend(); ++it) {
+    const auto& comp = it->effect->compensate;
+    json::object c{{"service", it->effect->call.service}, {"endpoint", it->effect->call.endpoint}};
+    if (!comp) {
+      c["status"] = "irreversible";
+      compensated.push_back(std::move(c));
+      continue;
+    }
+    json::object comp_state = state;
+    comp_state["$result"] = it->result;
+    json::value comp_input = resolve_input(comp->input, it->input, comp_state);
+    // A compensation of a confidential call, or one that takes a hidden state, is too.
+    bool comp_confidential = it->confidential;
+    (void)shown_input(comp->input, it->input, comp_state, *it->state, comp_confidential);
+    std::string comp_service = comp->service;
+    std::string comp_endpoint = comp->endpoint;
+    auto undone = co_await options_.services->call(comp_service, comp_endpoint, comp_input, actor,
+                                                   comp_confidential);
+    c["compensation"] = strcat(comp_service, "/", comp_endpoint);
+    c["status"] = undone.ok() ? "compensated" : "compensation failed";
+    if (!undone.ok()) {
+      c["error"] =
+          comp_confidential ? withheld_error(undone.error()) : error_object(undone.error());
+    }
+    compensated.push_back(std::move(c));
+  }
+  co_return compensated;
+}
+
+Workspace::StateDiff Workspace::diff_states(const Change& change) const {
+  // Made of the states that differ now (assigned ones included): the others are neither copied
+  // nor compared again.
+  StateDiff diff;
   for (const auto& s : def_.states) {
     const auto* a = change.before.if_contains(s.name);
     const auto* b = change.after.if_contains(s.name);
     if (b == nullptr || (a != nullptr && *a == *b)) continue;
-    if (s.is_public) changed_names.push_back(json::string(s.name));
-    changed_values.emplace(s.name, *b);
+    if (s.is_public) diff.public_names.push_back(json::string(s.name));
+    diff.values.emplace(s.name, *b);
     const std::string base = "/" + json::escape_pointer_token(s.name);
     if (a == nullptr) {
-      patch.push_back(json::object{{"op", "add"}, {"path", base}, {"value", *b}});
-      inverse.push_back(json::object{{"op", "remove"}, {"path", base}});
+      diff.patch.push_back(json::object{{"op", "add"}, {"path", base}, {"value", *b}});
+      diff.inverse.push_back(json::object{{"op", "remove"}, {"path", base}});
       continue;
     }
-    for (auto& op : json::diff(*a, *b, base)) patch.push_back(std::move(op));
-    for (auto& op : json::diff(*b, *a, base)) inverse.push_back(std::move(op));
+    for (auto& op : json::diff(*a, *b, base)) diff.patch.push_back(std::move(op));
+    for (auto& op : json::diff(*b, *a, base)) diff.inverse.push_back(std::move(op));
   }
+  return diff;
+}
+
+json::object Workspace::answer(const Change& change, const StateDiff& diff,
+                               const json::array& effects) const {
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::steady_clock::now() - change.started)
                            .count();
   json::object out;
   out["ok"] = true;
   out["dryRun"] = change.dry_run;
-  out["changed"] = changed_names;
-  out["patch"] = visible_patch(def_, patch);
+  out["changed"] = diff.public_names;
+  out["patch"] = visible_patch(def_, diff.patch);
   out["effects"] = effects;
   out["console"] = change.console.lines;
   out["output"] = change.output;
@@ -889,24 +947,20 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
                               {"consoleLines", change.console.lines.size()},
                               {"effects", effects.size()}};
   if (change.reverts) out["reverts"] = *change.reverts;
+  return out;
+}
 
-  if (change.dry_run || changed_values.empty()) {
-    out["version"] = change.from_version;
-    out["committed"] = false;
-    if (!change.dry_run) {
-      (void)co_await record(entry_for(change, "no_change"));
-    }
-    co_return out;
-  }
-
+asio::awaitable<Result<std::int64_t>> Workspace::commit_change(const Change& change,
+                                                               const StateDiff& diff,
+                                                               const json::array& effects) {
   HistoryEntry entry = entry_for(change, "committed");
-  entry.patch = patch;
-  entry.inverse = inverse;
+  entry.patch = diff.patch;
+  entry.inverse = diff.inverse;
   entry.effects = effects;
   Store* store = options_.store;
   const std::string name = def_.name;
   const std::int64_t from = change.from_version;
-  std::function<Result<HistoryEntry>()> commit = [store, name, from, changed_values,
+  std::function<Result<HistoryEntry>()> commit = [store, name, from, changed_values = diff.values,
                                                   entry]() mutable -> Result<HistoryEntry> {
     HEARTH_RETURN_IF_ERROR(store->commit(name, from, changed_values, entry));
     return entry;
@@ -929,17 +983,9 @@ asio::awaitable<Result<json::object>> Workspace::apply(Change change) {
   {
     std::lock_guard lock(mu_);
     version_ = version;
-    for (const auto& [n, v] : changed_values) state_[n] = v;
+    for (const auto& [n, v] : diff.values) state_[n] = v;
   }
-  out["version"] = version;
-  out["committed"] = true;
-  ChangeEvent event{def_.name, version, {}, change.actor, change.kind};
-  for (const auto& [n, v] : changed_values) {
-    const StateDef* s = def_.find(n);
-    if (s != nullptr && s->is_public) event.changed.push_back(n);
-  }
-  notify(event);
-  co_return out;
+  co_return version;
 }
 
 asio::awaitable<void> Workspace::after_commit(const Result<json::object>& result) {

@@ -130,7 +130,30 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
 
  private:
   struct Change;
+  struct DoneEffect;
+  struct StateDiff;
+  /// A change's last stages: its states checked, its side effects run, committed (or, dry run
+  /// or no difference, recorded), listeners told. The answer, or the error that ended it.
   boost::asio::awaitable<Result<json::object>> apply(Change change);
+  /// The side effects of the `changed` states, in order, with results assigned into
+  /// `change.after`. The first failure undoes the effects before it (compensate), is recorded
+  /// as rolled back, and is the error. Otherwise the effects' reports.
+  boost::asio::awaitable<Result<json::array>> run_effects(
+      Change& change, const std::vector<const StateDef*>& changed);
+  /// Compensates `done`, newest first, against `state`; a report of each.
+  boost::asio::awaitable<json::array> compensate(const std::vector<DoneEffect>& done,
+                                                 const json::object& state,
+                                                 const std::string& actor);
+  /// The states that differ between `change.before` and `change.after`, and the patch.
+  StateDiff diff_states(const Change& change) const;
+  /// The answer to a change that ran: everything but its version and whether it committed.
+  json::object answer(const Change& change, const StateDiff& diff,
+                      const json::array& effects) const;
+  /// Commits `diff` with its history entry and makes it the committed state: the new version.
+  /// On a conflict the committed state is reloaded, so that the next try starts there.
+  boost::asio::awaitable<Result<std::int64_t>> commit_change(const Change& change,
+                                                             const StateDiff& diff,
+                                                             const json::array& effects);
   /// apply(), then (the mutex released) the sources that refresh after a commit.
   boost::asio::awaitable<Result<json::object>> finish(AsyncMutex::Guard guard, Change change);
   /// A revert of `version` starting from the committed state.

@@ -249,11 +249,26 @@ TEST_F(WorkspaceTest, EndlessLoopsAndMemoryBombsAreStoppedAndTheNextScriptRuns) 
   EXPECT_EQ(out.error().code, ErrorCode::kTimeout);
   out = exec("counter = 3; const a = []; for (;;) a.push(new Array(1e6).fill(1));");
   ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.error().message.find("memory"), std::string::npos) << out.error().message;
+  EXPECT_NE(out.error().message.find("ran out of memory (limits.memoryMb: 64 MB)"),
+            std::string::npos)
+      << out.error().message;
+  EXPECT_EQ(json::string_member(out.error().data, "reason"), "memory-limit");
   EXPECT_EQ(value_of("counter"), 0);
   out = exec("counter = 4;");
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(value_of("counter"), 4);
+}
+
+TEST_F(WorkspaceTest, AScriptsOwnErrorAboutMemoryIsNotTakenForTheMemoryLimit) {
+  auto ws = open(kSearch);
+  ASSERT_TRUE(ws);
+  auto out = exec("counter = 3; throw new Error('the memory card is full');");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::kHandlerError);
+  EXPECT_NE(out.error().message.find("the memory card is full"), std::string::npos)
+      << out.error().message;
+  EXPECT_EQ(out.error().message.find("limits.memoryMb"), std::string::npos) << out.error().message;
+  EXPECT_EQ(value_of("counter"), 0);
 }
 
 TEST_F(WorkspaceTest, ADryRunReportsThePatchAndTheEffectsAndCommitsNothing) {

@@ -210,9 +210,9 @@ class Checker {
       if (const auto* d = o.if_contains("default")) {
         auto checked = check_value(var, *d);
         if (!checked.ok()) {
-          const auto& message = checked.error().message;
           add(join_path(vpath, "default"),
-              "does not check against the variable: " + message.substr(message.find(": ") + 2));
+              "does not check against the variable: must be " +
+                  json::string_member(checked.error().data, "expected"));
         } else {
           var.default_value = std::move(checked).value();
         }
@@ -285,28 +285,8 @@ void names_into(const Variables& vars, std::set<std::string>& out) {
   for (const auto& v : vars) out.insert(v.name);
 }
 
-}  // namespace
-
-std::optional<Definition> parse_definition(const json::value& document, Problems& problems) {
-  const std::size_t before = problems.size();
-  Checker c(problems);
-  if (!document.is_object()) {
-    c.add("", "a service definition is a mapping (serviceName, domain, capabilities, ...)");
-    return std::nullopt;
-  }
-  const auto& root = document.get_object();
-  c.known_keys(
-      root, "",
-      {"serviceName", "serviceDescription", "domain", "version", "checksum", "authentications",
-       "capabilities", "errorPatterns", "responseSchemas", "rateLimits", "security", "variables"});
-  Definition def;
-  def.document = document;
-  def.service_name = c.text(root, "serviceName", "", true);
-  def.service_description = c.text(root, "serviceDescription", "", true);
-  def.domain = ascii::lower(c.text(root, "domain", "", true));
-  if (!def.domain.empty() && !is_domain(def.domain)) {
-    c.add("domain", "must be a host name (optionally with :port), not a URL");
-  }
+/// `version`, kept as text.
+void read_version(Checker& c, const json::object& root, Definition& def) {
   if (const auto* version = c.member(root, "version", "", true)) {
     // `version: 1.0` unquoted is a YAML number: its text is the version.
     if (version->is_string()) {
@@ -323,6 +303,12 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
       c.add("version", "must be a string such as \"1.0\"");
     }
   }
+}
+
+/// `checksum`: a SHA-256 seal that must match the document; anything else is no seal (a
+/// warning).
+void read_checksum(Checker& c, const json::object& root, const json::value& document,
+                   Definition& def) {
   def.checksum = c.text(root, "checksum", "", true);
   const bool sha256 =
       def.checksum.size() == 64 && std::all_of(def.checksum.begin(), def.checksum.end(),
@@ -343,10 +329,13 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
                             "check the change, then run hearth registry seal");
     }
   }
-  // security: {transport: {...}, variables: {...}, rateLimits?, errorResponses?}. The spec's
-  // table marks it required but its own example has none: absent, hearth's defaults apply (HTTPS
-  // with TLS 1.2 or newer, the vault's scoping, which hold for every definition anyway) and
-  // `registry check` warns; present but malformed, it is refused.
+}
+
+/// `security`: {transport: {...}, variables: {...}, rateLimits?, errorResponses?}. The spec's
+/// table marks it required but its own example has none: absent, hearth's defaults apply (HTTPS
+/// with TLS 1.2 or newer, the vault's scoping, which hold for every definition anyway) and
+/// `registry check` warns; present but malformed, it is refused.
+void read_security(Checker& c, const json::object& root, Definition& def) {
   const auto* security = c.member(root, "security", "", false);
   if (security == nullptr) {
     def.warnings.push_back({"security",
@@ -372,7 +361,10 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
       def.security = *security;
     }
   }
-  // rateLimits (or security.rateLimits)
+}
+
+/// `rateLimits` (or `security.rateLimits`), after read_security.
+void read_rate_limit(Checker& c, const json::object& root, Definition& def) {
   const json::value* rate = c.member(root, "rateLimits", "", false);
   std::string rate_path = "rateLimits";
   if (rate == nullptr && def.security.is_object()) {
@@ -409,7 +401,10 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
       }
     }
   }
-  // responseSchemas
+}
+
+/// `responseSchemas`, each schema compiled; the names declared.
+std::set<std::string> read_response_schemas(Checker& c, const json::object& root, Definition& def) {
   std::set<std::string> schema_names;
   if (const auto* schemas = c.member(root, "responseSchemas", "", false)) {
     if (!schemas->is_object()) {
@@ -471,7 +466,11 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
       def.response_schemas = *schemas;
     }
   }
-  // authentications
+  return schema_names;
+}
+
+/// `authentications`; the names of the variables they produce.
+std::set<std::string> read_authentications(Checker& c, const json::object& root, Definition& def) {
   std::set<std::string> auth_outputs;
   if (const auto* auths = c.member(root, "authentications", "", false)) {
     if (!auths->is_array()) {
@@ -506,7 +505,14 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
       }
     }
   }
-  // capabilities
+  return auth_outputs;
+}
+
+/// `capabilities`: their response schemas among `schema_names`, their requests using only
+/// their own variables and those authentications produce (`auth_outputs`).
+void read_capabilities(Checker& c, const json::object& root,
+                       const std::set<std::string>& schema_names,
+                       const std::set<std::string>& auth_outputs, Definition& def) {
   if (const auto* caps = c.member(root, "capabilities", "", true)) {
     if (!caps->is_array() || caps->get_array().empty()) {
       c.add("capabilities", "must be a non-empty list");
@@ -580,7 +586,10 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
       }
     }
   }
-  // errorPatterns
+}
+
+/// `errorPatterns`.
+void read_error_patterns(Checker& c, const json::object& root, Definition& def) {
   if (const auto* patterns = c.member(root, "errorPatterns", "", false)) {
     if (!patterns->is_array()) {
       c.add("errorPatterns", "must be a list");
@@ -617,8 +626,11 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
       }
     }
   }
-  // The spec's "Service Definition Extensions" block: variables.{required,optional}.{service,
-  // global,temporary}: [{name, description, ...}]. Read for its shape only.
+}
+
+/// The spec's "Service Definition Extensions" block: variables.{required,optional}.{service,
+/// global,temporary}: [{name, description, ...}]. Read for its shape only.
+void check_variables_block(Checker& c, const json::object& root) {
   if (const auto* vars = c.member(root, "variables", "", false)) {
     if (!vars->is_object()) {
       c.add("variables", "must be a mapping {required, optional}");
@@ -647,6 +659,38 @@ std::optional<Definition> parse_definition(const json::value& document, Problems
       }
     }
   }
+}
+}  // namespace
+
+std::optional<Definition> parse_definition(const json::value& document, Problems& problems) {
+  const std::size_t before = problems.size();
+  Checker c(problems);
+  if (!document.is_object()) {
+    c.add("", "a service definition is a mapping (serviceName, domain, capabilities, ...)");
+    return std::nullopt;
+  }
+  const auto& root = document.get_object();
+  c.known_keys(
+      root, "",
+      {"serviceName", "serviceDescription", "domain", "version", "checksum", "authentications",
+       "capabilities", "errorPatterns", "responseSchemas", "rateLimits", "security", "variables"});
+  Definition def;
+  def.document = document;
+  def.service_name = c.text(root, "serviceName", "", true);
+  def.service_description = c.text(root, "serviceDescription", "", true);
+  def.domain = ascii::lower(c.text(root, "domain", "", true));
+  if (!def.domain.empty() && !is_domain(def.domain)) {
+    c.add("domain", "must be a host name (optionally with :port), not a URL");
+  }
+  read_version(c, root, def);
+  read_checksum(c, root, document, def);
+  read_security(c, root, def);
+  read_rate_limit(c, root, def);
+  const std::set<std::string> schema_names = read_response_schemas(c, root, def);
+  const std::set<std::string> auth_outputs = read_authentications(c, root, def);
+  read_capabilities(c, root, schema_names, auth_outputs, def);
+  read_error_patterns(c, root, def);
+  check_variables_block(c, root);
   if (problems.size() != before) return std::nullopt;
   return def;
 }

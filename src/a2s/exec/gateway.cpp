@@ -24,12 +24,6 @@
 #include "httpclient/client.hpp"
 #include "vault/vault.hpp"
 
-// GCC 12 reports -Wmismatched-new-delete at the end of this file's larger coroutines: Asio
-// allocates a frame past its recycling cache with aligned_alloc (thread_info_base::allocate) and
-// frees it with the matching aligned_delete, but GCC sees only the awaitable frame's operator
-// new/delete pair. A false positive in Boost's headers, silenced here only.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::a2s {
 namespace asio = boost::asio;
 using std::chrono::steady_clock;
@@ -156,6 +150,59 @@ std::optional<json::object> validate_response(const Definition& def, const Capab
   return out;
 }
 
+/// The variables a call may give, by name: the capability's, and its authentications' inputs.
+using Declared = std::map<std::string, const Variable*, std::less<>>;
+
+Declared declared_variables(const Definition& def, const Capability& cap) {
+  Declared declared;
+  for (const auto* vars : {&cap.input, &cap.temp}) {
+    for (const auto& v : *vars) declared.emplace(v.name, &v);
+  }
+  for (const auto& auth : def.authentications) {
+    for (const auto& v : auth.input) declared.emplace(v.name, &v);
+  }
+  return declared;
+}
+
+/// The capability `name` of `def`: spelled exactly, else in another case.
+Result<const Capability*> find_capability(const Definition& def, std::string_view name) {
+  const Capability* cap = nullptr;
+  for (const auto& c : def.capabilities) {
+    if (c.name == name) cap = &c;
+  }
+  for (const auto& c : def.capabilities) {
+    if (cap == nullptr && ascii::iequals(c.name, name)) cap = &c;
+  }
+  if (cap != nullptr) return cap;
+  json::array names;
+  for (const auto& c : def.capabilities) names.push_back(json::string(c.name));
+  return Error::make(
+      ErrorCode::kInvalidParams,
+      "registry: " + def.service_name + " has no capability '" + std::string(name) + "'",
+      json::object{{"capabilities", names}});
+}
+
+/// The variables a call gives, each checked against its declaration and in its typed form.
+Result<json::object> typed_variables(const json::object& given, const Declared& declared,
+                                     const Definition& def, const Capability& cap) {
+  json::object typed;
+  for (const auto& [name, value] : given) {
+    auto it = declared.find(std::string_view(name));
+    if (it == declared.end()) {
+      json::array names;
+      for (const auto& [n, v] : declared) names.push_back(json::string(n));
+      return Error::make(
+          ErrorCode::kInvalidParams,
+          std::string(name) + ": not a variable of " + def.service_name + " / " + cap.name,
+          json::object{{"variables", names}});
+    }
+    auto checked = check_value(*it->second, value);
+    if (!checked.ok()) return std::move(checked).error();
+    typed[name] = std::move(checked).value();
+  }
+  return typed;
+}
+
 }  // namespace
 
 /// An auth flow in progress: callers that need the same tokens wait for it instead of starting
@@ -244,8 +291,7 @@ struct Gateway::Call {
     };
     auto secret = co_await gw.blocking_.run(read);
     if (!secret.ok()) {
-      if (global && secret.error().code == ErrorCode::kPermissionDenied &&
-          secret.error().message.find("not trusted") != std::string::npos) {
+      if (global && json::string_member(secret.error().data, "reason") == "not-trusted") {
         // Optional ones are simply left out; a required one is what the user must decide.
         if (!var.optional) add_missing(var, "untrusted");
         co_return std::optional<json::value>{};
@@ -485,11 +531,7 @@ struct Gateway::Call {
     if (!missing.empty()) co_return std::optional<json::value>{};
     auto tmpl = parse_template(auth.request);
     if (!tmpl.ok()) co_return std::move(tmpl).error();
-    const Lookup lookup = [this](std::string_view name) -> const json::value* {
-      auto it = values.find(name);
-      return it == values.end() ? nullptr : &it->second;
-    };
-    auto filled = fill(tmpl.value(), lookup);
+    auto filled = fill(tmpl.value(), lookup());
     if (!filled.ok()) co_return std::move(filled).error();
     auto response = co_await send(tmpl.value(), filled.value());
     AuditEntry entry{def->service_name, auth.type, "a2s/auth", "ok", {}};
@@ -523,60 +565,13 @@ struct Gateway::Call {
     co_return std::optional<json::value>{};
   }
 
-  /// Makes sure `name` (an output of an authentication) has a value: from the vault when it is
-  /// there and fresh, else by running an authentication, once for all concurrent callers.
-  asio::awaitable<Result<std::optional<json::value>>> ensure_auth_output(const Variable& var,
-                                                                         bool force) {
-    if (!force) {
-      auto resolved = co_await resolve(var);
-      if (!resolved.ok()) co_return std::move(resolved).error();
-      if (values.count(var.name) != 0) co_return std::optional<json::value>{};
-    } else {
-      values.erase(var.name);
-    }
+  /// Runs the authentications that produce `var` (the caller leads its flight), in order, until
+  /// one gives it or an outcome ends the call; lists `var` as missing when none could.
+  asio::awaitable<Result<std::optional<json::value>>> run_producers(const Variable& var) {
     const auto producers = producers_of(var.name);
-    const std::string key = def->domain + "\n" + var.name;
-    std::shared_ptr<Flight> flight;
-    bool leader = false;
-    {
-      std::lock_guard lock(gw.flights_mutex_);
-      auto& slot = gw.flights_[key];
-      if (!slot) {
-        slot = std::make_shared<Flight>(gw.executor_);
-        leader = true;
-      }
-      flight = slot;
-    }
-    if (!leader) {
-      // Wait for the flow in progress, then read what it stored.
-      co_await flight->done.async_receive(asio::as_tuple(asio::use_awaitable));
-      if (flight->error) co_return *flight->error;
-      if (flight->outcome) co_return std::optional<json::value>(*flight->outcome);
-      values.erase(var.name);
-      auto resolved = co_await resolve(var);
-      if (!resolved.ok()) co_return std::move(resolved).error();
-      if (values.count(var.name) == 0) add_missing(var, "missing");
-      co_return std::optional<json::value>{};
-    }
     Result<std::optional<json::value>> result = std::optional<json::value>{};
-    bool fresh = false;
-    if (force) {
-      // The service refused the token: forget it so that nobody uses it again.
-      co_await forget(var);
-    } else {
-      // Another flight may have ended between this call's own look above and its becoming the
-      // leader: what that flight stored is fresh, and a second flow would be one too many.
-      values.erase(var.name);
-      auto again = co_await resolve(var);
-      if (!again.ok()) {
-        result = std::move(again).error();
-      } else {
-        fresh = values.count(var.name) != 0;
-      }
-    }
     std::size_t tried = 0;
     for (std::size_t index : producers) {
-      if (fresh || !result.ok()) break;
       const auto& auth = def->authentications[index];
       // A refresh flow runs only when its inputs (the refresh token) are all there.
       json::array before = missing;
@@ -621,6 +616,60 @@ struct Gateway::Call {
         add_missing(var, producers.empty() ? "missing" : "not produced by authentication");
       }
     }
+    co_return result;
+  }
+
+  /// Makes sure `name` (an output of an authentication) has a value: from the vault when it is
+  /// there and fresh, else by running an authentication, once for all concurrent callers.
+  asio::awaitable<Result<std::optional<json::value>>> ensure_auth_output(const Variable& var,
+                                                                         bool force) {
+    if (!force) {
+      auto resolved = co_await resolve(var);
+      if (!resolved.ok()) co_return std::move(resolved).error();
+      if (values.count(var.name) != 0) co_return std::optional<json::value>{};
+    } else {
+      values.erase(var.name);
+    }
+    const std::string key = def->domain + "\n" + var.name;
+    std::shared_ptr<Flight> flight;
+    bool leader = false;
+    {
+      std::lock_guard lock(gw.flights_mutex_);
+      auto& slot = gw.flights_[key];
+      if (!slot) {
+        slot = std::make_shared<Flight>(gw.executor_);
+        leader = true;
+      }
+      flight = slot;
+    }
+    if (!leader) {
+      // Wait for the flow in progress, then read what it stored.
+      co_await flight->done.async_receive(asio::as_tuple(asio::use_awaitable));
+      if (flight->error) co_return *flight->error;
+      if (flight->outcome) co_return std::optional<json::value>(*flight->outcome);
+      values.erase(var.name);
+      auto resolved = co_await resolve(var);
+      if (!resolved.ok()) co_return std::move(resolved).error();
+      if (values.count(var.name) == 0) add_missing(var, "missing");
+      co_return std::optional<json::value>{};
+    }
+    Result<std::optional<json::value>> result = std::optional<json::value>{};
+    bool fresh = false;
+    if (force) {
+      // The service refused the token: forget it so that nobody uses it again.
+      co_await forget(var);
+    } else {
+      // Another flight may have ended between this call's own look above and its becoming the
+      // leader: what that flight stored is fresh, and a second flow would be one too many.
+      values.erase(var.name);
+      auto again = co_await resolve(var);
+      if (!again.ok()) {
+        result = std::move(again).error();
+      } else {
+        fresh = values.count(var.name) != 0;
+      }
+    }
+    if (!fresh && result.ok()) result = co_await run_producers(var);
     {
       std::lock_guard lock(gw.flights_mutex_);
       gw.flights_.erase(key);
@@ -630,15 +679,179 @@ struct Gateway::Call {
     } else if (result.value()) {
       flight->outcome = *result.value();
     } else if (!missing.empty()) {
-      json::object needs;
-      needs["status"] = "needs_input";
-      needs["service"] = def->service_name;
-      needs["capability"] = params.capability;
-      needs["missing"] = missing;
-      flight->outcome = json::value(std::move(needs));
+      flight->outcome = needs_input(params.capability);
     }
     flight->done.close();
     co_return result;
+  }
+
+  /// The values resolved so far, as fill() looks them up.
+  Lookup lookup() const {
+    return [this](std::string_view name) -> const json::value* {
+      auto it = values.find(name);
+      return it == values.end() ? nullptr : &it->second;
+    };
+  }
+
+  /// The answer that asks for the variables listed in `missing`.
+  json::value needs_input(std::string_view capability) const {
+    json::object needs;
+    needs["status"] = "needs_input";
+    needs["service"] = def->service_name;
+    needs["capability"] = capability;
+    needs["missing"] = missing;
+    return needs;
+  }
+
+  /// Stores the service and global values the call gives (`store`: true).
+  asio::awaitable<Status> store_given(const Declared& declared) {
+    for (const auto& [name, value] : params.variables) {
+      const Variable* var = declared.at(std::string(name));
+      if (var->storage == Storage::kTemporary) continue;
+      auto stored = co_await store_value(*var, value);
+      if (!stored.ok()) co_return stored;
+    }
+    co_return Status{};
+  }
+
+  /// Resolves what the request of `cap` needs: the capability's own variables and the service
+  /// variables `tmpl` uses without declaring them. Required ones without a value are listed as
+  /// missing. Returns the variables authentications produce for the call, left for
+  /// prepare_authentication.
+  asio::awaitable<Result<std::vector<Variable>>> resolve_variables(const Capability& cap,
+                                                                   const Template& tmpl,
+                                                                   const Declared& declared) {
+    for (const auto* vars : {&cap.input, &cap.temp}) {
+      for (const auto& var : *vars) {
+        if (!producers_of(var.name).empty()) continue;
+        auto r = co_await resolve(var);
+        if (!r.ok()) co_return std::move(r).error();
+        if (values.count(var.name) == 0 && !var.optional) add_missing(var, "missing");
+      }
+    }
+    std::vector<Variable> auth_vars;
+    for (const auto& name : tmpl.placeholders) {
+      if (producers_of(name).empty()) {
+        if (declared.count(name) == 0 && values.count(name) == 0) {
+          // A service variable the template uses without the capability declaring it.
+          Variable var;
+          var.name = name;
+          var.storage = Storage::kService;
+          auto r = co_await resolve(var);
+          if (!r.ok()) co_return std::move(r).error();
+        }
+        continue;
+      }
+      const Variable* var = find_var(cap.input, name);
+      for (const auto& auth : def->authentications) {
+        if (var == nullptr) var = find_var(auth.output, name);
+      }
+      if (var != nullptr) auth_vars.push_back(*var);
+    }
+    co_return auth_vars;
+  }
+
+  /// Makes sure every one of `auth_vars` has a value, running authentications when nothing is
+  /// missing (a dry run only reads what is stored). An outcome (needs_input, failed) is
+  /// returned as a value for the call to answer with.
+  asio::awaitable<Result<std::optional<json::value>>> prepare_authentication(
+      const std::vector<Variable>& auth_vars, bool dry_run) {
+    if (dry_run) {
+      for (const auto& var : auth_vars) {
+        auto r = co_await resolve(var);
+        if (!r.ok()) co_return std::move(r).error();
+      }
+    } else if (missing.empty()) {
+      for (const auto& var : auth_vars) {
+        auto outcome = co_await ensure_auth_output(var, false);
+        if (!outcome.ok() || outcome.value()) co_return outcome;
+      }
+    }
+    co_return std::optional<json::value>{};
+  }
+
+  /// The answer to a dry run: the request as it would be sent, secrets scrubbed, and the
+  /// authentication outputs it would have to get first.
+  json::value dry_run_answer(const Capability& cap, const FilledRequest& filled,
+                             const std::vector<Variable>& auth_vars) {
+    json::object request;
+    request["method"] = filled.method;
+    request["url"] = std::string(plain_http ? "http://" : "https://") + def->domain + filled.target;
+    json::object headers;
+    for (const auto& [k, v] : filled.headers) headers[k] = v;
+    request["headers"] = std::move(headers);
+    if (!filled.body.empty()) request["body"] = filled.body;
+    json::object out;
+    out["status"] = "dry_run";
+    out["service"] = def->service_name;
+    out["capability"] = cap.name;
+    out["request"] = scrub.apply_json(json::value(std::move(request)));
+    json::array pending;
+    for (const auto& var : auth_vars) {
+      if (values.count(var.name) == 0) pending.push_back(json::string(var.name));
+    }
+    if (!pending.empty()) out["authenticationFirst"] = std::move(pending);
+    return out;
+  }
+
+  /// Sends the request; when the service refuses with 401 a token the vault still held
+  /// (revoked, or expired early), gets new ones once and sends it again.
+  asio::awaitable<Result<httpclient::Response>> send_renewing_auth(
+      const Template& tmpl, const FilledRequest& filled, const std::vector<Variable>& auth_vars) {
+    auto response = co_await send(tmpl, filled);
+    bool fresh = false;
+    for (const auto& var : auth_vars) fresh = fresh || from_auth.count(var.name) != 0;
+    if (!response.ok() || response->status != 401 || auth_vars.empty() || fresh) {
+      co_return response;
+    }
+    for (const auto& var : auth_vars) {
+      auto outcome = co_await ensure_auth_output(var, true);
+      if (!outcome.ok() || outcome.value()) break;
+    }
+    bool all = true;
+    for (const auto& var : auth_vars) all = all && values.count(var.name) != 0;
+    if (all) {
+      auto refilled = fill(tmpl, lookup());
+      if (refilled.ok()) {
+        response = co_await send(tmpl, refilled.value());
+      }
+    }
+    co_return response;
+  }
+
+  /// The answer to a response of the service (not yet scrubbed): "ok" with the mapped outputs
+  /// and the response schema's verdict, or "failed" with the errorPattern it matches.
+  asio::awaitable<Result<json::object>> answer(const Capability& cap,
+                                               const httpclient::Response& response) {
+    json::object out;
+    const bool ok = response.status >= 200 && response.status <= 299;
+    out["status"] = ok ? "ok" : "failed";
+    out["service"] = def->service_name;
+    out["capability"] = cap.name;
+    out["httpStatus"] = response.status;
+    json::object headers;
+    for (const auto& [k, v] : response.headers) {
+      if (k == "set-cookie") continue;  // session cookies stay with the daemon
+      if (auto* existing = headers.if_contains(k)) {
+        *existing = json::string(std::string(existing->as_string()) + ", " + v);
+      } else {
+        headers[k] = v;
+      }
+    }
+    out["headers"] = std::move(headers);
+    const json::value body = body_value(response);
+    if (ok) {
+      auto mapped = co_await apply_mapping(cap.response_mapping, cap.output, body, false);
+      if (!mapped.ok()) co_return std::move(mapped).error();
+      for (auto& [k, v] : mapped.value()) out[k] = std::move(v);
+      if (auto validation = validate_response(*def, cap, response.status, body)) {
+        out["validation"] = std::move(*validation);
+      }
+    } else {
+      out["error"] = match_error(response);
+    }
+    out["body"] = body;
+    co_return out;
   }
 
   asio::awaitable<void> forget(const Variable& var) {
@@ -783,21 +996,9 @@ asio::awaitable<Result<json::value>> Gateway::execute(ExecuteParams params) {
     co_return Error::make(ErrorCode::kInvalidParams,
                           "registry: no service '" + params.service + "'");
   }
-  const Capability* cap = nullptr;
-  for (const auto& c : def->capabilities) {
-    if (c.name == params.capability) cap = &c;
-  }
-  for (const auto& c : def->capabilities) {
-    if (cap == nullptr && ascii::iequals(c.name, params.capability)) cap = &c;
-  }
-  if (cap == nullptr) {
-    json::array names;
-    for (const auto& c : def->capabilities) names.push_back(json::string(c.name));
-    co_return Error::make(
-        ErrorCode::kInvalidParams,
-        "registry: " + def->service_name + " has no capability '" + params.capability + "'",
-        json::object{{"capabilities", names}});
-  }
+  auto found = find_capability(*def, params.capability);
+  if (!found.ok()) co_return std::move(found).error();
+  const Capability* cap = found.value();
   AuditEntry entry{def->service_name, cap->name, "registry/execute", "ok", {}};
   entry.detail["domain"] = def->domain;
   if (!params.caller.empty()) entry.detail["caller"] = params.caller;
@@ -808,47 +1009,22 @@ asio::awaitable<Result<json::value>> Gateway::execute(ExecuteParams params) {
     if (audit_) audit_(entry);
   };
 
-  // The variables a call may give: the capability's, and its authentications' inputs.
-  std::map<std::string, const Variable*, std::less<>> declared;
-  for (const auto* vars : {&cap->input, &cap->temp}) {
-    for (const auto& v : *vars) declared.emplace(v.name, &v);
-  }
-  for (const auto& auth : def->authentications) {
-    for (const auto& v : auth.input) declared.emplace(v.name, &v);
+  const Declared declared = declared_variables(*def, *cap);
+  auto variables = typed_variables(params.variables, declared, *def, *cap);
+  if (!variables.ok()) {
+    finish("refused");
+    co_return std::move(variables).error();
   }
   ExecuteParams typed = params;
-  typed.variables.clear();
-  for (const auto& [name, value] : params.variables) {
-    auto it = declared.find(std::string_view(name));
-    if (it == declared.end()) {
-      json::array names;
-      for (const auto& [n, v] : declared) names.push_back(json::string(n));
-      finish("refused");
-      co_return Error::make(
-          ErrorCode::kInvalidParams,
-          std::string(name) + ": not a variable of " + def->service_name + " / " + cap->name,
-          json::object{{"variables", names}});
-    }
-    auto checked = check_value(*it->second, value);
-    if (!checked.ok()) {
-      finish("refused");
-      co_return std::move(checked).error();
-    }
-    typed.variables[name] = std::move(checked).value();
-  }
+  typed.variables = std::move(variables).value();
   Call call(*this, def, typed);
   if (typed.store) {
-    for (const auto& [name, value] : typed.variables) {
-      const Variable* var = declared.at(std::string(name));
-      if (var->storage == Storage::kTemporary) continue;
-      auto stored = co_await call.store_value(*var, value);
-      if (!stored.ok()) {
-        finish("error");
-        co_return std::move(stored).error();
-      }
+    auto stored = co_await call.store_given(declared);
+    if (!stored.ok()) {
+      finish("error");
+      co_return std::move(stored).error();
     }
   }
-
   auto tmpl = parse_template(cap->request);
   if (!tmpl.ok()) {
     finish("error");
@@ -858,110 +1034,30 @@ asio::awaitable<Result<json::value>> Gateway::execute(ExecuteParams params) {
     finish("error");
     return Error::make(error.code, call.scrub.apply(error.message), error.data);
   };
-  // The capability's own variables, except those an authentication produces (below).
-  for (const auto* vars : {&cap->input, &cap->temp}) {
-    for (const auto& var : *vars) {
-      if (!call.producers_of(var.name).empty()) continue;
-      auto r = co_await call.resolve(var);
-      if (!r.ok()) co_return fail(r.error());
-      if (call.values.count(var.name) == 0 && !var.optional) call.add_missing(var, "missing");
-    }
-  }
-  std::vector<Variable> auth_vars;  // what authentications produce for this call
-  for (const auto& name : tmpl->placeholders) {
-    if (call.producers_of(name).empty()) {
-      if (declared.count(name) == 0 && call.values.count(name) == 0) {
-        // A service variable the template uses without the capability declaring it.
-        Variable var;
-        var.name = name;
-        var.storage = Storage::kService;
-        auto r = co_await call.resolve(var);
-        if (!r.ok()) co_return fail(r.error());
-      }
-      continue;
-    }
-    const Variable* var = find_var(cap->input, name);
-    for (const auto& auth : def->authentications) {
-      if (var == nullptr) var = find_var(auth.output, name);
-    }
-    if (var != nullptr) auth_vars.push_back(*var);
-  }
-  if (typed.dry_run) {
-    for (const auto& var : auth_vars) {
-      auto r = co_await call.resolve(var);
-      if (!r.ok()) co_return fail(r.error());
-    }
-  } else if (call.missing.empty()) {
-    for (const auto& var : auth_vars) {
-      auto outcome = co_await call.ensure_auth_output(var, false);
-      if (!outcome.ok()) co_return fail(outcome.error());
-      if (outcome.value()) {
-        finish(std::string(outcome.value()->as_object().at("status").as_string()));
-        co_return call.scrub.apply_json(*outcome.value());
-      }
-    }
+  auto auth_vars = co_await call.resolve_variables(*cap, tmpl.value(), declared);
+  if (!auth_vars.ok()) co_return fail(auth_vars.error());
+  auto outcome = co_await call.prepare_authentication(auth_vars.value(), typed.dry_run);
+  if (!outcome.ok()) co_return fail(outcome.error());
+  if (outcome.value()) {
+    finish(std::string(outcome.value()->as_object().at("status").as_string()));
+    co_return call.scrub.apply_json(*outcome.value());
   }
   if (!call.missing.empty()) {
-    json::object needs;
-    needs["status"] = "needs_input";
-    needs["service"] = def->service_name;
-    needs["capability"] = cap->name;
-    needs["missing"] = call.missing;
     finish("needs_input");
-    co_return json::value(std::move(needs));
+    co_return call.needs_input(cap->name);
   }
 
-  const Lookup lookup = [&call](std::string_view name) -> const json::value* {
-    auto it = call.values.find(name);
-    return it == call.values.end() ? nullptr : &it->second;
-  };
-  auto filled = fill(tmpl.value(), lookup);
+  auto filled = fill(tmpl.value(), call.lookup());
   if (!filled.ok()) {
     finish("refused");
     co_return Error::make(filled.error().code, call.scrub.apply(filled.error().message),
                           filled.error().data);
   }
   if (typed.dry_run) {
-    json::object request;
-    request["method"] = filled->method;
-    request["url"] =
-        std::string(call.plain_http ? "http://" : "https://") + def->domain + filled->target;
-    json::object headers;
-    for (const auto& [k, v] : filled->headers) headers[k] = v;
-    request["headers"] = std::move(headers);
-    if (!filled->body.empty()) request["body"] = filled->body;
-    json::object out;
-    out["status"] = "dry_run";
-    out["service"] = def->service_name;
-    out["capability"] = cap->name;
-    out["request"] = call.scrub.apply_json(json::value(std::move(request)));
-    json::array pending;
-    for (const auto& var : auth_vars) {
-      if (call.values.count(var.name) == 0) pending.push_back(json::string(var.name));
-    }
-    if (!pending.empty()) out["authenticationFirst"] = std::move(pending);
     finish("ok");
-    co_return json::value(std::move(out));
+    co_return call.dry_run_answer(*cap, filled.value(), auth_vars.value());
   }
-
-  auto response = co_await call.send(tmpl.value(), filled.value());
-  bool fresh = false;
-  for (const auto& var : auth_vars) fresh = fresh || call.from_auth.count(var.name) != 0;
-  if (response.ok() && response->status == 401 && !auth_vars.empty() && !fresh) {
-    // A token the vault still held was refused (revoked, or expired early): get a new one once.
-    for (const auto& var : auth_vars) {
-      auto outcome = co_await call.ensure_auth_output(var, true);
-      if (!outcome.ok() || outcome.value()) break;
-    }
-    bool all = true;
-    for (const auto& var : auth_vars) all = all && call.values.count(var.name) != 0;
-    if (all) {
-      auto refilled = fill(tmpl.value(), lookup);
-      if (refilled.ok()) {
-        response = co_await call.send(tmpl.value(), refilled.value());
-      }
-    }
-  }
+  auto response = co_await call.send_renewing_auth(tmpl.value(), filled.value(), auth_vars.value());
   if (!response.ok()) {
     const auto& error = response.error();
     if (error.data.is_object() && error.data.as_object().contains("rateLimited")) {
@@ -977,40 +1073,14 @@ asio::awaitable<Result<json::value>> Gateway::execute(ExecuteParams params) {
     finish("error");
     co_return Error::make(error.code, call.scrub.apply(error.message), error.data);
   }
-  json::object out;
-  const bool ok = response->status >= 200 && response->status <= 299;
-  out["status"] = ok ? "ok" : "failed";
-  out["service"] = def->service_name;
-  out["capability"] = cap->name;
-  out["httpStatus"] = response->status;
-  json::object headers;
-  for (const auto& [k, v] : response->headers) {
-    if (k == "set-cookie") continue;  // session cookies stay with the daemon
-    if (auto* existing = headers.if_contains(k)) {
-      *existing = json::string(std::string(existing->as_string()) + ", " + v);
-    } else {
-      headers[k] = v;
-    }
+  auto out = co_await call.answer(*cap, response.value());
+  if (!out.ok()) {
+    finish("error");
+    co_return Error::make(out.error().code, call.scrub.apply(out.error().message));
   }
-  out["headers"] = std::move(headers);
-  const json::value body = body_value(response.value());
-  if (ok) {
-    auto mapped = co_await call.apply_mapping(cap->response_mapping, cap->output, body, false);
-    if (!mapped.ok()) {
-      finish("error");
-      co_return Error::make(mapped.error().code, call.scrub.apply(mapped.error().message));
-    }
-    for (auto& [k, v] : mapped.value()) out[k] = std::move(v);
-    if (auto validation = validate_response(*def, *cap, response->status, body)) {
-      out["validation"] = std::move(*validation);
-    }
-  } else {
-    out["error"] = call.match_error(response.value());
-  }
-  out["body"] = body;
   entry.detail["httpStatus"] = response->status;
-  finish(ok ? "ok" : "failed");
-  co_return call.scrub.apply_json(json::value(std::move(out)));
+  finish(response->status >= 200 && response->status <= 299 ? "ok" : "failed");
+  co_return call.scrub.apply_json(json::value(std::move(out).value()));
 }
 
 }  // namespace hearth::a2s

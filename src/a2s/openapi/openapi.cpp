@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "a2s/definition/definition.hpp"
 #include "a2s/template/variables.hpp"
@@ -215,20 +217,8 @@ struct Importer {
   }
 };
 
-}  // namespace
-
-Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions& options) {
-  if (!doc.is_object()) return invalid("the document is not a mapping");
-  if (json::member(doc, "swagger") != nullptr) {
-    return invalid(
-        "this is Swagger 2.0; convert it to OpenAPI 3 first (e.g. with swagger2openapi)");
-  }
-  const std::string version = string_at(doc, "openapi");
-  if (version.rfind("3.", 0) != 0) return invalid("not an OpenAPI 3 document (no openapi: 3.x)");
-  ImportResult result;
-  Importer im{doc, result.warnings};
-
-  // The server: its host is the domain, its path the base of every request.
+/// The servers[] URL to use, its variables at their defaults: `wanted`, else the first.
+Result<std::string> pick_server(const json::value& doc, const std::string& wanted) {
   std::string server;
   if (const auto* servers = json::member(doc, "servers");
       servers != nullptr && servers->is_array()) {
@@ -243,26 +233,20 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
           }
         }
       }
-      if (options.server_url.empty() ? server.empty() : url == options.server_url) server = url;
+      if (wanted.empty() ? server.empty() : url == wanted) server = url;
     }
   }
   if (server.empty()) {
-    return invalid(options.server_url.empty()
+    return invalid(wanted.empty()
                        ? "no servers[] entry with an absolute URL: give one with --server"
-                       : "no servers[] entry is " + options.server_url);
+                       : "no servers[] entry is " + wanted);
   }
-  auto url = httpclient::parse_url(server);
-  if (!url.ok()) return invalid("server " + server + ": " + url.error().message);
-  if (!url->tls) {
-    result.warnings.push_back("server " + server +
-                              " is plain http: hearth calls it only as a local test domain "
-                              "(--local-domain)");
-  }
-  const std::string domain = url->host_header();
-  std::string base = url->target;
-  if (const auto q = base.find('?'); q != std::string::npos) base = base.substr(0, q);
-  while (!base.empty() && base.back() == '/') base.pop_back();
+  return server;
+}
 
+/// The definition's service fields (name, description, domain, version) from `info`.
+json::object service_fields(const json::value& doc, const ImportOptions& options,
+                            const std::string& domain) {
   json::object def;
   const auto* info = object_at(doc, "info");
   const json::value info_value = info != nullptr ? json::value(*info) : json::value(nullptr);
@@ -277,134 +261,442 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
   std::string info_version = string_at(info_value, "version");
   def["version"] = info_version.empty() ? std::string("1.0") : info_version;
   def["checksum"] = "";
+  return def;
+}
 
-  // Security schemes: each becomes the variables (and the header or query lines) its
-  // operations send; OAuth2 client credentials becomes an authentication.
-  struct Scheme {
-    std::vector<std::pair<std::string, std::string>> headers;  ///< name, value template
-    std::vector<std::pair<std::string, std::string>> query;
-    json::object variables;  ///< inputVariables it adds (service storage)
-    bool supported = false;
-  };
-  std::map<std::string, Scheme> schemes;
-  json::array authentications;
-  if (const auto* comps = object_at(doc, "components")) {
-    if (const auto* ss = comps->if_contains("securitySchemes"); ss != nullptr && ss->is_object()) {
-      for (const auto& [name, raw] : ss->get_object()) {
-        const json::value* s = im.resolve(raw);
-        if (s == nullptr) continue;
-        const std::string type = string_at(*s, "type");
-        const std::string prefix = variable_name(name);
-        Scheme scheme;
-        const auto service_var = [](const std::string& desc) {
-          return json::object{{"type", "string"}, {"description", desc}, {"storage", "service"}};
-        };
-        if (type == "http" && ascii::lower(string_at(*s, "scheme")) == "bearer") {
-          scheme.headers.emplace_back("Authorization", "Bearer ${" + prefix + "_TOKEN}");
-          scheme.variables[prefix + "_TOKEN"] =
-              service_var("Bearer token (" + std::string(name) + ")");
-          scheme.supported = true;
-        } else if (type == "http" && ascii::lower(string_at(*s, "scheme")) == "basic") {
-          scheme.headers.emplace_back("Authorization", "Basic ${" + prefix + "_CREDENTIALS}");
-          scheme.variables[prefix + "_CREDENTIALS"] = service_var(
-              "HTTP Basic credentials: base64 of user:password (" + std::string(name) + ")");
-          scheme.supported = true;
-        } else if (type == "apiKey") {
-          const std::string in = string_at(*s, "in");
-          const std::string param = string_at(*s, "name");
-          const std::string var = prefix + "_KEY";
-          scheme.variables[var] = service_var("API key (" + std::string(name) + ")");
-          if (in == "header" && rfc9110::is_token(param)) {
-            scheme.headers.emplace_back(param, "${" + var + "}");
-            scheme.supported = true;
-          } else if (in == "query" && !param.empty()) {
-            scheme.query.emplace_back(param, "${" + var + "}");
-            scheme.supported = true;
-          } else if (in == "cookie" && !param.empty()) {
-            scheme.headers.emplace_back("Cookie", strcat(param, "=${", var, "}"));
-            scheme.supported = true;
-          }
-        } else if (type == "oauth2") {
-          const auto* flows = object_at(*s, "flows");
-          const json::object* cc = nullptr;
-          if (flows != nullptr) {
-            if (const auto* f = flows->if_contains("clientCredentials"); f && f->is_object()) {
-              cc = &f->get_object();
-            }
-          }
-          if (cc != nullptr) {
-            const std::string token_url = string_at(json::value(*cc), "tokenUrl");
-            auto tu = httpclient::parse_url(token_url);
-            std::string target = "/oauth/token";
-            if (tu.ok()) {
-              target = tu->target;
-              if (tu->host_header() != domain) {
-                result.warnings.push_back(
-                    strcat("security scheme ", name, ": the token URL ", token_url,
-                           " is on another host than ", domain,
-                           "; A2S keeps one domain per service, so the token request goes to ",
-                           domain, target, " (edit it if the API serves it elsewhere)"));
-              }
-            } else if (!token_url.empty() && token_url.front() == '/') {
-              target = token_url;
-            }
-            json::object auth;
-            auth["type"] = "oauth2";
-            auth["description"] = "OAuth2 client credentials (" + std::string(name) + ")";
-            auth["inputVariables"] =
-                json::object{{"CLIENT_ID", service_var("OAuth client ID")},
-                             {"CLIENT_SECRET", service_var("OAuth client secret")}};
-            auth["outputVariables"] = json::object{
-                {"AUTH_TOKEN", json::object{{"type", "string"},
-                                            {"description", "Bearer token for API access"},
-                                            {"storage", "service"},
-                                            {"expiry", 3600}}}};
-            auth["request"] = strcat("POST ", target, " HTTP/1.1\nHost: ", domain,
-                                     "\nContent-Type: application/x-www-form-urlencoded\n\n"
-                                     "grant_type=client_credentials&client_id=${CLIENT_ID}"
-                                     "&client_secret=${CLIENT_SECRET}\n");
-            auth["responseMapping"] = json::object{{"$.access_token", "AUTH_TOKEN"},
-                                                   {"$.expires_in", "AUTH_TOKEN_EXPIRY"}};
-            if (authentications.empty()) authentications.push_back(std::move(auth));
-            scheme.headers.emplace_back("Authorization", "Bearer ${AUTH_TOKEN}");
-            scheme.variables["AUTH_TOKEN"] = json::object{
-                {"type", "string"}, {"description", "Bearer token"}, {"storage", "service"}};
-            scheme.supported = true;
-          } else {
-            result.warnings.push_back("security scheme " + std::string(name) +
-                                      ": only the OAuth2 client-credentials flow is imported");
-          }
-        } else {
-          result.warnings.push_back("security scheme " + std::string(name) + " (" + type +
-                                    ") is not imported");
-        }
-        schemes[std::string(name)] = std::move(scheme);
+/// What a security scheme adds to the operations that use it.
+struct Scheme {
+  std::vector<std::pair<std::string, std::string>> headers;  ///< name, value template
+  std::vector<std::pair<std::string, std::string>> query;
+  json::object variables;  ///< inputVariables it adds (service storage)
+  bool supported = false;
+};
+
+json::object service_variable(const std::string& description) {
+  return json::object{{"type", "string"}, {"description", description}, {"storage", "service"}};
+}
+
+/// The A2S authentication of an OAuth2 client-credentials flow `cc` of scheme `name`. Its token
+/// request goes to the service's domain (A2S keeps one per service), said in a warning when the
+/// token URL is elsewhere.
+json::object client_credentials(const Importer& im, std::string_view name, const json::object& cc,
+                                const std::string& domain) {
+  const std::string token_url = string_at(json::value(cc), "tokenUrl");
+  auto tu = httpclient::parse_url(token_url);
+  std::string target = "/oauth/token";
+  if (tu.ok()) {
+    target = tu->target;
+    if (tu->host_header() != domain) {
+      im.warnings.push_back(strcat("security scheme ", name, ": the token URL ", token_url,
+                                   " is on another host than ", domain,
+                                   "; A2S keeps one domain per service, so the token request "
+                                   "goes to ",
+                                   domain, target, " (edit it if the API serves it elsewhere)"));
+    }
+  } else if (!token_url.empty() && token_url.front() == '/') {
+    target = token_url;
+  }
+  json::object auth;
+  auth["type"] = "oauth2";
+  auth["description"] = "OAuth2 client credentials (" + std::string(name) + ")";
+  auth["inputVariables"] = json::object{{"CLIENT_ID", service_variable("OAuth client ID")},
+                                        {"CLIENT_SECRET", service_variable("OAuth client secret")}};
+  auth["outputVariables"] =
+      json::object{{"AUTH_TOKEN", json::object{{"type", "string"},
+                                               {"description", "Bearer token for API access"},
+                                               {"storage", "service"},
+                                               {"expiry", 3600}}}};
+  auth["request"] = strcat("POST ", target, " HTTP/1.1\nHost: ", domain,
+                           "\nContent-Type: application/x-www-form-urlencoded\n\n"
+                           "grant_type=client_credentials&client_id=${CLIENT_ID}"
+                           "&client_secret=${CLIENT_SECRET}\n");
+  auth["responseMapping"] =
+      json::object{{"$.access_token", "AUTH_TOKEN"}, {"$.expires_in", "AUTH_TOKEN_EXPIRY"}};
+  return auth;
+}
+
+/// One security scheme: bearer and basic HTTP, API keys (header, query, cookie) and OAuth2
+/// client credentials are supported; the first OAuth2 one becomes `authentications[0]`.
+Scheme read_scheme(const Importer& im, std::string_view name, const json::value& s,
+                   const std::string& domain, json::array& authentications) {
+  const std::string type = string_at(s, "type");
+  const std::string prefix = variable_name(name);
+  Scheme scheme;
+  if (type == "http" && ascii::lower(string_at(s, "scheme")) == "bearer") {
+    scheme.headers.emplace_back("Authorization", "Bearer ${" + prefix + "_TOKEN}");
+    scheme.variables[prefix + "_TOKEN"] =
+        service_variable("Bearer token (" + std::string(name) + ")");
+    scheme.supported = true;
+  } else if (type == "http" && ascii::lower(string_at(s, "scheme")) == "basic") {
+    scheme.headers.emplace_back("Authorization", "Basic ${" + prefix + "_CREDENTIALS}");
+    scheme.variables[prefix + "_CREDENTIALS"] = service_variable(
+        "HTTP Basic credentials: base64 of user:password (" + std::string(name) + ")");
+    scheme.supported = true;
+  } else if (type == "apiKey") {
+    const std::string in = string_at(s, "in");
+    const std::string param = string_at(s, "name");
+    const std::string var = prefix + "_KEY";
+    scheme.variables[var] = service_variable("API key (" + std::string(name) + ")");
+    if (in == "header" && rfc9110::is_token(param)) {
+      scheme.headers.emplace_back(param, "${" + var + "}");
+      scheme.supported = true;
+    } else if (in == "query" && !param.empty()) {
+      scheme.query.emplace_back(param, "${" + var + "}");
+      scheme.supported = true;
+    } else if (in == "cookie" && !param.empty()) {
+      scheme.headers.emplace_back("Cookie", strcat(param, "=${", var, "}"));
+      scheme.supported = true;
+    }
+  } else if (type == "oauth2") {
+    const auto* flows = object_at(s, "flows");
+    const json::object* cc = nullptr;
+    if (flows != nullptr) {
+      if (const auto* f = flows->if_contains("clientCredentials"); f && f->is_object()) {
+        cc = &f->get_object();
       }
+    }
+    if (cc != nullptr) {
+      json::object auth = client_credentials(im, name, *cc, domain);
+      if (authentications.empty()) authentications.push_back(std::move(auth));
+      scheme.headers.emplace_back("Authorization", "Bearer ${AUTH_TOKEN}");
+      scheme.variables["AUTH_TOKEN"] =
+          json::object{{"type", "string"}, {"description", "Bearer token"}, {"storage", "service"}};
+      scheme.supported = true;
+    } else {
+      im.warnings.push_back("security scheme " + std::string(name) +
+                            ": only the OAuth2 client-credentials flow is imported");
+    }
+  } else {
+    im.warnings.push_back("security scheme " + std::string(name) + " (" + type +
+                          ") is not imported");
+  }
+  return scheme;
+}
+
+/// Every scheme of components.securitySchemes, by name: each becomes the variables (and the
+/// header or query lines) its operations send.
+std::map<std::string, Scheme> read_schemes(const Importer& im, const std::string& domain,
+                                           json::array& authentications) {
+  std::map<std::string, Scheme> schemes;
+  const auto* comps = object_at(im.doc, "components");
+  if (comps == nullptr) return schemes;
+  const auto* ss = comps->if_contains("securitySchemes");
+  if (ss == nullptr || !ss->is_object()) return schemes;
+  for (const auto& [name, raw] : ss->get_object()) {
+    const json::value* s = im.resolve(raw);
+    if (s == nullptr) continue;
+    schemes[std::string(name)] = read_scheme(im, name, *s, domain, authentications);
+  }
+  return schemes;
+}
+
+/// The scheme an operation uses under `security` (its own, else the document's): the first
+/// alternative that hearth supports, its scopes added to `scopes`. Null for none, or for `{}`
+/// (no authentication needed).
+const Scheme* pick_scheme(const std::map<std::string, Scheme>& schemes, const json::value* security,
+                          json::array& scopes) {
+  if (security == nullptr || !security->is_array()) return nullptr;
+  for (const auto& alt : security->get_array()) {
+    if (!alt.is_object()) continue;
+    if (alt.get_object().empty()) return nullptr;
+    for (const auto& [name, sc] : alt.get_object()) {
+      auto it = schemes.find(std::string(name));
+      if (it == schemes.end() || !it->second.supported) continue;
+      if (sc.is_array()) {
+        for (const auto& x : sc.get_array()) scopes.push_back(x);
+      }
+      return &it->second;
     }
   }
-  // The schemes an operation uses: its own `security`, else the document's (the first
-  // alternative that hearth supports).
-  const auto pick = [&](const json::value* security, json::array& scopes) -> const Scheme* {
-    if (security == nullptr || !security->is_array()) return nullptr;
-    for (const auto& alt : security->get_array()) {
-      if (!alt.is_object()) continue;
-      if (alt.get_object().empty()) return nullptr;  // {}: no authentication needed
-      for (const auto& [name, sc] : alt.get_object()) {
-        auto it = schemes.find(std::string(name));
-        if (it == schemes.end() || !it->second.supported) continue;
-        if (sc.is_array()) {
-          for (const auto& x : sc.get_array()) scopes.push_back(x);
+  return nullptr;
+}
+
+/// One operation on its way to a capability: its variables, each named once, and the parts of
+/// its request template.
+struct OperationImport {
+  OperationImport(const Importer& importer, const std::string& capability, std::string base)
+      : im(importer), name(capability), target(std::move(base)) {}
+
+  const Importer& im;
+  const std::string& name;                  ///< the capability's
+  json::object temp;                        ///< tempVariables
+  std::map<std::string, std::string> used;  ///< variable -> parameter
+  std::string target;
+  std::string query;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string content_type;
+
+  /// The variable of parameter (or property) `param`: renamed, with a warning, when another
+  /// one already makes the same name.
+  std::string name_for(const std::string& param) {
+    std::string v = variable_name(param);
+    while (used.count(v) != 0 && used[v] != param) {
+      im.warnings.push_back(
+          strcat(name, ": parameters ", used[v], " and ", param, " both make ", v, ": renamed"));
+      v += "_2";
+    }
+    used[v] = param;
+    return v;
+  }
+
+  /// Header and query parameters into the request, path ones into `path_vars` (name ->
+  /// variable); every one a temporary variable. Cookie parameters and the headers hearth sets
+  /// itself are left out.
+  void read_parameters(const std::vector<const json::value*>& params,
+                       std::map<std::string, std::string>& path_vars) {
+    for (const auto* p : params) {
+      const std::string pname = string_at(*p, "name");
+      const std::string in = string_at(*p, "in");
+      if (pname.empty()) continue;
+      const auto* req = json::member(*p, "required");
+      const bool required = in == "path" || (req != nullptr && req->is_bool() && req->get_bool());
+      const json::value* schema = json::member(*p, "schema");
+      const json::value none;
+      const std::string var = name_for(pname);
+      if (in == "header") {
+        const std::string lower = ascii::lower(pname);
+        if (lower == "authorization" || lower == "host" || lower == "content-type" ||
+            lower == "content-length" || lower == "accept" || !rfc9110::is_token(pname)) {
+          continue;
         }
-        return &it->second;
+        headers.emplace_back(pname, "${" + var + "}");
+      } else if (in == "query") {
+        query +=
+            (query.empty() ? "" : "&") + httpclient::encode_component(pname) + "=${" + var + "}";
+      } else if (in == "path") {
+        path_vars[pname] = var;
+      } else {
+        continue;  // cookie parameters
+      }
+      temp[var] =
+          im.variable(schema != nullptr ? *schema : none, string_at(*p, "description"), required);
+    }
+  }
+
+  /// Appends `path` to the target with its {param} placeholders as ${VARIABLE}s (an undeclared
+  /// one gets a string variable). False when a placeholder is not closed.
+  bool add_path(std::string_view path, std::map<std::string, std::string>& path_vars) {
+    std::string_view rest = path;
+    while (!rest.empty()) {
+      const auto open = rest.find('{');
+      if (open == std::string_view::npos) {
+        target += rest;
+        break;
+      }
+      target += rest.substr(0, open);
+      const auto close = rest.find('}', open);
+      if (close == std::string_view::npos) return false;
+      const std::string pname(rest.substr(open + 1, close - open - 1));
+      auto it = path_vars.find(pname);
+      if (it == path_vars.end()) {
+        const std::string var = name_for(pname);
+        temp[var] = json::object{{"type", "string"}, {"description", "Path parameter " + pname}};
+        it = path_vars.emplace(pname, var).first;
+      }
+      target += "${" + it->second + "}";
+      rest = rest.substr(close + 1);
+    }
+    return true;
+  }
+
+  /// The request body: JSON or a form, a variable per property of an object schema, else one
+  /// variable for the whole body. False (with a warning) for any other media type.
+  bool read_body(const json::value& raw_body) {
+    const json::value* rb = im.resolve(raw_body);
+    const auto* content = rb != nullptr ? object_at(*rb, "content") : nullptr;
+    const auto* req = rb != nullptr ? json::member(*rb, "required") : nullptr;
+    const bool body_required = req != nullptr && req->is_bool() && req->get_bool();
+    const json::value* media = nullptr;
+    if (content != nullptr) {
+      for (const char* type : {"application/json", "application/x-www-form-urlencoded"}) {
+        if (media == nullptr && content->contains(type)) {
+          media = &content->at(type);
+          content_type = type;
+        }
       }
     }
-    return nullptr;
-  };
-  const json::value* global_security = json::member(doc, "security");
+    if (media == nullptr) {
+      im.warnings.push_back(name + ": its request body is neither JSON nor a form: left out");
+      return false;
+    }
+    const json::value* written = json::member(*media, "schema");
+    const json::value* schema = written != nullptr ? im.resolve(*written) : nullptr;
+    const json::object* props = schema != nullptr ? object_at(*schema, "properties") : nullptr;
+    std::set<std::string> required;
+    if (schema != nullptr) {
+      if (const auto* r = json::member(*schema, "required"); r != nullptr && r->is_array()) {
+        for (const auto& x : r->get_array()) {
+          if (x.is_string()) required.emplace(x.get_string());
+        }
+      }
+    }
+    if (props == nullptr) {
+      // A body that is not an object of properties: one variable holds it whole.
+      const std::string var = name_for("body");
+      temp[var] = im.variable(schema != nullptr ? *schema : json::value(), "The request body",
+                              body_required);
+      body = content_type == "application/json" ? "${" + var + "}" : "body=${" + var + "}";
+      return true;
+    }
+    std::string json_body;
+    std::string form;
+    for (const auto& [prop, ps] : *props) {
+      const std::string var = name_for(prop);
+      auto v = im.variable(ps, "", body_required && required.count(std::string(prop)) != 0);
+      const bool is_string = v.at("type") == "string" || v.at("type") == "date";
+      temp[var] = std::move(v);
+      json_body += (json_body.empty() ? "" : ", ") + json::serialize(json::string(prop)) + ": " +
+                   (is_string ? "\"${" + var + "}\"" : "${" + var + "}");
+      form += (form.empty() ? "" : "&") + httpclient::encode_component(prop) + "=${" + var + "}";
+    }
+    body = content_type == "application/json" ? "{" + json_body + "}" : form;
+    return true;
+  }
+
+  /// The raw HTTP request template of `method` to `domain`.
+  std::string request(const std::string& method, const std::string& domain) const {
+    std::string out = strcat(method, " ", target, query.empty() ? "" : "?", query,
+                             " HTTP/1.1\nHost: ", domain, "\n");
+    if (!content_type.empty() && !body.empty()) out += "Content-Type: " + content_type + "\n";
+    for (const auto& [k, v] : headers) out += strcat(k, ": ", v, "\n");
+    if (!body.empty()) out += "\n" + body + "\n";
+    return out;
+  }
+};
+
+/// A whole document on its way to a definition: what every operation shares.
+struct DocumentImport {
+  DocumentImport(const Importer& importer, std::string host, std::string path)
+      : im(importer), domain(std::move(host)), base(std::move(path)) {}
+
+  const Importer& im;
+  std::string domain;
+  std::string base;  ///< the server's path, the start of every request target
+  std::map<std::string, Scheme> schemes;
+  const json::value* global_security = nullptr;
+  std::set<std::string> names;  ///< capability names taken
+  json::object response_schemas;
+
+  /// The capability of operation `op` (`method` on `path`), or nothing when it cannot be
+  /// imported (said in a warning).
+  std::optional<json::object> capability(std::string_view path, const json::value* shared_params,
+                                         std::string_view method, const json::value& op) {
+    const std::string upper = ascii::upper(method);
+    std::string name = string_at(op, "operationId");
+    if (name.empty()) name = upper + " " + std::string(path);
+    for (int n = 2; !names.insert(name).second; ++n) {
+      im.warnings.push_back("operation " + name + " is named twice: renamed");
+      name += " " + std::to_string(n);
+    }
+    std::string desc = string_at(op, "summary");
+    const std::string long_desc = string_at(op, "description");
+    if (!long_desc.empty()) desc += (desc.empty() ? "" : ". ") + long_desc;
+    if (desc.empty()) desc = upper + " " + std::string(path);
+
+    OperationImport o(im, name, base);
+    std::vector<const json::value*> params;
+    for (const auto* list : {shared_params, json::member(op, "parameters")}) {
+      if (list == nullptr || !list->is_array()) continue;
+      for (const auto& p : list->get_array()) {
+        if (const auto* r = im.resolve(p)) params.push_back(r);
+      }
+    }
+    std::map<std::string, std::string> path_vars;  // {param} -> ${PARAM}
+    o.read_parameters(params, path_vars);
+    bool skip = !o.add_path(path, path_vars);
+    if (o.target.empty()) o.target = "/";
+    if (const auto* raw_body = json::member(op, "requestBody")) {
+      skip = !o.read_body(*raw_body) || skip;
+    }
+    if (skip) {
+      names.erase(name);
+      return std::nullopt;
+    }
+    json::array scopes;
+    json::object inputs;
+    const json::value* op_security = json::member(op, "security");
+    const Scheme* scheme =
+        pick_scheme(schemes, op_security != nullptr ? op_security : global_security, scopes);
+    if (scheme != nullptr) {
+      for (const auto& [k, v] : scheme->headers) o.headers.emplace_back(k, v);
+      for (const auto& [k, v] : scheme->query) {
+        o.query += (o.query.empty() ? "" : "&") + httpclient::encode_component(k) + "=" + v;
+      }
+      for (const auto& [k, v] : scheme->variables) inputs[k] = v;
+    }
+    json::object cap;
+    cap["name"] = name;
+    cap["description"] = desc;
+    if (!scopes.empty()) cap["requiredScopes"] = scopes;
+    if (!inputs.empty()) cap["inputVariables"] = std::move(inputs);
+    if (!o.temp.empty()) cap["tempVariables"] = std::move(o.temp);
+    cap["request"] = o.request(upper, domain);
+    add_response_schema(op, name, cap);
+    return cap;
+  }
+
+  /// The first 2xx JSON response of `op`: a response schema (and its example) of `cap`.
+  void add_response_schema(const json::value& op, const std::string& name, json::object& cap) {
+    const auto* responses = object_at(op, "responses");
+    if (responses == nullptr) return;
+    for (const auto& [code, raw_resp] : *responses) {
+      if (code.size() != 3 || code[0] != '2') continue;
+      const json::value* resp = im.resolve(raw_resp);
+      const auto* content = resp != nullptr ? object_at(*resp, "content") : nullptr;
+      const json::value* media =
+          content != nullptr ? content->if_contains("application/json") : nullptr;
+      if (media == nullptr) continue;
+      const json::value* schema = json::member(*media, "schema");
+      const json::value* resolved = schema != nullptr ? im.resolve(*schema) : nullptr;
+      if (resolved == nullptr || !resolved->is_object()) continue;
+      const std::string key = variable_name(name) + "_RESPONSE";
+      json::object entry{{"statusCodes", json::array{std::atoi(std::string(code).c_str())}},
+                         {"format", "application/json"},
+                         {"schema", im.inline_refs(*resolved, 0)}};
+      if (const auto* ex = json::member(*media, "example")) {
+        entry["examples"] = json::object{{"default", *ex}};
+        cap["examples"] = json::object{{"success", json::object{{"response", *ex}}}};
+      }
+      response_schemas[key] = std::move(entry);
+      cap["responseSchema"] = "#/responseSchemas/" + key;
+      return;
+    }
+  }
+};
+
+}  // namespace
+
+Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions& options) {
+  if (!doc.is_object()) return invalid("the document is not a mapping");
+  if (json::member(doc, "swagger") != nullptr) {
+    return invalid(
+        "this is Swagger 2.0; convert it to OpenAPI 3 first (e.g. with swagger2openapi)");
+  }
+  const std::string version = string_at(doc, "openapi");
+  if (version.rfind("3.", 0) != 0) return invalid("not an OpenAPI 3 document (no openapi: 3.x)");
+  ImportResult result;
+  const Importer im{doc, result.warnings};
+
+  // The server: its host is the domain, its path the base of every request.
+  HEARTH_ASSIGN_OR_RETURN(const std::string server, pick_server(doc, options.server_url));
+  auto url = httpclient::parse_url(server);
+  if (!url.ok()) return invalid("server " + server + ": " + url.error().message);
+  if (!url->tls) {
+    result.warnings.push_back("server " + server +
+                              " is plain http: hearth calls it only as a local test domain "
+                              "(--local-domain)");
+  }
+  DocumentImport d(im, url->host_header(), url->target);
+  if (const auto q = d.base.find('?'); q != std::string::npos) d.base = d.base.substr(0, q);
+  while (!d.base.empty() && d.base.back() == '/') d.base.pop_back();
+
+  json::object def = service_fields(doc, options, d.domain);
+  json::array authentications;
+  d.schemes = read_schemes(im, d.domain, authentications);
+  d.global_security = json::member(doc, "security");
 
   json::array capabilities;
-  json::object response_schemas;
-  std::set<std::string> names;
   const auto* paths = object_at(doc, "paths");
   if (paths == nullptr) return invalid("no paths");
   for (const auto& [path, raw_item] : *paths) {
@@ -416,214 +708,15 @@ Result<ImportResult> import_openapi(const json::value& doc, const ImportOptions&
       if (raw_op == nullptr) continue;
       const json::value* op = im.resolve(*raw_op);
       if (op == nullptr || !op->is_object()) continue;
-      const std::string upper = ascii::upper(method);
-      std::string name = string_at(*op, "operationId");
-      if (name.empty()) name = upper + " " + std::string(path);
-      for (int n = 2; !names.insert(name).second; ++n) {
-        result.warnings.push_back("operation " + name + " is named twice: renamed");
-        name += " " + std::to_string(n);
+      if (auto cap = d.capability(path, shared_params, method, *op)) {
+        capabilities.push_back(std::move(*cap));
       }
-      std::string desc = string_at(*op, "summary");
-      const std::string long_desc = string_at(*op, "description");
-      if (!long_desc.empty()) desc += (desc.empty() ? "" : ". ") + long_desc;
-      if (desc.empty()) desc = upper + " " + std::string(path);
-
-      json::object temp;
-      json::object inputs;
-      std::map<std::string, std::string> used;  // variable -> parameter
-      const auto name_for = [&](const std::string& param) {
-        std::string v = variable_name(param);
-        while (used.count(v) != 0 && used[v] != param) {
-          result.warnings.push_back(strcat(name, ": parameters ", used[v], " and ", param,
-                                           " both make ", v, ": renamed"));
-          v += "_2";
-        }
-        used[v] = param;
-        return v;
-      };
-      std::string target = base;
-      std::string query;
-      std::vector<std::pair<std::string, std::string>> headers;
-      bool skip = false;
-      // Path template: {param} -> ${PARAM}.
-      std::map<std::string, std::string> path_vars;
-      std::vector<const json::value*> params;
-      for (const auto* list : {shared_params, json::member(*op, "parameters")}) {
-        if (list == nullptr || !list->is_array()) continue;
-        for (const auto& p : list->get_array()) {
-          if (const auto* r = im.resolve(p)) params.push_back(r);
-        }
-      }
-      for (const auto* p : params) {
-        const std::string pname = string_at(*p, "name");
-        const std::string in = string_at(*p, "in");
-        if (pname.empty()) continue;
-        const auto* req = json::member(*p, "required");
-        const bool required = in == "path" || (req != nullptr && req->is_bool() && req->get_bool());
-        const json::value* schema = json::member(*p, "schema");
-        const json::value none;
-        const std::string var = name_for(pname);
-        if (in == "header") {
-          const std::string lower = ascii::lower(pname);
-          if (lower == "authorization" || lower == "host" || lower == "content-type" ||
-              lower == "content-length" || lower == "accept" || !rfc9110::is_token(pname)) {
-            continue;
-          }
-          headers.emplace_back(pname, "${" + var + "}");
-        } else if (in == "query") {
-          query +=
-              (query.empty() ? "" : "&") + httpclient::encode_component(pname) + "=${" + var + "}";
-        } else if (in == "path") {
-          path_vars[pname] = var;
-        } else {
-          continue;  // cookie parameters
-        }
-        temp[var] =
-            im.variable(schema != nullptr ? *schema : none, string_at(*p, "description"), required);
-      }
-      // The path with its placeholders.
-      std::string_view rest = path;
-      while (!rest.empty()) {
-        const auto open = rest.find('{');
-        if (open == std::string_view::npos) {
-          target += rest;
-          break;
-        }
-        target += rest.substr(0, open);
-        const auto close = rest.find('}', open);
-        if (close == std::string_view::npos) {
-          skip = true;
-          break;
-        }
-        const std::string pname(rest.substr(open + 1, close - open - 1));
-        auto it = path_vars.find(pname);
-        if (it == path_vars.end()) {
-          const std::string var = name_for(pname);
-          temp[var] = json::object{{"type", "string"}, {"description", "Path parameter " + pname}};
-          it = path_vars.emplace(pname, var).first;
-        }
-        target += "${" + it->second + "}";
-        rest = rest.substr(close + 1);
-      }
-      if (target.empty()) target = "/";
-      // The request body.
-      std::string body;
-      std::string content_type;
-      if (const auto* raw_body = json::member(*op, "requestBody")) {
-        const json::value* rb = im.resolve(*raw_body);
-        const auto* content = rb != nullptr ? object_at(*rb, "content") : nullptr;
-        const auto* req = rb != nullptr ? json::member(*rb, "required") : nullptr;
-        const bool body_required = req != nullptr && req->is_bool() && req->get_bool();
-        const json::value* media = nullptr;
-        if (content != nullptr) {
-          for (const char* type : {"application/json", "application/x-www-form-urlencoded"}) {
-            if (media == nullptr && content->contains(type)) {
-              media = &content->at(type);
-              content_type = type;
-            }
-          }
-        }
-        if (media == nullptr) {
-          result.warnings.push_back(name +
-                                    ": its request body is neither JSON nor a form: "
-                                    "left out");
-          skip = true;
-        } else {
-          const json::value* written = json::member(*media, "schema");
-          const json::value* schema = written != nullptr ? im.resolve(*written) : nullptr;
-          const json::object* props =
-              schema != nullptr ? object_at(*schema, "properties") : nullptr;
-          std::set<std::string> required;
-          if (schema != nullptr) {
-            if (const auto* r = json::member(*schema, "required"); r != nullptr && r->is_array()) {
-              for (const auto& x : r->get_array()) {
-                if (x.is_string()) required.emplace(x.get_string());
-              }
-            }
-          }
-          if (props == nullptr) {
-            // A body that is not an object of properties: one variable holds it whole.
-            const std::string var = name_for("body");
-            temp[var] = im.variable(schema != nullptr ? *schema : json::value(), "The request body",
-                                    body_required);
-            body = content_type == "application/json" ? "${" + var + "}" : "body=${" + var + "}";
-          } else {
-            std::string json_body;
-            std::string form;
-            for (const auto& [prop, ps] : *props) {
-              const std::string var = name_for(prop);
-              auto v = im.variable(ps, "", body_required && required.count(std::string(prop)) != 0);
-              const bool is_string = v.at("type") == "string" || v.at("type") == "date";
-              temp[var] = std::move(v);
-              json_body += (json_body.empty() ? "" : ", ") + json::serialize(json::string(prop)) +
-                           ": " + (is_string ? "\"${" + var + "}\"" : "${" + var + "}");
-              form += (form.empty() ? "" : "&") + httpclient::encode_component(prop) + "=${" + var +
-                      "}";
-            }
-            body = content_type == "application/json" ? "{" + json_body + "}" : form;
-          }
-        }
-      }
-      if (skip) {
-        names.erase(name);
-        continue;
-      }
-      // Security.
-      json::array scopes;
-      const json::value* op_security = json::member(*op, "security");
-      const Scheme* scheme = pick(op_security != nullptr ? op_security : global_security, scopes);
-      if (scheme != nullptr) {
-        for (const auto& [k, v] : scheme->headers) headers.emplace_back(k, v);
-        for (const auto& [k, v] : scheme->query) {
-          query += (query.empty() ? "" : "&") + httpclient::encode_component(k) + "=" + v;
-        }
-        for (const auto& [k, v] : scheme->variables) inputs[k] = v;
-      }
-      std::string request = strcat(upper, " ", target, query.empty() ? "" : "?", query,
-                                   " HTTP/1.1\nHost: ", domain, "\n");
-      if (!content_type.empty() && !body.empty()) request += "Content-Type: " + content_type + "\n";
-      for (const auto& [k, v] : headers) request += strcat(k, ": ", v, "\n");
-      if (!body.empty()) request += "\n" + body + "\n";
-
-      json::object cap;
-      cap["name"] = name;
-      cap["description"] = desc;
-      if (!scopes.empty()) cap["requiredScopes"] = scopes;
-      if (!inputs.empty()) cap["inputVariables"] = std::move(inputs);
-      if (!temp.empty()) cap["tempVariables"] = std::move(temp);
-      cap["request"] = request;
-      // The first 2xx JSON response: a response schema (and its example).
-      if (const auto* responses = object_at(*op, "responses")) {
-        for (const auto& [code, raw_resp] : *responses) {
-          if (code.size() != 3 || code[0] != '2') continue;
-          const json::value* resp = im.resolve(raw_resp);
-          const auto* content = resp != nullptr ? object_at(*resp, "content") : nullptr;
-          const json::value* media =
-              content != nullptr ? content->if_contains("application/json") : nullptr;
-          if (media == nullptr) continue;
-          const json::value* schema = json::member(*media, "schema");
-          const json::value* resolved = schema != nullptr ? im.resolve(*schema) : nullptr;
-          if (resolved == nullptr || !resolved->is_object()) continue;
-          const std::string key = variable_name(name) + "_RESPONSE";
-          json::object entry{{"statusCodes", json::array{std::atoi(std::string(code).c_str())}},
-                             {"format", "application/json"},
-                             {"schema", im.inline_refs(*resolved, 0)}};
-          if (const auto* ex = json::member(*media, "example")) {
-            entry["examples"] = json::object{{"default", *ex}};
-            cap["examples"] = json::object{{"success", json::object{{"response", *ex}}}};
-          }
-          response_schemas[key] = std::move(entry);
-          cap["responseSchema"] = "#/responseSchemas/" + key;
-          break;
-        }
-      }
-      capabilities.push_back(std::move(cap));
     }
   }
   if (capabilities.empty()) return invalid("no operation could be imported");
   if (!authentications.empty()) def["authentications"] = std::move(authentications);
   def["capabilities"] = std::move(capabilities);
-  if (!response_schemas.empty()) def["responseSchemas"] = std::move(response_schemas);
+  if (!d.response_schemas.empty()) def["responseSchemas"] = std::move(d.response_schemas);
   def["security"] = json::object{
       {"transport", json::object{{"minTlsVersion", "1.2"}}},
       {"variables", json::object{{"encryption", "AES-256-GCM"}, {"domainBinding", true}}}};

@@ -276,81 +276,72 @@ Result<std::string> fill_json(std::string_view body, const Lookup& lookup) {
   return out;
 }
 
-}  // namespace
-
-Result<Template> parse_template(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto nl = text.find('\n', start);
-    lines.push_back(
-        text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
-    if (nl == std::string_view::npos) break;
-    start = nl + 1;
+/// Whether a placeholder stands in a query parameter's name ("${K}=v"): a value there could
+/// add parameters.
+bool placeholder_in_query_name(std::string_view query) {
+  std::size_t s = 0;
+  while (s <= query.size()) {
+    const auto amp = query.find('&', s);
+    const auto item =
+        query.substr(s, amp == std::string_view::npos ? std::string_view::npos : amp - s);
+    const auto eq = item.find('=');
+    if (eq != std::string_view::npos && item.substr(0, eq).find("${") != std::string_view::npos) {
+      return true;
+    }
+    if (amp == std::string_view::npos) break;
+    s = amp + 1;
   }
-  std::size_t n = 0;
-  while (n < lines.size() && rstrip(lines[n]).empty()) ++n;
-  if (n == lines.size()) return line_error(1, "empty template: a request line is required");
+  return false;
+}
 
-  Template t;
-  // The request line: METHOD TARGET [HTTP/1.x]
-  {
-    const auto line = ascii::trim(rstrip(lines[n]));
-    const auto sp = line.find(' ');
-    if (sp == std::string_view::npos) {
-      return line_error(n + 1, "the request line must be 'METHOD /path HTTP/1.1'");
-    }
-    t.method = std::string(line.substr(0, sp));
-    auto rest = ascii::trim(line.substr(sp + 1));
-    const auto sp2 = rest.rfind(' ');
-    std::string_view version;
-    if (sp2 != std::string_view::npos) {
-      version = ascii::trim(rest.substr(sp2 + 1));
-      rest = ascii::trim(rest.substr(0, sp2));
-    }
-    if (!rfc9110::is_token(t.method) || t.method.find("${") != std::string::npos ||
-        ascii::upper(t.method) != t.method) {
-      return line_error(n + 1, "the method must be an upper-case token (GET, POST, ...)");
-    }
-    if (!version.empty() && version != "HTTP/1.1" && version != "HTTP/1.0") {
-      return line_error(n + 1, "the HTTP version must be HTTP/1.1");
-    }
-    if (rest.empty() || rest.front() != '/') {
-      return line_error(n + 1,
-                        "the target must be a path starting with '/' (the host is the "
-                        "service's domain; absolute URLs are not allowed)");
-    }
-    if (rest.size() > 1 && rest[1] == '/') {
-      return line_error(n + 1, "the target may not start with '//'");
-    }
-    if (!target_text(rest)) {
-      return line_error(n + 1, "the target may not hold spaces, control characters or a fragment");
-    }
-    t.target = std::string(rest);
-    HEARTH_ASSIGN_OR_RETURN(auto pieces, split_pieces(t.target, n + 1));
-    const auto q = t.target.find('?');
-    if (q != std::string::npos) {
-      // Placeholders in a query key would let a value add parameters.
-      for (std::string_view pair : {std::string_view(t.target).substr(q + 1)}) {
-        std::size_t s = 0;
-        while (s <= pair.size()) {
-          const auto amp = pair.find('&', s);
-          const auto item =
-              pair.substr(s, amp == std::string_view::npos ? std::string_view::npos : amp - s);
-          const auto eq = item.find('=');
-          if (eq != std::string_view::npos &&
-              item.substr(0, eq).find("${") != std::string_view::npos) {
-            return line_error(n + 1, "a placeholder may not be a query parameter's name");
-          }
-          if (amp == std::string_view::npos) break;
-          s = amp + 1;
-        }
-      }
-    }
-    collect(pieces, t.placeholders);
+/// The request line (line `line_no`): METHOD TARGET [HTTP/1.x].
+Status read_request_line(std::string_view text, std::size_t line_no, Template& t) {
+  const auto line = ascii::trim(rstrip(text));
+  const auto sp = line.find(' ');
+  if (sp == std::string_view::npos) {
+    return line_error(line_no, "the request line must be 'METHOD /path HTTP/1.1'");
   }
-  ++n;
-  // Header lines, up to the first blank line.
+  t.method = std::string(line.substr(0, sp));
+  auto rest = ascii::trim(line.substr(sp + 1));
+  const auto sp2 = rest.rfind(' ');
+  std::string_view version;
+  if (sp2 != std::string_view::npos) {
+    version = ascii::trim(rest.substr(sp2 + 1));
+    rest = ascii::trim(rest.substr(0, sp2));
+  }
+  if (!rfc9110::is_token(t.method) || t.method.find("${") != std::string::npos ||
+      ascii::upper(t.method) != t.method) {
+    return line_error(line_no, "the method must be an upper-case token (GET, POST, ...)");
+  }
+  if (!version.empty() && version != "HTTP/1.1" && version != "HTTP/1.0") {
+    return line_error(line_no, "the HTTP version must be HTTP/1.1");
+  }
+  if (rest.empty() || rest.front() != '/') {
+    return line_error(line_no,
+                      "the target must be a path starting with '/' (the host is the "
+                      "service's domain; absolute URLs are not allowed)");
+  }
+  if (rest.size() > 1 && rest[1] == '/') {
+    return line_error(line_no, "the target may not start with '//'");
+  }
+  if (!target_text(rest)) {
+    return line_error(line_no, "the target may not hold spaces, control characters or a fragment");
+  }
+  t.target = std::string(rest);
+  HEARTH_ASSIGN_OR_RETURN(auto pieces, split_pieces(t.target, line_no));
+  if (const auto q = t.target.find('?'); q != std::string::npos) {
+    if (placeholder_in_query_name(std::string_view(t.target).substr(q + 1))) {
+      return line_error(line_no, "a placeholder may not be a query parameter's name");
+    }
+  }
+  collect(pieces, t.placeholders);
+  return Status{};
+}
+
+/// The header lines from `n` up to the first blank line; the index of that line (or the
+/// number of lines).
+Result<std::size_t> read_headers(const std::vector<std::string_view>& lines, std::size_t n,
+                                 Template& t) {
   bool have_host = false;
   for (; n < lines.size(); ++n) {
     const auto line = rstrip(lines[n]);
@@ -396,8 +387,13 @@ Result<Template> parse_template(std::string_view text) {
     t.headers.emplace_back(std::string(name), std::string(value));
   }
   if (!have_host) return line_error(2, "a Host header is required");
-  // The body: everything after the blank line, without the trailing blank lines a YAML block
-  // leaves.
+  return n;
+}
+
+/// The body: everything after the blank line `n`, without the trailing blank lines a YAML
+/// block leaves. A single `?query` line under a bodiless method (or without a Content-Type) is
+/// the trailing query; a JSON body must stay JSON whatever the values.
+Status read_body(const std::vector<std::string_view>& lines, std::size_t n, Template& t) {
   const std::size_t body_line = n + 2;
   std::string body;
   for (std::size_t i = n + 1; i < lines.size(); ++i) {
@@ -416,20 +412,9 @@ Result<Template> parse_template(std::string_view text) {
       return line_error(body_line,
                         "the query may not hold spaces, control characters or a fragment");
     }
-    body.clear();
     HEARTH_ASSIGN_OR_RETURN(auto pieces, split_pieces(t.trailing_query, body_line));
-    const std::string q = t.trailing_query;
-    std::size_t s = 0;
-    while (s <= q.size()) {
-      const auto amp = q.find('&', s);
-      const auto item = std::string_view(q).substr(
-          s, amp == std::string::npos ? std::string_view::npos : amp - s);
-      const auto eq = item.find('=');
-      if (eq != std::string_view::npos && item.substr(0, eq).find("${") != std::string_view::npos) {
-        return line_error(body_line, "a placeholder may not be a query parameter's name");
-      }
-      if (amp == std::string::npos) break;
-      s = amp + 1;
+    if (placeholder_in_query_name(t.trailing_query)) {
+      return line_error(body_line, "a placeholder may not be a query parameter's name");
     }
     collect(pieces, t.placeholders);
   } else if (!body.empty()) {
@@ -451,6 +436,29 @@ Result<Template> parse_template(std::string_view text) {
     collect(pieces, t.placeholders);
     t.body = std::move(body);
   }
+  return Status{};
+}
+
+}  // namespace
+
+Result<Template> parse_template(std::string_view text) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto nl = text.find('\n', start);
+    lines.push_back(
+        text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  std::size_t n = 0;
+  while (n < lines.size() && rstrip(lines[n]).empty()) ++n;
+  if (n == lines.size()) return line_error(1, "empty template: a request line is required");
+
+  Template t;
+  HEARTH_RETURN_IF_ERROR(read_request_line(lines[n], n + 1, t));
+  HEARTH_ASSIGN_OR_RETURN(n, read_headers(lines, n + 1, t));
+  HEARTH_RETURN_IF_ERROR(read_body(lines, n, t));
   return t;
 }
 

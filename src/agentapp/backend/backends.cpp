@@ -29,12 +29,6 @@
 #include "mcp/stdio_transport.hpp"
 #include "permissions/permissions.hpp"
 
-// GCC 12 reports -Wmismatched-new-delete at the end of launch(), the largest coroutine here: a
-// false positive in Boost's headers (Asio frees a frame it allocated past its recycling cache
-// with the matching aligned delete; GCC sees only the awaitable frame's operator new/delete
-// pair), silenced here only, as in appserver/server.cpp.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::agentapp {
 
 namespace asio = boost::asio;

@@ -7,10 +7,6 @@
 #include "common/random.hpp"
 #include "rpc/params.hpp"
 
-// GCC 12: -Wmismatched-new-delete at the end of agent_run, a false positive in Asio's frame
-// allocation (see src/workspace/workspace.cpp).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 namespace hearth::methods::agent {
 namespace asio = boost::asio;
 using hearth::workspace::Manager;
