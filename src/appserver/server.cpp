@@ -741,12 +741,11 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
   asio::awaitable<void> add_backend_tools(const SessionRecord& s, const json::object& front_matter,
                                           const json::array& operations, TurnTools& out) {
     const auto* services = front_matter.if_contains("services");
-    const bool has_backend =
-        services != nullptr && services->is_array() &&
-        std::any_of(services->get_array().begin(), services->get_array().end(),
-                    [](const json::value& sv) {
-                      return json::string_member(sv, "kind") == "app-backend";
-                    });
+    const bool has_backend = services != nullptr && services->is_array() &&
+                             std::any_of(services->get_array().begin(), services->get_array().end(),
+                                         [](const json::value& sv) {
+                                           return json::string_member(sv, "kind") == "app-backend";
+                                         });
     if (!options.backend_tools.list || !has_backend) co_return;
     auto found = co_await options.backend_tools.list(s.app);
     for (const auto& u : found["unavailable"].as_array()) {
@@ -819,10 +818,10 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
   asio::awaitable<json::array> tools_for(const SessionRecord& s, std::shared_ptr<Turn> turn) {
     auto self = shared_from_this();
     Turn& t = *turn;
-    TurnTools out{.tools = {}, .reserved = {}, .turn = t, .notice = [&](std::string text) {
-                    emit(s.id, t.record.id, t.trace, "progress",
-                         json::object{{"notice", std::move(text)}});
-                  }};
+    TurnTools out{
+        .tools = {}, .reserved = {}, .turn = t, .notice = [&](std::string text) {
+          emit(s.id, t.record.id, t.trace, "progress", json::object{{"notice", std::move(text)}});
+        }};
     out.reserved = {std::string(kAskTool), std::string(kCompleteTool)};
     for (const auto& spec : kTools) out.reserved.insert(tool_name(spec.capability, spec.method));
     add_capability_tools(s, out);
@@ -1462,16 +1461,35 @@ asio::awaitable<Result<json::value>> AppServer::call(Method method, json::value 
   } else {
     Fn fn = nullptr;
     switch (method) {
-      case Method::kInitialize: fn = &State::initialize; break;
-      case Method::kStart: fn = &State::start; break;
-      case Method::kRead: fn = &State::read; break;
-      case Method::kTurnStart: fn = &State::turn_start; break;
-      case Method::kTurnCancel: fn = &State::turn_cancel; break;
-      case Method::kActionRespond: fn = &State::respond; break;
-      case Method::kArtifactRead: fn = &State::artifact_read; break;
-      case Method::kEvidenceExport: fn = &State::evidence_export; break;
-      case Method::kCapabilityList: fn = &State::capability_list; break;
-      case Method::kInitialized: break;
+      case Method::kInitialize:
+        fn = &State::initialize;
+        break;
+      case Method::kStart:
+        fn = &State::start;
+        break;
+      case Method::kRead:
+        fn = &State::read;
+        break;
+      case Method::kTurnStart:
+        fn = &State::turn_start;
+        break;
+      case Method::kTurnCancel:
+        fn = &State::turn_cancel;
+        break;
+      case Method::kActionRespond:
+        fn = &State::respond;
+        break;
+      case Method::kArtifactRead:
+        fn = &State::artifact_read;
+        break;
+      case Method::kEvidenceExport:
+        fn = &State::evidence_export;
+        break;
+      case Method::kCapabilityList:
+        fn = &State::capability_list;
+        break;
+      case Method::kInitialized:
+        break;
     }
     work = [s, fn, params = std::move(params), session] { return ((*s).*fn)(params, session); };
   }

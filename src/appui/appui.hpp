@@ -47,8 +47,7 @@ class AppUiHost {
   /// Mounts an app's UI entry for a WebSocket connection: the mount ends with it. `workspace`
   /// (may be empty) is the one whose capabilities the answer lists.
   boost::asio::awaitable<Result<json::value>> open_mount(std::shared_ptr<rpc::Session> session,
-                                                         std::string app_id,
-                                                         std::string entry_key,
+                                                         std::string app_id, std::string entry_key,
                                                          std::string workspace);
   /// Ends a mount of this connection.
   Result<json::value> close_mount(std::uint64_t session_id, std::string_view mount_id);

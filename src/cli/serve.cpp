@@ -33,12 +33,11 @@ void announce(const ServeOptions& options, const json::object& ready, const std:
     std::cout << json::dump(ready) << std::endl;
   } else {
     const auto& services = ready.at("services").as_array();
-    std::cout << "hearth " << HEARTH_VERSION << " serving " << services.size()
-              << " service(s) on " << url << "\n"
-              << "  JSON-RPC: POST " << url << "/rpc   WebSocket: "
-              << ready.at("wsUrl").as_string().c_str()
-              << "\n  token file: " << ready.at("tokenFile").as_string().c_str()
-              << "\n  services:";
+    std::cout << "hearth " << HEARTH_VERSION << " serving " << services.size() << " service(s) on "
+              << url << "\n"
+              << "  JSON-RPC: POST " << url
+              << "/rpc   WebSocket: " << ready.at("wsUrl").as_string().c_str()
+              << "\n  token file: " << ready.at("tokenFile").as_string().c_str() << "\n  services:";
     for (const auto& s : services) std::cout << " " << s.as_string().c_str();
     std::cout << "\n  open the view host: " << url << "/ui/#token=" << token << std::endl;
   }

@@ -176,9 +176,15 @@ void Daemon::State::begin_shutdown() {
                           std::chrono::steady_clock::now() + std::chrono::seconds(3));
 }
 
-const Options& Context::options() const { return daemon_.state_->options; }
-const fs::path& Context::state_dir() const { return daemon_.state_->state_dir; }
-asio::io_context& Context::io() { return *daemon_.state_->ioc; }
+const Options& Context::options() const {
+  return daemon_.state_->options;
+}
+const fs::path& Context::state_dir() const {
+  return daemon_.state_->state_dir;
+}
+asio::io_context& Context::io() {
+  return *daemon_.state_->ioc;
+}
 
 std::string Context::url() const {
   std::lock_guard lock(daemon_.state_->url_mu);
@@ -275,8 +281,7 @@ net::ServerOptions server_options(const Options& options) {
 
 /// The ready document's addresses (daemon.json, --ready-file, --json).
 json::object addresses(const std::string& address, std::uint16_t port, const fs::path& token_file) {
-  const std::string host =
-      address.find(':') != std::string::npos ? "[" + address + "]" : address;
+  const std::string host = address.find(':') != std::string::npos ? "[" + address + "]" : address;
   const std::string url = "http://" + host + ":" + std::to_string(port);
   json::object ready;
   ready["url"] = url;

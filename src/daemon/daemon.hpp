@@ -4,8 +4,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <chrono>
 #include <boost/json/object.hpp>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>

@@ -3,9 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <csignal>
-
 #include <boost/asio/post.hpp>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -71,9 +70,11 @@ struct Stopper : Component {
   static std::vector<std::string_view> dependencies() { return {"b"}; }
   explicit Stopper(Context& context) : context_(context) {}
   Status expose(Surface& surface) override {
-    surface.rpc().add("test/echo",
-                      [](const rpc::Request& request)
-                          -> boost::asio::awaitable<Result<json::value>> { co_return request.params; });
+    surface.rpc().add(
+        "test/echo",
+        [](const rpc::Request& request) -> boost::asio::awaitable<Result<json::value>> {
+          co_return request.params;
+        });
     return {};
   }
   void start() override {
@@ -164,8 +165,7 @@ TEST_F(DaemonTest, AnUndeclaredDependencyStopsTheStartAndWhatWasBuiltIsUndoneInR
   daemon.add<C>();
   daemon.add<Sneaky>();
   EXPECT_EQ(daemon.run(), 1);
-  EXPECT_EQ(journal_.lines,
-            (std::vector<std::string>{"build a", "build c", "stop c", "stop a"}));
+  EXPECT_EQ(journal_.lines, (std::vector<std::string>{"build a", "build c", "stop c", "stop a"}));
   EXPECT_FALSE(fs::exists(dir_ / "ready.json"));
 }
 
@@ -214,10 +214,10 @@ TEST_F(DaemonTest, ServesStartsInOrderAnnouncesWhenReadyAndStopsInReverse) {
   EXPECT_EQ(token.size(), 64U);
   EXPECT_EQ(announced["stopper"].to_number<std::int64_t>(), 3);
   EXPECT_GT(announced["port"].to_number<std::int64_t>(), 0);
-  EXPECT_EQ(journal_.lines, (std::vector<std::string>{
-                                "build a", "build c", "build b", "start a", "start c",
-                                "start b", "start stopper at url", "stop stopper", "stop b",
-                                "stop c", "stop a", "destroy b", "destroy c", "destroy a"}));
+  EXPECT_EQ(journal_.lines,
+            (std::vector<std::string>{"build a", "build c", "build b", "start a", "start c",
+                                      "start b", "start stopper at url", "stop stopper", "stop b",
+                                      "stop c", "stop a", "destroy b", "destroy c", "destroy a"}));
   // What the daemon wrote is gone with it.
   EXPECT_FALSE(fs::exists(dir_ / "ready.json"));
   EXPECT_FALSE(fs::exists(dir_ / "state" / "token"));

@@ -14,8 +14,9 @@ Status A2aAgent::expose(daemon::Surface& surface) {
   options.version = HEARTH_VERSION;
   // The card's URLs: known once the daemon listens, before any request is served.
   options.base_url = [context = &context_] { return context->url(); };
-  HEARTH_ASSIGN_OR_RETURN(agent_, a2a::add_routes(surface.routes(), host_,
-                                                  context_.io().get_executor(), std::move(options)));
+  HEARTH_ASSIGN_OR_RETURN(
+      agent_,
+      a2a::add_routes(surface.routes(), host_, context_.io().get_executor(), std::move(options)));
   return {};
 }
 

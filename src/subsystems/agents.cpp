@@ -94,8 +94,7 @@ Result<std::string> read_model_key(vault::Vault& vault, host::AuditLog& audit,
 
 }  // namespace
 
-Agents::Agents(daemon::Context& context)
-    : workspaces_(context.find<Workspaces>().manager()) {
+Agents::Agents(daemon::Context& context) : workspaces_(context.find<Workspaces>().manager()) {
   if (auto st = configure_model_servers(context.options(), settings_.servers); !st.ok()) {
     throw daemon::StartupError(st.error().message, 2);
   }
@@ -114,6 +113,8 @@ Status Agents::expose(daemon::Surface& surface) {
   return {};
 }
 
-void Agents::stop() { runs_.cancel_all(); }
+void Agents::stop() {
+  runs_.cancel_all();
+}
 
 }  // namespace hearth::subsystems

@@ -8,6 +8,8 @@ Audit::Audit(daemon::Context& context) {
   }
 }
 
-void Audit::describe(boost::json::object& ready) const { ready["auditLog"] = log_.path().string(); }
+void Audit::describe(boost::json::object& ready) const {
+  ready["auditLog"] = log_.path().string();
+}
 
 }  // namespace hearth::subsystems

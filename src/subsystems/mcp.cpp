@@ -27,6 +27,8 @@ Status McpServer::expose(daemon::Surface& surface) {
   return {};
 }
 
-void McpServer::stop() { server_->close_all(); }
+void McpServer::stop() {
+  server_->close_all();
+}
 
 }  // namespace hearth::subsystems

@@ -60,6 +60,8 @@ void Workspaces::describe(boost::json::object& ready) const {
   if (!context_.options().workspace_dirs.empty()) ready["workspaces"] = names_;
 }
 
-void Workspaces::stop() { manager_->shutdown(); }
+void Workspaces::stop() {
+  manager_->shutdown();
+}
 
 }  // namespace hearth::subsystems

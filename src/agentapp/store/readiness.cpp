@@ -297,8 +297,7 @@ void check_backends(const json::object& fm, const std::filesystem::path& package
   }
 }
 
-void check_migrations(const json::object& fm, const std::filesystem::path& package,
-                      Assessment& a) {
+void check_migrations(const json::object& fm, const std::filesystem::path& package, Assessment& a) {
   // Migrations: a folder inside the package that can be read; they run when the app is
   // enabled, each in one transaction.
   auto migrations = migration_files(package, fm);

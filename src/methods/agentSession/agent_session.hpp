@@ -7,7 +7,8 @@
 
 namespace hearth::methods::agent_session {
 
-/// Registers agentSession/start, read, turn/start, turn/cancel and action/respond. `server` must outlive their use.
+/// Registers agentSession/start, read, turn/start, turn/cancel and action/respond. `server` must
+/// outlive their use.
 void add_methods(rpc::Dispatcher& dispatcher, appserver::AppServer& server);
 
 }  // namespace hearth::methods::agent_session

@@ -13,8 +13,7 @@ namespace hearth::methods::capability {
 
 /// Registers capability/invoke and capability/list. `bridge` and `blocking` (where the app
 /// databases are opened and queried) must outlive their use.
-void add_methods(rpc::Dispatcher& dispatcher, agentapp::Bridge& bridge,
-                 BlockingExecutor& blocking);
+void add_methods(rpc::Dispatcher& dispatcher, agentapp::Bridge& bridge, BlockingExecutor& blocking);
 
 /// When the app store cannot be opened: capability/* answer -32603 with `reason`.
 void add_unavailable(rpc::Dispatcher& dispatcher, const std::string& reason);

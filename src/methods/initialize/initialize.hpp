@@ -1,6 +1,6 @@
 #pragma once
-/// The App Server's handshake (docs/app-server.md, "App Server protocol"): `initialize` says who the
-/// connection is (clientInfo) and `initialized` ends the handshake; every other App Server
+/// The App Server's handshake (docs/app-server.md, "App Server protocol"): `initialize` says who
+/// the connection is (clientInfo) and `initialized` ends the handshake; every other App Server
 /// method is refused on a connection before it.
 
 #include "appserver/server.hpp"

@@ -17,7 +17,6 @@ Result<std::size_t> limit_param(const json::object& params) {
   return static_cast<std::size_t>(limit.value_or(10));
 }
 
-
 asio::awaitable<Result<json::value>> search(Gateway& gateway, const Request& request) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto query, rpc::required_string(*params, "query"));
