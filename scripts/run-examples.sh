@@ -12,6 +12,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 hearth=$1
 port=$2
+# One daemon per state folder: a second `make run` says where the first one is instead of
+# starting the example servers again.
+if "$hearth" status >/dev/null 2>&1; then
+  "$hearth" status >&2
+  echo "run-examples: hearth already runs (above); \`$hearth stop\` stops it" >&2
+  exit 1
+fi
 python3 examples/bookshelf/catalog/server.py --port 8765 &
 catalog=$!
 python3 examples/registry/servers/example_services.py --bind 127.0.0.1 --ports 8741,8742,8743 &

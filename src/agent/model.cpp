@@ -176,11 +176,24 @@ asio::awaitable<Result<Reply>> ModelClient::once(
   }
   if (!response.ok()) {
     status = response.error().code == ErrorCode::kPermissionDenied ? -1 : 0;
+    if (json::string_member(response.error().data, "reason") == "unreachable" &&
+        !answered_.load()) {
+      // A server that never answered is not running (or the URL is wrong): say so now rather
+      // than retry for seconds. One that answered before is waited for, as for a restart.
+      status = -1;
+      co_return Error::make(
+          ErrorCode::kHandlerError,
+          "the model server at " + base + " cannot be reached (" + response.error().message +
+              "): is it running? Start it (Ollama: `ollama serve`; llama.cpp: `llama-server -m "
+              "MODEL.gguf --port 8080`; vLLM: `vllm serve MODEL`) or point --model-url at it",
+          json::object{{"reason", "unreachable"}, {"url", base}});
+    }
     co_return Error::make(response.error().code == ErrorCode::kPermissionDenied
                               ? ErrorCode::kPermissionDenied
                               : ErrorCode::kHandlerError,
                           "the model server cannot be reached: " + response.error().message);
   }
+  answered_.store(true);
   status = response->status;
   if (auto h = response->header("retry-after")) {
     if (auto wait = parse_retry_after(*h)) retry_after = *wait;

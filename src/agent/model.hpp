@@ -97,6 +97,8 @@ class ModelClient {
   ModelConfig config_;
   httpclient::Client client_;
   std::atomic<ToolMode> mode_;
+  /// Whether the server ever answered: until then, a connection refused is not retried.
+  std::atomic<bool> answered_{false};
 };
 
 /// The connection check of a `public_only` server: every address its name resolved to must be

@@ -16,6 +16,7 @@
 #include "cli/common.hpp"
 #include "cli/remote.hpp"
 #include "cli/summary.hpp"
+#include "cli/usage.hpp"
 #include "jail/jail.hpp"
 #include "methods/lavs/lavs.hpp"
 #include "proc/process.hpp"
@@ -30,7 +31,25 @@ CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run);   // c
 CLI::App* add_vault_command(CLI::App& app, std::function<int()>& run);      // cli/vault.cpp
 CLI::App* add_workspace_command(CLI::App& app, std::function<int()>& run);  // cli/workspace.cpp
 CLI::App* add_agent_command(CLI::App& app, std::function<int()>& run);      // cli/workspace.cpp
+CLI::App* add_control_commands(CLI::App& app, std::function<int()>& run);   // cli/control.cpp
+CLI::App* add_config_command(CLI::App& app, std::function<int()>& run);     // cli/config.cpp
 namespace fs = std::filesystem;
+
+namespace {
+std::filesystem::path& configured_state_dir() {
+  static std::filesystem::path dir;
+  return dir;
+}
+}  // namespace
+
+fs::path default_state_dir() {
+  const auto& configured = configured_state_dir();
+  return configured.empty() ? daemon::default_state_dir() : configured;
+}
+
+void set_configured_state_dir(fs::path dir) {
+  configured_state_dir() = std::move(dir);
+}
 
 void setup_logging(const std::string& level) {
   auto logger = spdlog::stderr_color_mt("hearth");
@@ -66,14 +85,14 @@ int check(const std::vector<fs::path>& paths, bool as_json) {
 
 int call(const fs::path& path, const std::string& service, const std::string& endpoint,
          const std::string& input_text, const fs::path& state_dir, int default_timeout_ms,
-         bool pretty, bool insecure_no_sandbox, bool lafs) {
+         bool pretty, bool insecure_no_sandbox, bool lafs, bool as_json) {
   std::signal(SIGPIPE, SIG_IGN);
   json::value input = nullptr;
   if (!input_text.empty()) {
     auto parsed = json::parse_text(input_text);
     if (!parsed.ok()) {
       if (lafs) return print_lafs_input_error(service, endpoint, parsed.error());
-      std::cout << json::dump(to_json(parsed.error())) << std::endl;
+      print_error("call", parsed.error(), as_json);
       return 2;
     }
     input = std::move(parsed).value();
@@ -86,7 +105,7 @@ int call(const fs::path& path, const std::string& service, const std::string& en
   jail_options.insecure_no_sandbox = insecure_no_sandbox;
   auto jail = jail::Jail::create(jail_options);
   if (!jail.ok()) {
-    std::cout << json::dump(to_json(jail.error())) << std::endl;
+    print_error("call", jail.error(), as_json);
     return 2;
   }
   if (insecure_no_sandbox) spdlog::warn("--insecure-no-sandbox: the handler runs WITHOUT the jail");
@@ -138,7 +157,7 @@ int call(const fs::path& path, const std::string& service, const std::string& en
     std::cout << (pretty ? pretty_json(v) : json::dump(v)) << std::endl;
   };
   if (auto* err = obj.if_contains("error")) {
-    print(*err);
+    print_error("call", *err, as_json);
     return 1;
   }
   print(obj.at("result"));
@@ -147,12 +166,13 @@ int call(const fs::path& path, const std::string& service, const std::string& en
 
 /// `hearth call --daemon SERVICE ENDPOINT [INPUT]`: lavs/call through the running daemon.
 int call_through_daemon(const std::string& service, const std::string& endpoint,
-                        const std::string& input_text, const fs::path& state_dir, bool pretty) {
+                        const std::string& input_text, const fs::path& state_dir, bool pretty,
+                        bool as_json) {
   json::value input = nullptr;
   if (!input_text.empty()) {
     auto parsed = json::parse_text(input_text);
     if (!parsed.ok()) {
-      std::cout << json::dump(to_json(parsed.error())) << std::endl;
+      print_error("call", parsed.error(), as_json);
       return 2;
     }
     input = std::move(parsed).value();
@@ -180,7 +200,7 @@ int call_through_daemon(const std::string& service, const std::string& endpoint,
     std::cout << (pretty ? pretty_json(v) : json::dump(v)) << std::endl;
   };
   if (const auto* err = obj.if_contains("error")) {
-    print(*err);
+    print_error("call", *err, as_json);
     return 1;
   }
   print(obj.at("result"));
@@ -230,7 +250,11 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--token-file", options.token_file,
-                  "Where to write the per-launch token (mode 0600) [default: STATE_DIR/token]");
+                  "Where the token is kept (mode 0600), the same across restarts unless "
+                  "--rotate-token [default: STATE_DIR/token]");
+  cmd->add_flag("--rotate-token", options.rotate_token,
+                "Start with a new token (clients configured with the old one must be given the "
+                "new one); otherwise the token file's token is kept across restarts");
   cmd->add_option("--ready-file", options.ready_file,
                   "Written once serving: JSON with url, port, tokenFile, pid");
   cmd->add_option("--state-dir", options.state_dir,
@@ -335,6 +359,7 @@ struct CallOptions {
   bool insecure = false;
   bool lafs = false;
   bool daemon = false;
+  bool json = false;
 };
 
 /// `hearth call` and its options, read into `options`.
@@ -359,10 +384,25 @@ CLI::App* add_call_command(CLI::App& app, CallOptions& options) {
                 "Run the handler WITHOUT the jail (permissions not enforced by the OS)");
   cmd->add_flag("--lafs", options.lafs,
                 "Print the outcome as a LAFS envelope; exit with the error code's cliExit");
+  cmd->add_flag("--json", options.json,
+                "On error, print the JSON-RPC error object on stdout (for scripts) instead of "
+                "a readable message on stderr");
   cmd->footer(
-      "Prints the result as JSON on stdout and exits 0; on error prints the JSON-RPC error\n"
-      "object and exits 1 (2 when the input or the manifest is invalid).");
+      "Prints the result as JSON on stdout and exits 0; on error prints the error (on stderr,\n"
+      "or with --json the JSON-RPC error object on stdout) and exits 1 (2 when the input or the\n"
+      "manifest is invalid).");
   return cmd;
+}
+
+/// `--config` default: $XDG_CONFIG_HOME/hearth/config.toml, else ~/.config/hearth/config.toml.
+std::string default_config_file() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg == '/') {
+    return (fs::path(xdg) / "hearth" / "config.toml").string();
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return (fs::path(home) / ".config" / "hearth" / "config.toml").string();
+  }
+  return {};
 }
 
 }  // namespace
@@ -375,13 +415,20 @@ int run(int argc, char** argv) {
   std::string log_level = "info";
   app.add_option("--log-level", log_level,
                  "trace, debug, info, warn, error or off (logs go to stderr)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  // Every option of every command can be set in the configuration file, under the command's
+  // section ([serve] port = 5555); the command line wins. Unknown keys are errors.
+  auto* config = app.set_config("--config", default_config_file(),
+                                "Configuration file (TOML; every option of every command, "
+                                "under [COMMAND] sections)");
+  config->envname("HEARTH_CONFIG");
+  app.allow_config_extras(CLI::config_extras_mode::error);
 
   ServeOptions serve_options;
   auto* serve_cmd = add_serve_command(app, serve_options);
   CallOptions call_options;
   auto* call_cmd = add_call_command(app, call_options);
-
   // open
   fs::path open_state_dir;
   bool open_browser = false;
@@ -425,18 +472,40 @@ int run(int argc, char** argv) {
   auto* agent_cmd = add_agent_command(app, agent_run);
   std::function<int()> app_run;
   auto* app_cmd = add_app_command(app, app_run);
+  std::function<int()> control_run;
+  add_control_commands(app, control_run);
+  std::function<int()> config_run;
+  add_config_command(app, config_run);
 
+  // `hearth help serve` is `hearth serve --help`; misspelt commands and options are named, with
+  // the closest known one, before CLI11 reads values.
+  std::vector<std::string> args = expand_help(std::vector<std::string>(argv, argv + argc));
+  if (args.size() == 1) {
+    std::cout << app.help();
+    return 0;
+  }
+  if (auto wrong = misspelling(app, args)) {
+    std::cerr << *wrong << std::endl;
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
+  std::vector<char*> words;
+  for (auto& a : args) words.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(words.size()), words.data());
+  } catch (const CLI::ConfigError& e) {
+    std::cerr << config_error_text(app, config->as<std::string>(), e) << std::endl;
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   setup_logging(log_level);
+  set_configured_state_dir(serve_options.state_dir);
 
   if (*serve_cmd) return serve_something(serve_options);
   if (*call_cmd && call_options.daemon) {
     return call_through_daemon(call_options.path.string(), call_options.endpoint,
-                               call_options.input, call_options.state_dir, call_options.pretty);
+                               call_options.input, call_options.state_dir, call_options.pretty,
+                               call_options.json);
   }
   if (*call_cmd && !fs::exists(call_options.path)) {
     std::cerr << "path: Path does not exist: " << call_options.path.string() << "\n"
@@ -446,7 +515,7 @@ int run(int argc, char** argv) {
   if (*call_cmd) {
     return call(call_options.path, call_options.service, call_options.endpoint, call_options.input,
                 call_options.state_dir, call_options.timeout, call_options.pretty,
-                call_options.insecure, call_options.lafs);
+                call_options.insecure, call_options.lafs, call_options.json);
   }
   if (*open_cmd) return open_page(open_state_dir, open_browser);
   if (*check_cmd) return check(check_paths, check_json);
@@ -458,6 +527,8 @@ int run(int argc, char** argv) {
   if (*workspace_cmd && workspace_run) return workspace_run();
   if (*agent_cmd && agent_run) return agent_run();
   if (*app_cmd && app_run) return app_run();
+  if (control_run) return control_run();
+  if (config_run) return config_run();
   return 2;
 }
 

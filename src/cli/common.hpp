@@ -22,7 +22,6 @@
 
 namespace hearth::cli {
 
-using daemon::default_state_dir;
 using daemon::ensure_private_dir;
 using daemon::stop_when_children_gone;
 using subsystems::changed_services;
@@ -32,6 +31,13 @@ using subsystems::open_vault_on_first_use;
 using subsystems::print_load_report;
 using subsystems::watch_services;
 using ServeOptions = daemon::Options;
+
+/// The state folder a command uses when given none: the configuration file's [serve] state-dir
+/// (so that `hearth status`, `stop`, `logs`, `open` find the daemon it configures), else
+/// daemon::default_state_dir().
+std::filesystem::path default_state_dir();
+/// Called once the command line and the configuration file are read.
+void set_configured_state_dir(std::filesystem::path dir);
 
 /// Sets up spdlog on stderr at `level` ("trace" ... "off").
 void setup_logging(const std::string& level);

@@ -16,6 +16,7 @@
 #include "a2s/exec/gateway.hpp"
 #include "a2s/openapi/openapi.hpp"
 #include "cli/common.hpp"
+#include "cli/usage.hpp"
 #include "common/atomic_file.hpp"
 #include "httpclient/client.hpp"
 #include "vault/vault.hpp"
@@ -203,6 +204,7 @@ struct ExecuteOptions {
   std::string variables = "{}";
   bool dry_run = false;
   bool store = false;
+  bool json = false;
   int timeout_ms = 30000;
 };
 
@@ -246,7 +248,7 @@ int execute(const ExecuteOptions& options) {
   gateway.stop();
   if (!result || !result->ok()) {
     const Error error = result ? result->error() : Error::make(ErrorCode::kInternalError, "");
-    std::cout << json::dump(to_json(error)) << std::endl;
+    print_error("registry execute", error, options.json);
     return 1;
   }
   std::cout << json::dump(result->value()) << std::endl;
@@ -362,12 +364,15 @@ CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run) {
   exec_cmd->add_flag("--dry-run", exec.dry_run, "Fill the request and print it; send nothing");
   exec_cmd->add_flag("--store", exec.store,
                      "Store the given service and global variables in the vault");
+  exec_cmd->add_flag("--json", exec.json,
+                     "On error, print the JSON-RPC error object on stdout instead of a readable "
+                     "message on stderr");
   exec_cmd->add_option("service", exec.service, "serviceName")->required();
   exec_cmd->add_option("capability", exec.capability, "Capability name")->required();
   exec_cmd->add_option("variables", exec.variables, "JSON object of NAME: value");
   exec_cmd->footer(
-      "Prints the result as JSON. Exit status: 0 ok, 1 failed or error, 3 needs input, 4 rate "
-      "limited.");
+      "Prints the result as JSON (an error: readable on stderr, or JSON with --json). Exit "
+      "status: 0 ok, 1 failed or error, 3 needs input, 4 rate limited.");
   exec_cmd->callback([&run] { run = [] { return execute(exec); }; });
 
   static ImportOptions imp;

@@ -18,6 +18,7 @@
 
 #include "cli/common.hpp"
 #include "common/ascii.hpp"
+#include "daemon/instance.hpp"
 
 namespace hearth::cli {
 namespace fs = std::filesystem;
@@ -47,13 +48,15 @@ Result<Daemon> find_daemon(const fs::path& state_dir_option) {
                        "no running hearth daemon for state dir " + state_dir.string() + ": " + why +
                            " (start one with `hearth serve`, or pass --state-dir)");
   };
-  auto text = read_text(file);
-  if (!text) return not_running(file.string() + " is missing");
-  auto parsed = json::parse_text(*text);
-  if (!parsed.ok() || !parsed.value().is_object()) {
-    return not_running(file.string() + " is unreadable");
+  // Whether a daemon serves is whether it holds the folder's lock: a daemon.json left by a
+  // killed daemon says nothing.
+  const auto instance = daemon::find_instance(state_dir);
+  if (!instance.running) return not_running("none holds " + (state_dir / "daemon.lock").string());
+  if (!instance.document) {
+    return not_running("the daemon (pid " + std::to_string(instance.pid) +
+                       ") is still starting; " + file.string() + " is written once it is ready");
   }
-  const auto& obj = parsed.value().get_object();
+  const auto& obj = *instance.document;
   Daemon daemon;
   const auto string_of = [&obj](std::string_view key) {
     const auto* v = obj.if_contains(key);
@@ -61,15 +64,10 @@ Result<Daemon> find_daemon(const fs::path& state_dir_option) {
   };
   daemon.url = string_of("url");
   const auto* port = obj.if_contains("port");
-  const auto* pid = obj.if_contains("pid");
-  if (daemon.url.empty() || port == nullptr || !port->is_int64() || pid == nullptr ||
-      !pid->is_int64()) {
+  if (daemon.url.empty() || port == nullptr || !port->is_int64()) {
     return not_running(file.string() + " is incomplete");
   }
   daemon.port = static_cast<std::uint16_t>(port->get_int64());
-  if (::kill(static_cast<pid_t>(pid->get_int64()), 0) != 0 && errno == ESRCH) {
-    return not_running("the daemon (pid " + std::to_string(pid->get_int64()) + ") has exited");
-  }
   auto token = read_text(string_of("tokenFile"));
   if (!token) return not_running("its token file cannot be read");
   daemon.token = std::string(ascii::trim(*token, " \t\r\n"));

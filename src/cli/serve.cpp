@@ -39,7 +39,14 @@ void announce(const ServeOptions& options, const json::object& ready, const std:
               << "/rpc   WebSocket: " << ready.at("wsUrl").as_string().c_str()
               << "\n  token file: " << ready.at("tokenFile").as_string().c_str() << "\n  services:";
     for (const auto& s : services) std::cout << " " << s.as_string().c_str();
-    std::cout << "\n  open the view host: " << url << "/ui/#token=" << token << std::endl;
+    std::cout << "\n  open the view host: " << url << "/ui/#token=" << token;
+    const auto path_of = [&ready](std::string_view key) {
+      const auto* v = ready.if_contains(key);
+      return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+    };
+    std::cout << "\n  log: " << path_of("logFile") << "   audit log: " << path_of("auditLog")
+              << "\n  `hearth status`, `hearth logs -f`, `hearth stop` (from another terminal)"
+              << std::endl;
   }
   if (options.open) {
     // xdg-open may wait for the browser: never on an I/O thread.

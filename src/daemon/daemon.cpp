@@ -16,7 +16,7 @@
 #include <optional>
 #include <thread>
 
-#include "common/random.hpp"
+#include "daemon/instance.hpp"
 #include "daemon/state_dir.hpp"
 #include "json/json.hpp"
 #include "net/routes.hpp"
@@ -48,6 +48,43 @@ std::size_t raise_file_limit() {
 /// files and the jail's sockets.
 std::size_t default_max_connections(std::size_t file_limit) {
   return std::clamp<std::size_t>(file_limit / 4 * 3, 64, 65536);
+}
+
+/// A short string member of `params` for the log line, cleaned of control characters.
+std::string loggable_member(const json::value& params, std::string_view key) {
+  if (!params.is_object()) return {};
+  const auto* v = params.get_object().if_contains(key);
+  if (v == nullptr || !v->is_string()) return {};
+  std::string out;
+  for (char c : v->get_string()) {
+    if (out.size() >= 80) break;
+    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  }
+  return out;
+}
+
+/// The per-call log line at info: method, what it acted on, outcome, milliseconds, transport.
+void log_call(const rpc::CallRecord& call) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  const auto& params = call.request.params;
+  std::string target = loggable_member(params, "service");
+  if (auto endpoint = loggable_member(params, "endpoint"); !endpoint.empty()) {
+    target += target.empty() ? endpoint : "/" + endpoint;
+  }
+  for (std::string_view key : {"name", "workspaceId", "appId", "capability", "serviceId"}) {
+    if (!target.empty()) break;
+    target = loggable_member(params, key);
+  }
+  const double ms = std::chrono::duration<double, std::milli>(call.elapsed).count();
+  const std::string& transport = call.request.session ? call.request.session->transport() : "";
+  if (call.error == nullptr) {
+    spdlog::info("call {}{}{} ok {:.1f} ms {}", call.request.method, target.empty() ? "" : " ",
+                 target, ms, transport);
+  } else {
+    spdlog::info("call {}{}{} error {} {:.1f} ms {}", call.request.method,
+                 target.empty() ? "" : " ", target, static_cast<int>(call.error->code), ms,
+                 transport);
+  }
 }
 
 struct Factory {
@@ -101,7 +138,7 @@ struct Daemon::State {
   Result<std::vector<const Factory*>> order() const;
   void stop_built();
   void begin_shutdown();
-  std::optional<json::object> listen(const fs::path& token_file, std::string& token);
+  std::optional<json::object> listen(const fs::path& token_file, const std::string& token);
   void announce_when_ready(json::object& ready, const std::string& token);
 };
 
@@ -114,6 +151,7 @@ class SurfaceImpl : public Surface {
   net::Routes& routes() override { return state_.routes; }
   rpc::Dispatcher& endpoint(std::string http_path, std::string ws_path) override {
     auto& dispatcher = state_.endpoints.emplace_back();
+    dispatcher.set_observer(log_call);
     state_.rpc_services.push_back({std::move(http_path), std::move(ws_path), &dispatcher});
     return dispatcher;
   }
@@ -259,11 +297,11 @@ bool build_components(Daemon::State& state, Context& context,
   return true;
 }
 
-net::ServerOptions server_options(const Options& options) {
+net::ServerOptions server_options(const Options& options, std::string token) {
   net::ServerOptions out;
   out.address = options.address;
   out.port = static_cast<std::uint16_t>(options.port);
-  out.token = random_hex(32);
+  out.token = std::move(token);
   out.allowed_origins = options.allowed_origins;
   out.max_request_bytes = options.max_request_bytes;
   out.idle_timeout = std::chrono::seconds(options.idle_timeout_s);
@@ -299,12 +337,12 @@ json::object addresses(const std::string& address, std::uint16_t port, const fs:
 
 }  // namespace
 
-/// Listens, writes the token file and returns the ready document's addresses; logs and returns
-/// nullopt when the daemon cannot serve.
-std::optional<json::object> Daemon::State::listen(const fs::path& token_file, std::string& token) {
-  auto opts = server_options(options);
+/// Listens with `token` and returns the ready document's addresses; logs and returns nullopt
+/// when the daemon cannot serve.
+std::optional<json::object> Daemon::State::listen(const fs::path& token_file,
+                                                  const std::string& token) {
+  auto opts = server_options(options, token);
   opts.rpc_services = rpc_services;
-  token = opts.token;
   server = std::make_unique<net::Server>(*ioc, std::move(opts), dispatcher, std::move(routes));
   auto port = server->listen();
   if (!port.ok()) {
@@ -316,11 +354,6 @@ std::optional<json::object> Daemon::State::listen(const fs::path& token_file, st
       options.address != "localhost") {
     spdlog::warn("listening on {}: reachable from other machines (the token is still required)",
                  options.address);
-  }
-  std::string error;
-  if (!write_private_file(token_file, token + "\n", error)) {
-    spdlog::error("token file: {}", error);
-    return std::nullopt;
   }
   json::object ready = addresses(options.address, *port, token_file);
   std::lock_guard lock(url_mu);
@@ -372,8 +405,25 @@ int Daemon::run() {
     spdlog::error("state dir: {}", error);
     return 1;
   }
+  // One daemon per state folder: a second one would take over the token file and daemon.json
+  // and start the apps' backends twice.
+  auto lock = InstanceLock::acquire(state.state_dir);
+  if (!lock.ok()) {
+    spdlog::error("{}", lock.error().message);
+    return 1;
+  }
+  if (auto logged = log_to_file(log_file(state.state_dir)); !logged.ok()) {
+    spdlog::warn("log file: {}", logged.error().message);
+  }
+  // The token stays the same across restarts (clients keep their configuration) unless the
+  // person asks for a new one, or the file is not one hearth wrote.
   const fs::path token_file =
       options.token_file.empty() ? state.state_dir / "token" : options.token_file;
+  auto token = load_or_create_token(token_file, options.rotate_token);
+  if (!token.ok()) {
+    spdlog::error("{}", token.error().message);
+    return 1;
+  }
   const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                                : std::max(1u, std::thread::hardware_concurrency());
   state.ioc.emplace(static_cast<int>(threads));
@@ -385,6 +435,7 @@ int Daemon::run() {
     spdlog::error("{}", order.error().message);
     return 1;
   }
+  state.dispatcher.set_observer(log_call);
   Context context(*this);
   if (!build_components(state, context, order.value())) return state.exit_code;
   SurfaceImpl surface(state);
@@ -395,12 +446,13 @@ int Daemon::run() {
       return 1;
     }
   }
-  std::string token;
-  auto ready = state.listen(token_file, token);
+  auto ready = state.listen(token_file, token.value());
   if (!ready) {
     state.stop_built();
     return 1;
   }
+  (*ready)["stateDir"] = fs::absolute(state.state_dir).string();
+  (*ready)["logFile"] = fs::absolute(log_file(state.state_dir)).string();
   state.server->start();
   for (auto& [factory, component] : state.built) component->start();
 
@@ -410,7 +462,7 @@ int Daemon::run() {
     spdlog::info("signal {}: shutting down", signo);
     state.begin_shutdown();
   });
-  asio::post(*state.ioc, [&] { state.announce_when_ready(*ready, token); });
+  asio::post(*state.ioc, [&] { state.announce_when_ready(*ready, token.value()); });
 
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&state] { state.ioc->run(); });
@@ -418,8 +470,8 @@ int Daemon::run() {
   for (auto& t : pool) t.join();
 
   proc::kill_all();  // anything started while stopping
+  // The token file stays (the next start reuses it); daemon.json says a daemon serves.
   std::error_code ec;
-  fs::remove(token_file, ec);
   fs::remove(state.state_dir / "daemon.json", ec);
   if (!options.ready_file.empty()) fs::remove(options.ready_file, ec);
   // The server first (its routes and dispatchers call into the components), then the

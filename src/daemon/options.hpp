@@ -14,6 +14,7 @@ struct Options {
   std::string address = "127.0.0.1";
   int port = 5555;
   std::filesystem::path token_file;
+  bool rotate_token = false;  ///< a new token, though the token file holds one (--rotate-token)
   std::filesystem::path ready_file;
   std::filesystem::path state_dir;
   int threads = 0;     ///< 0: one per core

@@ -57,6 +57,13 @@ Error failure(std::string message) {
   return Error::make(ErrorCode::kHandlerError, std::move(message));
 }
 
+/// No connection could be made: the name does not resolve, or nothing accepts at its addresses
+/// (data.reason "unreachable", which callers may tell apart from a failure mid-exchange).
+Error unreachable(std::string message) {
+  return Error::make(ErrorCode::kHandlerError, std::move(message),
+                     boost::json::object{{"reason", "unreachable"}});
+}
+
 using ascii::lower;
 
 bool idempotent(std::string_view method) {
@@ -406,14 +413,14 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> open(State& state, Exchange
     auto [ec, results] = co_await ex.resolver.async_resolve(
         url.host, std::to_string(url.port), tcp::resolver::numeric_service, kUseTuple);
     if (auto e = ex.stopped()) co_return std::move(*e);
-    if (ec) co_return failure("cannot resolve " + url.host + ": " + ec.message());
+    if (ec) co_return unreachable("cannot resolve " + url.host + ": " + ec.message());
     for (const auto& entry : results) {
       const auto address = entry.endpoint().address();
       if (std::find(addresses.begin(), addresses.end(), address) == addresses.end()) {
         addresses.push_back(address);
       }
     }
-    if (addresses.empty()) co_return failure("cannot resolve " + url.host + ": no addresses");
+    if (addresses.empty()) co_return unreachable("cannot resolve " + url.host + ": no addresses");
   }
   if (request.allow) {
     std::vector<std::string> texts;
@@ -438,7 +445,9 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> open(State& state, Exchange
     last = ec;
     conn->close();
   }
-  if (!connected) co_return failure("cannot connect to " + url.authority() + ": " + last.message());
+  if (!connected) {
+    co_return unreachable("cannot connect to " + url.authority() + ": " + last.message());
+  }
   state.opened.fetch_add(1, std::memory_order_relaxed);
   error_code ignored;
   conn->socket.set_option(tcp::no_delay(true), ignored);

@@ -206,11 +206,16 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
   std::shared_ptr<const std::string> raw_result;
   if (!request.envelope) request.raw_result = &raw_result;
   Result<json::value> result = Error::make(ErrorCode::kInternalError, "Internal error");
+  const auto started = std::chrono::steady_clock::now();
   try {
     result = co_await it->second(request);
   } catch (const std::exception& e) {
     // Methods return errors as values; an exception here is a bug, reported rather than fatal.
     result = Error::make(ErrorCode::kInternalError, std::string("Internal error: ") + e.what());
+  }
+  if (observer_) {
+    observer_(CallRecord{request, result.ok() ? nullptr : &result.error(),
+                         std::chrono::steady_clock::now() - started});
   }
   if (request.notification) co_return std::nullopt;
   if (request.envelope) {

@@ -3,6 +3,7 @@
 /// notifications, error objects, and dispatch of methods by name. Transport independent.
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -53,6 +54,13 @@ struct DispatcherLimits {
   std::size_t max_depth = 64;   ///< JSON nesting limit
 };
 
+/// A call the dispatcher finished: what the daemon's per-call log line says.
+struct CallRecord {
+  const Request& request;
+  const Error* error;  ///< null when the call succeeded
+  std::chrono::steady_clock::duration elapsed;
+};
+
 class Dispatcher {
  public:
   explicit Dispatcher(DispatcherLimits limits = {}) : limits_(limits) {}
@@ -63,6 +71,11 @@ class Dispatcher {
   /// Names a request's operation in LAFS envelopes (`_meta.operation`); default: the method.
   using OperationNamer = std::function<std::string(const Request&)>;
   void set_operation_namer(OperationNamer namer) { operation_namer_ = std::move(namer); }
+
+  /// Told of every call that reached a method, once it finished (on the thread that ran it).
+  /// Not thread-safe to set: set before serving.
+  using Observer = std::function<void(const CallRecord&)>;
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
 
   /// Handles one message (a request, a notification or a batch) and returns the response text,
   /// or nullopt when nothing is to be sent back (notifications only). Batch members run
@@ -108,6 +121,7 @@ class Dispatcher {
 
   DispatcherLimits limits_;
   OperationNamer operation_namer_;
+  Observer observer_;
   std::map<std::string, Method, std::less<>> methods_;
 };
 

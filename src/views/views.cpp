@@ -94,13 +94,18 @@ Status ViewHost::add_routes(net::Routes& routes) {
   page.handler = [this](net::HttpRequest r) { return serve_page(std::move(r)); };
   if (auto st = routes.add(std::move(page)); !st.ok()) return st;
 
-  net::Route bare;
-  bare.path = "/ui";
-  bare.access = net::Access::kOpen;
-  bare.handler = [](net::HttpRequest) -> asio::awaitable<net::HttpResponse> {
-    co_return plain(308, "see /ui/\n", {{"Location", "/ui/"}});
-  };
-  return routes.add(std::move(bare));
+  // "/ui" and the daemon's root lead a person who typed the address to the page (which asks
+  // for the token's link when it has none); every other unrouted path still asks for the token.
+  for (const char* path : {"/ui", "/"}) {
+    net::Route bare;
+    bare.path = path;
+    bare.access = net::Access::kOpen;
+    bare.handler = [](net::HttpRequest) -> asio::awaitable<net::HttpResponse> {
+      co_return plain(308, "see /ui/\n", {{"Location", "/ui/"}});
+    };
+    if (auto st = routes.add(std::move(bare)); !st.ok()) return st;
+  }
+  return Status{};
 }
 
 asio::awaitable<Result<json::value>> ViewHost::open(std::shared_ptr<Viewer> viewer,

@@ -67,18 +67,18 @@ def test_call_prints_result(tmp_path):
 
 
 def test_call_error_prints_error_object(tmp_path):
-    r = run("call", str(EXAMPLES / "todo-manager"), "addTodo", "{}", "--state-dir", str(tmp_path))
+    r = run("call", str(EXAMPLES / "todo-manager"), "addTodo", "{}", "--state-dir", str(tmp_path), "--json")
     assert r.returncode != 0
     err = json.loads(r.stdout)
     assert err["code"] == -32602 and err["data"]["field"] == "text"
-    r = run("call", str(EXAMPLES / "todo-manager"), "noSuchEndpoint", "--state-dir", str(tmp_path))
+    r = run("call", str(EXAMPLES / "todo-manager"), "noSuchEndpoint", "--state-dir", str(tmp_path), "--json")
     assert r.returncode != 0 and json.loads(r.stdout)["code"] == -32601
-    r = run("call", str(EXAMPLES / "todo-manager"), "listTodos", "{bad", "--state-dir", str(tmp_path))
+    r = run("call", str(EXAMPLES / "todo-manager"), "listTodos", "{bad", "--state-dir", str(tmp_path), "--json")
     assert r.returncode != 0 and json.loads(r.stdout)["code"] == -32700
 
 
 def test_call_needs_service_when_several(tmp_path):
-    r = run("call", str(EXAMPLES), "getNotes", "--state-dir", str(tmp_path))
+    r = run("call", str(EXAMPLES), "getNotes", "--state-dir", str(tmp_path), "--json")
     assert r.returncode != 0 and json.loads(r.stdout)["data"]["field"] == "service"
     r = run("call", str(EXAMPLES), "getNotes", "--service", "simple-notes", "--state-dir", str(tmp_path))
     assert r.returncode == 0 and "simple-notes" in json.loads(r.stdout)

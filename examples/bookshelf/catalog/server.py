@@ -8,6 +8,7 @@
 Listens on 127.0.0.1 only. Usage: server.py [--port 8765]
 """
 import argparse
+import sys
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -72,7 +73,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    except OSError as e:
+        sys.exit(f"catalogue: cannot listen on 127.0.0.1:{args.port}: {e.strerror}")
     print(f"catalogue on http://127.0.0.1:{server.server_address[1]}", flush=True)
     server.serve_forever()
 

@@ -161,7 +161,10 @@ def main():
     servers = []
     for service, port in zip(["weather", "flights", "hotels"], ports):
         handler = type(service.title() + "Handler", (Handler,), {"service": service})
-        server = ThreadingHTTPServer((args.bind, port), handler)
+        try:
+            server = ThreadingHTTPServer((args.bind, port), handler)
+        except OSError as e:
+            sys.exit(f"example services: cannot listen on {args.bind}:{port}: {e.strerror}")
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)

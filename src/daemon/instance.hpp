@@ -1,0 +1,58 @@
+#pragma once
+/// One daemon per state folder: the lock that says so, the token that stays the same across
+/// restarts, and what `hearth status`, `stop` and `logs` read about the daemon that runs.
+///
+/// The lock is `STATE_DIR/daemon.lock`, held with flock(2) for the daemon's life (closed on
+/// exec, so handler processes never inherit it; released by the kernel however the daemon
+/// ends). It holds the daemon's pid as text. Whether a daemon runs is whether the lock is held:
+/// a `daemon.json` left behind by a killed daemon says nothing.
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/fd.hpp"
+#include "common/result.hpp"
+#include "json/json.hpp"
+
+namespace hearth::daemon {
+
+/// The lock of one state folder, held while this object lives.
+class InstanceLock {
+ public:
+  /// Takes the lock of `state_dir` (which must exist) and writes our pid into it. When another
+  /// process holds it: an error naming that process's pid and the folder (data: pid, stateDir,
+  /// and url when its daemon.json says one).
+  static Result<InstanceLock> acquire(const std::filesystem::path& state_dir);
+
+ private:
+  explicit InstanceLock(Fd fd) : fd_(std::move(fd)) {}
+  Fd fd_;
+};
+
+/// The daemon serving `state_dir`, as seen from another process.
+struct Instance {
+  bool running = false;  ///< the lock is held
+  pid_t pid = 0;         ///< the holder's pid (0 when unknown or not running)
+  /// daemon.json when running and written (the daemon writes it once every component is ready).
+  std::optional<json::object> document;
+};
+
+/// Looks at `state_dir` without changing it.
+Instance find_instance(const std::filesystem::path& state_dir);
+
+/// The token at `file` when it is one we wrote (a regular file of ours, mode 0600, 64 hex
+/// characters), else a new one written there (mode 0600). `rotate`: always a new one.
+Result<std::string> load_or_create_token(const std::filesystem::path& file, bool rotate);
+
+/// The daemon's own log, beside its audit log.
+inline std::filesystem::path log_file(const std::filesystem::path& state_dir) {
+  return state_dir / "hearth.log";
+}
+
+/// Adds `file` (rotated at 5 MiB, 3 kept) to the default logger's sinks, with its pattern.
+Status log_to_file(const std::filesystem::path& file);
+
+}  // namespace hearth::daemon

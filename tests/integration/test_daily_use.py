@@ -1,0 +1,282 @@
+"""Living with the daemon: one daemon per state folder, a token that survives restarts,
+`hearth status` / `stop` / `logs`, the configuration file, the per-call log line, and what the CLI
+says when it is used wrongly."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from hearthtest import EXAMPLES, ROOT, Daemon, hearth_bin, result
+
+TODO = EXAMPLES / "todo-manager"
+
+
+def cli(*args, env=None, timeout=60, **kw):
+    return subprocess.run([hearth_bin(), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env, **kw)
+
+
+def wait_for(predicate, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def isolated_env(tmp_path):
+    """An environment whose default state and configuration folders are under tmp_path."""
+    return {**os.environ, "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg-config")}
+
+
+# -- one daemon per state folder ---------------------------------------------------------------
+
+def test_a_second_daemon_on_the_same_state_folder_names_the_first_and_changes_nothing(tmp_path):
+    with Daemon([TODO]) as first:
+        daemon_json = (first.state_dir / "daemon.json").read_text()
+        token = first.token_file.read_text()
+        r = cli("serve", TODO, "--port", "0", "--state-dir", first.state_dir,
+                "--token-file", first.token_file, timeout=30)
+        assert r.returncode != 0
+        assert f"pid {first.proc.pid}" in r.stderr and str(first.state_dir) in r.stderr, r.stderr
+        assert first.ready["url"] in r.stderr and "hearth stop" in r.stderr
+        # The first daemon's files are as they were, and it still serves with its token.
+        assert (first.state_dir / "daemon.json").read_text() == daemon_json
+        assert first.token_file.read_text() == token
+        result(first.call("listTodos"))
+    # Once it stopped, the folder is free again.
+    with Daemon([TODO], state_dir=first.state_dir) as again:
+        result(again.call("listTodos"))
+
+
+def test_the_token_survives_a_restart_unless_rotated(tmp_path):
+    default_state = tmp_path / "default-token-state"
+    seen = []
+    for extra in ([], [], ["--rotate-token"]):
+        p = subprocess.Popen([hearth_bin(), "serve", str(TODO), "--port", "0", "--state-dir",
+                              str(default_state), "--ready-file", str(tmp_path / "ready.json"),
+                              "--log-level", "warn", *extra],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            assert wait_for(lambda: (tmp_path / "ready.json").exists())
+            seen.append((default_state / "token").read_text().strip())
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=10)
+    assert seen[0] == seen[1] and seen[2] != seen[1] and len(seen[2]) == 64
+    # A token file others may read is not reused.
+    (default_state / "token").chmod(0o644)
+    p = subprocess.Popen([hearth_bin(), "serve", str(TODO), "--port", "0", "--state-dir",
+                          str(default_state), "--ready-file", str(tmp_path / "ready.json"),
+                          "--log-level", "warn"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: (tmp_path / "ready.json").exists())
+        assert (default_state / "token").read_text().strip() != seen[2]
+        assert (default_state / "token").stat().st_mode & 0o777 == 0o600
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=10)
+
+
+# -- status, stop, logs ------------------------------------------------------------------------
+
+def test_status_stop_and_logs(tmp_path):
+    d = Daemon([TODO], extra_args=["--log-level", "info"])
+    try:
+        r = cli("status", "--state-dir", d.state_dir)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert f"running (pid {d.proc.pid})" in r.stdout and d.ready["url"] in r.stdout
+        assert "todo-manager" in r.stdout
+        s = json.loads(cli("status", "--state-dir", d.state_dir, "--json").stdout)
+        assert s["running"] and s["ready"] and s["pid"] == d.proc.pid
+        assert s["daemon"]["url"] == d.ready["url"]
+
+        result(d.call("listTodos", service="todo-manager"))
+        d.call("noSuchEndpoint", service="todo-manager")
+        result(d.call("listTodos"))  # the service left to the daemon: the line names the endpoint
+        # The per-call line, in the daemon's own log (written out within a second).
+        log = d.state_dir / "hearth.log"
+        assert wait_for(lambda: log.exists() and "call lavs/call todo-manager/noSuchEndpoint error -32601"
+                        in log.read_text(), timeout=5)
+        assert "call lavs/call todo-manager/listTodos ok" in log.read_text()
+        assert wait_for(lambda: "call lavs/call listTodos ok" in log.read_text(), timeout=5)
+
+        r = cli("logs", "--state-dir", d.state_dir)
+        assert r.returncode == 0
+        lines = r.stdout.splitlines()
+        assert any(" audit lavs/call todo-manager/listTodos ok" in l for l in lines), r.stdout
+        assert any(" info call lavs/call todo-manager/listTodos ok" in l for l in lines), r.stdout
+        assert lines == sorted(lines, key=lambda l: l[:23])  # in time order
+        only_audit = cli("logs", "--state-dir", d.state_dir, "--only", "audit", "-n", "1").stdout
+        assert only_audit.count("\n") == 1 and " audit lavs/call todo-manager/listTodos ok" in only_audit
+
+        # -f prints lines written after it started.
+        follow = subprocess.Popen([hearth_bin(), "logs", "-f", "--only", "audit", "--state-dir",
+                                   str(d.state_dir)], stdout=subprocess.PIPE, text=True)
+        try:
+            time.sleep(0.5)
+            d.call("addTodo", {"text": "followed"})
+            line = ""
+            deadline = time.time() + 10
+            while "addTodo" not in line and time.time() < deadline:
+                line = follow.stdout.readline()
+            assert "audit lavs/call todo-manager/addTodo ok" in line
+        finally:
+            follow.kill()
+            follow.wait()
+
+        r = cli("stop", "--state-dir", d.state_dir)
+        assert r.returncode == 0 and f"stopped (pid {d.proc.pid})" in r.stdout
+        assert d.proc.wait(timeout=5) == 0
+        r = cli("status", "--state-dir", d.state_dir)
+        assert r.returncode == 3 and "not running" in r.stdout
+        assert json.loads(cli("status", "--state-dir", d.state_dir, "--json").stdout)["running"] is False
+        # Stopping what does not run is not an error.
+        r = cli("stop", "--state-dir", d.state_dir)
+        assert r.returncode == 0 and "no daemon is running" in r.stderr
+    finally:
+        d.stop()
+        d.cleanup()
+
+
+def test_a_stale_daemon_json_does_not_make_a_daemon(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "daemon.json").write_text(json.dumps({"url": "http://127.0.0.1:9", "port": 9, "pid": os.getpid()}))
+    assert cli("status", "--state-dir", state).returncode == 3
+    r = cli("open", "--state-dir", state)
+    assert r.returncode == 1 and "no running hearth daemon" in r.stderr
+
+
+# -- the configuration file --------------------------------------------------------------------
+
+def test_every_serve_option_can_come_from_the_configuration_file(tmp_path):
+    env = isolated_env(tmp_path)
+    state = tmp_path / "configured-state"
+    config = tmp_path / "xdg-config" / "hearth" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'''# a person's configuration
+log-level = "warn"
+
+[serve]
+paths = ["{TODO}"]
+port = 0
+state-dir = "{state}"
+ready-file = "{tmp_path / 'ready.json'}"
+''')
+    assert cli("config", "path", env=env).stdout.strip() == str(config)
+    shown = cli("config", "show", "serve", env=env).stdout
+    assert "[serve]" in shown and "port = 0" in shown and "# threads = 0" in shown
+    assert "# rotate-token = false" in shown
+    p = subprocess.Popen([hearth_bin(), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: (tmp_path / "ready.json").exists()), p.stderr.read1().decode() if p.poll() is not None else ""
+        ready = json.loads((tmp_path / "ready.json").read_text())
+        assert ready["stateDir"] == str(state)
+        # status, logs and stop find the daemon through the same file's [serve] state-dir.
+        r = cli("status", env=env)
+        assert r.returncode == 0 and ready["url"] in r.stdout
+        assert cli("stop", env=env).returncode == 0
+        assert p.wait(timeout=5) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # The command line wins over the file.
+    r = cli("config", "show", "serve", "--config", config, env=env)
+    assert r.returncode == 0
+
+    # A misspelt key or section is an error that names the key meant.
+    config.write_text('[serve]\nprot = 5\n')
+    r = cli("serve", env=env)
+    assert r.returncode != 0 and "unknown key 'serve.prot'" in r.stderr and "did you mean 'serve.port'" in r.stderr
+    config.write_text('[srve]\nport = 5\n')
+    r = cli("status", env=env)
+    assert r.returncode != 0 and "unknown section [srve]" in r.stderr and "[serve]" in r.stderr
+    # --config names another file; a missing one that was named is an error.
+    other = tmp_path / "other.toml"
+    other.write_text('[status]\njson = true\n')
+    r = cli("--config", other, "status", env=env)
+    assert r.returncode == 3 and json.loads(r.stdout)["running"] is False
+    assert cli("--config", tmp_path / "missing.toml", "status", env=env).returncode != 0
+
+
+# -- the CLI used wrongly ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, says", [
+    (["srve"], "unknown command 'srve'; did you mean 'serve'?"),
+    (["stauts"], "did you mean 'status'?"),
+    (["serve", "--prot", "5"], "unknown option '--prot'; did you mean '--port'?"),
+    (["app", "shw", "x"], "hearth app: unknown command 'shw'; did you mean 'show'?"),
+    (["vault", "lst"], "did you mean 'list'?"),
+    (["deploy"], "unknown command 'deploy'"),
+])
+def test_misspelt_commands_and_options_name_what_was_meant(tmp_path, args, says):
+    r = cli(*args, env=isolated_env(tmp_path))
+    assert r.returncode != 0 and says in r.stderr, r.stderr
+    assert "Path does not exist" not in r.stderr and "subcommand is required" not in r.stderr
+
+
+def test_help_and_no_arguments(tmp_path):
+    env = isolated_env(tmp_path)
+    r = cli("help", env=env)
+    assert r.returncode == 0 and "Subcommands:" in r.stdout and "status" in r.stdout
+    r = cli("help", "serve", env=env)
+    assert r.returncode == 0 and "Usage: hearth serve" in r.stdout
+    r = cli("help", "app", "show", env=env)
+    assert r.returncode == 0 and "hearth app show" in r.stdout
+    r = cli(env=env)
+    assert r.returncode == 0 and "Subcommands:" in r.stdout
+
+
+def test_call_errors_are_readable_and_json_on_request(tmp_path):
+    r = cli("call", TODO, "addTodo", "{}", "--state-dir", tmp_path)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.startswith("hearth call: Invalid params") and "[-32602]" in r.stderr
+    assert "  field: text" in r.stderr
+    r = cli("call", TODO, "addTodo", "{}", "--state-dir", tmp_path, "--json")
+    assert r.returncode == 1 and json.loads(r.stdout)["code"] == -32602
+
+
+def test_an_unreachable_model_server_fails_at_once(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ws = EXAMPLES / "workspace-search"
+    started = time.monotonic()
+    r = cli("agent", "run", ws / "workspace", "find shoes", "--services", ws, "--model-url",
+            f"http://127.0.0.1:{port}/v1", "--model", "m", "--state-dir", tmp_path, "--json")
+    elapsed = time.monotonic() - started
+    assert r.returncode != 0
+    assert "cannot be reached" in r.stdout + r.stderr and "is it running?" in r.stdout + r.stderr
+    # Not the retries with back-off a server that answered before is given (seconds).
+    assert elapsed < 3, elapsed
+
+
+# -- the page's address ------------------------------------------------------------------------
+
+def test_the_root_leads_to_the_page(tmp_path):
+    with Daemon([TODO]) as d, d.http() as c:
+        status, headers, _ = c.request("GET", "/", headers={"Host": f"127.0.0.1:{d.port}"})
+        assert status == 308 and headers["Location"] == "/ui/"
+        # Other paths without the token still get 401.
+        status, _, _ = c.request("GET", "/nothing-here", headers={"Host": f"127.0.0.1:{d.port}"})
+        assert status == 401
+
+
+def test_a_second_make_run_says_where_the_first_daemon_is(tmp_path):
+    env = isolated_env(tmp_path)
+    state = tmp_path / "xdg-state" / "hearth"
+    with Daemon([TODO], state_dir=state) as d:
+        r = subprocess.run(["bash", str(ROOT / "scripts" / "run-examples.sh"), hearth_bin(), "0"],
+                           capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+        assert r.returncode == 1
+        assert "already runs" in r.stderr and d.ready["url"] in r.stderr
+        assert "Traceback" not in r.stderr
