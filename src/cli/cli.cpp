@@ -243,8 +243,7 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
       app.add_subcommand("serve", "Serve LAVS services over HTTP (POST /rpc) and WebSocket (/ws)");
   cmd->add_option("paths", options.paths,
                   "Service folders (holding lavs.json), or folders of them (optional with "
-                  "--registry)")
-      ->check(CLI::ExistingPath);
+                  "--registry)");
   cmd->add_option("--host", options.address, "Address to bind")->capture_default_str();
   cmd->add_option("--port", options.port, "TCP port; 0 picks a free one")
       ->capture_default_str()
@@ -294,16 +293,14 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
                   "Extra allowed Origin (e.g. http://localhost:3000); repeatable");
   cmd->add_option("--registry", options.registry_dirs,
                   "A2S registry folder of service definitions (repeatable; reloaded on change)")
-      ->allow_extra_args(false)
-      ->check(CLI::ExistingDirectory);
+      ->allow_extra_args(false);
   cmd->add_option("--local-domain", options.local_domains,
                   "A2S local test domain (host:port; plain HTTP, or https://host:port for "
                   "TLS), allowed to resolve to this machine; repeatable")
       ->allow_extra_args(false);
   cmd->add_option("--workspace", options.workspace_dirs,
                   "Virtual workspace folder (holding workspace.yaml); repeatable")
-      ->allow_extra_args(false)
-      ->check(CLI::ExistingDirectory);
+      ->allow_extra_args(false);
   add_model_options(*cmd, options);
   cmd->add_option("--registry-timeout", options.registry_timeout_ms,
                   "Milliseconds an A2S request (one HTTP exchange) may take")
@@ -337,12 +334,31 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   return cmd;
 }
 
-/// `hearth serve` once its options are read: it needs something to serve.
+/// `hearth serve` once its options are read: it needs something to serve, that exists. (The
+/// folders are checked here rather than by CLI11, which checks the configuration file's
+/// [serve] values whatever the command: `hearth status` must work when a served folder is gone.)
 int serve_something(const ServeOptions& options) {
   if (options.paths.empty() && options.registry_dirs.empty() && options.workspace_dirs.empty()) {
     std::cerr << "paths is required (or --registry)\n"
               << "Run with --help for more information." << std::endl;
     return static_cast<int>(CLI::ExitCodes::RequiredError);
+  }
+  const auto missing = [](const char* what, const fs::path& path, bool directory) {
+    std::error_code ec;
+    const bool ok = directory ? fs::is_directory(path, ec) : fs::exists(path, ec);
+    if (ok) return false;
+    std::cerr << what << ": " << (directory ? "Directory" : "Path") << " does not exist: "
+              << path.string() << "\nRun with --help for more information." << std::endl;
+    return true;
+  };
+  for (const auto& p : options.paths) {
+    if (missing("paths", p, false)) return static_cast<int>(CLI::ExitCodes::ValidationError);
+  }
+  for (const auto& p : options.registry_dirs) {
+    if (missing("--registry", p, true)) return static_cast<int>(CLI::ExitCodes::ValidationError);
+  }
+  for (const auto& p : options.workspace_dirs) {
+    if (missing("--workspace", p, true)) return static_cast<int>(CLI::ExitCodes::ValidationError);
   }
   return serve(options);
 }

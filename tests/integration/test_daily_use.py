@@ -280,3 +280,22 @@ def test_a_second_make_run_says_where_the_first_daemon_is(tmp_path):
         assert r.returncode == 1
         assert "already runs" in r.stderr and d.ready["url"] in r.stderr
         assert "Traceback" not in r.stderr
+
+
+def test_the_documented_configuration_file_is_read_as_documented(tmp_path):
+    import re
+    doc = (ROOT / "docs" / "daemon.md").read_text()
+    block = re.search(r"```toml\n(.*?)```", doc, re.S).group(1)
+    config = tmp_path / "config.toml"
+    config.write_text(block)
+    env = isolated_env(tmp_path)
+    r = cli("--config", config, "config", "show", env=env)
+    assert r.returncode == 0, r.stderr
+    for line in ['paths = ["/home/ada/services"]', "port = 5555", 'model = "qwen2.5:7b"',
+                 "model-stream = true", "[app.install]", 'log-level = "info"']:
+        assert line in r.stdout, line
+    # status works though the configured folders do not exist on this machine.
+    assert cli("--config", config, "status", "--state-dir", tmp_path / "s", env=env).returncode == 3
+    # serve itself refuses them, naming the first.
+    r = cli("--config", config, "serve", "--state-dir", tmp_path / "s", env=env)
+    assert r.returncode != 0 and "/home/ada/services" in r.stderr
