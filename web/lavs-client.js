@@ -70,7 +70,7 @@ function httpUrlOf(url) {
  * with a transport LAVSError. Notifications go to the listeners added with on(method, cb).
  */
 export class RpcSocket {
-  constructor({ url, token, WebSocket: WS = globalThis.WebSocket, minDelay = 250, maxDelay = 10000, requestTimeout = 0 } = {}) {
+  constructor({ url, token, WebSocket: WS = globalThis.WebSocket, minDelay = 250, maxDelay = 10000, requestTimeout = 0, connectTimeout = 5000 } = {}) {
     if (typeof WS !== 'function') {
       throw new LAVSError(TRANSPORT_ERROR, 'no WebSocket implementation: pass the WebSocket option (Node 20: the "ws" package)');
     }
@@ -80,6 +80,7 @@ export class RpcSocket {
     this.WS = WS;
     this.minDelay = minDelay;
     this.maxDelay = maxDelay;
+    this.connectTimeout = connectTimeout;
     this.requestTimeout = requestTimeout;
     this.nextId = 1;
     this.pending = new Map();
@@ -127,7 +128,7 @@ export class RpcSocket {
     if (this.closed || this.ws || this.starting) return;
     this.setStatus(this.opens === 0 ? 'connecting' : 'reconnecting');
     if (typeof this.token === 'function') {
-      // A token read anew for every connection (a restarted daemon has a new one).
+      // A token read anew for every connection (a daemon started with --rotate-token has a new one).
       this.starting = true;
       Promise.resolve()
         .then(() => this.token())
@@ -156,7 +157,16 @@ export class RpcSocket {
       return;
     }
     this.ws = ws;
+    // A connection that neither opens nor fails (accepted by a daemon that was stopping, a
+    // half-open network path) is given up and tried again, rather than waited on for ever.
+    const connecting = this.connectTimeout > 0 ? setTimeout(() => {
+      if (this.ws !== ws || ws.readyState !== 0) return;
+      this.ws = null;
+      try { ws.close(); } catch { /* already closing */ }
+      this.scheduleReconnect(`no answer within ${this.connectTimeout} ms`);
+    }, this.connectTimeout) : null;
     ws.onopen = () => {
+      clearTimeout(connecting);
       if (this.ws !== ws) return;
       this.attempt = 0;
       this.opens += 1;
@@ -177,6 +187,7 @@ export class RpcSocket {
       for (const m of Array.isArray(msg) ? msg : [msg]) this.receive(m);
     };
     ws.onclose = (event) => {
+      clearTimeout(connecting);
       if (this.ws !== ws) return;
       this.ws = null;
       const err = transportError(`connection closed (${event && event.code})`);
@@ -287,6 +298,7 @@ export function createLAVSClient(options = {}) {
     clientName,
     minDelay,
     maxDelay,
+    connectTimeout,
   } = options;
   if (!url) throw new TypeError('createLAVSClient: url is required');
   const transport = options.transport || (typeof WS === 'function' ? 'ws' : 'http');
@@ -299,7 +311,7 @@ export function createLAVSClient(options = {}) {
 
   function ensureSocket() {
     if (socket) return socket;
-    socket = new RpcSocket({ url, token, WebSocket: WS, minDelay, maxDelay });
+    socket = new RpcSocket({ url, token, WebSocket: WS, minDelay, maxDelay, connectTimeout });
     socket.on('lavs/data', (params) => {
       const sub = byServerId.get(params && params.subscriptionId);
       if (sub) sub.callback(params.data);

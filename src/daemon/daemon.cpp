@@ -412,9 +412,8 @@ int Daemon::run() {
     spdlog::error("{}", lock.error().message);
     return 1;
   }
-  if (auto logged = log_to_file(log_file(state.state_dir)); !logged.ok()) {
-    spdlog::warn("log file: {}", logged.error().message);
-  }
+  auto file_log = FileLog::open(log_file(state.state_dir));
+  if (!file_log.ok()) spdlog::warn("log file: {}", file_log.error().message);
   // The token stays the same across restarts (clients keep their configuration) unless the
   // person asks for a new one, or the file is not one hearth wrote.
   const fs::path token_file =

@@ -1,4 +1,5 @@
 #include "daemon/daemon.hpp"
+#include "daemon/instance.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -218,10 +219,12 @@ TEST_F(DaemonTest, ServesStartsInOrderAnnouncesWhenReadyAndStopsInReverse) {
             (std::vector<std::string>{"build a", "build c", "build b", "start a", "start c",
                                       "start b", "start stopper at url", "stop stopper", "stop b",
                                       "stop c", "stop a", "destroy b", "destroy c", "destroy a"}));
-  // What the daemon wrote is gone with it.
+  // What says a daemon serves is gone with it; the token stays for the next start, and the
+  // folder's lock is free.
   EXPECT_FALSE(fs::exists(dir_ / "ready.json"));
-  EXPECT_FALSE(fs::exists(dir_ / "state" / "token"));
   EXPECT_FALSE(fs::exists(dir_ / "state" / "daemon.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "state" / "token"));
+  EXPECT_FALSE(find_instance(dir_ / "state").running);
 }
 
 /// Fails the daemon after its start, as a workspace that cannot be opened does.

@@ -124,22 +124,33 @@ Result<std::string> load_or_create_token(const fs::path& file, bool rotate) {
   return token;
 }
 
-Status log_to_file(const fs::path& file) {
+Result<FileLog> FileLog::open(const fs::path& file) {
+  std::shared_ptr<spdlog::sinks::rotating_file_sink_mt> sink;
   try {
-    auto sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(file.string(),
-                                                                       5 * 1024 * 1024, 3);
-    // UTC, as the audit log's times: `hearth logs` interleaves the two by time.
-    sink->set_formatter(std::make_unique<spdlog::pattern_formatter>(
-        "%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc));
-    spdlog::default_logger()->sinks().push_back(std::move(sink));
-    // Written out within a second (`hearth logs -f`), at once for warnings and errors.
-    spdlog::default_logger()->flush_on(spdlog::level::warn);
-    spdlog::flush_every(std::chrono::seconds(1));
-    ::chmod(file.c_str(), 0600);
+    sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(file.string(), 5 * 1024 * 1024,
+                                                                  3);
   } catch (const spdlog::spdlog_ex& e) {
     return Error::make(ErrorCode::kInternalError, file.string() + ": " + e.what());
   }
-  return Status{};
+  ::chmod(file.c_str(), 0600);
+  // UTC, as the audit log's times: `hearth logs` interleaves the two by time.
+  sink->set_formatter(std::make_unique<spdlog::pattern_formatter>(
+      "%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc));
+  const spdlog::sink_ptr base = sink;
+  auto logger = spdlog::default_logger();
+  logger->sinks().push_back(base);
+  // Written out within a second (`hearth logs -f`), at once for warnings and errors.
+  logger->flush_on(spdlog::level::warn);
+  spdlog::flush_every(std::chrono::seconds(1));
+  return FileLog(std::static_pointer_cast<void>(base));
+}
+
+FileLog::~FileLog() {
+  if (!sink_) return;
+  auto logger = spdlog::default_logger();
+  logger->flush();
+  auto& sinks = logger->sinks();
+  std::erase_if(sinks, [this](const spdlog::sink_ptr& s) { return s.get() == sink_.get(); });
 }
 
 }  // namespace hearth::daemon

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -52,7 +53,22 @@ inline std::filesystem::path log_file(const std::filesystem::path& state_dir) {
   return state_dir / "hearth.log";
 }
 
-/// Adds `file` (rotated at 5 MiB, 3 kept) to the default logger's sinks, with its pattern.
-Status log_to_file(const std::filesystem::path& file);
+/// The default logger also writes to a file (rotated at 5 MiB, 3 kept), with UTC times, while
+/// this object lives. Made and destroyed at start-up and shutdown only (the logger's sinks are
+/// not changed while other threads log).
+class FileLog {
+ public:
+  /// Adds the file's sink; an error when the file cannot be opened.
+  static Result<FileLog> open(const std::filesystem::path& file);
+  FileLog(FileLog&& other) noexcept : sink_(std::move(other.sink_)) {}
+  FileLog& operator=(FileLog&&) = delete;
+  FileLog(const FileLog&) = delete;
+  FileLog& operator=(const FileLog&) = delete;
+  ~FileLog();
+
+ private:
+  explicit FileLog(std::shared_ptr<void> sink) : sink_(std::move(sink)) {}
+  std::shared_ptr<void> sink_;  ///< the spdlog sink (kept out of this header)
+};
 
 }  // namespace hearth::daemon
