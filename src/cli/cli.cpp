@@ -347,8 +347,9 @@ int serve_something(const ServeOptions& options) {
     std::error_code ec;
     const bool ok = directory ? fs::is_directory(path, ec) : fs::exists(path, ec);
     if (ok) return false;
-    std::cerr << what << ": " << (directory ? "Directory" : "Path") << " does not exist: "
-              << path.string() << "\nRun with --help for more information." << std::endl;
+    std::cerr << what << ": " << (directory ? "Directory" : "Path")
+              << " does not exist: " << path.string() << "\nRun with --help for more information."
+              << std::endl;
     return true;
   };
   for (const auto& p : options.paths) {
@@ -505,6 +506,7 @@ int run(int argc, char** argv) {
     return static_cast<int>(CLI::ExitCodes::ExtrasError);
   }
   std::vector<char*> words;
+  words.reserve(args.size());
   for (auto& a : args) words.push_back(a.data());
   try {
     app.parse(static_cast<int>(words.size()), words.data());

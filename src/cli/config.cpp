@@ -33,7 +33,8 @@ std::string toml_string(const std::string& text) {
 }
 
 std::string toml_value(const CLI::Option& opt, const std::vector<std::string>& values) {
-  if (opt.get_expected_max() == 0) return values.empty() || values.back() != "false" ? "true" : "false";
+  if (opt.get_expected_max() == 0)
+    return values.empty() || values.back() != "false" ? "true" : "false";
   const bool numeric = is_numeric_type(opt.get_type_name());
   const auto one = [&](const std::string& v) { return numeric ? v : toml_string(v); };
   if (opt.get_items_expected_max() <= 1 && values.size() == 1) return one(values.front());
@@ -65,14 +66,15 @@ void print_section(const CLI::App& cmd, const std::string& section) {
       } else if (opt->get_expected_max() == 0) {
         std::cout << "# " << key_of(*opt) << " = false\n";
       } else if (!opt->get_default_str().empty()) {
-        std::cout << "# " << key_of(*opt) << " = "
-                  << toml_value(*opt, {opt->get_default_str()}) << "\n";
+        std::cout << "# " << key_of(*opt) << " = " << toml_value(*opt, {opt->get_default_str()})
+                  << "\n";
       } else {
         std::cout << "# " << key_of(*opt) << " =\n";
       }
     }
   }
-  for (const auto* sub : cmd.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); })) {
+  for (const auto* sub :
+       cmd.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); })) {
     if (sub->get_name() == "config") continue;
     print_section(*sub, section.empty() ? sub->get_name() : section + "." + sub->get_name());
   }

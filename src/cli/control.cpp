@@ -107,8 +107,8 @@ int status(const ControlArgs& args) {
   list("workspaces", "workspaces:   ");
   list("apps", "apps:         ");
   std::cout << "\n  log:          " << string_member(doc, "logFile")
-            << "\n  audit log:    " << string_member(doc, "auditLog") << "\n  (`hearth logs -f` follows both)"
-            << std::endl;
+            << "\n  audit log:    " << string_member(doc, "auditLog")
+            << "\n  (`hearth logs -f` follows both)" << std::endl;
   return 0;
 }
 
@@ -238,8 +238,9 @@ int logs(const ControlArgs& args) {
     return 1;
   }
   // Both files' lines begin with an RFC 3339 UTC time: in time order, the newest last.
-  std::stable_sort(recent.begin(), recent.end(),
-                   [](const std::string& a, const std::string& b) { return a.substr(0, 23) < b.substr(0, 23); });
+  std::stable_sort(recent.begin(), recent.end(), [](const std::string& a, const std::string& b) {
+    return a.substr(0, 23) < b.substr(0, 23);
+  });
   const std::size_t from = recent.size() > args.lines ? recent.size() - args.lines : 0;
   for (std::size_t i = from; i < recent.size(); ++i) std::cout << recent[i] << "\n";
   std::cout.flush();
@@ -281,7 +282,8 @@ CLI::App* add_control_commands(CLI::App& app, std::function<int()>& run) {
   stop_cmd->callback([&run] { run = [] { return stop(args); }; });
 
   auto* logs_cmd = app.add_subcommand(
-      "logs", "Print the daemon's recent log and audit lines (hearth.log, audit.log), in time order");
+      "logs",
+      "Print the daemon's recent log and audit lines (hearth.log, audit.log), in time order");
   state_dir(logs_cmd);
   logs_cmd->add_option("-n,--lines", args.lines, "How many recent lines")
       ->capture_default_str()

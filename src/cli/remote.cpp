@@ -53,8 +53,8 @@ Result<Daemon> find_daemon(const fs::path& state_dir_option) {
   const auto instance = daemon::find_instance(state_dir);
   if (!instance.running) return not_running("none holds " + (state_dir / "daemon.lock").string());
   if (!instance.document) {
-    return not_running("the daemon (pid " + std::to_string(instance.pid) +
-                       ") is still starting; " + file.string() + " is written once it is ready");
+    return not_running("the daemon (pid " + std::to_string(instance.pid) + ") is still starting; " +
+                       file.string() + " is written once it is ready");
   }
   const auto& obj = *instance.document;
   Daemon daemon;

@@ -22,7 +22,8 @@ std::string command_path(const std::vector<const CLI::App*>& chain) {
 const CLI::Option* find_option(const std::vector<const CLI::App*>& chain, const std::string& name) {
   // Options of the command and of the commands it is under (global options fall through).
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    if (const auto* opt = (*it)->get_option_no_throw(name); opt != nullptr && opt->nonpositional()) {
+    if (const auto* opt = (*it)->get_option_no_throw(name);
+        opt != nullptr && opt->nonpositional()) {
       return opt;
     }
   }
@@ -41,14 +42,16 @@ std::vector<std::string> option_names(const std::vector<const CLI::App*>& chain)
 
 std::vector<std::string> subcommand_names(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const auto* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); })) {
+  for (const auto* sub :
+       app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); })) {
     names.push_back(sub->get_name());
   }
   return names;
 }
 
 const CLI::App* find_subcommand(const CLI::App& app, const std::string& word) {
-  for (const auto* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); })) {
+  for (const auto* sub :
+       app.get_subcommands([](const CLI::App* s) { return !s->get_name().empty(); })) {
     if (sub->check_name(word)) return sub;
   }
   return nullptr;
@@ -62,7 +65,8 @@ bool takes_positionals(const CLI::App& app) {
 }
 
 bool looks_like_number(const std::string& word) {
-  return word.size() > 1 && word[0] == '-' && (std::isdigit(static_cast<unsigned char>(word[1])) != 0);
+  return word.size() > 1 && word[0] == '-' &&
+         (std::isdigit(static_cast<unsigned char>(word[1])) != 0);
 }
 
 }  // namespace
@@ -131,7 +135,8 @@ std::string config_error_text(const CLI::App& app, const std::string& file,
     const std::string section = key.substr(0, key.size() - 3);
     const std::string wrong = section.substr(start);
     text = "hearth: " + file + ": unknown section [" + section + "]";
-    if (auto near = closest_word(wrong.substr(0, wrong.find('.')), subcommand_names(*chain.back()))) {
+    if (auto near =
+            closest_word(wrong.substr(0, wrong.find('.')), subcommand_names(*chain.back()))) {
       text += "; did you mean [" + key.substr(0, start) + *near + "]?";
     }
     return text + "\nSections are commands: [serve], [call], [app.install], ...";
@@ -166,7 +171,7 @@ void print_error(std::string_view what, const json::value& error, bool as_json) 
   const auto* code = obj.if_contains("code");
   std::cerr << "hearth " << what << ": "
             << (message != nullptr && message->is_string() ? std::string(message->get_string())
-                                                            : std::string("error"));
+                                                           : std::string("error"));
   if (code != nullptr && code->is_int64()) std::cerr << " [" << code->get_int64() << "]";
   std::cerr << "\n";
   if (const auto* data = obj.if_contains("data"); data != nullptr && data->is_object()) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "json/json.hpp"
 
 namespace hearth::cli {
 

@@ -9,8 +9,8 @@ namespace {
 
 TEST(Suggest, DistanceCountsEditsAndSwaps) {
   EXPECT_EQ(edit_distance("serve", "serve"), 0u);
-  EXPECT_EQ(edit_distance("srve", "serve"), 1u);      // a deletion
-  EXPECT_EQ(edit_distance("prot", "port"), 1u);       // a swap of neighbours
+  EXPECT_EQ(edit_distance("srve", "serve"), 1u);  // a deletion
+  EXPECT_EQ(edit_distance("prot", "port"), 1u);   // a swap of neighbours
   EXPECT_EQ(edit_distance("fileAcess", "fileAccess"), 1u);
   EXPECT_EQ(edit_distance("netwrokAccess", "networkAccess"), 1u);
   EXPECT_EQ(edit_distance("PORT", "port"), 0u);  // case is not a misspelling

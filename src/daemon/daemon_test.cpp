@@ -1,5 +1,4 @@
 #include "daemon/daemon.hpp"
-#include "daemon/instance.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "daemon/instance.hpp"
 #include "json/json.hpp"
 #include "net/routes.hpp"
 #include "rpc/dispatcher.hpp"

@@ -111,8 +111,8 @@ Result<std::string> load_or_create_token(const fs::path& file, bool rotate) {
         (st.st_mode & 077) == 0) {
       std::string text = read_small(fd.get());
       while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-      const bool hex = text.size() == 64 && text.find_first_not_of("0123456789abcdef") ==
-                                                 std::string::npos;
+      const bool hex =
+          text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
       if (hex) return text;
     }
   }
@@ -127,15 +127,15 @@ Result<std::string> load_or_create_token(const fs::path& file, bool rotate) {
 Result<FileLog> FileLog::open(const fs::path& file) {
   std::shared_ptr<spdlog::sinks::rotating_file_sink_mt> sink;
   try {
-    sink = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(file.string(), 5 * 1024 * 1024,
-                                                                  3);
+    sink =
+        std::make_shared<spdlog::sinks::rotating_file_sink_mt>(file.string(), 5 * 1024 * 1024, 3);
   } catch (const spdlog::spdlog_ex& e) {
     return Error::make(ErrorCode::kInternalError, file.string() + ": " + e.what());
   }
   ::chmod(file.c_str(), 0600);
   // UTC, as the audit log's times: `hearth logs` interleaves the two by time.
-  sink->set_formatter(std::make_unique<spdlog::pattern_formatter>(
-      "%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc));
+  sink->set_formatter(std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%eZ %l %v",
+                                                                  spdlog::pattern_time_type::utc));
   const spdlog::sink_ptr base = sink;
   auto logger = spdlog::default_logger();
   logger->sinks().push_back(base);
