@@ -14,6 +14,8 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "cli/completion.hpp"
+#include "cli/manpage.hpp"
 #include "cli/remote.hpp"
 #include "cli/summary.hpp"
 #include "jail/jail.hpp"
@@ -425,6 +427,10 @@ int run(int argc, char** argv) {
   auto* agent_cmd = add_agent_command(app, agent_run);
   std::function<int()> app_run;
   auto* app_cmd = add_app_command(app, app_run);
+  std::function<int()> completion_run;
+  auto* completion_cmd = add_completion_command(app, completion_run);
+  std::function<int()> man_run;
+  auto* man_cmd = add_man_command(app, std::string("hearth ") + HEARTH_VERSION, man_run);
 
   try {
     app.parse(argc, argv);
@@ -458,6 +464,8 @@ int run(int argc, char** argv) {
   if (*workspace_cmd && workspace_run) return workspace_run();
   if (*agent_cmd && agent_run) return agent_run();
   if (*app_cmd && app_run) return app_run();
+  if (*completion_cmd) return completion_run();
+  if (*man_cmd) return man_run();
   return 2;
 }
 
