@@ -97,14 +97,15 @@ std::string bash_script(const CommandInfo& tree) {
     for (const auto* opt : accepted_options(c)) {
       for (const auto& name : opt->names) {
         names.push_back(name);
-        if (opt->takes_value) valued += "    " + sh_quote(path + " " + name) + ") return 0 ;;\n";
+        std::string word = path;
+        word.append(" ").append(name);
+        const std::string key = "    " + sh_quote(word);
+        if (opt->takes_value) valued.append(key).append(") return 0 ;;\n");
         if (!opt->choices.empty()) {
-          choices += "    " + sh_quote(path + " " + name) +
-                     ") REPLY=" + sh_quote(join_words(opt->choices)) + " ;;\n";
+          choices.append(key).append(") REPLY=").append(sh_quote(join_words(opt->choices)));
+          choices += " ;;\n";
         }
-        if (opt->directory) {
-          choices += "    " + sh_quote(path + " " + name) + ") REPLY= ; return 2 ;;\n";
-        }
+        if (opt->directory) choices.append(key).append(") REPLY= ; return 2 ;;\n");
       }
     }
     options += "    " + sh_quote(path) + ") REPLY=" + sh_quote(join_words(names)) + " ;;\n";
@@ -206,8 +207,9 @@ std::string zsh_command(const CommandInfo& c) {
       out += name;
       if (opt->takes_value && name.starts_with("--")) out += "=";
       out += "[" + zsh_escape_description(opt->description) + "]";
-      if (opt->takes_value)
+      if (opt->takes_value) {
         out += ":" + (opt->type.empty() ? "VALUE" : opt->type) + ":" + zsh_action(*opt);
+      }
       out += "'";
     }
   }

@@ -15,6 +15,7 @@ std::map<std::string, std::string> demo_pages() {
 TEST(ManPages, OnePerVisibleTopLevelCommandAndTheOverview) {
   const auto pages = demo_pages();
   std::vector<std::string> names;
+  names.reserve(pages.size());
   for (const auto& [name, text] : pages) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"demo-app.1", "demo-serve.1", "demo.1"}));
 }

@@ -30,7 +30,7 @@ fs::path self_exe() {
 fs::path helper(std::string_view name, const fs::path& exe) {
   if (exe.empty()) return fs::path(name);
   const fs::path dir = exe.parent_path();
-  const fs::path installed = (dir / libexec_from_bin() / name).lexically_normal();
+  fs::path installed = (dir / libexec_from_bin() / name).lexically_normal();
   std::error_code ec;
   if (fs::is_regular_file(installed, ec)) return installed;
   return dir / name;
@@ -38,7 +38,7 @@ fs::path helper(std::string_view name, const fs::path& exe) {
 
 fs::path web_dir(const fs::path& exe, const fs::path& source_web_dir) {
   if (!exe.empty()) {
-    const fs::path installed = (exe.parent_path() / web_from_bin()).lexically_normal();
+    fs::path installed = (exe.parent_path() / web_from_bin()).lexically_normal();
     std::error_code ec;
     if (fs::is_regular_file(installed / "index.html", ec)) return installed;
   }
