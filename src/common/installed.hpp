@@ -1,7 +1,7 @@
 #pragma once
 /// Where hearth finds what it ships besides its own binary, installed or in the build tree.
 ///
-/// Installed (`make install`, docs/architecture.md "Installed layout"):
+/// Installed (`make install`; cmake/InstallDirs.cmake):
 ///   PREFIX/bin/hearth
 ///   PREFIX/libexec/hearth/hearth-launch, PREFIX/libexec/hearth/hearth-js-worker
 ///   PREFIX/share/hearth/web/            (the view host's page)

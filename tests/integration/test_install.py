@@ -185,6 +185,17 @@ def test_zsh_and_fish_completions_parse(usr):
     if fish:
         checked = run(fish, "--no-execute", fish_file)
         assert checked.returncode == 0, checked.stderr
+
+        def fish_complete(line):
+            done = run(fish, "--no-config", "-c", f"source {fish_file}; complete -C'{line}'")
+            assert done.returncode == 0, done.stderr
+            return [l.split("\t")[0] for l in done.stdout.splitlines()]
+
+        assert fish_complete("hearth se") == ["serve"]
+        assert "--port" in fish_complete("hearth serve --po")
+        assert "install" in fish_complete("hearth app ")
+        assert "serve" not in fish_complete("hearth app ")
+        assert fish_complete("hearth serve --model-tools ") == ["auto", "native", "prompt"]
     # Without the shells, the structure: every top-level command reachable in both.
     zsh_text, fish_text = zsh_file.read_text(), fish_file.read_text()
     assert zsh_text.startswith("#compdef hearth\n")
