@@ -175,6 +175,23 @@ def test_bash_completion_walks_the_command_line(usr, tmp_path):
     assert complete(script, ["hearth", "serve", "svc-f"], env) == ["svc-folder"]
 
 
+def test_the_installed_scripts_are_what_hearth_prints(usr, tmp_path):
+    hearth = usr / "bin" / "hearth"
+    for shell, installed in (("bash", "bash-completion/completions/hearth"),
+                             ("zsh", "zsh/vendor-completions/_hearth"),
+                             ("fish", "fish/vendor_completions.d/hearth.fish")):
+        printed = run(hearth, "completion", shell, env=clean_env())
+        assert printed.returncode == 0, printed.stderr
+        assert printed.stdout == (usr / "share" / installed).read_text(), shell
+    refused = run(hearth, "completion", "tcsh", env=clean_env())
+    assert refused.returncode != 0 and "tcsh" in refused.stderr
+    unwritable = run(hearth, "completion", "bash", "--out", tmp_path / "missing" / "x",
+                     env=clean_env())
+    assert unwritable.returncode == 1 and "cannot write" in unwritable.stderr
+    overview = run(hearth, "man", env=clean_env())
+    assert overview.stdout == (usr / "share" / "man" / "man1" / "hearth.1").read_text()
+
+
 def test_zsh_and_fish_completions_parse(usr):
     zsh_file = usr / "share" / "zsh" / "vendor-completions" / "_hearth"
     fish_file = usr / "share" / "fish" / "vendor_completions.d" / "hearth.fish"
