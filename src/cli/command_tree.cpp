@@ -1,6 +1,7 @@
 #include "cli/command_tree.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 namespace hearth::cli {
 

@@ -1,6 +1,7 @@
 #include "cli/manpage.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <memory>
