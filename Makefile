@@ -1,7 +1,8 @@
 # hearth: front end to CMake presets. `make run` and `make test` do all set-up on a fresh Debian bookworm.
-.PHONY: all deps build run test dev test-dev bench fuzz format lint tidy clean
+.PHONY: all deps build run test dev test-dev bench fuzz format lint tidy clean install
 
 PORT ?= 5555
+PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 RELEASE := build/release
 DEV := build/dev
@@ -24,6 +25,14 @@ run: deps $(RELEASE)/build.ninja
 
 test: build
 	ctest --preset release
+
+# Installs hearth under PREFIX (default /usr/local; PREFIX=$$HOME/.local for one user), staged
+# under DESTDIR when set: the binary, its helpers, the view host's page, man pages, shell
+# completions and the systemd user unit (cmake/Install.cmake). Builds only what it installs; as
+# root (sudo make install) after a `make build`, it only copies.
+install: $(RELEASE)/build.ninja
+	cmake --build --preset release -j $(JOBS) --target hearth hearth_generated
+	DESTDIR="$(DESTDIR)" cmake --install $(RELEASE) --prefix "$(PREFIX)"
 
 $(DEV)/build.ninja: CMakeLists.txt CMakePresets.json
 	cmake --preset dev

@@ -23,6 +23,8 @@ packages=(
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev json-schema-test-suite
   python3 python3-pytest python3-jsonschema curl openssl
+  # the install test: man pages rendered (groff, man-db), zsh and fish completions parsed
+  groff-base man-db zsh fish
   # spawn benchmark baseline (bench/spawn)
   bubblewrap
   # examples (contacts uses sqlite via python3's sqlite3 module; todo-manager uses node)

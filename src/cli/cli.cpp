@@ -14,6 +14,8 @@
 #include <iostream>
 
 #include "cli/common.hpp"
+#include "cli/completion.hpp"
+#include "cli/manpage.hpp"
 #include "cli/remote.hpp"
 #include "cli/summary.hpp"
 #include "cli/usage.hpp"
@@ -493,6 +495,10 @@ int run(int argc, char** argv) {
   add_control_commands(app, control_run);
   std::function<int()> config_run;
   add_config_command(app, config_run);
+  std::function<int()> completion_run;
+  auto* completion_cmd = add_completion_command(app, completion_run);
+  std::function<int()> man_run;
+  auto* man_cmd = add_man_command(app, std::string("hearth ") + HEARTH_VERSION, man_run);
 
   // `hearth help serve` is `hearth serve --help`; misspelt commands and options are named, with
   // the closest known one, before CLI11 reads values.
@@ -547,6 +553,8 @@ int run(int argc, char** argv) {
   if (*app_cmd && app_run) return app_run();
   if (control_run) return control_run();
   if (config_run) return config_run();
+  if (*completion_cmd) return completion_run();
+  if (*man_cmd) return man_run();
   return 2;
 }
 

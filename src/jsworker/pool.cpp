@@ -16,6 +16,7 @@
 #include <optional>
 #pragma GCC diagnostic pop
 
+#include "common/installed.hpp"
 #include "common/on_strand.hpp"
 #include "common/utf8.hpp"
 #include "confine/confine.hpp"
@@ -51,9 +52,7 @@ std::chrono::milliseconds& timeout_of(std::variant<CallFunction, EvaluateSource>
 }  // namespace
 
 fs::path default_worker_program() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path("hearth-js-worker") : self.parent_path() / "hearth-js-worker";
+  return installed::helper("hearth-js-worker", installed::self_exe());
 }
 
 Error timeout_error(std::chrono::milliseconds timeout, const std::string& why) {

@@ -61,7 +61,8 @@ struct PoolConfig {
   std::shared_ptr<const jail::Jail> jail;  ///< null: unconfined (tests, embeddings)
 };
 
-/// `hearth-js-worker` beside the running executable.
+/// `hearth-js-worker`: installed, PREFIX/libexec/hearth/; in the build tree, beside the binary
+/// (common/installed.hpp).
 std::filesystem::path default_worker_program();
 
 /// One request and where its side output goes.

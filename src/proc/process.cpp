@@ -33,6 +33,7 @@
 #include <utility>
 
 #include "common/fd.hpp"
+#include "common/installed.hpp"
 
 namespace hearth::proc {
 
@@ -105,11 +106,9 @@ LauncherConfig& launcher_config() {
   return *instance;
 }
 
+/// Installed: PREFIX/libexec/hearth/hearth-launch; in the build tree: beside the binary.
 std::filesystem::path default_launcher() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "hearth-launch";
-  return self.parent_path() / "hearth-launch";
+  return installed::helper("hearth-launch", installed::self_exe());
 }
 
 std::filesystem::path current_launcher() {

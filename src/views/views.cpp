@@ -12,6 +12,7 @@
 #include "common/atomic_file.hpp"
 #include "common/beneath.hpp"
 #include "common/clock.hpp"
+#include "common/installed.hpp"
 #include "common/random.hpp"
 #include "common/rfc3986.hpp"
 #include "views/document.hpp"
@@ -64,13 +65,7 @@ fs::path default_web_dir() {
   if (const char* env = std::getenv("HEARTH_WEB_DIR"); env != nullptr && *env != '\0') {
     return env;
   }
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path installed = exe.parent_path().parent_path() / "share" / "hearth" / "web";
-    if (fs::is_regular_file(installed / "index.html", ec)) return installed;
-  }
-  return HEARTH_SOURCE_WEB_DIR;
+  return installed::web_dir(installed::self_exe(), HEARTH_SOURCE_WEB_DIR);
 }
 
 ViewHost::ViewHost(host::Host& host, Options options)
