@@ -336,13 +336,25 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   return cmd;
 }
 
+/// `--config` default: $XDG_CONFIG_HOME/hearth/config.toml, else ~/.config/hearth/config.toml.
+std::string default_config_file() {
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg == '/') {
+    return (fs::path(xdg) / "hearth" / "config.toml").string();
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return (fs::path(home) / ".config" / "hearth" / "config.toml").string();
+  }
+  return {};
+}
+
 /// `hearth serve` once its options are read: it needs something to serve, that exists. (The
 /// folders are checked here rather than by CLI11, which checks the configuration file's
 /// [serve] values whatever the command: `hearth status` must work when a served folder is gone.)
 int serve_something(const ServeOptions& options) {
   if (options.paths.empty() && options.registry_dirs.empty() && options.workspace_dirs.empty()) {
-    std::cerr << "paths is required (or --registry)\n"
-              << "Run with --help for more information." << std::endl;
+    std::cerr << "paths is required (or --registry, or --workspace): give the service folders "
+                 "here or in the configuration file ([serve] paths = [\"/path/to/services\"] in "
+              << default_config_file() << ")\nRun with --help for more information." << std::endl;
     return static_cast<int>(CLI::ExitCodes::RequiredError);
   }
   const auto missing = [](const char* what, const fs::path& path, bool directory) {
@@ -413,16 +425,6 @@ CLI::App* add_call_command(CLI::App& app, CallOptions& options) {
   return cmd;
 }
 
-/// `--config` default: $XDG_CONFIG_HOME/hearth/config.toml, else ~/.config/hearth/config.toml.
-std::string default_config_file() {
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg == '/') {
-    return (fs::path(xdg) / "hearth" / "config.toml").string();
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return (fs::path(home) / ".config" / "hearth" / "config.toml").string();
-  }
-  return {};
-}
 
 }  // namespace
 
