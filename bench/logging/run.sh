@@ -16,7 +16,7 @@ for round in 1 2; do
   load "warn$round" "$warn_port" /rpc "$body" '"name":"load"' "$CONNECTIONS" "$DURATION" --token-file "$work/warn/token"
   load "info$round" "$info_port" /rpc "$body" '"name":"load"' "$CONNECTIONS" "$DURATION" --token-file "$work/info/token"
 done
-lines=$(grep -c ' call lavs/manifest ok ' "$work/info/state/hearth.log" || true)
+lines=$(cat "$work"/info/state/hearth.log* | grep -c ' call lavs/manifest ok ' || true)
 
 python3 - "$work" "$CONNECTIONS" "$DURATION" "$THREADS" "$lines" <<'PY'
 import json, os, sys
@@ -31,5 +31,5 @@ for n in ("warn1", "info1", "warn2", "info2"):
     print(f"| {label} | {n[-1]} | {x['rps']:.0f} | {x['p50_us']:.0f} | {x['p99_us']:.0f} | {x['failures']} |")
 warn = r["warn1"]["rps"] + r["warn2"]["rps"]
 info = r["info1"]["rps"] + r["info2"]["rps"]
-print(f"\ninfo / warn throughput: {info / warn:.3f}; lines in hearth.log: {lines}")
+print(f"\ninfo / warn throughput: {info / warn:.3f}; lines in hearth.log and its rotated files (5 MiB each, 3 kept): {lines}")
 PY
