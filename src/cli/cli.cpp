@@ -62,10 +62,12 @@ void setup_logging(const std::string& level) {
 
 namespace {
 
-int check(const std::vector<fs::path>& paths, bool as_json) {
+int check(const std::vector<fs::path>& paths, bool as_json, bool strict) {
   asio::io_context ioc;
   host::LoadReport report;
-  auto host = host::Host::load(paths, {}, ioc.get_executor(), report);
+  host::HostOptions options;
+  options.strict = strict;
+  auto host = host::Host::load(paths, options, ioc.get_executor(), report);
   if (as_json) {
     std::cout << json::dump(report_json(host.get(), report)) << std::endl;
   } else if (host) {
@@ -317,6 +319,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   cmd->add_flag("--open", options.open,
                 "Open the view host in a browser (xdg-open) once the daemon is ready");
   cmd->add_flag("--json", options.json, "Print the start-up information as JSON on stdout");
+  cmd->add_flag("--strict", options.strict,
+                "Refuse a manifest with warnings (unknown keys, such as a misspelt fileAccess), "
+                "as one with problems");
   cmd->add_flag("--watch", options.watch,
                 "Reload services whose lavs.json is added, edited or removed while serving "
                 "(calls in flight finish on the old definition; clients get "
@@ -469,7 +474,12 @@ int run(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingPath);
   check_cmd->add_flag("--json", check_json, "Print the report as JSON");
-  check_cmd->footer("Exit status: 0 when every manifest loads, 1 otherwise.");
+  bool check_strict = false;
+  check_cmd->add_flag("--strict", check_strict,
+                      "Warnings (unknown keys, such as a misspelt fileAccess) are problems too");
+  check_cmd->footer(
+      "Exit status: 0 when every manifest loads (warnings are printed), 1 otherwise (with "
+      "--strict, also when there is a warning).");
 
   // doctor
   bool doctor_json = false;
@@ -544,7 +554,7 @@ int run(int argc, char** argv) {
                 call_options.insecure, call_options.lafs, call_options.json);
   }
   if (*open_cmd) return open_page(open_state_dir, open_browser);
-  if (*check_cmd) return check(check_paths, check_json);
+  if (*check_cmd) return check(check_paths, check_json, check_strict);
   if (*doctor_cmd) return doctor(doctor_json);
   if (*lafs_cmd) return lafs_run();
   if (*mcp_cmd) return mcp_run();

@@ -114,6 +114,9 @@ class Kind {
  public:
   virtual ~Kind() = default;
   virtual std::string_view name() const = 0;
+  /// The members of a handler object of this kind, besides `type`: any other member is
+  /// reported as an unknown key (a warning naming the closest of these). Empty: not checked.
+  virtual std::vector<std::string_view> keys() const { return {}; }
   /// Parses a handler object of this kind into the kind's typed configuration (a type derived
   /// from manifest::HandlerConfig), appending every problem under `path`
   /// ("endpoints[1].handler"); null when there was a problem. The manifest loader keeps the
@@ -155,6 +158,7 @@ class Registry final : public manifest::HandlerKinds {
                                                        const json::object& handler,
                                                        const std::string& path,
                                                        Problems& problems) const override;
+  std::vector<std::string_view> handler_keys(std::string_view type) const override;
 
  private:
   std::map<std::string, std::unique_ptr<Kind>, std::less<>> kinds_;

@@ -44,6 +44,11 @@ std::shared_ptr<const manifest::HandlerConfig> Registry::parse(std::string_view 
   return nullptr;
 }
 
+std::vector<std::string_view> Registry::handler_keys(std::string_view type) const {
+  const Kind* kind = find(type);
+  return kind != nullptr ? kind->keys() : std::vector<std::string_view>{};
+}
+
 bool Registry::ready() const {
   for (const auto& [name, kind] : kinds_) {
     if (kind && !kind->ready()) return false;

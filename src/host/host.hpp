@@ -46,6 +46,8 @@ struct HostOptions {
   /// Serve even when no service is given (the daemon serves an A2S registry only); otherwise
   /// loading nothing is a failure.
   bool allow_no_services = false;
+  /// A manifest with warnings (unknown keys) is refused like one with problems (--strict).
+  bool strict = false;
 };
 
 /// Who made a call: told to the mutation listener with every mutation that succeeded.

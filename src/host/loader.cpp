@@ -84,6 +84,10 @@ std::unique_ptr<Host::Service> Host::load_service(const std::filesystem::path& d
                                                   std::string source, Problems& problems) {
   auto loaded = manifest::load_text(source, dir / "lavs.json", *registry_, *compiler_, problems);
   if (!loaded) return nullptr;
+  if (options_.strict && !loaded->warnings.empty()) {
+    for (auto& w : loaded->warnings) problems.push_back(std::move(w));
+    return nullptr;
+  }
   auto service = std::make_unique<Service>();
   service->dir = dir;
   service->source = std::move(source);
@@ -146,6 +150,9 @@ std::unique_ptr<Host> Host::load(const std::vector<std::filesystem::path>& paths
         continue;
       }
       names[name] = dir;
+      for (const auto& w : service->manifest.warnings) {
+        report.warnings.push_back(file.string() + ": " + w.to_string());
+      }
       // Say plainly, at start, what the jail will do with each endpoint's permissions.
       for (const auto& line : host->jail_notes(service->manifest)) report.warnings.push_back(line);
       list->push_back(std::move(service));
@@ -245,6 +252,9 @@ ReloadReport Host::reload(const std::vector<std::filesystem::path>& paths) {
         if (!e.next) continue;
       } else {
         names.emplace(name, e.dir);
+        for (const auto& w : e.next->manifest.warnings) {
+          report.problems.warnings.push_back((e.dir / "lavs.json").string() + ": " + w.to_string());
+        }
         for (const auto& line : jail_notes(e.next->manifest)) {
           report.problems.warnings.push_back(line);
         }

@@ -669,9 +669,13 @@ std::optional<Manifest> load_document(const json::value& doc, const fs::path& di
   try {
     Checker checker(kinds, compiler, problems);
     auto m = checker.manifest(doc);
+    Problems unknown = unknown_keys(doc, kinds);
     if (!m) {
+      // A misspelt key often explains a problem ("endpoints is required" beside "endpionts").
+      for (auto& p : unknown) problems.push_back(std::move(p));
       return std::nullopt;
     }
+    m->warnings = std::move(unknown);
     m->dir = canonical_or_absolute(dir);
     m->file = m->dir / kManifestFileName;
     return m;

@@ -63,6 +63,8 @@ struct Manifest {
   json::value raw;             ///< the document as read, returned by lavs/manifest
   std::filesystem::path dir;   ///< absolute, canonical service folder
   std::filesystem::path file;  ///< absolute path of lavs.json
+  /// What loads but is likely a mistake (unknown_keys()): reported, refused only when strict.
+  Problems warnings;
 
   /// The endpoint with this id, or nullptr.
   const Endpoint* find(std::string_view endpoint_id) const;
@@ -80,7 +82,18 @@ class HandlerKinds {
                                                      const json::object& handler,
                                                      const std::string& path,
                                                      Problems& problems) const = 0;
+  /// The members a handler object of kind `type` may have besides `type`; empty when the kind
+  /// does not say (its members are then not checked for misspellings).
+  virtual std::vector<std::string_view> handler_keys(std::string_view /*type*/) const {
+    return {};
+  }
 };
+
+/// Members of a manifest that LAVS does not define (a misspelt `fileAcess` would otherwise read
+/// as "nothing declared"): one problem each, at its JSON path, naming the closest known key.
+/// Keys beginning with `x-` (extensions) and `$schema` are left alone, as is the inside of
+/// schemas and `types` (JSON Schema), `env`, `headers`, `theme` and `variables`.
+Problems unknown_keys(const json::value& doc, const HandlerKinds& kinds);
 
 /// Loads `path` (a lavs.json file, or a folder holding one). Returns the manifest, or nullopt with
 /// every problem found listed in `problems` (nothing is ever half loaded).

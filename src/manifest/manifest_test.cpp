@@ -121,6 +121,11 @@ struct FakeConfig final : HandlerConfig {
 /// Knows "script" (needs a string `command`) and "mcp" (needs `server` and `tool`).
 class FakeKinds final : public HandlerKinds {
  public:
+  std::vector<std::string_view> handler_keys(std::string_view type) const override {
+    if (type == "script") return {"command", "args", "input", "cwd", "timeout", "env"};
+    if (type == "mcp") return {"server", "tool", "timeout"};
+    return {};
+  }
   std::shared_ptr<const HandlerConfig> parse(std::string_view type, const json::object& handler,
                                              const std::string& path,
                                              Problems& problems) const override {
@@ -389,6 +394,7 @@ TEST_F(ManifestTest, SpecCompleteExampleLoads) {
   auto m = load_value(doc);
   ASSERT_TRUE(m.has_value()) << ::testing::PrintToString(problem_strings());
   EXPECT_THAT(problems_, IsEmpty());
+  EXPECT_THAT(strings(m->warnings), IsEmpty());  // every key of the spec's example is known
 
   EXPECT_EQ(m->lavs, "1.0");
   EXPECT_EQ(m->name, "todo-manager");
@@ -475,6 +481,48 @@ TEST_F(ManifestTest, SpecMcpExampleLoads) {
   EXPECT_EQ(m->endpoints[0].handler.at("tool"), "list_issues");
   EXPECT_FALSE(m->permissions.file_access.has_value());
   EXPECT_EQ(json::value(m->endpoints[0].effective.to_json()), json::value(json::object()));
+}
+
+TEST_F(ManifestTest, MisspeltKeysAreWarningsNamingTheKeyMeant) {
+  auto m = load_text(R"({"lavs":"1.0","name":"s","version":"0.0.1",
+    "permisions":{"fileAccess":["data/*"]},
+    "permissions":{"fileAcess":["data/*"],"netwrokAccess":false,"x-owner":"ada"},
+    "x-generator":"hand", "$schema":"https://example.com/lavs.schema.json",
+    "view":{"component":{"type":"local","path":"view.js","exprtName":"V"},"fallbak":"list"},
+    "endpoints":[{"id":"list","method":"query","descripton":"all",
+      "handler":{"type":"script","comand":"cat","command":"cat","timeout":5},
+      "schema":{"inputs":{"type":"object"},"input":{"type":"object","propertys":{}}},
+      "permissions":{"maxExecutionTme":5}},
+      {"id":"tool","method":"query","handler":{"type":"mcp","server":"s","tool":"t","tol":"u"}}]})");
+  ASSERT_TRUE(m.has_value()) << ::testing::PrintToString(problem_strings());
+  EXPECT_THAT(problems_, IsEmpty());
+  EXPECT_THAT(strings(m->warnings),
+              UnorderedElementsAre(
+                  "permisions: unknown key 'permisions'; did you mean 'permissions'? (it is ignored)",
+                  "permissions.fileAcess: unknown key 'fileAcess'; did you mean 'fileAccess'? (it "
+                  "is ignored)",
+                  "permissions.netwrokAccess: unknown key 'netwrokAccess'; did you mean "
+                  "'networkAccess'? (it is ignored)",
+                  "view.fallbak: unknown key 'fallbak'; did you mean 'fallback'? (it is ignored)",
+                  "view.component.exprtName: unknown key 'exprtName' (it is ignored)",
+                  "endpoints[0].descripton: unknown key 'descripton'; did you mean 'description'? "
+                  "(it is ignored)",
+                  "endpoints[0].handler.comand: unknown key 'comand'; did you mean 'command'? (it "
+                  "is ignored)",
+                  "endpoints[0].schema.inputs: unknown key 'inputs'; did you mean 'input'? (it is "
+                  "ignored)",
+                  "endpoints[0].permissions.maxExecutionTme: unknown key 'maxExecutionTme'; did "
+                  "you mean 'maxExecutionTime'? (it is ignored)",
+                  "endpoints[1].handler.tol: unknown key 'tol'; did you mean 'tool'? (it is "
+                  "ignored)"));
+}
+
+TEST_F(ManifestTest, AMisspeltKeyIsToldBesideTheProblemItCauses) {
+  EXPECT_FALSE(load_text(R"({"lavs":"1.0","name":"s","version":"0.0.1","endpionts":[]})"));
+  EXPECT_THAT(problem_strings(),
+              UnorderedElementsAre("endpoints: is required",
+                                   "endpionts: unknown key 'endpionts'; did you mean "
+                                   "'endpoints'? (it is ignored)"));
 }
 
 TEST(MethodNames, AreTheWireNames) {

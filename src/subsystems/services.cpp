@@ -94,6 +94,7 @@ Services::Services(daemon::Context& context) : context_(context), watch_timer_(c
   host_options.allow_no_services =
       options.paths.empty() && (!options.registry_dirs.empty() || !options.workspace_dirs.empty());
   host_options.default_timeout = std::chrono::milliseconds(options.default_timeout_ms);
+  host_options.strict = options.strict;
   host_options.kinds.jail = context.find<Sandbox>().jail();
   host_options.kinds.js_workers = static_cast<std::size_t>(options.js_workers);
   host::LoadReport report;

@@ -299,3 +299,37 @@ def test_the_documented_configuration_file_is_read_as_documented(tmp_path):
     # serve itself refuses them, naming the first.
     r = cli("--config", config, "serve", "--state-dir", tmp_path / "s", env=env)
     assert r.returncode != 0 and "/home/ada/services" in r.stderr
+
+
+# -- misspelt manifest keys --------------------------------------------------------------------
+
+def misspelt_service(tmp_path):
+    svc = tmp_path / "typos"
+    svc.mkdir()
+    (svc / "lavs.json").write_text(json.dumps({
+        "lavs": "1.0", "name": "typos", "version": "1.0.0",
+        "permissions": {"fileAcess": ["data/*"], "netwrokAccess": False},
+        "endpoints": [{"id": "ping", "method": "query",
+                       "handler": {"type": "script", "command": "printf", "args": ["%s", "1"], "timout": 5}}]}))
+    return svc
+
+
+def test_misspelt_manifest_keys_are_warnings_and_errors_with_strict(tmp_path):
+    svc = misspelt_service(tmp_path)
+    r = cli("check", svc)
+    assert r.returncode == 0, r.stdout
+    assert "warning: " in r.stdout
+    assert "permissions.fileAcess: unknown key 'fileAcess'; did you mean 'fileAccess'?" in r.stdout
+    assert "permissions.netwrokAccess: unknown key 'netwrokAccess'; did you mean 'networkAccess'?" in r.stdout
+    assert "endpoints[0].handler.timout: unknown key 'timout'; did you mean 'timeout'?" in r.stdout
+    report = json.loads(cli("check", svc, "--json").stdout)
+    assert any("fileAcess" in w for w in report["warnings"])
+    r = cli("check", svc, "--strict")
+    assert r.returncode == 1 and "did you mean 'fileAccess'?" in r.stdout and "3 problems" in r.stdout
+
+    # The daemon says so when it loads the service, and refuses it with --strict.
+    with Daemon([svc], copy=False, extra_args=["--log-level", "warn"]) as d:
+        result(d.call("ping"))
+        assert "did you mean 'fileAccess'?" in d.stderr_path.read_text()
+    r = cli("serve", svc, "--port", "0", "--state-dir", tmp_path / "strict-state", "--strict", timeout=30)
+    assert r.returncode != 0 and "did you mean 'networkAccess'?" in r.stderr

@@ -135,6 +135,9 @@ class A2sKind final : public Kind {
   explicit A2sKind(KindOptions options) : options_(std::move(options)) {}
 
   std::string_view name() const override { return "a2s"; }
+  std::vector<std::string_view> keys() const override {
+    return {"service", "capability", "variables", "output"};
+  }
 
   std::shared_ptr<const manifest::HandlerConfig> parse(const json::object& handler,
                                                        const std::string& path,

@@ -160,6 +160,9 @@ class FunctionKind final : public Kind {
   }
 
   std::string_view name() const override { return "function"; }
+  std::vector<std::string_view> keys() const override {
+    return {"module", "function", "isolation", "timeout"};
+  }
 
   bool ready() const override {
     bool all = true;

@@ -389,6 +389,9 @@ class HttpKind final : public Kind {
   HttpKind& operator=(const HttpKind&) = delete;
 
   std::string_view name() const override { return "http"; }
+  std::vector<std::string_view> keys() const override {
+    return {"url", "method", "headers", "timeout"};
+  }
 
   void shutdown() override {
     std::shared_ptr<httpclient::Client> client;

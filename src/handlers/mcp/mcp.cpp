@@ -111,6 +111,9 @@ class McpKind final : public Kind {
   ~McpKind() override { shutdown(); }
 
   std::string_view name() const override { return "mcp"; }
+  std::vector<std::string_view> keys() const override {
+    return {"server", "tool", "timeout", "maxTotalTimeout"};
+  }
 
   void shutdown() override {
     servers_.shutdown();

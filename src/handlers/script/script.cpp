@@ -674,6 +674,9 @@ class ScriptKind final : public Kind {
   explicit ScriptKind(const KindOptions& options) : options_(options) {}
 
   std::string_view name() const override { return "script"; }
+  std::vector<std::string_view> keys() const override {
+    return {"command", "args", "input", "cwd", "env", "timeout", "persistent"};
+  }
 
   std::shared_ptr<const manifest::HandlerConfig> parse(const json::object& handler,
                                                        const std::string& path,
