@@ -211,6 +211,77 @@ void print_review(const json::object& review) {
   for (const auto& w : review.at("warnings").as_array()) row("WARNING", std::string(w.as_string()));
 }
 
+/// A readiness assessment: its status, then what degrades or blocks it and what to do.
+void print_readiness(const json::value& ready) {
+  std::cout << "  readiness     " << ready.at("status").as_string().c_str() << "\n";
+  for (const auto& w : ready.at("warnings").as_array()) {
+    std::cout << "    - " << w.as_string().c_str() << "\n";
+  }
+  for (const auto& b : ready.at("blockers").as_array()) {
+    std::cout << "    ! " << b.as_string().c_str() << "\n";
+  }
+  for (const auto& s : ready.at("setupActions").as_array()) {
+    std::cout << "    to do: " << s.at("title").as_string().c_str() << ": "
+              << s.at("target").as_string().c_str() << "\n";
+  }
+}
+
+/// `hearth app show NAME`: the installed app in a screenful (everything with --json).
+void print_shown(const json::object& shown) {
+  const auto text = [&shown](std::string_view key) {
+    const auto* v = shown.if_contains(key);
+    return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  const bool enabled = shown.contains("enabled") && shown.at("enabled").is_bool() &&
+                       shown.at("enabled").get_bool();
+  const auto& review = shown.at("review").as_object();
+  std::cout << text("name") << " " << text("version");
+  if (const auto* d = review.if_contains("displayName"); d != nullptr && d->is_string()) {
+    std::cout << " (" << d->get_string().c_str() << ")";
+  }
+  std::cout << ", " << (enabled ? "enabled" : "disabled (hearth app enable " + text("name") + ")")
+            << "\n  trust         "
+            << (text("trust") == "signed" ? "signed by " + text("publisher")
+                                          : "NOT VERIFIED (" + text("trust") + ", development mode)")
+            << "\n  installed     " << text("installedAt") << " in " << text("dir")
+            << "\n  data          " << text("dataDir") << "\n  package       "
+            << text("packageHash") << "\n";
+  print_review(review);
+  if (const auto* ready = shown.if_contains("readiness"); ready != nullptr && ready->is_object()) {
+    print_readiness(*ready);
+  }
+  if (const auto* integrity = shown.if_contains("integrity"); integrity != nullptr) {
+    const auto& problems = integrity->at("problems").as_array();
+    std::cout << "  integrity     "
+              << (problems.empty() ? std::string("the installed files match the package")
+                                   : std::to_string(problems.size()) + " problem(s)")
+              << "\n";
+    for (const auto& p : problems) {
+      std::cout << "    ! " << (p.is_string() ? std::string(p.get_string()) : json::serialize(p))
+                << "\n";
+    }
+  }
+  for (const auto& b : shown.at("backends").as_array()) {
+    std::cout << "  running       " << json::string_member(b, "service") << ": "
+              << json::string_member(b, "state") << "\n";
+  }
+  for (const auto& g : shown.at("grants").as_array()) {
+    std::string where = json::string_member(g, "workspace");
+    std::cout << "  grant         " << json::string_member(g, "decision") << " "
+              << json::string_member(g, "capability") << (where.empty() ? "" : " in " + where)
+              << "\n";
+  }
+  const auto& log = shown.at("log").as_array();
+  const std::size_t from = log.size() > 5 ? log.size() - 5 : 0;
+  for (std::size_t i = from; i < log.size(); ++i) {
+    std::cout << "  log           " << json::string_member(log[i], "at") << " "
+              << json::string_member(log[i], "action") << "\n";
+  }
+  if (from > 0) std::cout << "                (" << from << " earlier entries: --json)\n";
+  std::cout << "The whole record, review, readiness checks and projection: hearth app show "
+            << text("name") << " --json\n";
+}
+
 int manage(std::string_view command, const ManageArgs& args) {
   namespace aa = agentapp;
   if (command == "keygen") {
@@ -272,18 +343,7 @@ int manage(std::string_view command, const ManageArgs& args) {
                                         : "NOT VERIFIED (" + app.trust + ", development mode)")
               << "\n  package       " << app.package_hash << "\n";
     print_review(result.value().review);
-    const auto& ready = result.value().review.at("readiness");
-    std::cout << "  readiness     " << ready.at("status").as_string().c_str() << "\n";
-    for (const auto& w : ready.at("warnings").as_array()) {
-      std::cout << "    - " << w.as_string().c_str() << "\n";
-    }
-    for (const auto& b : ready.at("blockers").as_array()) {
-      std::cout << "    ! " << b.as_string().c_str() << "\n";
-    }
-    for (const auto& s : ready.at("setupActions").as_array()) {
-      std::cout << "    to do: " << s.at("title").as_string().c_str() << ": "
-                << s.at("target").as_string().c_str() << "\n";
-    }
+    print_readiness(result.value().review.at("readiness"));
     std::cout << "Nothing of it runs until you enable it: hearth app enable " << app.name << "\n";
     return 0;
   }
@@ -341,7 +401,11 @@ int manage(std::string_view command, const ManageArgs& args) {
   if (command == "show") {
     auto shown = store.show(args.target);
     if (!shown.ok()) return app_failed(shown.error());
-    std::cout << aa::jsv::stringify(shown.value(), 2) << "\n";
+    if (args.json) {
+      std::cout << aa::jsv::stringify(shown.value(), 2) << "\n";
+    } else {
+      print_shown(shown.value());
+    }
     return 0;
   }
   if (command == "grant" || command == "deny") {
@@ -500,7 +564,10 @@ CLI::App* add_app_command(CLI::App& app, std::function<int()>& run) {
   upgrade->footer("Exit status: 0 upgraded, 3 waiting for --approve, 1 refused.");
   add("rollback", "Return to the version installed before the last upgrade", "NAME");
   add("list", "The installed apps", nullptr)->add_flag("--json", manage_args.json, "Print JSON");
-  add("show", "An installed app: record, review and log (JSON)", "NAME");
+  add("show", "An installed app: a readable summary of its record, review, readiness and log",
+      "NAME")
+      ->add_flag("--json", manage_args.json,
+                 "Print everything as JSON: record, review, readiness checks, projection, log");
   add("enable", "Enable an installed app", "NAME");
   add("disable", "Disable an app (its data stays)", "NAME");
   auto* uninstall = add("uninstall", "Remove an app; its data kept, deleted or exported", "NAME");

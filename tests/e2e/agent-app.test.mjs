@@ -151,8 +151,8 @@ test('messages forged by another frame or by the page are ignored', async () => 
   assert.ok(snapshot.cssVariables['--text'] && snapshot.locale && snapshot.timezone && snapshot.workspaceId);
   const caps = Object.fromEntries(snapshot.capabilities.map((c) => [c.capability, c]));
   assert.equal(caps['lime.storage'].status, 'available');
-  assert.equal(caps['lime.ui'].status, 'blocked');
-  assert.match(caps['lime.ui'].reason, /does not provide/);
+  assert.equal(caps['lime.artifacts'].status, 'available');
+  assert.equal(caps['lime.ui'], undefined);  // not declared by the app
   // A call the app did not declare comes back as host:error with the bridge's reason.
   const refused = await frame.evaluate(() => invoke('lime.secrets', 'get', { key: 'x' }).then(() => null, (e) => ({ code: e.code, stage: e.data && e.data.stage })));
   assert.deepEqual(refused, { code: -32001, stage: 'declared' });

@@ -154,19 +154,19 @@ def test_install_sign_trust_enable_and_uninstall(tmp_path):
     assert [e["key"] for e in review["entries"]] == ["notes", "summarise"]
     assert review["backends"][0]["protocol"] == "stdio-jsonrpc"
     assert review["storage"]["placement"] == "local-sqlite"
-    # hearth's own readiness follows the format's readiness schema: the backend does not run
-    # yet and the page's lime.ui is not provided, so the app is ready without them.
+    # hearth's own readiness follows the format's readiness schema: everything the bundled
+    # example asks for (storage, artifacts, the agent, its backend and worker) hearth provides.
     readiness = review["readiness"]
     assert not list(validator("app-readiness.schema.json").iter_errors(readiness))
-    assert readiness["status"] == "ready-degraded", readiness
-    assert any("lime.ui" in w for w in readiness["warnings"])
+    assert readiness["status"] == "ready", readiness
+    assert readiness["warnings"] == [] and readiness["blockers"] == []
     r = run("list", "--json", *sd)
     assert [a["name"] for a in json.loads(r.stdout)] == ["field-notes"]
     assert run("enable", "field-notes", *sd).returncode == 0
-    shown = json.loads(run("show", "field-notes", *sd).stdout)
+    shown = json.loads(run("show", "field-notes", "--json", *sd).stdout)
     assert shown["enabled"] is True
     # Enabling grants what the review listed, then enables.
-    assert [e["action"] for e in shown["log"]] == ["install", "grant", "grant", "grant", "grant", "enable"]
+    assert [e["action"] for e in shown["log"]] == ["install", "grant", "grant", "grant", "enable"]
     # hearth's own projection (real YAML, the verified hashes) follows the projection schema.
     projection = shown["projection"]
     assert not list(validator("app-projection.schema.json").iter_errors(projection))
@@ -236,9 +236,9 @@ def test_the_daemon_bridges_an_enabled_apps_capability_calls(tmp_path):
         # Declared and provided, but outside what the SQL of an app may do.
         e = error(invoke("lime.storage", "query", {"sql": "SELECT * FROM hearth_kv"}))
         assert e["code"] == -32001
-        # Not declared by the app; declared but not provided by hearth.
+        # Not declared by the app (whether hearth provides it or not).
         assert error(invoke("lime.secrets", "get"))["data"]["stage"] == "declared"
-        assert error(invoke("lime.ui", "toast"))["data"]["stage"] == "ready"
+        assert error(invoke("lime.ui", "toast"))["data"]["stage"] == "declared"
         # A deny rule for one workspace.
         assert run("deny", "field-notes", "lime.storage", "--workspace", "w1", *sd).returncode == 0
         e = error(invoke("lime.storage", "get", {"key": "k"}, workspaceId="w1"))
@@ -250,11 +250,11 @@ def test_the_daemon_bridges_an_enabled_apps_capability_calls(tmp_path):
         art = result(invoke("lime.artifacts", "create", {
             "type": "notes-summary",
             "content": {"count": 1, "topWords": ["heron"], "firstLines": ["heron"]}}))
-        shown = json.loads(run("show", "field-notes", *sd).stdout)
+        shown = json.loads(run("show", "field-notes", "--json", *sd).stdout)
         assert art["provenance"]["packageHash"] == shown["packageHash"]
         listed = result(d.rpc("capability/list", {"appId": "field-notes"}))["capabilities"]
         status = {c["capability"]: c["status"] for c in listed}
-        assert status["lime.storage"] == "available" and status["lime.ui"] == "blocked"
+        assert status["lime.storage"] == "available" and "lime.ui" not in status
         # The example reads its artifacts back (artifact read-write), re-hashed on the way.
         assert json.loads(result(invoke("lime.artifacts", "read", {"id": art["id"]}))["content"]) == {
             "count": 1, "topWords": ["heron"], "firstLines": ["heron"]}
@@ -272,9 +272,9 @@ def test_the_daemon_bridges_an_enabled_apps_capability_calls(tmp_path):
     assert any(g["capability"] == "lime.storage" and g["workspace"] == "w1" and
                g["decision"] == "deny" for g in grants)
     # Every denial is in the app's log too.
-    log = json.loads(run("show", "field-notes", *sd).stdout)["log"]
+    log = json.loads(run("show", "field-notes", "--json", *sd).stdout)["log"]
     stages = [e["detail"]["stage"] for e in log if e["action"] == "capability.denied"]
-    assert stages == ["declared", "ready", "granted"]
+    assert stages == ["declared", "declared", "granted"]
 
 
 def test_upgrade_waits_for_approval_then_rolls_back(tmp_path):
@@ -394,7 +394,7 @@ def test_an_installed_file_changed_since_install_blocks_enable_and_the_daemon_di
     sd = ["--state-dir", str(state)]
     pkg = write_package(tmp_path)
     assert run("install", str(pkg), "--dev", *sd).returncode == 0
-    installed = Path(json.loads(run("show", "field-notes", *sd).stdout)["dir"])
+    installed = Path(json.loads(run("show", "field-notes", "--json", *sd).stdout)["dir"])
     backend = (installed / "services" / "backend.py").read_bytes()
     page = (installed / "dist" / "ui" / "index.html").read_bytes()
     outside = tmp_path / "outside.py"
@@ -422,7 +422,7 @@ def test_an_installed_file_changed_since_install_blocks_enable_and_the_daemon_di
         change()
         r = run("enable", "field-notes", *sd)
         assert r.returncode == 1 and expected in r.stderr, (expected, r.stderr)
-        shown = json.loads(run("show", "field-notes", *sd).stdout)
+        shown = json.loads(run("show", "field-notes", "--json", *sd).stdout)
         assert shown["enabled"] is False
         assert shown["integrity"] == {"ok": False, "problems": [expected]}
         assert shown["readiness"]["status"] == "blocked" and expected in shown["readiness"]["blockers"]
@@ -440,13 +440,13 @@ def test_an_installed_file_changed_since_install_blocks_enable_and_the_daemon_di
     make_writable(installed)
     (installed / "dist" / "ui" / "index.html").write_text("<script>steal()</script>")
     with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
-        assert wait_for(lambda: not json.loads(run("show", "field-notes", *sd).stdout)["enabled"])
+        assert wait_for(lambda: not json.loads(run("show", "field-notes", "--json", *sd).stdout)["enabled"])
         e = error(d.rpc("capability/invoke", {"appId": "field-notes", "capability": "lime.storage",
                                               "method": "query", "params": {"sql": "SELECT 1"}}))
         assert e["data"]["stage"] == "enabled"
         assert result(d.rpc("app/backend/status", {"appId": "field-notes"}))["backends"] == []
         assert wait_for(lambda: "dist/ui/index.html changed since install" in d.stderr_path.read_text())
-    log = json.loads(run("show", "field-notes", *sd).stdout)["log"]
+    log = json.loads(run("show", "field-notes", "--json", *sd).stdout)["log"]
     failed = [e for e in log if e["action"] == "integrity-failed"]
     assert len(failed) == 1
     assert failed[0]["detail"]["when"] == "daemon start"

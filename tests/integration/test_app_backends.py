@@ -130,7 +130,7 @@ def test_a_backend_runs_jailed_and_reaches_only_the_bridge(tmp_path):
             assert "errno" in r, (path, r)
         assert "errno" in result(call("list", {"path": str(state)}))
         # Its own package is read-only to it.
-        pkg_dir = Path(json.loads(app("show", "probe", *sd).stdout)["dir"])
+        pkg_dir = Path(json.loads(app("show", "probe", "--json", *sd).stdout)["dir"])
         assert "ok" in result(call("read", {"path": str(pkg_dir / "APP.md")}))
         assert "errno" in result(call("write", {"path": str(pkg_dir / "APP.md")}))
         assert "errno" in result(call("write", {"path": str(tmp_path / "dropped")}))
@@ -204,7 +204,7 @@ def test_the_example_apps_backend_summarises_notes(tmp_path):
     state = tmp_path / "state"
     sd = ["--state-dir", str(state)]
     assert app("install", str(EXAMPLE), "--dev", *sd).returncode == 0
-    readiness = json.loads(app("show", "field-notes", *sd).stdout)["readiness"]
+    readiness = json.loads(app("show", "field-notes", "--json", *sd).stdout)["readiness"]
     backend_checks = [c for c in readiness["checks"] if c.get("kind") == "backend"]
     assert backend_checks and all(c["severity"] == "info" for c in backend_checks), readiness
     assert app("enable", "field-notes", *sd).returncode == 0
@@ -249,8 +249,8 @@ def test_a_backend_or_worker_whose_package_changed_is_not_started(tmp_path):
     assert app("install", str(EXAMPLE), "--dev", *sd).returncode == 0
     assert app("enable", "probe", *sd).returncode == 0
     assert app("enable", "field-notes", *sd).returncode == 0
-    probe_dir = Path(json.loads(app("show", "probe", *sd).stdout)["dir"])
-    notes_dir = Path(json.loads(app("show", "field-notes", *sd).stdout)["dir"])
+    probe_dir = Path(json.loads(app("show", "probe", "--json", *sd).stdout)["dir"])
+    notes_dir = Path(json.loads(app("show", "field-notes", "--json", *sd).stdout)["dir"])
     with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
         call = lambda method: d.rpc("app/backend/call", {"appId": "probe", "method": method})
         result(call("pid"))
@@ -260,7 +260,7 @@ def test_a_backend_or_worker_whose_package_changed_is_not_started(tmp_path):
         (probe_dir / "services" / "probe.py").write_text(PROBE_PY.replace("r = {\"ready\": True}",
                                                                           "r = {\"owned\": True}"))
         error(call("crash"))
-        assert wait_for(lambda: not json.loads(app("show", "probe", *sd).stdout)["enabled"], 10)
+        assert wait_for(lambda: not json.loads(app("show", "probe", "--json", *sd).stdout)["enabled"], 10)
         assert wait_for(lambda: backends(d, "probe") == [], 5)
         assert "not enabled" in error(call("pid"))["message"]
         assert wait_for(lambda: "services/probe.py changed since install" in d.stderr_path.read_text())
@@ -273,12 +273,12 @@ def test_a_backend_or_worker_whose_package_changed_is_not_started(tmp_path):
         e = error(d.rpc("app/backend/call", {"appId": "field-notes", "service": "summariser",
                                              "method": "summarise", "params": {}}))
         assert "dist/worker/summarise.mjs changed since install" in e["message"], e
-        assert not json.loads(app("show", "field-notes", *sd).stdout)["enabled"]
+        assert not json.loads(app("show", "field-notes", "--json", *sd).stdout)["enabled"]
         assert wait_for(lambda: backends(d, "field-notes") == [], 5)
     for name, when, problem in (("probe", "backend restart", "services/probe.py changed since install"),
                                 ("field-notes", "worker start",
                                  "dist/worker/summarise.mjs changed since install")):
-        log = json.loads(app("show", name, *sd).stdout)["log"]
+        log = json.loads(app("show", name, "--json", *sd).stdout)["log"]
         failed = [e["detail"] for e in log if e["action"] == "integrity-failed"]
         assert [(f["when"], f["problems"]) for f in failed] == [(when, [problem])], failed
         evidence = json.loads(app("evidence", name, *sd).stdout)["entries"]
@@ -325,7 +325,7 @@ def test_a_backend_whose_command_fails_shows_failing_with_its_stderr_and_is_logg
     assert app("install", str(pkg), "--dev", *sd).returncode == 0
     assert app("enable", "broken", *sd).returncode == 0
     # Before anything ran, readiness says what it can know: ready.
-    assert json.loads(app("show", "broken", *sd).stdout)["readiness"]["status"] == "ready"
+    assert json.loads(app("show", "broken", "--json", *sd).stdout)["readiness"]["status"] == "ready"
     with Daemon([EXAMPLES / "notes"], state_dir=state) as d:
         # Started as written (python3 with the script), it fails at once: failing, not running,
         # with what it wrote to stderr, and tried again later each time (0.5, 1, 2 s...).
@@ -339,7 +339,7 @@ def test_a_backend_whose_command_fails_shows_failing_with_its_stderr_and_is_logg
         assert e["data"]["state"] == "failing"
         assert "cannot open the pantry database" in e["data"]["stderrTail"]
         # hearth app show: the backend's report and a failing readiness check.
-        shown = json.loads(app("show", "broken", *sd).stdout)
+        shown = json.loads(app("show", "broken", "--json", *sd).stdout)
         assert [b["service"] for b in shown["backends"]] == ["backend"]
         assert shown["backends"][0]["state"] == "failing"
         assert "cannot open the pantry database" in shown["backends"][0]["stderrTail"]
@@ -376,5 +376,5 @@ def test_a_backend_that_never_answers_initialize_is_failing_with_what_it_wrote(t
         status = backends(d, "broken")[0]
         assert "did not answer initialize" in status["reason"]
         assert "waiting for a config that never comes" in status["stderrTail"]
-        shown = json.loads(app("show", "broken", *sd).stdout)
+        shown = json.loads(app("show", "broken", "--json", *sd).stdout)
         assert "waiting for a config" in shown["backends"][0]["stderrTail"]

@@ -67,7 +67,7 @@ def install(tmp_path, app_md=APP_MD):
     sd = ["--state-dir", str(state)]
     r = app("install", str(pkg), "--dev", *sd)
     assert r.returncode == 0, r.stderr
-    assert app("enable", "tasks", *sd).returncode == 0, app("show", "tasks", *sd).stdout
+    assert app("enable", "tasks", *sd).returncode == 0, app("show", "tasks", "--json", *sd).stdout
     return state
 
 
@@ -338,7 +338,7 @@ artifactTypes:""")
 
 def test_bound_tools_and_a_question_for_the_person(tmp_path):
     state = install(tmp_path, TOOLS_MD)
-    review = json.loads(app("show", "tasks", "--state-dir", str(state)).stdout)["review"]
+    review = json.loads(app("show", "tasks", "--json", "--state-dir", str(state)).stdout)["review"]
     assert [t["key"] for t in review["tools"]] == ["notes", "save-note", "weather"]
     fake = FakeModel([
         {"expect": {"tools": ["lime_storage__get", "lime_storage__put", "lime_storage__query",
@@ -844,7 +844,7 @@ def test_the_apps_backend_tools_are_offered_under_its_operations_policies(tmp_pa
             # Evidence: each call with the package that ran it; the denial, with what was denied.
             ev = result(ws.request("evidence/export", {"appId": "pantry"}, id=50))
             assert ev["verified"] is True
-            shown = json.loads(app("show", "pantry", *sd).stdout)
+            shown = json.loads(app("show", "pantry", "--json", *sd).stdout)
             # The person approved these with the review.
             assert [(o["key"], o["sideEffect"]) for o in shown["review"]["operations"]] == [
                 ("add_pantry_item", "app_storage_write"),

@@ -333,3 +333,21 @@ def test_misspelt_manifest_keys_are_warnings_and_errors_with_strict(tmp_path):
         assert "did you mean 'fileAccess'?" in d.stderr_path.read_text()
     r = cli("serve", svc, "--port", "0", "--state-dir", tmp_path / "strict-state", "--strict", timeout=30)
     assert r.returncode != 0 and "did you mean 'networkAccess'?" in r.stderr
+
+
+def test_app_show_is_a_readable_summary_and_the_bundled_app_is_ready(tmp_path):
+    sd = ["--state-dir", tmp_path / "state"]
+    r = cli("app", "install", EXAMPLES / "apps" / "field-notes", "--dev", *sd)
+    assert r.returncode == 0, r.stderr
+    assert "  readiness     ready\n" in r.stdout
+    r = cli("app", "show", "field-notes", *sd)
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert lines[0] == "field-notes 0.1.0 (Field Notes), disabled (hearth app enable field-notes)"
+    assert "  readiness     ready" in lines and len(lines) < 40
+    assert any(l.startswith("  capabilities  lime.storage") for l in lines)
+    assert "hearth app show field-notes --json" in lines[-1]
+    shown = json.loads(cli("app", "show", "field-notes", "--json", *sd).stdout)
+    assert shown["readiness"]["status"] == "ready" and shown["name"] == "field-notes"
+    r = cli("app", "show", "no-such-app", *sd)
+    assert r.returncode != 0 and r.stdout == "" and "no app named 'no-such-app'" in r.stderr
