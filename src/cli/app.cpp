@@ -232,8 +232,8 @@ void print_shown(const json::object& shown) {
     const auto* v = shown.if_contains(key);
     return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
   };
-  const bool enabled = shown.contains("enabled") && shown.at("enabled").is_bool() &&
-                       shown.at("enabled").get_bool();
+  const bool enabled =
+      shown.contains("enabled") && shown.at("enabled").is_bool() && shown.at("enabled").get_bool();
   const auto& review = shown.at("review").as_object();
   std::cout << text("name") << " " << text("version");
   if (const auto* d = review.if_contains("displayName"); d != nullptr && d->is_string()) {
@@ -241,8 +241,9 @@ void print_shown(const json::object& shown) {
   }
   std::cout << ", " << (enabled ? "enabled" : "disabled (hearth app enable " + text("name") + ")")
             << "\n  trust         "
-            << (text("trust") == "signed" ? "signed by " + text("publisher")
-                                          : "NOT VERIFIED (" + text("trust") + ", development mode)")
+            << (text("trust") == "signed"
+                    ? "signed by " + text("publisher")
+                    : "NOT VERIFIED (" + text("trust") + ", development mode)")
             << "\n  installed     " << text("installedAt") << " in " << text("dir")
             << "\n  data          " << text("dataDir") << "\n  package       "
             << text("packageHash") << "\n";

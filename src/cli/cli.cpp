@@ -430,7 +430,6 @@ CLI::App* add_call_command(CLI::App& app, CallOptions& options) {
   return cmd;
 }
 
-
 }  // namespace
 
 int run(int argc, char** argv) {

@@ -28,7 +28,7 @@ struct Options {
   std::vector<std::string> allowed_origins;
   bool json = false;
   bool insecure_no_sandbox = false;
-  bool strict = false;  ///< a manifest with warnings (unknown keys) is refused (--strict)
+  bool strict = false;          ///< a manifest with warnings (unknown keys) is refused (--strict)
   bool watch = false;           ///< reload services whose lavs.json is added, edited or removed
   int watch_interval_ms = 500;  ///< how often --watch looks
   int mcp_progress_interval_ms = 1000;    ///< how often a running MCP tool call reports progress

@@ -84,9 +84,7 @@ class HandlerKinds {
                                                      Problems& problems) const = 0;
   /// The members a handler object of kind `type` may have besides `type`; empty when the kind
   /// does not say (its members are then not checked for misspellings).
-  virtual std::vector<std::string_view> handler_keys(std::string_view /*type*/) const {
-    return {};
-  }
+  virtual std::vector<std::string_view> handler_keys(std::string_view /*type*/) const { return {}; }
 };
 
 /// Members of a manifest that LAVS does not define (a misspelt `fileAcess` would otherwise read

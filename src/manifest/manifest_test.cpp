@@ -496,25 +496,26 @@ TEST_F(ManifestTest, MisspeltKeysAreWarningsNamingTheKeyMeant) {
       {"id":"tool","method":"query","handler":{"type":"mcp","server":"s","tool":"t","tol":"u"}}]})");
   ASSERT_TRUE(m.has_value()) << ::testing::PrintToString(problem_strings());
   EXPECT_THAT(problems_, IsEmpty());
-  EXPECT_THAT(strings(m->warnings),
-              UnorderedElementsAre(
-                  "permisions: unknown key 'permisions'; did you mean 'permissions'? (it is ignored)",
-                  "permissions.fileAcess: unknown key 'fileAcess'; did you mean 'fileAccess'? (it "
-                  "is ignored)",
-                  "permissions.netwrokAccess: unknown key 'netwrokAccess'; did you mean "
-                  "'networkAccess'? (it is ignored)",
-                  "view.fallbak: unknown key 'fallbak'; did you mean 'fallback'? (it is ignored)",
-                  "view.component.exprtName: unknown key 'exprtName' (it is ignored)",
-                  "endpoints[0].descripton: unknown key 'descripton'; did you mean 'description'? "
-                  "(it is ignored)",
-                  "endpoints[0].handler.comand: unknown key 'comand'; did you mean 'command'? (it "
-                  "is ignored)",
-                  "endpoints[0].schema.inputs: unknown key 'inputs'; did you mean 'input'? (it is "
-                  "ignored)",
-                  "endpoints[0].permissions.maxExecutionTme: unknown key 'maxExecutionTme'; did "
-                  "you mean 'maxExecutionTime'? (it is ignored)",
-                  "endpoints[1].handler.tol: unknown key 'tol'; did you mean 'tool'? (it is "
-                  "ignored)"));
+  EXPECT_THAT(
+      strings(m->warnings),
+      UnorderedElementsAre(
+          "permisions: unknown key 'permisions'; did you mean 'permissions'? (it is ignored)",
+          "permissions.fileAcess: unknown key 'fileAcess'; did you mean 'fileAccess'? (it "
+          "is ignored)",
+          "permissions.netwrokAccess: unknown key 'netwrokAccess'; did you mean "
+          "'networkAccess'? (it is ignored)",
+          "view.fallbak: unknown key 'fallbak'; did you mean 'fallback'? (it is ignored)",
+          "view.component.exprtName: unknown key 'exprtName' (it is ignored)",
+          "endpoints[0].descripton: unknown key 'descripton'; did you mean 'description'? "
+          "(it is ignored)",
+          "endpoints[0].handler.comand: unknown key 'comand'; did you mean 'command'? (it "
+          "is ignored)",
+          "endpoints[0].schema.inputs: unknown key 'inputs'; did you mean 'input'? (it is "
+          "ignored)",
+          "endpoints[0].permissions.maxExecutionTme: unknown key 'maxExecutionTme'; did "
+          "you mean 'maxExecutionTime'? (it is ignored)",
+          "endpoints[1].handler.tol: unknown key 'tol'; did you mean 'tool'? (it is "
+          "ignored)"));
 }
 
 TEST_F(ManifestTest, AMisspeltKeyIsToldBesideTheProblemItCauses) {

@@ -9,10 +9,11 @@ namespace hearth::manifest {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kManifestKeys{
-    "$schema", "lavs", "name", "version", "description", "endpoints", "view", "types", "permissions"};
+constexpr std::array<std::string_view, 9> kManifestKeys{"$schema", "lavs",        "name",
+                                                        "version", "description", "endpoints",
+                                                        "view",    "types",       "permissions"};
 constexpr std::array<std::string_view, 6> kEndpointKeys{"id",      "method", "description",
-                                                         "handler", "schema", "permissions"};
+                                                        "handler", "schema", "permissions"};
 constexpr std::array<std::string_view, 2> kSchemaKeys{"input", "output"};
 constexpr std::array<std::string_view, 4> kPermissionKeys{"fileAccess", "networkAccess",
                                                           "maxExecutionTime", "maxMemory"};
@@ -56,7 +57,8 @@ class UnknownKeys {
     if (const auto* e = obj.if_contains("endpoints"); e != nullptr && e->is_array()) {
       const auto& endpoints = e->get_array();
       for (std::size_t i = 0; i < endpoints.size(); ++i) {
-        if (endpoints[i].is_object()) endpoint(endpoints[i].get_object(), index_path("endpoints", i));
+        if (endpoints[i].is_object())
+          endpoint(endpoints[i].get_object(), index_path("endpoints", i));
       }
     }
   }

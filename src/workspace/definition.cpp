@@ -5,6 +5,7 @@
 
 #include "common/ascii.hpp"
 #include "common/beneath.hpp"
+#include "common/suggest.hpp"
 #include "egress/network_policy.hpp"
 #include "json/patch.hpp"
 #include "json/yaml.hpp"
@@ -110,7 +111,9 @@ class Reader {
             std::initializer_list<std::string_view> known) {
     for (const auto& kv : o) {
       if (std::find(known.begin(), known.end(), kv.key()) == known.end()) {
-        add(join_path(path, kv.key()), "is not a known member here");
+        std::string message = "is not a known member here";
+        if (auto near = closest_word(kv.key(), known)) message += "; did you mean '" + *near + "'?";
+        add(join_path(path, kv.key()), std::move(message));
       }
     }
   }

@@ -351,3 +351,22 @@ def test_app_show_is_a_readable_summary_and_the_bundled_app_is_ready(tmp_path):
     assert shown["readiness"]["status"] == "ready" and shown["name"] == "field-notes"
     r = cli("app", "show", "no-such-app", *sd)
     assert r.returncode != 0 and r.stdout == "" and "no app named 'no-such-app'" in r.stderr
+
+
+def test_misspelt_app_md_and_workspace_keys_name_the_key_meant(tmp_path):
+    import shutil
+    pkg = tmp_path / "typo-app"
+    shutil.copytree(EXAMPLES / "apps" / "field-notes", pkg)
+    text = (pkg / "APP.md").read_text().replace("\npermissions:\n", "\npremissions:\n")
+    (pkg / "APP.md").write_text(text)
+    r = cli("app", "install", pkg, "--dev", "--state-dir", tmp_path / "state")
+    assert r.returncode == 0, r.stderr
+    assert "unknown front-matter key 'premissions'; did you mean 'permissions'?" in r.stdout
+
+    ws = tmp_path / "ws"
+    shutil.copytree(EXAMPLES / "workspace-search" / "workspace", ws)
+    yaml = (ws / "workspace.yaml").read_text().replace("  - id: search_box\n", "  - id: search_box\n    descripton: x\n")
+    (ws / "workspace.yaml").write_text(yaml)
+    r = cli("workspace", "render", ws, "--services", EXAMPLES / "workspace-search", "--state-dir", tmp_path / "s2")
+    assert r.returncode != 0
+    assert "components[0].descripton: is not a known member here; did you mean 'description'?" in r.stderr

@@ -5,6 +5,7 @@
 
 #include "agentapp/package/nodefs.hpp"
 #include "agentapp/store/signature.hpp"
+#include "common/suggest.hpp"
 #include "json/yaml.hpp"
 
 namespace hearth::agentapp {
@@ -181,6 +182,85 @@ Result<AppManifest> read_manifest(const std::filesystem::path& package) {
     return Error::make(ErrorCode::kInvalidParams, message);
   }
   return m;
+}
+
+std::vector<std::string> unknown_front_matter_keys(const json::object& front_matter) {
+  // The properties of the format's app-manifest schema (0.10.0).
+  static constexpr std::array<std::string_view, 64> kKnown{"agentRuntime",
+                                                           "appType",
+                                                           "artifactTypes",
+                                                           "author",
+                                                           "boundary",
+                                                           "capabilities",
+                                                           "categories",
+                                                           "changelog",
+                                                           "compatibility",
+                                                           "compliance",
+                                                           "contributors",
+                                                           "copyright",
+                                                           "createdAt",
+                                                           "deprecatedAt",
+                                                           "description",
+                                                           "displayName",
+                                                           "displayNameI18n",
+                                                           "distribution",
+                                                           "documentation",
+                                                           "endOfLifeAt",
+                                                           "entries",
+                                                           "evals",
+                                                           "events",
+                                                           "homepage",
+                                                           "install",
+                                                           "integrations",
+                                                           "issues",
+                                                           "keywords",
+                                                           "knowledgeTemplates",
+                                                           "license",
+                                                           "licenseUrl",
+                                                           "lifecycle",
+                                                           "maintainers",
+                                                           "manifestVersion",
+                                                           "metadata",
+                                                           "name",
+                                                           "operations",
+                                                           "overlayTemplates",
+                                                           "permissions",
+                                                           "presentation",
+                                                           "publisher",
+                                                           "quickstart",
+                                                           "releasedAt",
+                                                           "repository",
+                                                           "requirements",
+                                                           "requires",
+                                                           "runtimePackage",
+                                                           "runtimeTargets",
+                                                           "secrets",
+                                                           "services",
+                                                           "shortDescription",
+                                                           "shortDescriptionI18n",
+                                                           "skillRefs",
+                                                           "skills",
+                                                           "status",
+                                                           "storage",
+                                                           "support",
+                                                           "supportWindow",
+                                                           "toolRefs",
+                                                           "triggers",
+                                                           "ui",
+                                                           "updatedAt",
+                                                           "version",
+                                                           "workflows"};
+  std::vector<std::string> out;
+  for (const auto& member : front_matter) {
+    const std::string_view key = member.key();
+    if (key.starts_with("x-") || std::find(kKnown.begin(), kKnown.end(), key) != kKnown.end()) {
+      continue;
+    }
+    std::string message = "APP.md: unknown front-matter key '" + std::string(key) + "'";
+    if (auto near = closest_word(key, kKnown)) message += "; did you mean '" + *near + "'?";
+    out.push_back(message + " (it is ignored)");
+  }
+  return out;
 }
 
 }  // namespace hearth::agentapp

@@ -38,6 +38,12 @@ std::vector<std::string> declared_capabilities(const json::object& front_matter)
 /// objects with a key are left out.
 json::array operations_of(const json::object& front_matter, const std::filesystem::path& package);
 
+/// Top-level front-matter keys the package format does not define (its manifest schema's
+/// properties): one message each, naming the closest defined key ("unknown front-matter key
+/// 'premissions'; did you mean 'permissions'?"). The format allows other keys, so these are
+/// warnings: a misspelt key would otherwise read as "not declared".
+std::vector<std::string> unknown_front_matter_keys(const json::object& front_matter);
+
 /// An app name as the format allows it: `^[a-z0-9][a-z0-9-_.]*$`, 1-64 characters.
 bool valid_app_name(std::string_view name);
 

@@ -360,6 +360,7 @@ json::object review_of(const AppManifest& manifest, const Verified& verified,
         "placeholder signature (hashes of zeros): installed in development mode (--dev), not "
         "verified");
   }
+  for (auto& unknown : unknown_front_matter_keys(fm)) warnings.emplace_back(std::move(unknown));
   r["warnings"] = std::move(warnings);
   return r;
 }
