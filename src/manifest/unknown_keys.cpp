@@ -57,8 +57,9 @@ class UnknownKeys {
     if (const auto* e = obj.if_contains("endpoints"); e != nullptr && e->is_array()) {
       const auto& endpoints = e->get_array();
       for (std::size_t i = 0; i < endpoints.size(); ++i) {
-        if (endpoints[i].is_object())
+        if (endpoints[i].is_object()) {
           endpoint(endpoints[i].get_object(), index_path("endpoints", i));
+        }
       }
     }
   }
