@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hearthtest import EXAMPLES, ROOT, Daemon, hearth_bin, result
+from hearthtest import EXAMPLES, ROOT, Daemon, hearth_bin, result, wait_for
 
 TODO = EXAMPLES / "todo-manager"
 
@@ -19,15 +19,6 @@ TODO = EXAMPLES / "todo-manager"
 def cli(*args, env=None, timeout=60, **kw):
     return subprocess.run([hearth_bin(), *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, env=env, **kw)
-
-
-def wait_for(predicate, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def isolated_env(tmp_path):
