@@ -6,6 +6,9 @@ import { FallbackPanel } from './fallback.js';
 import { EndpointsPanel } from './endpoints.js';
 import { WorkspacesPanel } from './workspaces.js';
 import { AppsPanel } from './app-host.js';
+import { RegistryPanel } from './registry.js';
+import { VaultPanel } from './vault.js';
+import { ConnectPanel } from './connect.js';
 import {
   ViewMount,
   onIgnoredMessage,
@@ -40,7 +43,13 @@ const state = {
   failedAttempts: 0,
   workspaces: null,
   apps: null,
+  token: null,
+  panels: null, // {registry, vault, connect}: the daemon's own panels
+  panel: null, // the one shown, if any
+  probeSeq: 0,
 };
+
+const PANEL_TITLES = { registry: 'Registry', vault: 'Vault', connect: 'Connect a client' };
 
 // -- token --------------------------------------------------------------------------------------
 
@@ -136,12 +145,12 @@ function connect(token) {
     if (s.status === 'open') state.failedAttempts = 0;
     if (s.status === 'offline') {
       state.failedAttempts += 1;
-      if (state.failedAttempts >= (state.everOpened ? 4 : 2)) {
-        notice('The daemon does not accept this page’s connection. If it was restarted, open the new link that `hearth serve` or `hearth open` prints.', 'error');
-      }
+      explainOffline(token);
     }
   });
   client.on('$open', () => {
+    state.probeSeq += 1; // a probe still under way says nothing any more
+    document.body.dataset.offline = '';
     state.everOpened = true;
     state.failedAttempts = 0;
     notice(null);
@@ -182,6 +191,7 @@ function connect(token) {
     onSelect: () => {
       // A workspace takes the main area: the service or app shown before is closed.
       if (state.apps && state.apps.selected) state.apps.hide();
+      hidePanel();
       closeService();
       state.selected = null;
       renderServiceList();
@@ -199,6 +209,7 @@ function connect(token) {
     onSelect: () => {
       // An app page takes the main area: the service or workspace shown before is closed.
       if (state.workspaces && state.workspaces.selected) state.workspaces.hide();
+      hidePanel();
       closeService();
       state.selected = null;
       renderServiceList();
@@ -206,6 +217,12 @@ function connect(token) {
       $('empty').hidden = true;
     },
   });
+  state.panels = {
+    registry: new RegistryPanel({ rpc, section: $('registry'), openVault: (scope, name) => openVaultFor(scope, name) }),
+    vault: new VaultPanel({ rpc, section: $('vault'), domains: () => state.panels.registry.domains(), onChange: () => renderDaemonList() }),
+    connect: new ConnectPanel({ section: $('connect'), token }),
+  };
+  renderDaemonList();
   $('conn-status').addEventListener('click', () => client.socket.retryNow());
   client.socket.connect();
 }
@@ -223,6 +240,100 @@ function notice(text, kind = 'info') {
   el.textContent = text || '';
 }
 
+/// Why the WebSocket failed, asked of the daemon over HTTP with the same token: no answer at all
+/// (connection refused) is a daemon that is not running; 401 is a token it does not accept (it
+/// was restarted with a new one); anything else is another problem, shown as it is.
+async function explainOffline(token) {
+  const seq = ++state.probeSeq;
+  let reason;
+  let status = 0;
+  try {
+    const r = await fetch('/rpc', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'lavs/services', params: {} }),
+      cache: 'no-store',
+    });
+    status = r.status;
+    reason = r.status === 401 ? 'auth' : r.ok ? 'other' : 'http';
+  } catch (e) {
+    reason = 'down';
+  }
+  if (seq !== state.probeSeq || (state.client && state.client.socket.status === 'open')) return;
+  document.body.dataset.offline = reason;
+  if (reason === 'down') {
+    notice(`The daemon is not running (nothing answers at ${location.host}). Start it with \`hearth serve SERVICES... --port ${location.port || 80}\`, or run \`hearth open\` to find a running one. This page keeps trying to reconnect.`, 'error');
+  } else if (reason === 'auth') {
+    notice('The daemon refused this page’s token: it was restarted with a new one or the token was rotated. Reopen the link that `hearth open` prints (or the one `hearth serve` printed when it started).', 'error');
+  } else if (state.failedAttempts >= 2) {
+    notice(`The daemon answers (HTTP ${status}) but refuses this page’s WebSocket. This page keeps trying; the Log tab has the details of each call.`, 'error');
+  }
+}
+
+// -- the daemon's panels (registry, vault, connect) ----------------------------------------------
+
+function renderDaemonList() {
+  const ul = $('daemon-list');
+  ul.textContent = '';
+  if (!state.panels) return;
+  for (const [name, panel] of Object.entries(state.panels)) {
+    const li = document.createElement('li');
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'service-item';
+    b.dataset.panel = name;
+    if (state.panel === name) b.setAttribute('aria-current', 'true');
+    const title = document.createElement('span');
+    title.className = 'service-name';
+    title.textContent = PANEL_TITLES[name];
+    const meta = document.createElement('span');
+    meta.className = 'service-meta';
+    meta.textContent = panel.available === false ? 'not enabled' : panel.available === null ? '…' : panel.summary();
+    if (panel.available === false || (panel.empty && panel.empty())) b.dataset.absent = 'true';
+    b.append(title, meta);
+    b.addEventListener('click', () => selectPanel(name));
+    li.append(b);
+    ul.append(li);
+  }
+}
+
+function hidePanel() {
+  if (!state.panel) return;
+  $(state.panel).hidden = true;
+  state.panel = null;
+  renderDaemonList();
+  renderServiceList();
+}
+
+async function selectPanel(name) {
+  if (state.workspaces && state.workspaces.selected) state.workspaces.hide();
+  if (state.apps && state.apps.selected) state.apps.hide();
+  closeService();
+  state.selected = null;
+  $('service').hidden = true;
+  $('empty').hidden = true;
+  if (state.panel && state.panel !== name) $(state.panel).hidden = true;
+  state.panel = name;
+  $(name).hidden = false;
+  renderServiceList();
+  renderDaemonList();
+  await state.panels[name].show();
+  renderDaemonList();
+}
+
+async function openVaultFor(scope, name) {
+  await selectPanel('vault');
+  $('vault-scope').value = scope;
+  $('vault-name').value = name;
+  $('vault-value').focus();
+}
+
+async function loadDaemonPanels() {
+  await Promise.all([state.panels.registry.load(), state.panels.vault.load()]);
+  renderDaemonList();
+  renderServiceList();
+}
+
 // -- services -----------------------------------------------------------------------------------
 
 async function loadServices({ changed = [], removed = [], reconnected = false } = {}) {
@@ -237,7 +348,12 @@ async function loadServices({ changed = [], removed = [], reconnected = false } 
   renderServiceList();
   const workspaces = await state.workspaces.load();
   await state.apps.load();
-  // A workspace or an app page is shown: the services stay listed.
+  await loadDaemonPanels();
+  // A workspace, an app page or a panel is shown: the services stay listed.
+  if (state.panel) {
+    if (reconnected) await state.panels[state.panel].show();
+    return;
+  }
   if (state.workspaces.selected || state.apps.selected) return;
   if (state.services.length === 0 && workspaces.length > 0) {
     await state.workspaces.select(workspaces[0].workspaceId);
@@ -302,6 +418,9 @@ function renderServiceList() {
       select.append(new Option(`${e.title || e.key} (${a.displayName})`, `app:${key}`, false, state.apps.selected === key));
     }
   }
+  for (const name of Object.keys(state.panels || {})) {
+    select.append(new Option(`${PANEL_TITLES[name]} (daemon)`, `panel:${name}`, false, state.panel === name));
+  }
 }
 
 function closeService() {
@@ -315,6 +434,7 @@ function closeService() {
 
 async function selectService(name, { keepTab = false } = {}) {
   const seq = ++state.selectSeq;
+  hidePanel();
   if (state.workspaces && state.workspaces.selected) state.workspaces.hide();
   if (state.apps && state.apps.selected) state.apps.hide();
   $('service').hidden = false;
@@ -484,6 +604,7 @@ function start() {
   $('service-select').addEventListener('change', (e) => {
     const value = e.target.value;
     if (value.startsWith('workspace:')) state.workspaces.select(value.slice('workspace:'.length));
+    else if (value.startsWith('panel:')) selectPanel(value.slice('panel:'.length));
     else if (value.startsWith('app:')) {
       const [appId, entryKey] = value.slice('app:'.length).split('/');
       state.apps.select(appId, entryKey);

@@ -1,10 +1,43 @@
 // The virtual workspaces the daemon serves (docs/workspace.md), in the host page: a list in the
 // rail, and for the chosen one its public states as the model sees them (permission, type, what
 // a change does, the current value; write-only values stay hidden), kept live through
-// workspace/subscribe, with the latest changes of its history. Everything is put in the page as
-// text, never as HTML.
+// workspace/subscribe, with the latest changes of its history. A person can run a script there:
+// "Dry run" asks the daemon for the change without committing it (workspace/execute dryRun) and
+// shows the diff, "Apply" runs the same script at the version the dry run saw. Every history entry
+// shows its diff; a committed script's change can be reverted (workspace/revert, after a
+// confirmation). Everything is put in the page as text, never as HTML.
 
 const HISTORY_SHOWN = 12;
+const VALUE_SHOWN = 400;
+
+/// A JSON value as one line of text, cut at VALUE_SHOWN characters.
+function short(value) {
+  const t = value === undefined ? '' : JSON.stringify(value);
+  return t.length > VALUE_SHOWN ? `${t.slice(0, VALUE_SHOWN)}…` : t;
+}
+
+/// An RFC 6902 patch over {state: value} and its inverse as a list of lines: the path, what it
+/// was (from the inverse) and what it becomes. A value the model may not read is left out by the
+/// daemon, so it is not shown here either.
+export function renderDiff(patch, inverse) {
+  const list = el('ul', 'ws-diff');
+  const before = new Map();
+  for (const op of inverse || []) if ('value' in op) before.set(op.path, op.value);
+  if (!patch || patch.length === 0) {
+    list.append(el('li', 'muted', 'No change.'));
+    return list;
+  }
+  for (const op of patch) {
+    const li = el('li', `ws-diff-op ws-op-${op.op}`);
+    li.append(el('code', 'ws-diff-path', op.path.replace(/^\//, '').replaceAll('/', '.') || '(all)'));
+    if (before.has(op.path)) li.append(el('code', 'ws-diff-old', `− ${short(before.get(op.path))}`));
+    if (op.op === 'remove') li.append(el('code', 'ws-diff-old', 'removed'));
+    else if ('value' in op) li.append(el('code', 'ws-diff-new', `+ ${short(op.value)}`));
+    else if (op.from) li.append(el('code', 'ws-diff-new', `${op.op} from ${op.from}`));
+    list.append(li);
+  }
+  return list;
+}
 
 function el(tag, className, text) {
   const e = document.createElement(tag);
@@ -156,6 +189,8 @@ export class WorkspacesPanel {
       }
       grid.append(card);
     }
+
+    s.append(this.scriptBox(view.workspace, view.version));
     s.append(grid);
 
     const hist = el('section', 'ws-history');
@@ -164,15 +199,159 @@ export class WorkspacesPanel {
     ol.id = 'workspace-history';
     const shown = entries.slice(-HISTORY_SHOWN).reverse();
     if (shown.length === 0) ol.append(el('li', 'muted', 'No script has run yet.'));
-    for (const e of shown) {
-      const li = el('li', `log-item ws-outcome-${e.outcome}`);
-      const what = e.version != null ? `v${e.version}` : '–';
-      li.append(el('span', 'log-kind', e.outcome), el('span', null, ` ${what} · ${e.kind} · ${e.actor} · ${e.patch.length} change(s)`));
-      if (e.script && e.kind !== 'source') li.append(el('pre', 'ws-script', e.script));
-      if (e.error && e.error.message) li.append(el('p', 'ws-error', e.error.message));
-      ol.append(li);
-    }
+    for (const e of shown) ol.append(this.historyItem(view.workspace, e));
     hist.append(ol);
     s.append(hist);
+  }
+
+  historyItem(id, e) {
+    const li = el('li', `log-item ws-outcome-${e.outcome}`);
+    li.dataset.seq = String(e.seq);
+    if (e.version != null) li.dataset.version = String(e.version);
+    const what = e.version != null ? `v${e.version}` : '–';
+    const reverts = e.reverts != null ? ` · reverts v${e.reverts}` : '';
+    li.append(el('span', 'log-kind', e.outcome), el('span', null, ` ${what} · ${e.kind} · ${e.actor} · ${e.patch.length} change(s)${reverts}`));
+    if (e.script && e.kind !== 'source') li.append(el('pre', 'ws-script', e.script));
+    if (e.error && e.error.message) li.append(el('p', 'ws-error', e.error.message));
+    if (e.patch.length > 0) {
+      const details = el('details', 'ws-entry-diff');
+      details.append(el('summary', null, 'Diff'), renderDiff(e.patch, e.inverse));
+      li.append(details);
+    }
+    // A committed change of a script (or of a revert) can be undone; a source's cannot.
+    if (e.outcome === 'committed' && e.version != null && e.kind !== 'source') {
+      const actions = el('div', 'ws-entry-actions');
+      const revert = el('button', 'ghost small', 'Revert…');
+      revert.type = 'button';
+      revert.dataset.action = 'revert';
+      revert.addEventListener('click', () => this.confirmRevert(id, e, actions));
+      actions.append(revert);
+      li.append(actions);
+    }
+    return li;
+  }
+
+  confirmRevert(id, e, actions) {
+    actions.textContent = '';
+    const box = el('div', 'confirm');
+    box.dataset.confirm = 'revert';
+    box.append(el('p', null, `Undo the change that made v${e.version}? Its inverse is applied as a new change (its side effects run); it is refused if a later change touched the same values.`));
+    const yes = el('button', 'primary danger small', `Revert v${e.version}`);
+    yes.type = 'button';
+    yes.dataset.action = 'confirm-revert';
+    const no = el('button', 'ghost small', 'Cancel');
+    no.type = 'button';
+    const out = el('p', 'ws-revert-result');
+    no.addEventListener('click', () => this.refresh());
+    yes.addEventListener('click', async () => {
+      yes.disabled = true;
+      try {
+        const r = await this.rpc('workspace/revert', { workspaceId: id, version: e.version });
+        out.className = 'ws-revert-result ok';
+        out.textContent = r.committed ? `Reverted: now v${r.version}.` : 'Nothing to revert.';
+        await this.refresh();
+      } catch (err) {
+        yes.disabled = false;
+        out.className = 'ws-revert-result banner error';
+        out.textContent = `Not reverted: ${err.message}`;
+      }
+    });
+    box.append(el('div', 'form-actions'), out);
+    box.querySelector('.form-actions').append(yes, no);
+    actions.append(box);
+  }
+
+  /// The script editor of workspace `id`: kept across re-renders (the text stays as typed).
+  scriptBox(id, version) {
+    if (this.editor && this.editor.id === id) {
+      this.editor.version = version;
+      return this.editor.root;
+    }
+    const root = el('section', 'ws-run');
+    root.id = 'workspace-run';
+    root.append(el('h2', null, 'Run a script'));
+    root.append(el('p', 'muted', 'JavaScript run against the states, as the model does: assign to a state to change it, `return` a value to see it. A dry run shows the change first; nothing is committed until you apply it.'));
+    const area = el('textarea', 'json ws-script-input');
+    area.id = 'workspace-script';
+    area.rows = 5;
+    area.spellcheck = false;
+    area.setAttribute('aria-label', 'Script');
+    area.placeholder = "search_box_state.search_pattern = 'tea';";
+    const dry = el('button', 'ghost', 'Dry run');
+    dry.type = 'button';
+    dry.id = 'workspace-dry-run';
+    const apply = el('button', 'primary', 'Apply');
+    apply.type = 'button';
+    apply.id = 'workspace-apply';
+    apply.disabled = true;
+    apply.title = 'Make a dry run of this script first';
+    const actions = el('div', 'form-actions');
+    actions.append(dry, apply);
+    const result = el('div', 'ws-run-result');
+    result.id = 'workspace-run-result';
+    root.append(area, actions, result);
+    const editor = { id, root, version, checked: null };
+    this.editor = editor;
+    area.addEventListener('input', () => {
+      // A dry run vouches for the text it ran only.
+      editor.checked = null;
+      apply.disabled = true;
+    });
+    dry.addEventListener('click', async () => {
+      const script = area.value;
+      if (!script.trim()) return;
+      dry.disabled = true;
+      try {
+        const r = await this.rpc('workspace/execute', { workspaceId: id, script, dryRun: true });
+        this.showRun(result, r, true);
+        editor.checked = r.ok ? { script, version: r.version } : null;
+        apply.disabled = !r.ok;
+      } catch (err) {
+        this.showRunError(result, err);
+        editor.checked = null;
+        apply.disabled = true;
+      } finally {
+        dry.disabled = false;
+      }
+    });
+    apply.addEventListener('click', async () => {
+      const checked = editor.checked;
+      if (!checked || checked.script !== area.value) return;
+      apply.disabled = true;
+      try {
+        const r = await this.rpc('workspace/execute', { workspaceId: id, script: checked.script, expectedVersion: checked.version });
+        this.showRun(result, r, false);
+        editor.checked = null;
+        await this.refresh();
+      } catch (err) {
+        this.showRunError(result, err);
+        apply.disabled = false;
+      }
+    });
+    return root;
+  }
+
+  showRun(box, r, dry) {
+    box.textContent = '';
+    box.dataset.outcome = dry ? (r.ok ? 'dry-run' : 'failed') : r.committed ? 'committed' : r.ok ? 'no-change' : 'failed';
+    let head;
+    if (!r.ok) head = dry ? 'The dry run failed: nothing would change.' : 'The script failed: nothing changed.';
+    else if (dry) head = r.patch.length ? `Would change ${r.patch.length} value(s) from v${r.version}. Apply to commit it.` : 'Would change nothing.';
+    else head = r.committed ? `Applied: now v${r.version}.` : 'Ran; nothing changed.';
+    box.append(el('p', r.ok ? 'result-label' : 'ws-error', head));
+    if (r.error && r.error.message) box.append(el('p', 'ws-error', r.error.message));
+    if (r.patch) box.append(renderDiff(r.patch, r.inverse));
+    for (const fx of r.effects || []) {
+      box.append(el('p', 'ws-call', `${fx.status || ''} → ${fx.service}/${fx.endpoint} ${short(fx.input)}`));
+    }
+    if (r.console && r.console.length) box.append(el('pre', 'ws-script', r.console.map((c) => (typeof c === 'string' ? c : c.message)).join('\n')));
+    if (r.output !== undefined && r.output !== null) box.append(el('pre', 'ws-value', JSON.stringify(r.output, null, 2)));
+  }
+
+  showRunError(box, err) {
+    box.textContent = '';
+    box.dataset.outcome = 'error';
+    const data = err.data && (err.data.state || err.data.path) ? ` (${[err.data.state, err.data.path].filter(Boolean).join(' ')})` : '';
+    box.append(el('div', 'banner error', `${err.code === -32010 ? 'The workspace changed since the dry run: make it again. ' : ''}${err.message}${data}`));
   }
 }

@@ -938,6 +938,7 @@ json::object Workspace::answer(const Change& change, const StateDiff& diff,
   out["dryRun"] = change.dry_run;
   out["changed"] = diff.public_names;
   out["patch"] = visible_patch(def_, diff.patch);
+  out["inverse"] = visible_patch(def_, diff.inverse);
   out["effects"] = effects;
   out["console"] = change.console.lines;
   out["output"] = change.output;

@@ -283,6 +283,10 @@ TEST_F(WorkspaceTest, ADryRunReportsThePatchAndTheEffectsAndCommitsNothing) {
   EXPECT_EQ(out->at("effects").as_array()[0].at("status"), "would run");
   EXPECT_EQ(out->at("effects").as_array()[0].at("input"), boost::json::parse(R"({"query":"tea"})"));
   EXPECT_EQ(out->at("patch").as_array().size(), 1u);
+  // The inverse gives what the value was, so a diff can show before and after.
+  ASSERT_EQ(out->at("inverse").as_array().size(), 1u);
+  EXPECT_EQ(out->at("inverse").as_array()[0].at("value"), "");
+  EXPECT_EQ(out->at("inverse").as_array()[0].at("path"), out->at("patch").as_array()[0].at("path"));
   EXPECT_EQ(out->at("console").as_array()[0].at("message"), "hi 1");
   EXPECT_TRUE(services_.calls().empty());
   EXPECT_EQ(value_of("search_box_state"), boost::json::parse(R"({"search_pattern":""})"));
