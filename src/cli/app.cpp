@@ -106,6 +106,7 @@ struct ManageArgs {
   bool dev = false;
   bool approve = false;
   bool json = false;
+  bool strict = false;
   bool keep_data = false;
   bool delete_data = false;
   std::string export_to;
@@ -330,7 +331,7 @@ int manage(std::string_view command, const ManageArgs& args) {
     return 0;
   }
   if (command == "install") {
-    auto result = store.install(args.target, args.dev);
+    auto result = store.install(args.target, args.dev, args.strict);
     if (!result.ok()) return app_failed(result.error());
     const auto& app = result.value().app;
     if (args.json) {
@@ -553,6 +554,9 @@ CLI::App* add_app_command(CLI::App& app, std::function<int()>& run) {
   install->add_flag("--dev", manage_args.dev,
                     "Accept an unsigned or placeholder-signed package, unverified");
   install->add_flag("--json", manage_args.json, "Print the app and its review as JSON");
+  install->add_flag("--strict", manage_args.strict,
+                    "Refuse a package whose APP.md has front-matter keys the format does not "
+                    "define (a misspelt key: otherwise a warning)");
   auto* upgrade = add("upgrade",
                       "Upgrade an installed app to a package's version; what it adds waits for "
                       "--approve",

@@ -361,3 +361,16 @@ def test_misspelt_app_md_and_workspace_keys_name_the_key_meant(tmp_path):
     r = cli("workspace", "render", ws, "--services", EXAMPLES / "workspace-search", "--state-dir", tmp_path / "s2")
     assert r.returncode != 0
     assert "components[0].descripton: is not a known member here; did you mean 'description'?" in r.stderr
+
+
+def test_app_install_strict_refuses_a_misspelt_front_matter_key(tmp_path):
+    import shutil
+    pkg = tmp_path / "typo-app"
+    shutil.copytree(EXAMPLES / "apps" / "field-notes", pkg)
+    (pkg / "APP.md").write_text((pkg / "APP.md").read_text().replace("\nstorage:\n", "\nstorge:\n"))
+    r = cli("app", "install", pkg, "--dev", "--strict", "--state-dir", tmp_path / "state")
+    assert r.returncode != 0 and "unknown front-matter key 'storge'; did you mean 'storage'?" in r.stderr
+    assert "no app" in cli("app", "show", "field-notes", "--state-dir", tmp_path / "state").stderr
+    # The bundled example has none.
+    assert cli("app", "install", EXAMPLES / "apps" / "field-notes", "--dev", "--strict",
+               "--state-dir", tmp_path / "state").returncode == 0

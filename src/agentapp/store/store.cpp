@@ -587,10 +587,22 @@ void AppStore::discard_package(const fs::path& dir) {
   (void)db_->execute("DELETE FROM package_files WHERE dir = ?", {dir.string()});
 }
 
-Result<InstallResult> AppStore::install(const fs::path& source, bool dev) {
+Result<InstallResult> AppStore::install(const fs::path& source, bool dev, bool strict) {
   // At the end, whatever happened (declared first: it runs after the entry below is gone).
   const StagingSweep sweep{*this};
   HEARTH_ASSIGN_OR_RETURN(auto staged, stage_and_verify(source, dev));
+  if (strict) {
+    if (auto unknown = unknown_front_matter_keys(staged.manifest.front_matter); !unknown.empty()) {
+      std::string message = "--strict: the package is refused";
+      json::array keys;
+      for (auto& u : unknown) {
+        message += "\n" + u;
+        keys.emplace_back(std::move(u));
+      }
+      return Error::make(ErrorCode::kInvalidParams, std::move(message),
+                         json::object{{"unknownKeys", std::move(keys)}});
+    }
+  }
   if (auto existing = find(staged.manifest.name); existing.ok()) {
     return Error::make(ErrorCode::kConflict,
                        "'" + staged.manifest.name + "' is already installed (" +
