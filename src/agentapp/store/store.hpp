@@ -74,8 +74,7 @@ class AppStore {
   /// Installs the package folder or .tar.gz archive at `source`. Unsigned and zero-hash
   /// packages need `dev`; a package whose signature is wrong never installs. `strict`: an
   /// APP.md front-matter key the format does not define (unknown_front_matter_keys) refuses it.
-  Result<InstallResult> install(const std::filesystem::path& source, bool dev,
-                                bool strict = false);
+  Result<InstallResult> install(const std::filesystem::path& source, bool dev, bool strict = false);
 
   /// Upgrades the installed app named by the package at `source` to its version. What the new
   /// version adds (capabilities, permissions, network hosts, migrations, backends) needs
