@@ -170,7 +170,7 @@ export async function startDaemon({ services, stateDir = tempDir('hearth-state-'
       }
     },
     restart(options = {}) {
-      return startDaemon({ services, stateDir, port: options.port ?? 0, args });
+      return startDaemon({ services, stateDir, port: options.port ?? 0, args: options.args ?? args });
     },
   };
   return daemon;
