@@ -192,6 +192,20 @@ struct Tail {
   std::uintmax_t offset = 0;
   ino_t inode = 0;
   std::string partial;  ///< a line not yet ended
+  bool skip_partial = false;
+
+  /// Starts `lines` lines or so before the end (at most 1 KiB a line): `hearth logs` of a long
+  /// audit log reads its tail, not the whole file. The first, likely partial, line is dropped.
+  void start_near_end(std::size_t lines) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return;
+    const auto size = static_cast<std::uintmax_t>(st.st_size);
+    const std::uintmax_t window = static_cast<std::uintmax_t>(lines + 1) * 1024;
+    if (size <= window) return;
+    inode = st.st_ino;
+    offset = size - window;
+    skip_partial = true;
+  }
 
   /// The complete lines added since the last call.
   std::vector<std::string> read_new() {
@@ -201,6 +215,7 @@ struct Tail {
     if (st.st_ino != inode || static_cast<std::uintmax_t>(st.st_size) < offset) {
       inode = st.st_ino;
       offset = 0;
+      skip_partial = false;
       partial.clear();
     }
     std::ifstream in(path, std::ios::binary);
@@ -210,6 +225,10 @@ struct Tail {
     partial += chunk;
     std::size_t start = 0;
     for (std::size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (skip_partial) {  // the rest of a line begun before the window
+        skip_partial = false;
+        continue;
+      }
       std::string line = partial.substr(start, nl - start);
       lines.push_back(audit ? audit_as_log_line(line) : std::move(line));
     }
@@ -228,6 +247,7 @@ int logs(const ControlArgs& args) {
   for (auto& tail : tails) {
     std::error_code ec;
     if (fs::exists(tail.path, ec)) any = true;
+    tail.start_near_end(args.lines);
     auto lines = tail.read_new();
     recent.insert(recent.end(), std::make_move_iterator(lines.begin()),
                   std::make_move_iterator(lines.end()));

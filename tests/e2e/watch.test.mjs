@@ -52,14 +52,20 @@ test('an edited manifest remounts its view; a removed service leaves the list', 
   await page.context().close();
 });
 
-test('after a daemon restart the page reconnects by itself: the token is kept', async () => {
+/** A page showing todo-manager's view, then the daemon restarted on the same port (with `args`). */
+async function pageAcrossRestart(restartArgs) {
   const page = await openPage(browser, daemon);
   await selectService(page, 'todo-manager');
   await viewFrame(page);
   const port = daemon.port;
   await daemon.stop();
   await page.waitForSelector('#conn-status:not([data-status=open])');
-  daemon = await daemon.restart({ port });
+  daemon = await daemon.restart(restartArgs ? { port, args: restartArgs } : { port });
+  return page;
+}
+
+test('after a daemon restart the page reconnects by itself: the token is kept', async () => {
+  const page = await pageAcrossRestart();
   await page.waitForSelector('#conn-status[data-status=open]', { timeout: 20000 });
   await viewFrame(page);
   await page.waitForSelector('#page-notice', { state: 'hidden', timeout: 10000 });
@@ -67,13 +73,7 @@ test('after a daemon restart the page reconnects by itself: the token is kept', 
 });
 
 test('after a restart with --rotate-token the page says its token is outdated, and the new link works', async () => {
-  const page = await openPage(browser, daemon);
-  await selectService(page, 'todo-manager');
-  await viewFrame(page);
-  const port = daemon.port;
-  await daemon.stop();
-  await page.waitForSelector('#conn-status:not([data-status=open])');
-  daemon = await daemon.restart({ port, args: ['--rotate-token'] });
+  const page = await pageAcrossRestart(['--rotate-token']);
   // The page's token was the old daemon's: it keeps trying, then says what to do.
   await page.waitForSelector('#page-notice:not([hidden])', { timeout: 20000 });
   assert.match(await page.textContent('#page-notice'), /hearth open/);

@@ -374,3 +374,16 @@ def test_app_install_strict_refuses_a_misspelt_front_matter_key(tmp_path):
     # The bundled example has none.
     assert cli("app", "install", EXAMPLES / "apps" / "field-notes", "--dev", "--strict",
                "--state-dir", tmp_path / "state").returncode == 0
+
+
+def test_logs_of_a_long_audit_log_are_its_last_lines(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    with open(state / "audit.log", "w") as f:
+        for i in range(50000):
+            f.write(json.dumps({"time": f"2026-11-28T00:00:00.{i % 1000:03d}Z", "service": "s",
+                                "endpoint": f"e{i}", "method": "lavs/call", "transport": "http",
+                                "durationMs": 1.0, "outcome": "ok"}) + "\n")
+    r = cli("logs", "--only", "audit", "-n", "3", "--state-dir", state)
+    assert r.returncode == 0
+    assert [l.split()[3] for l in r.stdout.splitlines()] == ["s/e49997", "s/e49998", "s/e49999"]
