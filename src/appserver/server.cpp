@@ -13,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <deque>
 #include <future>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -149,8 +150,12 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     std::weak_ptr<rpc::Session> session;
   };
   std::map<std::uint64_t, Conn> conns;
-  /// The connections that receive a session's events.
-  std::map<std::string, std::set<std::uint64_t>> listeners;
+  /// The connections that receive a session's events, each with the last event it was given
+  /// (read or pushed), so that events reach it once each, in order, whichever daemon stored
+  /// them.
+  std::map<std::string, std::map<std::uint64_t, std::int64_t>> listeners;
+  std::uint64_t notices = 0;  ///< the bus subscription (a shared engine)
+  std::uint64_t resyncs = 0;
 
   struct Action {
     explicit Action(const asio::any_io_executor& e) : timer(e) {}
@@ -194,7 +199,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         if (auto s = weak.lock()) {
           asio::post(s->pool, [s, id] {
             s->conns.erase(id);
-            for (auto& [_, set] : s->listeners) set.erase(id);
+            for (auto& [_, conns] : s->listeners) conns.erase(id);
           });
         }
       });
@@ -214,8 +219,90 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     return c;
   }
 
-  void listen(const std::string& session, const std::shared_ptr<rpc::Session>& conn) {
-    if (conn && conn->can_push()) listeners[session].insert(conn->id());
+  /// Pushes the session's events after `after` to `conn` from now on; `after` unknown (-1):
+  /// after the last one stored.
+  void listen(const std::string& session, const std::shared_ptr<rpc::Session>& conn,
+              std::int64_t after = -1) {
+    if (!conn || !conn->can_push()) return;
+    if (after < 0) {
+      auto s = store->session(session);
+      after = s.ok() && s.value() ? s.value()->last_seq : 0;
+    }
+    auto& last = listeners[session][conn->id()];
+    last = std::max(last, after);
+  }
+
+  /// Pushes `e` to the session's listeners that have not had it.
+  void deliver(const Event& e) {
+    auto it = listeners.find(e.session);
+    if (it == listeners.end()) return;
+    std::string text;
+    for (auto l = it->second.begin(); l != it->second.end();) {
+      auto c = conns.find(l->first);
+      auto rs = c == conns.end() ? nullptr : c->second.session.lock();
+      if (!rs || rs->closed()) {
+        l = it->second.erase(l);
+        continue;
+      }
+      if (e.seq > l->second) {
+        if (text.empty()) {
+          text = json::serialize(rpc::make_notification("agentSession/event", e.to_json()));
+        }
+        rs->push(text);
+        l->second = e.seq;
+      }
+      ++l;
+    }
+  }
+
+  /// Another daemon stored events of `session` (empty: any session, after a resync): this
+  /// daemon's listeners get the ones they have not had.
+  void catch_up(const std::string& session) {
+    std::vector<std::string> sessions;
+    if (!session.empty()) {
+      if (listeners.contains(session)) sessions.push_back(session);
+    } else {
+      for (const auto& [id, _] : listeners) sessions.push_back(id);
+    }
+    for (const auto& id : sessions) {
+      auto it = listeners.find(id);
+      if (it == listeners.end() || it->second.empty()) continue;
+      std::int64_t after = std::numeric_limits<std::int64_t>::max();
+      for (const auto& [_, last] : it->second) after = std::min(after, last);
+      auto events = store->events(id, after);
+      if (!events.ok()) {
+        spdlog::warn("app server: reading events of session {} another daemon stored: {}", id,
+                     events.error().message);
+        continue;
+      }
+      for (const auto& e : events.value()) deliver(e);
+    }
+  }
+
+  /// Listens on the bus for the events other daemons store (a shared engine).
+  void join_bus() {
+    if (!options.engine || !options.engine->shared()) return;
+    std::weak_ptr<State> weak = shared_from_this();
+    auto& bus = options.engine->bus();
+    notices = bus.subscribe("appserver.event", [weak](const storage::Notice& notice) {
+      std::error_code ec;
+      auto payload = json::parse(notice.payload, ec);
+      if (ec || !payload.is_object()) return;
+      std::string session = json::string_member(payload, "session");
+      if (session.empty()) return;
+      if (auto s = weak.lock()) {
+        asio::post(s->pool, [s, session] { s->catch_up(session); });
+      }
+    });
+    resyncs = bus.on_resync([weak] {
+      if (auto s = weak.lock()) asio::post(s->pool, [s] { s->catch_up(""); });
+    });
+  }
+
+  void leave_bus() {
+    if (!options.engine || !options.engine->shared()) return;
+    options.engine->bus().unsubscribe(notices);
+    options.engine->bus().unsubscribe(resyncs);
   }
 
   // --- events ---------------------------------------------------------------------------------
@@ -234,19 +321,16 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                     stored.error().message);
       return;
     }
-    auto it = listeners.find(session);
-    if (it == listeners.end()) return;
-    const std::string text =
-        json::serialize(rpc::make_notification("agentSession/event", e.to_json()));
-    for (auto id = it->second.begin(); id != it->second.end();) {
-      auto c = conns.find(*id);
-      auto rs = c == conns.end() ? nullptr : c->second.session.lock();
-      if (!rs || rs->closed()) {
-        id = it->second.erase(id);
-        continue;
+    // Events another daemon stored before this one first, so each listener gets them in order.
+    if (options.engine && options.engine->shared()) catch_up(session);
+    deliver(e);
+    if (options.engine && options.engine->shared()) {
+      const auto told = options.engine->bus().publish(
+          "appserver.event", json::serialize(json::object{{"session", session}, {"seq", e.seq}}));
+      if (!told.ok()) {
+        spdlog::warn("app server: telling the other daemons of an event: {}",
+                     told.error().message);
       }
-      rs->push(text);
-      ++id;
     }
   }
 
@@ -361,7 +445,16 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     s.parent = parent;
     s.idempotency_key = key;
     s.created_at = now_text();
-    HEARTH_RETURN_IF_ERROR(store->add_session(s));
+    HEARTH_ASSIGN_OR_RETURN(const bool added, store->add_session(s));
+    if (!added) {
+      // The same key was used at the same moment (through another daemon): that session.
+      HEARTH_ASSIGN_OR_RETURN(auto found, store->session_by_key(app_id, workspace, key));
+      if (!found) return Error::make(ErrorCode::kConflict, "the session could not be added");
+      listen(found->id, session);
+      auto out = found->to_json();
+      out["reused"] = true;
+      return json::value(std::move(out));
+    }
     listen(s.id, session);
     emit(s.id, "", new_id("trc_"), "status",
          json::object{{"status", "started"}, {"mode", mode}, {"appVersion", app.version}});
@@ -430,7 +523,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     // as notifications, none missing and none twice.
     if (const auto* subscribe = json::member(params, "subscribe");
         subscribe == nullptr || !subscribe->is_bool() || subscribe->get_bool()) {
-      listen(id, session);
+      listen(id, session, events.empty() ? after : events.back().seq);
     }
     return json::value(json::object{{"session", s.to_json()},
                                     {"turns", std::move(turn_list)},
@@ -504,7 +597,15 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         stream != nullptr && stream->is_bool()) {
       turn->stream = stream->get_bool();
     }
-    HEARTH_RETURN_IF_ERROR(store->add_turn(turn->record));
+    HEARTH_ASSIGN_OR_RETURN(const bool added, store->add_turn(turn->record));
+    if (!added) {
+      HEARTH_ASSIGN_OR_RETURN(auto found, store->turn_by_key(id, key));
+      if (!found) return Error::make(ErrorCode::kConflict, "the turn could not be added");
+      listen(id, session);
+      auto out = found->to_json();
+      out["reused"] = true;
+      return json::value(std::move(out));
+    }
     listen(id, session);
     l.turns[turn->record.id] = turn;
     if (!l.active.empty() && policy == "interrupt") cancel_turn(*l.turns[l.active], "interrupted");
@@ -1412,6 +1513,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
 
   void shutdown() {
     stopped = true;
+    leave_bus();
     for (auto& [_, l] : live) {
       for (auto& [id, t] : l.turns) cancel_turn(*t, "stopping");
     }
@@ -1422,7 +1524,10 @@ AppServer::AppServer(const asio::any_io_executor& io, agentapp::AppStore& apps,
                      agentapp::Bridge& bridge, std::unique_ptr<Store> store, Options options)
     : state_(std::make_shared<State>(io, apps, bridge, std::move(store), std::move(options))) {
   auto s = state_;
-  asio::post(s->pool, [s] { s->recover(); });
+  asio::post(s->pool, [s] {
+    s->recover();
+    s->join_bus();
+  });
 }
 
 AppServer::~AppServer() {

@@ -78,6 +78,9 @@ struct Options {
   ToolResolver resolve_tool;
   /// The app's backend tools; unset: none.
   BackendTools backend_tools;
+  /// The daemons sharing the database (a shared storage engine): each event stored here is
+  /// told to them, and the events they store reach this daemon's listeners. Null: none.
+  std::shared_ptr<storage::Engine> engine;
 };
 
 class AppServer {

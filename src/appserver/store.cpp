@@ -30,6 +30,9 @@ const std::vector<storage::Migration>& migrations() {
        "CREATE TABLE as_events (session TEXT NOT NULL REFERENCES as_sessions(id), seq INTEGER "
        "NOT NULL, turn TEXT NOT NULL, type TEXT NOT NULL, trace TEXT NOT NULL, at TEXT NOT NULL, "
        "payload TEXT NOT NULL, PRIMARY KEY (session, seq));"},
+      // The daemon running a turn, so that one daemon's restart fails only its own turns when
+      // several share the database.
+      {2, "ALTER TABLE as_turns ADD COLUMN daemon TEXT NOT NULL DEFAULT ''"},
   };
   return kMigrations;
 }
@@ -148,23 +151,30 @@ json::object Event::to_json() const {
       {"payload", payload}};
 }
 
-Result<std::unique_ptr<Store>> Store::open(const fs::path& file) {
-  std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  ::chmod(file.parent_path().c_str(), 0700);
-  HEARTH_ASSIGN_OR_RETURN(auto db, storage::open_sqlite(file));
+Result<std::unique_ptr<Store>> Store::open(storage::Engine& engine, const fs::path& file,
+                                           std::string daemon) {
+  if (!engine.shared()) {
+    std::error_code ec;
+    fs::create_directories(file.parent_path(), ec);
+    ::chmod(file.parent_path().c_str(), 0700);
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto db, engine.open("app_server", file));
   HEARTH_RETURN_IF_ERROR(db->migrate("app_server", migrations()));
-  return std::unique_ptr<Store>(new Store(std::move(db)));
+  return std::unique_ptr<Store>(new Store(std::move(db), std::move(daemon)));
 }
 
-Status Store::add_session(const SessionRecord& s) {
+Result<std::unique_ptr<Store>> Store::open(const fs::path& file) {
+  return open(*storage::sqlite_engine(), file, "");
+}
+
+Result<bool> Store::add_session(const SessionRecord& s) {
+  // A key another call (or another daemon) used first adds nothing: the database decides.
   HEARTH_ASSIGN_OR_RETURN(
       auto n, db_->execute("INSERT INTO as_sessions (" + std::string(kSessionColumns) +
-                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                            {s.id, s.app, s.workspace, s.entry, json::serialize(s.business_ref),
                             s.mode, s.parent, s.idempotency_key, s.created_at, s.last_seq}));
-  (void)n;
-  return {};
+  return n == 1;
 }
 
 Result<std::optional<SessionRecord>> Store::session(const std::string& id) {
@@ -183,13 +193,15 @@ Result<std::optional<SessionRecord>> Store::session_by_key(const std::string& ap
       session_of);
 }
 
-Status Store::add_turn(const TurnRecord& t) {
+Result<bool> Store::add_turn(const TurnRecord& t) {
+  auto params = turn_params(t);
+  params.emplace_back(daemon_);
   HEARTH_ASSIGN_OR_RETURN(auto n,
                           db_->execute("INSERT INTO as_turns (" + std::string(kTurnColumns) +
-                                           ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                       turn_params(t)));
-  (void)n;
-  return {};
+                                           ", daemon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                                           "ON CONFLICT DO NOTHING",
+                                       params));
+  return n == 1;
 }
 
 Status Store::update_turn(const TurnRecord& t) {
@@ -228,26 +240,27 @@ Result<std::vector<TurnRecord>> Store::interrupted() {
   HEARTH_ASSIGN_OR_RETURN(auto rows,
                           db_->query("SELECT " + std::string(kTurnColumns) +
                                      " FROM as_turns WHERE status IN ('queued', 'running', "
-                                     "'waiting')"));
+                                     "'waiting') AND daemon = ?",
+                                     {daemon_}));
   return turns_of(rows);
 }
 
 Status Store::append(Event& e) {
   HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin());
+  // The increment first: it holds the session's row until the commit, so events appended by
+  // two daemons at once take consecutive numbers.
+  HEARTH_ASSIGN_OR_RETURN(
+      auto n,
+      db_->execute("UPDATE as_sessions SET last_seq = last_seq + 1 WHERE id = ?", {e.session}));
+  if (n != 1) return Error::make(ErrorCode::kInternalError, "no session " + e.session);
   HEARTH_ASSIGN_OR_RETURN(auto rows,
                           db_->query("SELECT last_seq FROM as_sessions WHERE id = ?", {e.session}));
-  if (rows.empty()) {
-    return Error::make(ErrorCode::kInternalError, "no session " + e.session);
-  }
-  e.seq = integer(rows.front()[0]) + 1;
-  HEARTH_ASSIGN_OR_RETURN(
-      auto n, db_->execute("UPDATE as_sessions SET last_seq = ? WHERE id = ?", {e.seq, e.session}));
+  e.seq = integer(rows.at(0)[0]);
   HEARTH_ASSIGN_OR_RETURN(
       auto m,
       db_->execute("INSERT INTO as_events (session, seq, turn, type, trace, at, payload) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                    {e.session, e.seq, e.turn, e.type, e.trace, e.at, json::serialize(e.payload)}));
-  (void)n;
   (void)m;
   return tx->commit();
 }

@@ -13,6 +13,7 @@
 
 #include "common/result.hpp"
 #include "json/json.hpp"
+#include "storage/engine.hpp"
 #include "storage/storage.hpp"
 
 namespace hearth::appserver {
@@ -60,21 +61,31 @@ struct Event {
 
 class Store {
  public:
+  /// On `engine`: the file on SQLite, the `hearth_app_server` schema on PostgreSQL, shared by
+  /// every daemon of the database. `daemon` names this daemon (instance.hpp's daemon_id): the
+  /// turns it starts are its own, and only those are failed when it starts again.
+  static Result<std::unique_ptr<Store>> open(storage::Engine& engine,
+                                             const std::filesystem::path& file,
+                                             std::string daemon);
+  /// The SQLite file (tests).
   static Result<std::unique_ptr<Store>> open(const std::filesystem::path& file);
 
-  Status add_session(const SessionRecord& session);
+  /// False when a session with the same idempotency key (app, workspace) was added first, by
+  /// this daemon or another: the caller reads that one.
+  Result<bool> add_session(const SessionRecord& session);
   Result<std::optional<SessionRecord>> session(const std::string& id);
   /// The session started with this key for the app and workspace, if any.
   Result<std::optional<SessionRecord>> session_by_key(const std::string& app,
                                                       const std::string& workspace,
                                                       const std::string& key);
 
-  Status add_turn(const TurnRecord& turn);
+  /// False when a turn of the session with the same idempotency key was added first.
+  Result<bool> add_turn(const TurnRecord& turn);
   Status update_turn(const TurnRecord& turn);
   Result<std::optional<TurnRecord>> turn(const std::string& id);
   Result<std::optional<TurnRecord>> turn_by_key(const std::string& session, const std::string& key);
   Result<std::vector<TurnRecord>> turns(const std::string& session);
-  /// Turns left running or waiting by a daemon that stopped: marked failed at start.
+  /// Turns this daemon left running or waiting when it stopped: marked failed at start.
   Result<std::vector<TurnRecord>> interrupted();
 
   /// Appends an event with the session's next sequence number (set in `event`).
@@ -84,8 +95,10 @@ class Store {
                                     std::int64_t limit = 10'000);
 
  private:
-  explicit Store(std::unique_ptr<storage::Database> db) : db_(std::move(db)) {}
+  Store(std::unique_ptr<storage::Database> db, std::string daemon)
+      : db_(std::move(db)), daemon_(std::move(daemon)) {}
   std::unique_ptr<storage::Database> db_;
+  std::string daemon_;
 };
 
 }  // namespace hearth::appserver

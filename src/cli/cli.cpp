@@ -306,6 +306,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
                   "Virtual workspace folder (holding workspace.yaml); repeatable")
       ->allow_extra_args(false);
   add_model_options(*cmd, options);
+  cmd->add_option("--database", options.database,
+                  "Keep the state in this PostgreSQL database (postgresql://USER@HOST/DB), "
+                  "which several daemons may share; default: SQLite files in the state dir")
+      ->envname("HEARTH_DATABASE");
   cmd->add_option("--registry-timeout", options.registry_timeout_ms,
                   "Milliseconds an A2S request (one HTTP exchange) may take")
       ->check(CLI::Range(1, 600000))

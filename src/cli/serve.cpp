@@ -19,6 +19,7 @@
 #include "subsystems/registry.hpp"
 #include "subsystems/sandbox.hpp"
 #include "subsystems/services.hpp"
+#include "subsystems/storage.hpp"
 #include "subsystems/views.hpp"
 #include "subsystems/workspaces.hpp"
 
@@ -60,6 +61,7 @@ void announce(const ServeOptions& options, const json::object& ready, const std:
 
 int serve(const ServeOptions& options) {
   daemon::Daemon daemon(options);
+  daemon.add<subsystems::Storage>();
   daemon.add<subsystems::Sandbox>();
   daemon.add<subsystems::Audit>();
   daemon.add<subsystems::Registry>();

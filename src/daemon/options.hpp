@@ -17,6 +17,9 @@ struct Options {
   bool rotate_token = false;  ///< a new token, though the token file holds one (--rotate-token)
   std::filesystem::path ready_file;
   std::filesystem::path state_dir;
+  /// Where the state is stored (--database): empty, SQLite files in the state dir; a
+  /// postgresql:// URL, one database several daemons share (docs/deployment.md).
+  std::string database;
   int threads = 0;     ///< 0: one per core
   int js_workers = 2;  ///< JS worker processes per pool (function handlers)
   std::size_t max_request_bytes = 1 << 20;

@@ -1,6 +1,9 @@
 #include "subsystems/app_server.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <array>
 
 #include "methods/agentSession/agent_session.hpp"
 #include "methods/artifact/artifact.hpp"
@@ -12,6 +15,7 @@
 #include "subsystems/apps.hpp"
 #include "subsystems/registry.hpp"
 #include "subsystems/services.hpp"
+#include "subsystems/storage.hpp"
 #include "subsystems/workspaces.hpp"
 
 namespace hearth::subsystems {
@@ -19,7 +23,17 @@ namespace hearth::subsystems {
 AppServer::AppServer(daemon::Context& context) {
   auto& apps = context.find<Apps>();
   if (!apps.available()) return;
-  auto sessions = appserver::Store::open(context.state_dir() / "apps" / "app-server.db");
+  // This daemon's turns are the ones it starts: named by the machine and the state dir, which
+  // one daemon holds at a time, so a daemon that starts again finds the turns it left.
+  std::array<char, 256> host{};
+  ::gethostname(host.data(), host.size() - 1);
+  std::error_code ec;
+  auto dir = std::filesystem::weakly_canonical(context.state_dir(), ec);
+  if (ec) dir = context.state_dir();
+  const std::string daemon_id = std::string(host.data()) + ":" + dir.string();
+  auto& engine = context.find<Storage>().engine();
+  auto sessions = appserver::Store::open(
+      *engine, context.state_dir() / "apps" / "app-server.db", daemon_id);
   if (!sessions.ok()) {
     spdlog::error("the App Server is not served: {}", sessions.error().message);
     return;
@@ -38,6 +52,7 @@ AppServer::AppServer(daemon::Context& context) {
       app_tool_resolver(context.find<Services>().host(), *context.find<Registry>().gateway(),
                         context.find<Workspaces>().manager());
   options.backend_tools = app_backend_tools(apps.backends());
+  options.engine = engine;
   server_ = std::make_unique<appserver::AppServer>(context.io().get_executor(), apps.store(),
                                                    apps.bridge(), std::move(sessions).value(),
                                                    std::move(options));

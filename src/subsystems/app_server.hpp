@@ -14,7 +14,7 @@ class AppServer : public daemon::Component {
  public:
   static constexpr std::string_view kName = "app-server";
   static std::vector<std::string_view> dependencies() {
-    return {"apps", "agents", "services", "registry", "workspaces"};
+    return {"storage", "apps", "agents", "services", "registry", "workspaces"};
   }
   explicit AppServer(daemon::Context& context);
   ~AppServer() override;

@@ -6,24 +6,29 @@
 #include "methods/registry/registry.hpp"
 #include "methods/vault/vault.hpp"
 #include "subsystems/audit.hpp"
+#include "subsystems/storage.hpp"
 
 namespace hearth::subsystems {
 namespace fs = std::filesystem;
 
-Result<std::shared_ptr<vault::Vault>> open_vault(const fs::path& state_dir) {
+Result<std::shared_ptr<vault::Vault>> open_vault(const fs::path& state_dir,
+                                                 std::shared_ptr<storage::Engine> engine) {
   std::string error;
   if (!daemon::ensure_private_dir(state_dir, error)) {
     return Error::make(ErrorCode::kInternalError, "state dir: " + error);
   }
   HEARTH_ASSIGN_OR_RETURN(auto key, vault::MasterKey::open(state_dir / "vault.key"));
-  HEARTH_ASSIGN_OR_RETURN(auto opened, vault::Vault::open(state_dir / "vault.db", std::move(key)));
+  HEARTH_ASSIGN_OR_RETURN(auto opened, vault::Vault::open(state_dir / "vault.db", std::move(key),
+                                                          std::move(engine)));
   return std::shared_ptr<vault::Vault>(std::move(opened));
 }
 
-std::shared_ptr<vault::Vault> open_vault_on_first_use(const fs::path& state_dir) {
+std::shared_ptr<vault::Vault> open_vault_on_first_use(const fs::path& state_dir,
+                                                      std::shared_ptr<storage::Engine> engine) {
   return vault::Vault::open_on_first_use(
       state_dir / "vault.db",
-      [key_file = state_dir / "vault.key"] { return vault::MasterKey::open(key_file); });
+      [key_file = state_dir / "vault.key"] { return vault::MasterKey::open(key_file); },
+      std::move(engine));
 }
 
 Registry::Registry(daemon::Context& context) : watch_(!context.options().registry_dirs.empty()) {
@@ -35,7 +40,7 @@ Registry::Registry(daemon::Context& context) : watch_(!context.options().registr
   if (auto key = vault::MasterKey::open(context.state_dir() / "vault.key"); !key.ok()) {
     throw daemon::StartupError(key.error().message);
   }
-  vault_ = open_vault_on_first_use(context.state_dir());
+  vault_ = open_vault_on_first_use(context.state_dir(), context.find<Storage>().engine());
   client_ = std::make_shared<httpclient::Client>(context.io().get_executor());
   a2s::GatewayOptions gateway_options;
   gateway_options.registry_dirs = options.registry_dirs;

@@ -15,15 +15,18 @@ namespace hearth::subsystems {
 
 /// The vault of `state_dir` (vault.db), under the master key of $HEARTH_VAULT_KEY or of
 /// `state_dir/vault.key` (created, 0600, on first use).
-Result<std::shared_ptr<vault::Vault>> open_vault(const std::filesystem::path& state_dir);
+/// `engine`: where its tables are (null: SQLite, `state_dir/vault.db`).
+Result<std::shared_ptr<vault::Vault>> open_vault(const std::filesystem::path& state_dir,
+                                                 std::shared_ptr<storage::Engine> engine = nullptr);
 /// The same vault, its key read and its database opened at first use (a daemon that never needs
 /// a variable never loads the key or the cryptography behind it).
-std::shared_ptr<vault::Vault> open_vault_on_first_use(const std::filesystem::path& state_dir);
+std::shared_ptr<vault::Vault> open_vault_on_first_use(
+    const std::filesystem::path& state_dir, std::shared_ptr<storage::Engine> engine = nullptr);
 
 class Registry : public daemon::Component {
  public:
   static constexpr std::string_view kName = "registry";
-  static std::vector<std::string_view> dependencies() { return {"audit"}; }
+  static std::vector<std::string_view> dependencies() { return {"storage", "audit"}; }
   explicit Registry(daemon::Context& context);
 
   const std::shared_ptr<a2s::Gateway>& gateway() const { return gateway_; }

@@ -7,6 +7,7 @@
 
 #include "subsystems/sandbox.hpp"
 #include "subsystems/services.hpp"
+#include "subsystems/storage.hpp"
 
 namespace hearth::subsystems {
 namespace asio = boost::asio;
@@ -16,6 +17,7 @@ Workspaces::Workspaces(daemon::Context& context) : context_(context) {
   services_ = std::make_unique<methods::workspace::HostServices>(host);
   workspace::ManagerOptions options;
   options.database = context.state_dir() / "workspaces.db";
+  options.engine = context.find<Storage>().engine();
   options.jail = context.find<Sandbox>().jail();
   auto manager = workspace::Manager::create(context.io().get_executor(), options, host.blocking(),
                                             services_.get());

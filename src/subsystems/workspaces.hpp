@@ -16,7 +16,7 @@ namespace hearth::subsystems {
 class Workspaces : public daemon::Component {
  public:
   static constexpr std::string_view kName = "workspaces";
-  static std::vector<std::string_view> dependencies() { return {"services", "jail"}; }
+  static std::vector<std::string_view> dependencies() { return {"storage", "services", "jail"}; }
   explicit Workspaces(daemon::Context& context);
   ~Workspaces() override;
 

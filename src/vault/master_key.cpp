@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,6 +153,25 @@ Result<MasterKey> MasterKey::open(const std::filesystem::path& file) {
   HEARTH_ASSIGN_OR_RETURN(auto env, from_env());
   if (env) return std::move(*env);
   return load_or_create(file);
+}
+
+std::string MasterKey::derive(std::string_view purpose) const {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
+  unsigned int length = 0;
+  if (HMAC(EVP_sha256(), bytes_.data(), static_cast<int>(bytes_.size()),
+           reinterpret_cast<const unsigned char*>(purpose.data()), purpose.size(), mac.data(),
+           &length) == nullptr) {
+    return {};
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(std::size_t{length} * 2);
+  for (unsigned int i = 0; i < length; ++i) {
+    out += kHex[mac[i] >> 4];
+    out += kHex[mac[i] & 0xf];
+  }
+  OPENSSL_cleanse(mac.data(), mac.size());
+  return out;
 }
 
 }  // namespace hearth::vault

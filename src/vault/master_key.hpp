@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "common/result.hpp"
@@ -37,6 +38,10 @@ class MasterKey {
 
   /// The bytes, for key derivation only.
   const std::uint8_t* data() const { return bytes_.data(); }
+  /// A secret for one purpose outside the vault (64 hex digits: HMAC-SHA256 of `purpose` under
+  /// the key): every daemon holding the same key derives the same, and it tells nothing of the
+  /// key or of another purpose's secret. Empty if the hash fails.
+  std::string derive(std::string_view purpose) const;
 
  private:
   MasterKey() = default;

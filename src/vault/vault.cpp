@@ -359,6 +359,7 @@ struct Vault::Impl {
   // mutex, before `opened` says so).
   std::filesystem::path db_file;
   KeySource key_source;
+  std::shared_ptr<storage::Engine> engine;  ///< where the tables are (SQLite: db_file)
   std::mutex open_mutex;
   std::atomic<bool> opened{false};
   std::mutex keys_mutex;
@@ -680,11 +681,33 @@ struct Vault::Impl {
     return out;
   }
 
+  /// What moves when another connection commits: SQLite's data_version; on a shared engine
+  /// (other daemons write the same tables) the generation row itself, which every change
+  /// advances.
   Result<std::int64_t> data_version() {
+    if (engine->shared()) {
+      HEARTH_ASSIGN_OR_RETURN(auto rows,
+                              db->query("SELECT value FROM vault_meta WHERE key = 'generation'"));
+      const auto* blob = rows.empty() ? nullptr : std::get_if<storage::Blob>(&rows.front()[0]);
+      if (blob == nullptr) return std::int64_t{0};
+      return static_cast<std::int64_t>(std::hash<std::string>{}(blob->bytes) >> 1) + 1;
+    }
     HEARTH_ASSIGN_OR_RETURN(auto rows, db->query("PRAGMA data_version"));
     const auto* v = rows.empty() ? nullptr : std::get_if<std::int64_t>(&rows.front()[0]);
     if (v == nullptr) return internal("no data_version");
     return *v;
+  }
+
+  /// Starts a transaction that no other writer of the vault's tables can interleave with: on
+  /// SQLite every write transaction is (BEGIN IMMEDIATE); on a shared engine the meta table is
+  /// locked first, so that two daemons never advance the generation from the same content.
+  Result<std::unique_ptr<storage::Transaction>> begin_exclusive() {
+    HEARTH_ASSIGN_OR_RETURN(auto tx, db->begin());
+    if (engine->shared()) {
+      HEARTH_RETURN_IF_ERROR(
+          db->execute("LOCK TABLE vault_meta IN SHARE ROW EXCLUSIVE MODE"));
+    }
+    return tx;
   }
 
   /// Checks the generation again if another connection (another process) committed since the
@@ -694,7 +717,7 @@ struct Vault::Impl {
     HEARTH_ASSIGN_OR_RETURN(auto version, data_version());
     if (checked_version && *checked_version == version) return Status{};
     HEARTH_ASSIGN_OR_RETURN(auto file_lock, FileLock::take(lock_fd.get(), record_file));
-    HEARTH_ASSIGN_OR_RETURN(auto tx, db->begin());
+    HEARTH_ASSIGN_OR_RETURN(auto tx, begin_exclusive());
     HEARTH_ASSIGN_OR_RETURN(auto now, establish(false, nullptr));
     HEARTH_ASSIGN_OR_RETURN(version, data_version());
     HEARTH_RETURN_IF_ERROR(tx->commit());
@@ -712,7 +735,7 @@ struct Vault::Impl {
   Result<bool> change(Change apply) {
     std::lock_guard lock(generation_mutex);
     HEARTH_ASSIGN_OR_RETURN(auto file_lock, FileLock::take(lock_fd.get(), record_file));
-    HEARTH_ASSIGN_OR_RETURN(auto tx, db->begin());
+    HEARTH_ASSIGN_OR_RETURN(auto tx, begin_exclusive());
     HEARTH_ASSIGN_OR_RETURN(auto now, establish(false, nullptr));
     HEARTH_ASSIGN_OR_RETURN(bool changed, apply());
     if (changed) {
@@ -766,7 +789,8 @@ std::filesystem::path record_path(const std::filesystem::path& db_file, const Ma
 /// checked against the record (or, `accepting`, taken as the newest).
 Status Vault::Impl::open_with(const std::filesystem::path& path, MasterKey key,
                               RollbackAcceptance* accepting) {
-  HEARTH_ASSIGN_OR_RETURN(auto opened_db, storage::open_sqlite(path));
+  if (!engine) engine = storage::sqlite_engine();
+  HEARTH_ASSIGN_OR_RETURN(auto opened_db, engine->open("vault", path));
   HEARTH_RETURN_IF_ERROR(opened_db->migrate("vault", migrations()));
   db = std::move(opened_db);
   file = path;
@@ -780,7 +804,7 @@ Status Vault::Impl::open_with(const std::filesystem::path& path, MasterKey key,
 
   std::lock_guard lock(generation_mutex);
   HEARTH_ASSIGN_OR_RETURN(auto file_lock, FileLock::take(lock_fd.get(), record_file));
-  HEARTH_ASSIGN_OR_RETURN(auto tx, db->begin());
+  HEARTH_ASSIGN_OR_RETURN(auto tx, begin_exclusive());
   HEARTH_ASSIGN_OR_RETURN(auto rows, db->query("SELECT key, value FROM vault_meta"));
   std::map<std::string, std::string> meta;
   for (const auto& row : rows) {
@@ -839,15 +863,19 @@ Status Vault::Impl::ready() {
   return Status{};
 }
 
-Result<std::unique_ptr<Vault>> Vault::open(const std::filesystem::path& db_file, MasterKey key) {
+Result<std::unique_ptr<Vault>> Vault::open(const std::filesystem::path& db_file, MasterKey key,
+                                           std::shared_ptr<storage::Engine> engine) {
   auto impl = std::make_unique<Impl>();
+  impl->engine = std::move(engine);
   HEARTH_RETURN_IF_ERROR(impl->open_with(db_file, std::move(key)));
   impl->opened.store(true);
   return std::unique_ptr<Vault>(new Vault(std::move(impl)));
 }
 
-std::unique_ptr<Vault> Vault::open_on_first_use(std::filesystem::path db_file, KeySource key) {
+std::unique_ptr<Vault> Vault::open_on_first_use(std::filesystem::path db_file, KeySource key,
+                                                std::shared_ptr<storage::Engine> engine) {
   auto impl = std::make_unique<Impl>();
+  impl->engine = std::move(engine);
   impl->db_file = std::move(db_file);
   impl->key_source = std::move(key);
   return std::unique_ptr<Vault>(new Vault(std::move(impl)));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/result.hpp"
+#include "storage/engine.hpp"
 #include "vault/master_key.hpp"
 
 namespace hearth::vault {
@@ -73,15 +74,20 @@ struct RollbackAcceptance {
 
 class Vault {
  public:
-  /// Opens (creating, mode 0600) `db_file`, applying the vault's schema migrations.
-  static Result<std::unique_ptr<Vault>> open(const std::filesystem::path& db_file, MasterKey key);
+  /// Opens (creating, mode 0600) `db_file`, applying the vault's schema migrations. With a
+  /// PostgreSQL `engine` the vault's tables are the `hearth_vault` schema several daemons share
+  /// (each with the same master key: the values are sealed before they reach the database);
+  /// `db_file` still names this daemon's generation record and lock beside it. Null: SQLite.
+  static Result<std::unique_ptr<Vault>> open(const std::filesystem::path& db_file, MasterKey key,
+                                             std::shared_ptr<storage::Engine> engine = nullptr);
 
   /// Where the master key comes from, asked once the vault is first used.
   using KeySource = std::function<Result<MasterKey>()>;
   /// A vault that reads its key and opens `db_file` at its first use (the daemon: no key file,
   /// no database and no cryptography touched until a variable is needed). Every call reports
   /// a failure to open as its own error, and the next call tries again.
-  static std::unique_ptr<Vault> open_on_first_use(std::filesystem::path db_file, KeySource key);
+  static std::unique_ptr<Vault> open_on_first_use(std::filesystem::path db_file, KeySource key,
+                                                  std::shared_ptr<storage::Engine> engine = nullptr);
   /// The operator's way out of a rollback refusal (`hearth vault accept-rollback`): opens
   /// `db_file` under `key` (a key that does not match is still refused) as it is, and makes its
   /// content the newest generation, above both its own and the record's, so that every older

@@ -1,5 +1,11 @@
 #include "workspace/manager.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+
 #include "egress/network_policy.hpp"
 
 namespace hearth::workspace {
@@ -8,7 +14,8 @@ namespace asio = boost::asio;
 Result<std::unique_ptr<Manager>> Manager::create(const asio::any_io_executor& executor,
                                                  ManagerOptions options, BlockingExecutor& blocking,
                                                  Services* services) {
-  HEARTH_ASSIGN_OR_RETURN(auto store, Store::open(options.database));
+  if (!options.engine) options.engine = storage::sqlite_engine();
+  HEARTH_ASSIGN_OR_RETURN(auto store, Store::open(*options.engine, options.database));
   return std::unique_ptr<Manager>(
       new Manager(executor, std::move(options), std::move(store), blocking, services));
 }
@@ -19,10 +26,85 @@ Manager::Manager(const asio::any_io_executor& executor, ManagerOptions options,
       options_(std::move(options)),
       store_(std::move(store)),
       blocking_(blocking),
-      services_(services) {}
+      services_(services) {
+  if (!options_.engine->shared()) return;
+  remote_ = std::make_shared<Remote>();
+  remote_->manager = this;
+  std::weak_ptr<Remote> weak = remote_;
+  auto& bus = options_.engine->bus();
+  notices_ = bus.subscribe("workspace", [weak](const storage::Notice& notice) {
+    std::error_code ec;
+    const auto payload = json::parse(notice.payload, ec);
+    const auto* o = ec ? nullptr : payload.if_object();
+    const auto string_of = [o](std::string_view key) {
+      const auto* v = o != nullptr ? o->if_contains(key) : nullptr;
+      return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+    };
+    const std::string name = string_of("workspace");
+    if (name.empty()) return;
+    if (auto r = weak.lock()) {
+      std::lock_guard lock(r->mu);
+      if (r->manager != nullptr) r->manager->refresh(name, string_of("actor"), string_of("kind"));
+    }
+  });
+  resyncs_ = bus.on_resync([weak] {
+    if (auto r = weak.lock()) {
+      std::lock_guard lock(r->mu);
+      if (r->manager != nullptr) r->manager->refresh("", "", "");
+    }
+  });
+}
 
 Manager::~Manager() {
+  if (remote_) {
+    options_.engine->bus().unsubscribe(notices_);
+    options_.engine->bus().unsubscribe(resyncs_);
+    std::lock_guard lock(remote_->mu);
+    remote_->manager = nullptr;
+  }
   shutdown();
+}
+
+void Manager::publish(const ChangeEvent& event) {
+  if (!remote_ || event.remote) return;
+  const std::string payload = json::serialize(json::object{{"workspace", event.workspace},
+                                                           {"version", event.version},
+                                                           {"actor", event.actor},
+                                                           {"kind", event.kind}});
+  // The bus writes to the database: off the thread that committed.
+  std::shared_ptr<storage::Engine> engine = options_.engine;
+  std::function<Status()> send = [engine, payload] {
+    return engine->bus().publish("workspace", payload);
+  };
+  asio::co_spawn(
+      executor_,
+      [this, send]() -> asio::awaitable<void> {
+        auto sent = co_await blocking_.run(send);
+        if (!sent.ok()) spdlog::warn("workspaces: telling the other daemons: {}", sent.error().message);
+      },
+      asio::detached);
+}
+
+void Manager::refresh(const std::string& name, std::string actor, std::string kind) {
+  std::vector<std::shared_ptr<Workspace>> targets;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [n, ws] : workspaces_) {
+      if (name.empty() || n == name) targets.push_back(ws);
+    }
+  }
+  for (auto& ws : targets) {
+    asio::co_spawn(
+        executor_,
+        [ws, actor, kind]() -> asio::awaitable<void> {
+          auto st = co_await ws->refresh(actor, kind);
+          if (!st.ok()) {
+            spdlog::warn("workspace {}: reading a change another daemon made: {}", ws->name(),
+                         st.error().message);
+          }
+        },
+        asio::detached);
+  }
 }
 
 asio::awaitable<Result<std::shared_ptr<Workspace>>> Manager::open(std::filesystem::path dir) {
@@ -94,6 +176,7 @@ asio::awaitable<Result<std::shared_ptr<Workspace>>> Manager::open(std::filesyste
     pool->stop();
     co_return opened.error();
   }
+  if (remote_) ws->add_listener([this](const ChangeEvent& event) { publish(event); });
   std::lock_guard lock(mu_);
   workspaces_.emplace(ws->name(), ws);
   pools_.push_back(pool);

@@ -20,6 +20,10 @@ namespace hearth::workspace {
 
 struct ManagerOptions {
   std::filesystem::path database;          ///< the store's file (STATE_DIR/workspaces.db)
+  /// Where the store is: null, the SQLite file `database`. A shared engine (PostgreSQL) also
+  /// carries each committed change to the other daemons, whose workspaces of the same name read
+  /// it and tell their listeners (workspace/changed).
+  std::shared_ptr<storage::Engine> engine;
   std::filesystem::path worker_program;    ///< empty: hearth-js-worker beside this executable
   std::shared_ptr<const jail::Jail> jail;  ///< null: unconfined (tests)
   std::size_t workers = 1;                 ///< JS workers per workspace
@@ -47,6 +51,16 @@ class Manager {
  private:
   Manager(const boost::asio::any_io_executor& executor, ManagerOptions options,
           std::unique_ptr<Store> store, BlockingExecutor& blocking, Services* services);
+  /// Tells the other daemons of a change committed here (a shared engine only).
+  void publish(const ChangeEvent& event);
+  /// A change another daemon committed, or (empty name) every workspace after a resync.
+  void refresh(const std::string& name, std::string actor, std::string kind);
+
+  /// What the bus's handlers reach: cleared (under its mutex) when the manager goes.
+  struct Remote {
+    std::mutex mu;
+    Manager* manager = nullptr;
+  };
 
   boost::asio::any_io_executor executor_;
   ManagerOptions options_;
@@ -56,6 +70,9 @@ class Manager {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Workspace>, std::less<>> workspaces_;
   std::vector<std::shared_ptr<jsworker::Pool>> pools_;
+  std::shared_ptr<Remote> remote_;
+  std::uint64_t notices_ = 0;
+  std::uint64_t resyncs_ = 0;
 };
 
 }  // namespace hearth::workspace

@@ -122,10 +122,15 @@ json::object HistoryEntry::to_json() const {
   return o;
 }
 
-Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& file) {
-  HEARTH_ASSIGN_OR_RETURN(auto db, storage::open_sqlite(file));
+Result<std::unique_ptr<Store>> Store::open(storage::Engine& engine,
+                                           const std::filesystem::path& file) {
+  HEARTH_ASSIGN_OR_RETURN(auto db, engine.open("workspaces", file));
   HEARTH_RETURN_IF_ERROR(db->migrate("workspace", migrations()));
   return std::make_unique<Store>(std::move(db));
+}
+
+Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& file) {
+  return open(*storage::sqlite_engine(), file);
 }
 
 Result<Snapshot> Store::load(const std::string& workspace) {
@@ -190,10 +195,16 @@ Status Store::insert(const std::string& workspace, const HistoryEntry& e) {
 Status Store::commit(const std::string& workspace, std::int64_t from_version,
                      const std::map<std::string, json::value>& changed, HistoryEntry& entry) {
   HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin());
-  HEARTH_ASSIGN_OR_RETURN(auto rows,
-                          db_->query("SELECT version FROM workspace WHERE id = ?", {workspace}));
-  const std::int64_t stored = rows.empty() ? -1 : int_of(rows[0][0]);
-  if (stored != from_version) {
+  // The version check and the new version in one statement, which holds the workspace's row
+  // until the commit: of two daemons committing from the same version, the second finds the
+  // row changed when the first commits and updates nothing.
+  HEARTH_ASSIGN_OR_RETURN(
+      auto updated, db_->execute("UPDATE workspace SET version = ? WHERE id = ? AND version = ?",
+                                 {from_version + 1, workspace, from_version}));
+  if (updated != 1) {
+    HEARTH_ASSIGN_OR_RETURN(auto rows,
+                            db_->query("SELECT version FROM workspace WHERE id = ?", {workspace}));
+    const std::int64_t stored = rows.empty() ? -1 : int_of(rows[0][0]);
     return Error::make(ErrorCode::kConflict,
                        "workspace " + workspace + " is at version " + std::to_string(stored) +
                            ", not " + std::to_string(from_version),
@@ -201,8 +212,6 @@ Status Store::commit(const std::string& workspace, std::int64_t from_version,
   }
   HEARTH_ASSIGN_OR_RETURN(entry.seq, next_seq(workspace));
   entry.version = from_version + 1;
-  HEARTH_RETURN_IF_ERROR(
-      db_->execute("UPDATE workspace SET version = ? WHERE id = ?", {*entry.version, workspace}));
   for (const auto& [name, value] : changed) {
     HEARTH_RETURN_IF_ERROR(
         db_->execute("INSERT INTO workspace_state (workspace, name, value) VALUES (?, ?, ?) "
@@ -215,6 +224,10 @@ Status Store::commit(const std::string& workspace, std::int64_t from_version,
 
 Status Store::record(const std::string& workspace, HistoryEntry& entry) {
   HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin());
+  // The workspace's row first (an update that changes nothing still locks it), so that two
+  // daemons recording at once take their sequence numbers one after the other.
+  HEARTH_RETURN_IF_ERROR(
+      db_->execute("UPDATE workspace SET version = version WHERE id = ?", {workspace}));
   HEARTH_ASSIGN_OR_RETURN(entry.seq, next_seq(workspace));
   entry.version.reset();
   HEARTH_RETURN_IF_ERROR(insert(workspace, entry));

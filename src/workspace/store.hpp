@@ -17,6 +17,7 @@
 
 #include "common/result.hpp"
 #include "json/json.hpp"
+#include "storage/engine.hpp"
 #include "storage/storage.hpp"
 
 namespace hearth::workspace {
@@ -51,7 +52,13 @@ struct Snapshot {
 
 class Store {
  public:
-  /// Opens (creating) the database and applies the workspace migrations.
+  /// Opens (creating) the database and applies the workspace migrations: the file on SQLite,
+  /// the `hearth_workspaces` schema on PostgreSQL (several daemons' workspaces of one name
+  /// then share their state; a commit's version check is the database's, so exactly one of
+  /// two daemons committing from the same version wins).
+  static Result<std::unique_ptr<Store>> open(storage::Engine& engine,
+                                             const std::filesystem::path& file);
+  /// The file on SQLite (tests, the CLI without a daemon).
   static Result<std::unique_ptr<Store>> open(const std::filesystem::path& file);
   explicit Store(std::unique_ptr<storage::Database> db) : db_(std::move(db)) {}
 

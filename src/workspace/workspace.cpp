@@ -989,6 +989,40 @@ asio::awaitable<Result<std::int64_t>> Workspace::commit_change(const Change& cha
   co_return version;
 }
 
+asio::awaitable<Status> Workspace::refresh(std::string actor, std::string kind) {
+  if (closed_.load()) co_return Status{};
+  // One at a time with this daemon's own changes, so that a change never starts from a state
+  // half taken.
+  auto guard = co_await changes_.lock();
+  if (!guard) co_return Status{};
+  Store* store = options_.store;
+  const std::string name = def_.name;
+  std::function<Result<Snapshot>()> load = [store, name] { return store->load(name); };
+  auto snapshot = co_await options_.blocking->run(load);
+  if (!snapshot.ok()) co_return snapshot.error();
+  if (!snapshot->exists) co_return Status{};
+  ChangeEvent event;
+  {
+    std::lock_guard lock(mu_);
+    if (snapshot->version <= version_) co_return Status{};
+    version_ = snapshot->version;
+    for (const auto& kv : snapshot->state) {
+      if (def_.find(kv.key()) == nullptr) continue;
+      auto it = state_.find(kv.key());
+      if (it != state_.end() && it->value() == kv.value()) continue;
+      state_[kv.key()] = kv.value();
+      event.changed.emplace_back(kv.key());
+    }
+  }
+  event.workspace = name;
+  event.version = snapshot->version;
+  event.actor = std::move(actor);
+  event.kind = std::move(kind);
+  event.remote = true;
+  notify(event);
+  co_return Status{};
+}
+
 asio::awaitable<void> Workspace::after_commit(const Result<json::object>& result) {
   if (!result.ok()) co_return;
   const auto* committed = result->if_contains("committed");

@@ -69,6 +69,9 @@ struct ChangeEvent {
   std::vector<std::string> changed;
   std::string actor;
   std::string kind;  ///< "script", "revert", "source"
+  /// Committed by another daemon sharing the database (refresh()): told to this daemon's
+  /// listeners, never sent on to the others.
+  bool remote = false;
 };
 
 class Workspace : public std::enable_shared_from_this<Workspace> {
@@ -124,6 +127,11 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
   /// Returns an id for remove_listener.
   std::uint64_t add_listener(std::function<void(const ChangeEvent&)> listener);
   void remove_listener(std::uint64_t id);
+
+  /// Reads the committed state again (another daemon sharing the database committed a change,
+  /// `actor`/`kind` as it said) and, when the stored version is newer than the one held, takes
+  /// it and tells the listeners which states changed.
+  boost::asio::awaitable<Status> refresh(std::string actor, std::string kind);
 
   /// Ends live sources and refuses further changes.
   void close();
