@@ -48,6 +48,11 @@ struct HostOptions {
   bool allow_no_services = false;
   /// A manifest with warnings (unknown keys) is refused like one with problems (--strict).
   bool strict = false;
+  /// Given every item a handler publishes to a subscription endpoint (service, endpoint,
+  /// data), besides the subscribers here: how the daemons sharing a database hear of it.
+  std::function<void(const std::string& service, std::string_view endpoint,
+                     const json::value& data)>
+      publish_relay;
 };
 
 /// Who made a call: told to the mutation listener with every mutation that succeeded.

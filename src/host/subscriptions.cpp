@@ -293,6 +293,12 @@ void SubscriptionHub::on_end(const std::string& key, const std::optional<Error>&
 
 bool SubscriptionHub::publish(std::string_view subscription, json::value data) {
   if (endpoints_.find(subscription) == endpoints_.end()) return false;
+  if (relay_) relay_(subscription, data);
+  return publish_here(subscription, std::move(data));
+}
+
+bool SubscriptionHub::publish_here(std::string_view subscription, json::value data) {
+  if (endpoints_.find(subscription) == endpoints_.end()) return false;
   const auto item = make_item(std::move(data));
   Pushes pushes;
   {

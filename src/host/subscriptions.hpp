@@ -74,7 +74,16 @@ class SubscriptionHub final : public handlers::Publisher,
   /// subscribes again, to the new definition).
   void end_all(const std::function<std::string(std::string_view endpoint)>& reason);
 
+  /// Tells the endpoint's subscribers here and, with a relay, the daemons sharing the
+  /// database (whose hubs of the same service publish_here()).
   bool publish(std::string_view subscription, json::value data) override;
+  /// Tells the endpoint's subscribers here only: an item another daemon published.
+  bool publish_here(std::string_view subscription, json::value data);
+
+  /// What publish() also gives every item to (endpoint, data): set before the service is
+  /// served; none by default.
+  using Relay = std::function<void(std::string_view endpoint, const json::value& data)>;
+  void set_relay(Relay relay) { relay_ = std::move(relay); }
 
   /// Declares the service's subscription endpoints (publish refuses other names).
   void set_endpoints(std::set<std::string, std::less<>> endpoints) {
@@ -127,6 +136,7 @@ class SubscriptionHub final : public handlers::Publisher,
   std::shared_ptr<handlers::Stream> remove_locked(const std::string& subscription_id);
 
   std::string service_;
+  Relay relay_;
   std::set<std::string, std::less<>> endpoints_;
   mutable std::mutex mu_;
   bool ended_ = false;                                 ///< end_all() was called

@@ -46,6 +46,13 @@ Registry::Registry(daemon::Context& context) : watch_(!context.options().registr
   gateway_options.registry_dirs = options.registry_dirs;
   gateway_options.local_domains = options.local_domains;
   gateway_options.timeout = std::chrono::milliseconds(options.registry_timeout_ms);
+  // Definitions added through the daemon (registry/define), shared by every daemon of a
+  // PostgreSQL database.
+  const auto& engine = context.find<Storage>().engine();
+  auto stored = a2s::DefinitionStore::open(*engine, context.state_dir() / "registry.db");
+  if (!stored.ok()) throw daemon::StartupError("registry: " + stored.error().message);
+  gateway_options.stored = std::move(stored).value();
+  gateway_options.engine = engine;
   gateway_ =
       std::make_shared<a2s::Gateway>(context.io().get_executor(), gateway_options, vault_, client_);
   gateway_->load();

@@ -14,6 +14,7 @@
 #include "subsystems/audit.hpp"
 #include "subsystems/registry.hpp"
 #include "subsystems/sandbox.hpp"
+#include "subsystems/storage.hpp"
 
 namespace hearth::subsystems {
 namespace asio = boost::asio;
@@ -97,11 +98,35 @@ Services::Services(daemon::Context& context) : context_(context), watch_timer_(c
   host_options.strict = options.strict;
   host_options.kinds.jail = context.find<Sandbox>().jail();
   host_options.kinds.js_workers = static_cast<std::size_t>(options.js_workers);
+  engine_ = context.find<Storage>().engine();
+  if (engine_->shared()) {
+    // What a mutation publishes reaches the subscribers of every daemon of the database.
+    auto db = engine_->open("lavs", context.state_dir() / "lavs.db");
+    if (!db.ok()) throw daemon::StartupError("services: " + db.error().message);
+    relay_db_ = std::move(db).value();
+    static const std::vector<storage::Migration> kRelayMigrations = {
+        {1,
+         "CREATE TABLE lavs_published (id INTEGER PRIMARY KEY, service TEXT NOT NULL, endpoint "
+         "TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)"},
+    };
+    if (auto st = relay_db_->migrate("lavs", kRelayMigrations); !st.ok()) {
+      throw daemon::StartupError("services: " + st.error().message);
+    }
+    relay_thread_ = std::make_unique<BlockingExecutor>(1);
+    host_options.publish_relay = [this](const std::string& service, std::string_view endpoint,
+                                        const json::value& data) {
+      relay_out(service, endpoint, data);
+    };
+  }
   host::LoadReport report;
   host_ = host::Host::load(options.paths, host_options, context.io().get_executor(), report);
   print_load_report(report);
   if (!host_) throw daemon::StartupError("the services cannot be served (see above)");
   host_->set_audit(&context.find<Audit>().log());
+  if (relay_thread_) {
+    relay_notices_ = engine_->bus().subscribe(
+        "lavs.publish", [this](const storage::Notice& notice) { relay_in(notice); });
+  }
 }
 
 Services::~Services() = default;
@@ -144,8 +169,80 @@ void Services::describe(boost::json::object& ready) const {
   ready["services"] = std::move(names);
 }
 
+void Services::relay_out(const std::string& service, std::string_view endpoint,
+                         const json::value& data) {
+  relay_thread_->post([this, service, endpoint = std::string(endpoint),
+                       text = json::serialize(data)] {
+    json::object payload{{"service", service}, {"endpoint", endpoint}};
+    // A notice carries a few kilobytes at most: a larger item goes through a table, and the
+    // notice names its row (kept a minute, for daemons that read it late).
+    constexpr std::size_t kInline = 6000;
+    if (text.size() + service.size() + endpoint.size() < kInline) {
+      payload["data"] = json::parse(text);
+    } else {
+      const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+      auto id = std::chrono::steady_clock::now().time_since_epoch().count();
+      auto st = relay_db_->execute(
+          "INSERT INTO lavs_published (id, service, endpoint, data, at) VALUES (?, ?, ?, ?, ?)",
+          {static_cast<std::int64_t>(id), service, endpoint, text,
+           static_cast<std::int64_t>(now)});
+      (void)relay_db_->execute("DELETE FROM lavs_published WHERE at < ?",
+                               {static_cast<std::int64_t>(now - 60)});
+      if (!st.ok()) {
+        spdlog::warn("{}: an item published to {} did not reach the other daemons: {}", service,
+                     endpoint, st.error().message);
+        return;
+      }
+      payload["ref"] = static_cast<std::int64_t>(id);
+    }
+    if (auto told = engine_->bus().publish("lavs.publish", json::serialize(payload));
+        !told.ok()) {
+      spdlog::warn("{}: an item published to {} did not reach the other daemons: {}", service,
+                   endpoint, told.error().message);
+    }
+  });
+}
+
+void Services::relay_in(const storage::Notice& notice) {
+  relay_thread_->post([this, text = notice.payload] {
+    std::error_code ec;
+    auto payload = json::parse(text, ec);
+    const auto* o = ec ? nullptr : payload.if_object();
+    if (o == nullptr) return;
+    const auto service = json::string_member(payload, "service");
+    const auto endpoint = json::string_member(payload, "endpoint");
+    if (service.empty() || endpoint.empty()) return;
+    json::value data;
+    if (const auto* d = o->if_contains("data")) {
+      data = *d;
+    } else if (const auto* ref = o->if_contains("ref"); ref != nullptr && ref->is_int64()) {
+      auto rows = relay_db_->query("SELECT data FROM lavs_published WHERE id = ?",
+                                   {ref->get_int64()});
+      const auto* stored =
+          rows.ok() && !rows->empty() ? std::get_if<std::string>(&rows->front()[0]) : nullptr;
+      if (stored == nullptr) {
+        spdlog::warn("{}: an item another daemon published to {} is gone", service, endpoint);
+        return;
+      }
+      data = json::parse(*stored, ec);
+      if (ec) return;
+    } else {
+      return;
+    }
+    auto found = host_->find_service(service);
+    if (!found.ok() || found.value()->hub == nullptr) return;
+    found.value()->hub->publish_here(endpoint, std::move(data));
+  });
+}
+
 void Services::stop() {
   watch_timer_.cancel();
+  if (relay_thread_) {
+    engine_->bus().unsubscribe(relay_notices_);
+    relay_thread_->join();
+  }
   host_->shutdown();
 }
 

@@ -12,8 +12,11 @@
 #include <vector>
 
 #include "daemon/component.hpp"
+#include "common/blocking.hpp"
 #include "daemon/daemon.hpp"
 #include "host/host.hpp"
+#include "json/json.hpp"
+#include "storage/engine.hpp"
 
 namespace hearth::subsystems {
 
@@ -33,7 +36,9 @@ std::vector<std::string> changed_services(const host::ReloadReport& report);
 class Services : public daemon::Component {
  public:
   static constexpr std::string_view kName = "services";
-  static std::vector<std::string_view> dependencies() { return {"jail", "audit", "registry"}; }
+  static std::vector<std::string_view> dependencies() {
+    return {"storage", "jail", "audit", "registry"};
+  }
   explicit Services(daemon::Context& context);
   ~Services() override;
 
@@ -51,7 +56,16 @@ class Services : public daemon::Component {
   void stop() override;
 
  private:
+  /// Items handlers publish, carried to and from the daemons sharing the database (a shared
+  /// storage engine): sent in order on a thread of their own, never on an I/O thread.
+  void relay_out(const std::string& service, std::string_view endpoint, const json::value& data);
+  void relay_in(const storage::Notice& notice);
+
   daemon::Context& context_;
+  std::shared_ptr<storage::Engine> engine_;
+  std::unique_ptr<storage::Database> relay_db_;  ///< items too large for a notice
+  std::unique_ptr<BlockingExecutor> relay_thread_;
+  std::uint64_t relay_notices_ = 0;
   std::unique_ptr<host::Host> host_;
   std::vector<std::function<void(const host::ReloadReport&)>> reload_listeners_;
   boost::asio::steady_timer watch_timer_;

@@ -86,6 +86,36 @@ void Catalog::load_with(std::string fingerprint) {
       next->definitions.push_back(std::move(definition));
     }
   }
+  std::vector<StoredDefinition> stored;
+  {
+    std::lock_guard lock(mutex_);
+    stored = stored_;
+  }
+  for (const auto& d : stored) {
+    const fs::path source = stored_source(d.service);
+    Problems problems;
+    std::error_code ec;
+    auto document = json::parse(d.document, ec);
+    if (ec) {
+      next->failures.push_back({source, {{"", "not JSON: " + ec.message()}}});
+      continue;
+    }
+    auto definition = parse_definition(document, problems);
+    if (!definition) {
+      next->failures.push_back({source, std::move(problems)});
+      continue;
+    }
+    definition->source = source.string();
+    auto [it, fresh] = names.emplace(definition->service_name, source);
+    if (!fresh) {
+      next->failures.push_back(
+          {source,
+           {{"serviceName", "'" + definition->service_name + "' is already defined by " +
+                                it->second.string()}}});
+      continue;
+    }
+    next->definitions.push_back(std::make_shared<const Definition>(std::move(*definition)));
+  }
   std::sort(next->definitions.begin(), next->definitions.end(),
             [](const auto& a, const auto& b) { return a->service_name < b->service_name; });
   next->index = std::make_shared<const SearchIndex>(next->definitions);
@@ -93,6 +123,15 @@ void Catalog::load_with(std::string fingerprint) {
   next->generation = snapshot_->generation + 1;
   snapshot_ = std::move(next);
   fingerprint_ = std::move(fingerprint);
+}
+
+void Catalog::set_stored(std::vector<StoredDefinition> stored) {
+  std::string now = fingerprint();
+  {
+    std::lock_guard lock(mutex_);
+    stored_ = std::move(stored);
+  }
+  load_with(std::move(now));
 }
 
 std::shared_ptr<const Snapshot> Catalog::snapshot() const {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "a2s/definition/definition.hpp"
+#include "a2s/exec/stored.hpp"
 #include "a2s/search/search.hpp"
 
 namespace hearth::a2s {
@@ -37,8 +38,18 @@ class Catalog {
   /// time) since the last load. True when it reloaded.
   bool reload_if_changed();
 
+  /// Serves `stored` (definitions added through the daemon, stored.hpp) beside the folders'
+  /// from now on: loads again. A stored definition that does not parse, or names a service a
+  /// folder defines, is a load failure (`registry/list`), never served.
+  void set_stored(std::vector<StoredDefinition> stored);
+
   std::shared_ptr<const Snapshot> snapshot() const;
   const std::vector<std::filesystem::path>& dirs() const { return dirs_; }
+
+  /// Where a stored definition says it came from (its `source`, a load failure's file).
+  static std::string stored_source(std::string_view service) {
+    return "registry-database:" + std::string(service);
+  }
 
  private:
   std::string fingerprint() const;
@@ -48,6 +59,7 @@ class Catalog {
   mutable std::mutex mutex_;
   std::shared_ptr<const Snapshot> snapshot_;
   std::string fingerprint_;
+  std::vector<StoredDefinition> stored_;  ///< under mutex_
 };
 
 }  // namespace hearth::a2s

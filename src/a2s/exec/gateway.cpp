@@ -879,14 +879,138 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options,
       vault_(std::move(vault)),
       client_(std::move(client)),
       catalog_(options_.registry_dirs),
-      watch_(std::make_shared<WatchState>()) {}
+      watch_(std::make_shared<WatchState>()) {
+  if (!options_.stored || !options_.engine || !options_.engine->shared()) return;
+  alive_ = std::make_shared<Alive>();
+  alive_->gateway = this;
+  std::weak_ptr<Alive> weak = alive_;
+  // Another daemon added or removed a definition (or the bus was away): read them again, on
+  // the blocking thread.
+  auto reread = [weak] {
+    auto a = weak.lock();
+    if (!a) return;
+    std::lock_guard lock(a->mu);
+    if (a->gateway == nullptr) return;
+    a->gateway->blocking_.post([weak] {
+      auto again = weak.lock();
+      if (!again) return;
+      std::lock_guard inner(again->mu);
+      if (again->gateway == nullptr) return;
+      if (auto st = again->gateway->reload_stored(); !st.ok()) {
+        spdlog::warn("registry: reading the stored definitions: {}", st.error().message);
+      }
+    });
+  };
+  notices_ = options_.engine->bus().subscribe("registry", [reread](const storage::Notice&) {
+    reread();
+  });
+  resyncs_ = options_.engine->bus().on_resync(reread);
+}
 
 Gateway::~Gateway() {
   stop();
 }
 
 void Gateway::load() {
+  if (options_.stored) {
+    if (auto st = reload_stored(); !st.ok()) {
+      spdlog::error("registry: the stored definitions cannot be read: {}", st.error().message);
+      catalog_.load();
+    }
+    return;
+  }
   catalog_.load();
+}
+
+Status Gateway::reload_stored() {
+  HEARTH_ASSIGN_OR_RETURN(auto all, options_.stored->all());
+  catalog_.set_stored(std::move(all));
+  return {};
+}
+
+asio::awaitable<Result<json::value>> Gateway::define(json::value document) {
+  if (!options_.stored) {
+    co_return Error::make(ErrorCode::kInternalError,
+                          "registry/define: this daemon keeps no definitions of its own");
+  }
+  Problems problems;
+  auto definition = parse_definition(document, problems);
+  if (!definition) {
+    std::string message = "the definition has problems:";
+    json::array list;
+    for (const auto& p : problems) {
+      message += "\n  " + p.to_string();
+      list.push_back(json::object{{"path", p.path}, {"message", p.message}});
+    }
+    co_return Error::make(ErrorCode::kInvalidParams, std::move(message),
+                          json::object{{"problems", std::move(list)}});
+  }
+  const std::string service = definition->service_name;
+  const auto snap = catalog_.snapshot();
+  if (auto existing = snap->find(service);
+      existing != nullptr && existing->service_name == service &&
+      existing->source != Catalog::stored_source(service)) {
+    co_return Error::make(ErrorCode::kInvalidParams,
+                          "'" + service + "' is defined by " + existing->source +
+                              ": change that file, or give this definition another serviceName",
+                          json::object{{"serviceName", service}, {"source", existing->source}});
+  }
+  const bool replaced = snap->find(service) != nullptr;
+  auto stored = options_.stored;
+  auto engine = options_.engine;
+  std::function<Status()> put = [this, stored, engine, service,
+                                 text = json::serialize(document)]() -> Status {
+    HEARTH_RETURN_IF_ERROR(stored->put(service, text));
+    HEARTH_RETURN_IF_ERROR(reload_stored());
+    if (engine && engine->shared()) {
+      if (auto told = engine->bus().publish(
+              "registry", json::serialize(json::object{{"serviceName", service}}));
+          !told.ok()) {
+        spdlog::warn("registry: telling the other daemons: {}", told.error().message);
+      }
+    }
+    return {};
+  };
+  auto st = co_await blocking_.run(put);
+  if (!st.ok()) co_return st.error();
+  co_return json::value(json::object{{"serviceName", service}, {"replaced", replaced}});
+}
+
+asio::awaitable<Result<json::value>> Gateway::undefine(std::string service) {
+  if (!options_.stored) {
+    co_return Error::make(ErrorCode::kInternalError,
+                          "registry/undefine: this daemon keeps no definitions of its own");
+  }
+  const auto snap = catalog_.snapshot();
+  if (auto existing = snap->find(service);
+      existing != nullptr && existing->source != Catalog::stored_source(existing->service_name)) {
+    co_return Error::make(ErrorCode::kInvalidParams,
+                          "'" + service + "' is defined by " + existing->source +
+                              ", not through the daemon: remove that file instead",
+                          json::object{{"serviceName", service}, {"source", existing->source}});
+  }
+  auto stored = options_.stored;
+  auto engine = options_.engine;
+  std::function<Result<bool>()> remove = [this, stored, engine, service]() -> Result<bool> {
+    HEARTH_ASSIGN_OR_RETURN(const bool removed, stored->remove(service));
+    HEARTH_RETURN_IF_ERROR(reload_stored());
+    if (removed && engine && engine->shared()) {
+      if (auto told = engine->bus().publish(
+              "registry", json::serialize(json::object{{"serviceName", service}}));
+          !told.ok()) {
+        spdlog::warn("registry: telling the other daemons: {}", told.error().message);
+      }
+    }
+    return removed;
+  };
+  auto removed = co_await blocking_.run(remove);
+  if (!removed.ok()) co_return removed.error();
+  if (!removed.value()) {
+    co_return Error::make(ErrorCode::kInvalidParams,
+                          "no definition of '" + service + "' was added through the daemon",
+                          json::object{{"serviceName", service}});
+  }
+  co_return json::value(json::object{{"serviceName", service}, {"removed", true}});
 }
 
 bool Gateway::reload_if_changed() {
@@ -932,6 +1056,12 @@ void Gateway::start_watching(std::chrono::milliseconds interval) {
 }
 
 void Gateway::stop() {
+  if (alive_) {
+    options_.engine->bus().unsubscribe(notices_);
+    options_.engine->bus().unsubscribe(resyncs_);
+    std::lock_guard lock(alive_->mu);
+    alive_->gateway = nullptr;
+  }
   {
     std::lock_guard lock(watch_->mutex);
     watch_->stopped = true;

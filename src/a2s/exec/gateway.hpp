@@ -19,9 +19,11 @@
 
 #include "a2s/exec/catalog.hpp"
 #include "a2s/exec/rate_limiter.hpp"
+#include "a2s/exec/stored.hpp"
 #include "common/blocking.hpp"
 #include "common/result.hpp"
 #include "json/json.hpp"
+#include "storage/engine.hpp"
 
 namespace hearth::httpclient {
 class Client;
@@ -42,6 +44,11 @@ struct GatewayOptions {
   std::size_t max_response_bytes = std::size_t{4} << 20;
   /// Longest a call waits for its rate-limit slot before answering "rate_limited".
   std::chrono::milliseconds max_rate_wait{10000};
+  /// Definitions added through the daemon (registry/define); null: none can be.
+  std::shared_ptr<DefinitionStore> stored;
+  /// The daemons sharing the database: told of each definition added or removed here, and
+  /// read again when another adds or removes one. Null or not shared: none.
+  std::shared_ptr<storage::Engine> engine;
 };
 
 /// What `registry/execute` asks for.
@@ -72,8 +79,16 @@ class Gateway {
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
 
-  /// Loads the registry folders (blocking; at start-up).
+  /// Loads the registry folders and the stored definitions (blocking; at start-up).
   void load();
+
+  /// `registry/define`: checks a definition (the same checks as a file's; kInvalidParams with
+  /// its problems, and when a folder defines the service) and stores it, replacing the stored
+  /// one of that serviceName; served at once here, and by every daemon of a shared database.
+  /// The answer: {serviceName, replaced}.
+  boost::asio::awaitable<Result<json::value>> define(json::value document);
+  /// `registry/undefine`: removes a stored definition (a folder's cannot be: kInvalidParams).
+  boost::asio::awaitable<Result<json::value>> undefine(std::string service);
   /// Reloads when a definition changed; requests in flight keep the definitions they started
   /// with. True when it reloaded. Blocking: call it off the I/O threads (start_watching does).
   bool reload_if_changed();
@@ -123,6 +138,16 @@ class Gateway {
   std::map<std::string, std::shared_ptr<Flight>> flights_;  ///< auth flows in progress
   std::shared_ptr<struct WatchState> watch_;
   std::shared_ptr<std::function<void()>> watch_tick_;
+  std::uint64_t notices_ = 0;  ///< the bus subscription (a shared engine)
+  std::uint64_t resyncs_ = 0;
+  /// Reads the stored definitions again and serves them (blocking).
+  Status reload_stored();
+  /// What bus handlers reach the gateway through: cleared when it stops.
+  struct Alive {
+    std::mutex mu;
+    Gateway* gateway = nullptr;
+  };
+  std::shared_ptr<Alive> alive_;
 };
 
 }  // namespace hearth::a2s

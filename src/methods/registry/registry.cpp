@@ -51,6 +51,22 @@ asio::awaitable<Result<json::value>> execute(Gateway& gateway, const Request& re
   co_return co_await gateway.execute(std::move(p));
 }
 
+asio::awaitable<Result<json::value>> define(Gateway& gateway, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  json::value definition = rpc::value_param(*params, "definition");
+  if (!definition.is_object()) {
+    co_return rpc::invalid_param("definition must be an A2S service definition (an object)",
+                                 "definition", "type");
+  }
+  co_return co_await gateway.define(std::move(definition));
+}
+
+asio::awaitable<Result<json::value>> undefine(Gateway& gateway, const Request& request) {
+  HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
+  HEARTH_CO_ASSIGN_OR_RETURN(auto service, rpc::required_string(*params, "service"));
+  co_return co_await gateway.undefine(std::string(service));
+}
+
 }  // namespace
 
 void add_methods(rpc::Dispatcher& dispatcher, Gateway& gateway) {
@@ -61,6 +77,8 @@ void add_methods(rpc::Dispatcher& dispatcher, Gateway& gateway) {
   dispatcher.add("registry/get", bind(get));
   dispatcher.add("registry/list", bind(list));
   dispatcher.add("registry/execute", bind(execute));
+  dispatcher.add("registry/define", bind(define));
+  dispatcher.add("registry/undefine", bind(undefine));
 }
 
 }  // namespace hearth::methods::registry
