@@ -1,0 +1,318 @@
+"""Several daemons serving as one from one PostgreSQL database (docs/deployment.md), against a
+real server the tests start themselves (pgserver.py): workspace changes, registry definitions,
+vault values, items that mutations publish and App Server events made through one daemon reach
+the others; expectedVersion and idempotency keys hold across daemons; the database going away
+is a clear error that heals when it returns; kill -9 of a daemon mid-commit loses nothing it
+acknowledged and leaves nothing half written."""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hearthtest import EXAMPLES, ROOT, Daemon, error, hearth_bin, result, wait_for
+from pgserver import PgServer
+
+WORKSPACE_EXAMPLE = EXAMPLES / "workspace-search"
+VAULT_KEY = "6b" * 32  # the same master key for every daemon of the database
+
+
+@pytest.fixture(scope="module")
+def pg():
+    server = PgServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def database(pg):
+    return pg.url(pg.fresh_database("shared"))
+
+
+def env_with_key():
+    return {**os.environ, "HEARTH_VAULT_KEY": VAULT_KEY}
+
+
+def shared_daemon(database, paths=(), extra=(), state_dir=None, copy=True):
+    return Daemon(list(paths), copy=copy, env=env_with_key(), state_dir=state_dir,
+                  extra_args=["--database", database, *extra])
+
+
+@pytest.fixture
+def workspace_folder(tmp_path):
+    shutil.copytree(WORKSPACE_EXAMPLE, tmp_path / "workspace-search")
+    return tmp_path / "workspace-search"
+
+
+def two_on(database, folder):
+    """Two daemons serving the same workspace from one database."""
+    args = ["--workspace", str(folder / "workspace")]
+    a = shared_daemon(database, [folder], args, copy=False)
+    try:
+        b = shared_daemon(database, [folder], args, copy=False)
+    except Exception:
+        a.stop()
+        raise
+    return a, b
+
+
+def ws_call(d, method, params):
+    return d.rpc(method, {"workspaceId": "product-search", **params})
+
+
+def all_history(d):
+    entries = []
+    while True:
+        page = result(ws_call(d, "workspace/history", {
+            "limit": 500, "afterSeq": entries[-1]["seq"] if entries else 0}))["entries"]
+        if not page:
+            return entries
+        entries += page
+
+
+def test_the_ready_document_names_the_shared_engine(database, workspace_folder):
+    a, b = two_on(database, workspace_folder)
+    try:
+        for d in (a, b):
+            storage = d.ready["storage"]
+            assert storage["engine"] == "postgresql" and storage["shared"] is True
+            assert "hearth_admin" in storage["location"]
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_workspace_change_through_one_daemon_reaches_the_other(database, workspace_folder):
+    a, b = two_on(database, workspace_folder)
+    try:
+        with b.ws() as watcher:
+            assert result(watcher.request("workspace/subscribe",
+                                          {"workspaceId": "product-search"}))["subscribed"]
+            out = result(ws_call(a, "workspace/execute",
+                                 {"script": "filter_state.category = 'tea';"}))
+            note = watcher.notification("workspace/changed")["params"]
+            assert note["version"] == out["version"]
+            assert "filter_state" in note["changed"]
+            assert note["actor"] == "rpc" and note["kind"] == "script"
+        state = result(ws_call(b, "workspace/state", {"name": "filter_state"}))
+        assert state["version"] == out["version"] and state["value"]["category"] == "tea"
+        # B's history is A's: one history for the workspace, whoever committed.
+        assert all_history(a) == all_history(b)
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_expected_version_holds_across_daemons(database, workspace_folder):
+    a, b = two_on(database, workspace_folder)
+    try:
+        v0 = result(ws_call(a, "workspace/state", {}))["version"]
+        wait_for(lambda: result(ws_call(b, "workspace/state", {}))["version"] == v0)
+        changed = result(ws_call(a, "workspace/execute", {
+            "script": "search_box_state.search_pattern = 'tea';", "expectedVersion": v0}))
+        # B was asked from the same version: the database says another change came first.
+        err = error(ws_call(b, "workspace/execute", {
+            "script": "search_box_state.search_pattern = 'milk';", "expectedVersion": v0}))
+        assert err["code"] == -32010 and err["data"]["version"] == changed["version"]
+        box = result(ws_call(b, "workspace/state", {"name": "search_box_state"}))["value"]
+        assert box == {"search_pattern": "tea"}
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_concurrent_commits_through_two_daemons_each_count_once(database, workspace_folder):
+    """Both daemons commit increments at once, from several clients: every acknowledged commit is
+    in the state once, and the versions and history have no gap and no duplicate."""
+    a, b = two_on(database, workspace_folder)
+    acked = []
+    lock = threading.Lock()
+    try:
+        def writer(d, n):
+            with d.http() as http:
+                for _ in range(n):
+                    r = http.rpc("workspace/execute", {
+                        "workspaceId": "product-search",
+                        "script": "filter_state.maxPrice = (filter_state.maxPrice || 0) + 1;"})
+                    if "result" in r and r["result"].get("committed"):
+                        with lock:
+                            acked.append(r["result"]["version"])
+                    else:
+                        # A change that started from a state another daemon had already moved
+                        # on from is refused whole: nothing of it is committed.
+                        assert r["error"]["code"] == -32010, r
+
+        threads = [threading.Thread(target=writer, args=(d, 15)) for d in (a, b, a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(acked) > 0
+        assert len(set(acked)) == len(acked), "two commits got the same version"
+        final = result(ws_call(a, "workspace/state", {"name": "filter_state"}))
+        start_version = min(acked) - 1
+        assert final["version"] == start_version + len(acked)
+        hist = all_history(b)
+        committed = sorted(e["version"] for e in hist if e["outcome"] == "committed"
+                           and e["version"] > start_version)
+        assert committed == list(range(start_version + 1, start_version + len(acked) + 1))
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_registry_definition_added_through_one_daemon_is_served_by_the_other(database,
+                                                                                tmp_path):
+    a = shared_daemon(database, extra=["--registry", str(EXAMPLES / "registry")])
+    b = shared_daemon(database, extra=["--registry", str(EXAMPLES / "registry")])
+    try:
+        definition = {
+            "serviceName": "team-weather",
+            "serviceDescription": "The team's own weather service: forecasts for a city",
+            "domain": "weather.team.example",
+            "version": "1.0",
+            "capabilities": [{
+                "name": "City Forecast",
+                "description": "A city's forecast for the next days",
+                "request": "GET /forecast HTTP/1.1\nHost: weather.team.example\n\n",
+            }],
+        }
+        out = result(a.rpc("registry/define", {"definition": definition}))
+        assert out == {"serviceName": "team-weather", "replaced": False}
+        wait_for(lambda: "result" in b.rpc("registry/get", {"service": "team-weather"}))
+        got = result(b.rpc("registry/get", {"service": "team-weather"}))
+        assert "team-weather" in json.dumps(got)
+        found = result(b.rpc("registry/search", {"query": "team forecast for a city"}))
+        assert "team-weather" in json.dumps(found)
+        # A bad definition is refused with its problems, and a folder's service cannot be
+        # shadowed or removed through the daemon.
+        bad = error(a.rpc("registry/define", {"definition": {"serviceName": "x"}}))
+        assert bad["code"] == -32602 and bad["data"]["problems"]
+        removed = result(b.rpc("registry/undefine", {"service": "team-weather"}))
+        assert removed["removed"] is True
+        wait_for(lambda: "error" in a.rpc("registry/get", {"service": "team-weather"}))
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_vault_values_are_shared_and_never_readable_in_the_database(database, pg):
+    a = shared_daemon(database, extra=["--registry", str(EXAMPLES / "registry")])
+    b = shared_daemon(database, extra=["--registry", str(EXAMPLES / "registry")])
+    try:
+        secret = "s3cret-value-" + "x" * 20
+        result(a.rpc("vault/set", {"scope": "api.example.com", "name": "API_KEY",
+                                   "value": secret}))
+        names = result(b.rpc("vault/list", {}))
+        assert "API_KEY" in json.dumps(names)
+        dump = pg.psql(database.split("/")[-1].split("?")[0],
+                       "SELECT encode(sealed, 'escape') FROM hearth_vault.variables")
+        assert secret not in dump and "s3cret" not in dump
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_an_item_a_mutation_publishes_reaches_subscribers_of_every_daemon(database):
+    a = shared_daemon(database, [EXAMPLES / "todo-manager-js"])
+    b = shared_daemon(database, [EXAMPLES / "todo-manager-js"])
+    try:
+        with b.ws() as watcher:
+            result(watcher.request("lavs/subscribe", {"service": "todo-manager-js",
+                                                      "endpoint": "todoUpdates"}))
+            first = watcher.notification("lavs/data")["params"]
+            assert first["data"]["type"] == "snapshot"
+            added = result(a.rpc("lavs/call", {"service": "todo-manager-js",
+                                               "endpoint": "addTodo",
+                                               "input": {"title": "through daemon A"}}))
+            item = watcher.notification("lavs/data")["params"]
+            assert item["data"] == {"type": "todoAdded", "todo": added}
+            # A large item goes through the database, not the notice.
+            big = "y" * 20000
+            result(a.rpc("lavs/call", {"service": "todo-manager-js", "endpoint": "addTodo",
+                                       "input": {"title": big}}))
+            item = watcher.notification("lavs/data")["params"]
+            assert item["data"]["todo"]["title"] == big
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_the_database_going_away_is_a_clear_error_and_calls_recover(pg, workspace_folder):
+    database = pg.url(pg.fresh_database("away"))
+    a = shared_daemon(database, [workspace_folder],
+                      ["--workspace", str(workspace_folder / "workspace")], copy=False)
+    try:
+        result(ws_call(a, "workspace/execute", {"script": "filter_state.category = 'tea';"}))
+        pg.stop()
+        try:
+            err = error(ws_call(a, "workspace/execute",
+                                {"script": "filter_state.category = 'milk';"}))
+            assert "database" in err["message"].lower(), err
+            assert a.proc.poll() is None, "the daemon must keep serving"
+        finally:
+            pg.start()
+        wait_for(lambda: "result" in ws_call(a, "workspace/execute",
+                                             {"script": "filter_state.category = 'milk';"}),
+                 timeout=20)
+        state = result(ws_call(a, "workspace/state", {"name": "filter_state"}))
+        assert state["value"]["category"] == "milk"
+    finally:
+        a.stop()
+
+
+def test_kill_9_mid_commit_loses_nothing_acknowledged(pg, workspace_folder):
+    """A daemon killed while clients commit through it: every commit it acknowledged is in the
+    database, and the state, versions and history agree (nothing half written)."""
+    database = pg.url(pg.fresh_database("kill"))
+    args = ["--workspace", str(workspace_folder / "workspace")]
+    acked = []
+    stop = threading.Event()
+    for round_ in range(3):
+        d = shared_daemon(database, [workspace_folder], args, copy=False)
+
+        def writer():
+            with d.http() as http:
+                while not stop.is_set():
+                    try:
+                        r = http.rpc("workspace/execute", {
+                            "workspaceId": "product-search",
+                            "script": "filter_state.maxPrice = (filter_state.maxPrice || 0) + 1;"})
+                    except Exception:  # killed: this call is not acknowledged
+                        return
+                    if "result" in r and r["result"].get("committed"):
+                        acked.append(r["result"]["version"])
+
+        stop.clear()
+        threads = [threading.Thread(target=writer) for _ in range(3)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5 + random.random())
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait()
+        stop.set()
+        for t in threads:
+            t.join()
+        d.cleanup()
+    assert len(acked) > 10
+    with shared_daemon(database, [workspace_folder], args, copy=False) as d:
+        state = result(ws_call(d, "workspace/state", {"name": "filter_state"}))
+        hist = all_history(d)
+    committed = sorted(e["version"] for e in hist if e["outcome"] == "committed")
+    # Every acknowledged version is in the history, and versions have no gap.
+    assert set(acked) <= set(committed)
+    assert committed == list(range(committed[0], committed[-1] + 1))
+    assert state["version"] == committed[-1]
+    # The counter counts every commit, acknowledged or not (a kill after the commit and before
+    # the answer is a commit the client did not hear of): never fewer than acknowledged.
+    increments = [e for e in hist if e["outcome"] == "committed" and "maxPrice" in e["script"]]
+    assert state["value"]["maxPrice"] == len(increments)
+    assert state["value"]["maxPrice"] >= len(acked)
