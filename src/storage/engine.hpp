@@ -55,7 +55,7 @@ struct AppPlacement {
   std::string placement;  ///< "local-sqlite" (also: none given) or "server-postgresql"
   /// "per-app-database", "per-app-schema", "per-tenant-schema" or "dedicated-database"
   std::string isolation;
-  std::string tenant;  ///< per-tenant-schema: the tenant (empty: the default one)
+  std::string tenant;                 ///< per-tenant-schema: the tenant (empty: the default one)
   std::filesystem::path sqlite_file;  ///< local-sqlite: the app's file
   SqliteOptions sqlite;               ///< local-sqlite: its quota
 };
