@@ -14,6 +14,10 @@ packages=(
   libre2-dev
   # A2S: SQLite (the storage layer), YAML service definitions, Snowball stemming for search
   libsqlite3-dev libyaml-cpp-dev libstemmer-dev
+  # the PostgreSQL storage engine (libpq); the server for its tests, which start throwaway
+  # servers of their own from /usr/lib/postgresql/15/bin (never the system cluster the package
+  # starts)
+  libpq-dev postgresql-15
   # Agent Apps: reading .tar.gz packages
   libarchive-dev
   # the jail: seccomp filters (Landlock and namespaces are raw system calls)

@@ -53,11 +53,16 @@ class Bus {
 struct AppPlacement {
   std::string app;        ///< the app's name
   std::string placement;  ///< "local-sqlite" (also: none given) or "server-postgresql"
-  /// "per-app-database", "per-app-schema", "per-tenant-schema" or "dedicated-database"
+  /// "per-app-database", "per-app-schema", "per-tenant-schema" or "dedicated-database". On
+  /// server-postgresql, per-app-database and per-app-schema (and none given) are one schema
+  /// `hearth_app_<name>`; per-tenant-schema is `hearth_app_<name>__<tenant>`; dedicated-database
+  /// is a database `hearth_app_<name>` with that schema in it.
   std::string isolation;
-  std::string tenant;  ///< per-tenant-schema: the tenant (empty: the default one)
+  std::string tenant;                 ///< per-tenant-schema: the tenant (empty: the default one)
   std::filesystem::path sqlite_file;  ///< local-sqlite: the app's file
-  SqliteOptions sqlite;               ///< local-sqlite: its quota
+  /// local-sqlite: its quota. (PostgreSQL enforces no quota: SqliteOptions::max_bytes means
+  /// nothing on server-postgresql, nor for components' databases there.)
+  SqliteOptions sqlite;
 };
 
 class Engine {

@@ -33,6 +33,11 @@ using Params = std::vector<Value>;
 struct Migration {
   int version = 0;  ///< 1, 2, 3, ... in order
   std::string sql;  ///< one or more statements
+  /// When set, run instead of `sql` on PostgreSQL, for what translating `sql` cannot do
+  /// (PostgreSQL otherwise runs `sql` with SQLite's type names translated: INTEGER -> BIGINT,
+  /// REAL -> DOUBLE PRECISION, BLOB -> BYTEA, INTEGER PRIMARY KEY [AUTOINCREMENT] -> an identity
+  /// column).
+  std::string postgres = {};  // (an initializer: `{1, "sql"}` stays warning-free)
 };
 
 class Transaction {
@@ -77,11 +82,25 @@ class Database {
 /// the message.
 inline constexpr std::string_view kQuotaReason = "quota";
 
+/// The `reason` in Error::data of a call that failed because the database server could not be
+/// reached (PostgreSQL): nothing of it was done, and the next call connects again.
+inline constexpr std::string_view kUnavailableReason = "database-unavailable";
+
+/// Whether `error` carries data {"reason": `reason`}.
+inline bool has_reason(const Error& error, std::string_view reason) {
+  const auto* data = error.data.if_object();
+  const auto* r = data != nullptr ? data->if_contains("reason") : nullptr;
+  return r != nullptr && r->is_string() && r->get_string() == reason;
+}
+
 /// Whether `error` is a write refused by the quota.
 inline bool quota_full(const Error& error) {
-  const auto* data = error.data.if_object();
-  const auto* reason = data != nullptr ? data->if_contains("reason") : nullptr;
-  return reason != nullptr && reason->is_string() && reason->get_string() == kQuotaReason;
+  return has_reason(error, kQuotaReason);
+}
+
+/// Whether `error` is a call that failed because the database server was unavailable.
+inline bool database_unavailable(const Error& error) {
+  return has_reason(error, kUnavailableReason);
 }
 
 struct SqliteOptions {
