@@ -605,7 +605,9 @@ struct Vault::Impl {
               hint + "` and check its grants (hearth vault list)",
           data);
     }
-    if (stored.authentic && !record.present) {
+    // A daemon that joins a shared database has no record yet: the database's generation
+    // becomes its record (what it guards against from then on is a database older than that).
+    if (stored.authentic && !record.present && !engine->shared()) {
       return Error::make(ErrorCode::kPermissionDenied,
                          "vault: the generation record " + record_file.string() +
                              " is missing, but " + file.string() + " is at generation " +
@@ -674,8 +676,9 @@ struct Vault::Impl {
       out.write_record = true;
     } else {
       out.generation = *stored.authentic;
-      // A kill between a commit and its record leaves the database ahead: catch up.
-      out.write_record = *stored.authentic > *record.generation;
+      // A kill between a commit and its record leaves the database ahead: catch up (and a
+      // daemon new to a shared database starts its record here).
+      out.write_record = !record.generation || *stored.authentic > *record.generation;
     }
     if (accepting != nullptr) accepting->generation = out.generation;
     return out;

@@ -4,6 +4,7 @@ vault values, items that mutations publish and App Server events made through on
 the others; expectedVersion and idempotency keys hold across daemons; the database going away
 is a clear error that heals when it returns; kill -9 of a daemon mid-commit loses nothing it
 acknowledged and leaves nothing half written."""
+import hashlib
 import json
 import os
 import random
@@ -150,6 +151,8 @@ def test_concurrent_commits_through_two_daemons_each_count_once(database, worksp
                         # on from is refused whole: nothing of it is committed.
                         assert r["error"]["code"] == -32010, r
 
+        initial = result(ws_call(a, "workspace/state", {"name": "filter_state"}))["value"].get(
+            "maxPrice")
         threads = [threading.Thread(target=writer, args=(d, 15)) for d in (a, b, a, b)]
         for t in threads:
             t.start()
@@ -157,9 +160,13 @@ def test_concurrent_commits_through_two_daemons_each_count_once(database, worksp
             t.join()
         assert len(acked) > 0
         assert len(set(acked)) == len(acked), "two commits got the same version"
-        final = result(ws_call(a, "workspace/state", {"name": "filter_state"}))
         start_version = min(acked) - 1
-        assert final["version"] == start_version + len(acked)
+        # Each daemon hears of the other's last commits and ends at the same state.
+        for d in (a, b):
+            wait_for(lambda d=d: result(ws_call(d, "workspace/state", {}))["version"]
+                     == start_version + len(acked))
+            final = result(ws_call(d, "workspace/state", {"name": "filter_state"}))
+            assert final["value"]["maxPrice"] == (initial or 0) + len(acked)
         hist = all_history(b)
         committed = sorted(e["version"] for e in hist if e["outcome"] == "committed"
                            and e["version"] > start_version)
@@ -185,6 +192,10 @@ def test_a_registry_definition_added_through_one_daemon_is_served_by_the_other(d
                 "request": "GET /forecast HTTP/1.1\nHost: weather.team.example\n\n",
             }],
         }
+        # The checksum a definition carries: SHA-256 of its canonical form (docs/a2s.md).
+        canonical = json.dumps(definition, sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=False)
+        definition["checksum"] = hashlib.sha256(canonical.encode()).hexdigest()
         out = result(a.rpc("registry/define", {"definition": definition}))
         assert out == {"serviceName": "team-weather", "replaced": False}
         wait_for(lambda: "result" in b.rpc("registry/get", {"service": "team-weather"}))
@@ -232,15 +243,15 @@ def test_an_item_a_mutation_publishes_reaches_subscribers_of_every_daemon(databa
             assert first["data"]["type"] == "snapshot"
             added = result(a.rpc("lavs/call", {"service": "todo-manager-js",
                                                "endpoint": "addTodo",
-                                               "input": {"title": "through daemon A"}}))
+                                               "input": {"text": "through daemon A"}}))
             item = watcher.notification("lavs/data")["params"]
             assert item["data"] == {"type": "todoAdded", "todo": added}
             # A large item goes through the database, not the notice.
             big = "y" * 20000
             result(a.rpc("lavs/call", {"service": "todo-manager-js", "endpoint": "addTodo",
-                                       "input": {"title": big}}))
+                                       "input": {"text": big}}))
             item = watcher.notification("lavs/data")["params"]
-            assert item["data"]["todo"]["title"] == big
+            assert item["data"]["todo"]["text"] == big
     finally:
         a.stop()
         b.stop()
@@ -313,6 +324,6 @@ def test_kill_9_mid_commit_loses_nothing_acknowledged(pg, workspace_folder):
     assert state["version"] == committed[-1]
     # The counter counts every commit, acknowledged or not (a kill after the commit and before
     # the answer is a commit the client did not hear of): never fewer than acknowledged.
-    increments = [e for e in hist if e["outcome"] == "committed" and "maxPrice" in e["script"]]
+    increments = [e for e in hist if e["outcome"] == "committed" and "maxPrice" in e.get("script", "")]
     assert state["value"]["maxPrice"] == len(increments)
     assert state["value"]["maxPrice"] >= len(acked)
