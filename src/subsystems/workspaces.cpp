@@ -19,7 +19,8 @@ Workspaces::Workspaces(daemon::Context& context) : context_(context) {
   options.database = context.state_dir() / "workspaces.db";
   options.engine = context.find<Storage>().engine();
   options.jail = context.find<Sandbox>().jail();
-  auto manager = workspace::Manager::create(context.io().get_executor(), options, host.blocking(),
+  store_calls_ = std::make_unique<BlockingExecutor>(options.engine->shared() ? 8 : 2);
+  auto manager = workspace::Manager::create(context.io().get_executor(), options, *store_calls_,
                                             services_.get());
   if (!manager.ok()) throw daemon::StartupError("workspaces: " + manager.error().message);
   manager_ = std::move(manager).value();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 
+#include "common/blocking.hpp"
 #include "daemon/component.hpp"
 #include "daemon/daemon.hpp"
 #include "methods/workspace/workspace.hpp"
@@ -32,6 +33,10 @@ class Workspaces : public daemon::Component {
 
  private:
   daemon::Context& context_;
+  /// Where the store's calls wait: a database server answers several commits at once (and
+  /// flushes them together), so a shared engine gets more threads than the one SQLite file,
+  /// which takes one writer at a time.
+  std::unique_ptr<BlockingExecutor> store_calls_;
   std::unique_ptr<methods::workspace::HostServices> services_;
   std::unique_ptr<workspace::Manager> manager_;
   std::atomic<bool> opened_{false};

@@ -1002,9 +1002,9 @@ Status Vault::trust(std::string_view domain, const std::vector<std::string>& nam
   HEARTH_RETURN_IF_ERROR(impl_->change([&]() -> Result<bool> {
     std::int64_t added = 0;
     for (const auto& name : names.empty() ? all : names) {
-      HEARTH_ASSIGN_OR_RETURN(auto n, impl_->db->execute("INSERT OR IGNORE INTO trust_grants "
+      HEARTH_ASSIGN_OR_RETURN(auto n, impl_->db->execute("INSERT INTO trust_grants "
                                                          "(domain, name, granted_at) VALUES "
-                                                         "(?, ?, ?)",
+                                                         "(?, ?, ?) ON CONFLICT DO NOTHING",
                                                          {d, name, now_seconds()}));
       added += n;
     }

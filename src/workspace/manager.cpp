@@ -42,15 +42,19 @@ Manager::Manager(const asio::any_io_executor& executor, ManagerOptions options,
     };
     const std::string name = string_of("workspace");
     if (name.empty()) return;
+    const auto* v = o->if_contains("version");
+    const std::int64_t version = v != nullptr && v->is_int64() ? v->get_int64() : 0;
     if (auto r = weak.lock()) {
       std::lock_guard lock(r->mu);
-      if (r->manager != nullptr) r->manager->refresh(name, string_of("actor"), string_of("kind"));
+      if (r->manager != nullptr) {
+        r->manager->refresh(name, version, string_of("actor"), string_of("kind"));
+      }
     }
   });
   resyncs_ = bus.on_resync([weak] {
     if (auto r = weak.lock()) {
       std::lock_guard lock(r->mu);
-      if (r->manager != nullptr) r->manager->refresh("", "", "");
+      if (r->manager != nullptr) r->manager->refresh("", 0, "", "");
     }
   });
 }
@@ -85,12 +89,13 @@ void Manager::publish(const ChangeEvent& event) {
       asio::detached);
 }
 
-void Manager::refresh(const std::string& name, std::string actor, std::string kind) {
+void Manager::refresh(const std::string& name, std::int64_t version, std::string actor,
+                      std::string kind) {
   std::vector<std::shared_ptr<Workspace>> targets;
   {
     std::lock_guard lock(mu_);
     for (const auto& [n, ws] : workspaces_) {
-      if (name.empty() || n == name) targets.push_back(ws);
+      if ((name.empty() || n == name) && ws->wants_refresh(version)) targets.push_back(ws);
     }
   }
   for (auto& ws : targets) {

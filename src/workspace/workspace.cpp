@@ -989,11 +989,18 @@ asio::awaitable<Result<std::int64_t>> Workspace::commit_change(const Change& cha
   co_return version;
 }
 
+bool Workspace::wants_refresh(std::int64_t version) {
+  if (version > 0 && this->version() >= version) return false;
+  return !refresh_waiting_.exchange(true);
+}
+
 asio::awaitable<Status> Workspace::refresh(std::string actor, std::string kind) {
   if (closed_.load()) co_return Status{};
   // One at a time with this daemon's own changes, so that a change never starts from a state
   // half taken.
   auto guard = co_await changes_.lock();
+  // From here a notice needs a refresh of its own: this one may read before its change.
+  refresh_waiting_ = false;
   if (!guard) co_return Status{};
   Store* store = options_.store;
   const std::string name = def_.name;

@@ -132,6 +132,10 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
   /// `actor`/`kind` as it said) and, when the stored version is newer than the one held, takes
   /// it and tells the listeners which states changed.
   boost::asio::awaitable<Status> refresh(std::string actor, std::string kind);
+  /// Whether a refresh for `version` (0: unknown) is worth starting: false when the version
+  /// held is already there, or when a refresh is waiting to start (it reads the newest state,
+  /// so notices that come while it waits need no refresh of their own).
+  bool wants_refresh(std::int64_t version);
 
   /// Ends live sources and refuses further changes.
   void close();
@@ -200,6 +204,7 @@ class Workspace : public std::enable_shared_from_this<Workspace> {
   std::vector<std::string> notes_;
   std::vector<std::shared_ptr<void>> subscriptions_;
   std::atomic<bool> closed_{false};
+  std::atomic<bool> refresh_waiting_{false};  ///< a refresh() that has not read yet
 };
 
 /// What answers, tool results, notifications and agent actions show in place of a value of a

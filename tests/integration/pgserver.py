@@ -27,7 +27,9 @@ def server_bin():
 
 
 class PgServer:
-    def __init__(self):
+    def __init__(self, fsync=False):
+        """fsync: as a real server runs (benchmarks); tests need no durability of the machine."""
+        self.fsync = fsync
         self.bin = server_bin()
         self.as_postgres = os.geteuid() == 0
         self.dir = Path(tempfile.mkdtemp(prefix="hearth-pg-"))
@@ -52,8 +54,8 @@ class PgServer:
 
     def start(self):
         self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-o",
-                   f"-k {self.dir} -c listen_addresses='' -p {self.port} -c fsync=off "
-                   "-c max_connections=200",
+                   f"-k {self.dir} -c listen_addresses='' -p {self.port} "
+                   f"-c fsync={'on' if self.fsync else 'off'} -c max_connections=200",
                    "-l", str(self.dir / "log"), "-w", "start"])
 
     def stop(self, mode="fast"):

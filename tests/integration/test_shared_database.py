@@ -224,6 +224,11 @@ def test_vault_values_are_shared_and_never_readable_in_the_database(database, pg
                                    "value": secret}))
         names = result(b.rpc("vault/list", {}))
         assert "API_KEY" in json.dumps(names)
+        # Grants too; granting twice (through either daemon) adds nothing the second time.
+        for d in (a, b, a):
+            result(d.rpc("vault/trust", {"domain": "api.example.com", "names": ["API_KEY"]}))
+        grants = json.dumps(result(b.rpc("vault/list", {})))
+        assert "api.example.com" in grants
         dump = pg.psql(database.split("/")[-1].split("?")[0],
                        "SELECT encode(sealed, 'escape') FROM hearth_vault.variables")
         assert secret not in dump and "s3cret" not in dump
