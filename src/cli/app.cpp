@@ -12,6 +12,7 @@
 #include "agentapp/store/store.hpp"
 #include "cli/common.hpp"
 #include "common/atomic_file.hpp"
+#include "storage/engine.hpp"
 #include "vault/vault.hpp"
 
 namespace hearth::cli {
@@ -128,7 +129,11 @@ int app_failed(const Error& error) {
 
 Result<std::unique_ptr<agentapp::AppStore>> open_store(const ManageArgs& args) {
   const auto state_dir = args.state_dir.empty() ? default_state_dir() : args.state_dir;
-  HEARTH_ASSIGN_OR_RETURN(auto store, agentapp::AppStore::open(state_dir));
+  // The CLI reads and changes the state dir's own SQLite files (a daemon on a shared
+  // PostgreSQL database is managed through it, not through these files).
+  HEARTH_ASSIGN_OR_RETURN(
+      auto store, agentapp::AppStore::open(
+                      state_dir, std::shared_ptr<storage::Engine>(storage::sqlite_engine())));
   store->set_readiness_context(app_readiness(state_dir));
   return store;
 }
@@ -427,7 +432,7 @@ int manage(std::string_view command, const ManageArgs& args) {
     // What the app left behind, read through the same store the bridge writes; nothing runs.
     auto app = store.find(args.target);
     if (!app.ok()) return app_failed(app.error());
-    auto data = aa::AppData::open(store.data_dir(args.target));
+    auto data = store.open_data(app.value());
     if (!data.ok()) return app_failed(data.error());
     const aa::Provenance provenance{app.value().name, app.value().version, app.value().package_hash,
                                     app.value().manifest_hash};

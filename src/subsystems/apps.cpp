@@ -20,7 +20,7 @@ agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir)
 }
 
 Apps::Apps(daemon::Context& context) {
-  auto store = agentapp::AppStore::open(context.state_dir());
+  auto store = agentapp::AppStore::open(context.state_dir(), engine_of(context));
   if (!store.ok()) {
     reason_ = store.error().message;
     spdlog::error("agent apps are not served: {}", reason_);

@@ -14,12 +14,17 @@
 #include "common/blocking.hpp"
 #include "daemon/component.hpp"
 #include "daemon/daemon.hpp"
+#include "storage/engine.hpp"
 
 namespace hearth::subsystems {
 
 /// The readiness context of the Agent Apps of `state_dir`: the bridge's capabilities, secrets
 /// from the vault (scope app.<name>).
 agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir);
+
+/// The storage engine the apps are stored through (apps.db, each app's database), which the
+/// daemon owns. Defined in apps_engine.cpp until the storage component provides it.
+std::shared_ptr<storage::Engine> engine_of(daemon::Context& context);
 
 class Apps : public daemon::Component {
  public:
