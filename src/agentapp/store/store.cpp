@@ -392,9 +392,9 @@ AppStore::AppStore(fs::path root, std::shared_ptr<storage::Engine> engine,
       trust_(root_ / "trust") {}
 
 AppStore::~AppStore() {
+  // Both handlers hold the store: ended with it (on_resync's id is ended as subscribe's is).
   if (bus_subscription_ != 0) engine_->bus().unsubscribe(bus_subscription_);
-  // The bus has no way to end an on_resync handler: it finds the store gone through the
-  // listeners, which the owner removed before destroying it (the handler only calls them).
+  if (bus_resync_ != 0) engine_->bus().unsubscribe(bus_resync_);
 }
 
 Result<std::unique_ptr<AppStore>> AppStore::open(const fs::path& state_dir,
