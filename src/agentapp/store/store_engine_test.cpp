@@ -304,6 +304,31 @@ TEST(StoreEngine, OnASharedDatabaseEveryDaemonSeesTheAppsAndUnpacksTheirPackages
   EXPECT_FALSE(fs::exists(in_c.value().dir));
   EXPECT_EQ(entries_in(state_c.path() / "apps/staging"), 0u);
 
+  // Upgraded through A and rolled back through B: each daemon has each version in its own
+  // packages folder.
+  {
+    auto db = storage::open_sqlite(apps_db).value();
+    ASSERT_TRUE(db->execute("UPDATE app_package_files SET bytes = ? WHERE path = ?",
+                            {storage::Blob{"print('ready')\n"}, std::string("services/backend.py")})
+                    .ok());
+  }
+  std::string md = testing::notes_app_md();
+  md.replace(md.find("version: 1.2.0"), 14, "version: 1.3.0");
+  package.write("APP.md", md);
+  auto up = a->upgrade(package.path(), true, true);
+  ASSERT_TRUE(up.ok()) << up.error().message;
+  ASSERT_TRUE(up.value().upgraded);
+  const auto upgraded_in_b = b->find("notes").value();
+  EXPECT_EQ(upgraded_in_b.version, "1.3.0");
+  EXPECT_EQ(upgraded_in_b.dir.parent_path(), state_b.path() / "apps/packages/notes");
+  EXPECT_TRUE(b->integrity_problems(upgraded_in_b).value().empty());
+  auto back = b->rollback("notes");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  const auto rolled_in_a = a->find("notes").value();
+  EXPECT_EQ(rolled_in_a.version, "1.2.0");
+  EXPECT_EQ(rolled_in_a.dir.parent_path(), state_a.path() / "apps/packages/notes");
+  EXPECT_TRUE(a->integrity_problems(rolled_in_a).value().empty());
+
   // Uninstalled through A: gone for B, and its files gone from the database.
   ASSERT_TRUE(a->uninstall("notes", DataPolicy::kDelete).ok());
   EXPECT_TRUE(b->list().value().empty());
