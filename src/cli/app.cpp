@@ -1,6 +1,7 @@
 // `hearth app`: Agent App packages (docs/agent-apps.md). The six reading commands answer as the
 // format's reference CLI does (with --json, byte for byte; without it, a summary for people).
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -12,6 +13,8 @@
 #include "agentapp/store/store.hpp"
 #include "cli/common.hpp"
 #include "common/atomic_file.hpp"
+#include "storage/engine.hpp"
+#include "subsystems/storage.hpp"
 #include "vault/vault.hpp"
 
 namespace hearth::cli {
@@ -128,8 +131,13 @@ int app_failed(const Error& error) {
 
 Result<std::unique_ptr<agentapp::AppStore>> open_store(const ManageArgs& args) {
   const auto state_dir = args.state_dir.empty() ? default_state_dir() : args.state_dir;
-  HEARTH_ASSIGN_OR_RETURN(auto store, agentapp::AppStore::open(state_dir));
-  store->set_readiness_context(app_readiness(state_dir));
+  // The state dir's own SQLite files, or the PostgreSQL database $HEARTH_DATABASE names (as
+  // `hearth serve --database` does): an app installed there is every daemon's.
+  const char* database = std::getenv("HEARTH_DATABASE");
+  HEARTH_ASSIGN_OR_RETURN(auto engine,
+                          subsystems::open_storage(database != nullptr ? database : "", state_dir));
+  HEARTH_ASSIGN_OR_RETURN(auto store, agentapp::AppStore::open(state_dir, engine));
+  store->set_readiness_context(app_readiness(state_dir, engine));
   return store;
 }
 
@@ -427,7 +435,7 @@ int manage(std::string_view command, const ManageArgs& args) {
     // What the app left behind, read through the same store the bridge writes; nothing runs.
     auto app = store.find(args.target);
     if (!app.ok()) return app_failed(app.error());
-    auto data = aa::AppData::open(store.data_dir(args.target));
+    auto data = store.open_data(app.value());
     if (!data.ok()) return app_failed(data.error());
     const aa::Provenance provenance{app.value().name, app.value().version, app.value().package_hash,
                                     app.value().manifest_hash};

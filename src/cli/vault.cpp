@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <iterator>
 
 #include "cli/common.hpp"
+#include "subsystems/storage.hpp"
 
 namespace hearth::cli {
 
@@ -41,7 +43,13 @@ bool scope_and_name(const std::vector<std::string>& words, std::string& scope, s
 }
 
 Result<std::shared_ptr<vault::Vault>> opened(const VaultArgs& args) {
-  return open_vault(args.state_dir.empty() ? default_state_dir() : args.state_dir);
+  const auto state_dir = args.state_dir.empty() ? default_state_dir() : args.state_dir;
+  // The state dir's vault.db, or the PostgreSQL database $HEARTH_DATABASE names (the vault
+  // every daemon of it shares).
+  const char* database = std::getenv("HEARTH_DATABASE");
+  HEARTH_ASSIGN_OR_RETURN(auto engine,
+                          subsystems::open_storage(database != nullptr ? database : "", state_dir));
+  return open_vault(state_dir, std::move(engine));
 }
 
 int vault_failed(const Error& error) {

@@ -6,13 +6,15 @@
 #include "methods/capability/capability.hpp"
 #include "subsystems/registry.hpp"
 #include "subsystems/sandbox.hpp"
+#include "subsystems/storage.hpp"
 
 namespace hearth::subsystems {
 
-agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir) {
+agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir,
+                                         std::shared_ptr<storage::Engine> engine) {
   // An app's secrets are the vault's values under the scope app.<name>; the vault is opened
   // when a readiness check first asks.
-  auto vault = open_vault_on_first_use(state_dir);
+  auto vault = open_vault_on_first_use(state_dir, std::move(engine));
   return agentapp::host_readiness([vault](std::string_view app, std::string_view key) {
     auto secret = vault->get("app." + std::string(app), key);
     return secret.ok() && secret.value().has_value();
@@ -20,14 +22,15 @@ agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir)
 }
 
 Apps::Apps(daemon::Context& context) {
-  auto store = agentapp::AppStore::open(context.state_dir());
+  auto store = agentapp::AppStore::open(context.state_dir(), context.find<Storage>().engine());
   if (!store.ok()) {
     reason_ = store.error().message;
     spdlog::error("agent apps are not served: {}", reason_);
     return;
   }
   store_ = std::move(store).value();
-  store_->set_readiness_context(app_readiness(context.state_dir()));
+  store_->set_readiness_context(
+      app_readiness(context.state_dir(), context.find<Storage>().engine()));
   bridge_ = std::make_unique<agentapp::Bridge>(*store_);
   // The enabled apps' backends, under the jail (none with --insecure-no-sandbox: an app's code
   // is never run unconfined).

@@ -14,17 +14,20 @@
 #include "common/blocking.hpp"
 #include "daemon/component.hpp"
 #include "daemon/daemon.hpp"
+#include "storage/engine.hpp"
 
 namespace hearth::subsystems {
 
 /// The readiness context of the Agent Apps of `state_dir`: the bridge's capabilities, secrets
 /// from the vault (scope app.<name>).
-agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir);
+/// `engine`: where the vault's tables are (null: SQLite).
+agentapp::ReadinessContext app_readiness(const std::filesystem::path& state_dir,
+                                         std::shared_ptr<storage::Engine> engine = nullptr);
 
 class Apps : public daemon::Component {
  public:
   static constexpr std::string_view kName = "apps";
-  static std::vector<std::string_view> dependencies() { return {"jail"}; }
+  static std::vector<std::string_view> dependencies() { return {"storage", "jail"}; }
   explicit Apps(daemon::Context& context);
   ~Apps() override;
 

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
 #include "agentapp/records/records.hpp"
+#include "common/base64.hpp"
 #include "common/clock.hpp"
 #include "common/sha256.hpp"
 
@@ -92,9 +94,8 @@ json::value from_column(const storage::Value& v) {
       v);
 }
 
-}  // namespace
-
-Result<std::unique_ptr<AppData>> AppData::open(const fs::path& data_dir, std::int64_t quota) {
+/// Makes the app's data folder, private to hearth's user.
+Status make_data_folder(const fs::path& data_dir) {
   std::error_code ec;
   fs::create_directories(data_dir, ec);
   if (ec) {
@@ -102,12 +103,56 @@ Result<std::unique_ptr<AppData>> AppData::open(const fs::path& data_dir, std::in
                        "cannot create " + data_dir.string() + ": " + ec.message());
   }
   ::chmod(data_dir.c_str(), 0700);
-  storage::SqliteOptions options;
-  options.max_bytes = quota;
-  HEARTH_ASSIGN_OR_RETURN(auto db, storage::open_sqlite(data_dir / "app.db", options));
+  return {};
+}
+
+}  // namespace
+
+storage::AppPlacement app_placement(std::string_view app, const json::object& front_matter,
+                                    const fs::path& data_dir) {
+  const json::value* block = at_path(front_matter, {"storage"});
+  if (block == nullptr || !block->is_object()) {
+    block = at_path(front_matter, {"runtimePackage", "storage"});
+  }
+  const auto text = [block](std::string_view key) {
+    const json::value* v =
+        block != nullptr && block->is_object() ? block->get_object().if_contains(key) : nullptr;
+    return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  storage::AppPlacement placement;
+  placement.app = std::string(app);
+  placement.placement = text("placement") == kServerPostgresql ? std::string(kServerPostgresql)
+                                                               : std::string(kLocalSqlite);
+  placement.isolation = text("isolation");
+  if (placement.placement == kServerPostgresql && placement.isolation.empty()) {
+    placement.isolation = "per-app-schema";
+  }
+  placement.sqlite_file = data_dir / "app.db";
+  placement.sqlite.max_bytes = AppData::kDefaultQuota;
+  return placement;
+}
+
+Result<std::unique_ptr<AppData>> AppData::prepared(std::unique_ptr<storage::Database> db) {
   HEARTH_RETURN_IF_ERROR(db->migrate("hearth-app-data", own_tables()));
   HEARTH_RETURN_IF_ERROR(prepare_records(*db));
   return std::unique_ptr<AppData>(new AppData(std::move(db)));
+}
+
+Result<std::unique_ptr<AppData>> AppData::open(const fs::path& data_dir, std::int64_t quota) {
+  HEARTH_RETURN_IF_ERROR(make_data_folder(data_dir));
+  storage::SqliteOptions options;
+  options.max_bytes = quota;
+  HEARTH_ASSIGN_OR_RETURN(auto db, storage::open_sqlite(data_dir / "app.db", options));
+  return prepared(std::move(db));
+}
+
+Result<std::unique_ptr<AppData>> AppData::open(storage::Engine& engine,
+                                               const storage::AppPlacement& placement) {
+  if (placement.placement != kServerPostgresql) {
+    HEARTH_RETURN_IF_ERROR(make_data_folder(placement.sqlite_file.parent_path()));
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto db, engine.open_app(placement));
+  return prepared(std::move(db));
 }
 
 Result<std::vector<fs::path>> migration_files(const fs::path& package,
@@ -218,6 +263,98 @@ Result<json::array> AppData::query(std::string_view sql, const json::array& para
     out.emplace_back(std::move(r));
   }
   return out;
+}
+
+namespace {
+
+/// A name in SQL, quoted ("a""b").
+std::string sql_name(std::string_view name) {
+  std::string out = "\"";
+  for (const char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+/// A table's name as a file name: anything but [A-Za-z0-9._-] becomes '_'.
+std::string file_name_of(std::string_view table) {
+  std::string out;
+  for (const char c : table) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || out.front() == '.') out.insert(out.begin(), '_');
+  return out;
+}
+
+json::value exported(const storage::Value& v) {
+  if (const auto* blob = std::get_if<storage::Blob>(&v)) {
+    return json::object{{"base64", base64_encode(blob->bytes)}};
+  }
+  return from_column(v);
+}
+
+std::string text_of(const storage::Value& v) {
+  const auto* s = std::get_if<std::string>(&v);
+  return s != nullptr ? *s : std::string();
+}
+
+}  // namespace
+
+Result<std::vector<ExportedFile>> AppData::export_tables(std::string_view engine_kind) {
+  const bool postgres = engine_kind == "postgresql";
+  // hearth's own tables (hearth_*, schema_migrations) are refused to the app's SQL: not listed.
+  const std::string_view tables_sql =
+      postgres ? "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                 "current_schema() AND table_type = 'BASE TABLE' AND table_name NOT LIKE "
+                 "'hearth\\_%' ESCAPE '\\' AND table_name <> 'schema_migrations' ORDER BY "
+                 "table_name"
+               : "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                 "'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'hearth\\_%' ESCAPE '\\' AND "
+                 "name <> 'schema_migrations' ORDER BY name";
+  HEARTH_ASSIGN_OR_RETURN(auto tables, db_->query_untrusted(tables_sql, {}));
+  std::vector<ExportedFile> files;
+  json::array listed;
+  std::set<std::string> names;
+  for (const auto& t : tables) {
+    const std::string table = text_of(t.at(0));
+    HEARTH_ASSIGN_OR_RETURN(
+        auto column_rows,
+        postgres ? db_->query_untrusted(
+                       "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+                       "current_schema() AND table_name = ? ORDER BY ordinal_position",
+                       {table})
+                 : db_->query_untrusted("PRAGMA table_info(" + sql_name(table) + ")", {}));
+    json::array columns;
+    for (const auto& c : column_rows) columns.emplace_back(text_of(c.at(postgres ? 0 : 1)));
+    HEARTH_ASSIGN_OR_RETURN(auto rows,
+                            db_->query_untrusted("SELECT * FROM " + sql_name(table), {}));
+    std::string lines;
+    for (const auto& row : rows) {
+      json::object o;
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        const std::string column =
+            i < columns.size() ? std::string(columns[i].as_string()) : std::to_string(i);
+        o[column] = exported(row[i]);
+      }
+      lines += json::serialize(o) + "\n";
+    }
+    std::string file = file_name_of(table) + ".jsonl";
+    for (int n = 2; !names.insert(file).second; ++n) {
+      file = file_name_of(table) + "-" + std::to_string(n) + ".jsonl";
+    }
+    json::object entry;
+    entry["table"] = table;
+    entry["file"] = file;
+    entry["columns"] = std::move(columns);
+    entry["rows"] = static_cast<std::int64_t>(rows.size());
+    listed.emplace_back(std::move(entry));
+    files.push_back(ExportedFile{std::move(file), std::move(lines)});
+  }
+  files.insert(files.begin(), ExportedFile{"tables.json", json::serialize(listed) + "\n"});
+  return files;
 }
 
 }  // namespace hearth::agentapp

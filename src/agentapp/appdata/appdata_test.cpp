@@ -137,5 +137,84 @@ TEST(AppData, AValuePastTheQuotaIsRefusedWithTheQuotaReason) {
   EXPECT_EQ(db->get("small").value(), 1);
 }
 
+TEST(AppData, ThePlacementIsTheManifestsAndEveryOtherThanServerPostgresqlIsTheLocalFile) {
+  const auto placed = [](json::object storage) {
+    return app_placement("notes", json::object{{"storage", std::move(storage)}}, "/s/data/notes");
+  };
+  auto local = app_placement("notes", json::object{}, "/s/data/notes");
+  EXPECT_EQ(local.app, "notes");
+  EXPECT_EQ(local.placement, "local-sqlite");
+  EXPECT_EQ(local.sqlite_file, "/s/data/notes/app.db");
+  EXPECT_EQ(local.sqlite.max_bytes, AppData::kDefaultQuota);
+  for (const char* other :
+       {"local-sqlite", "local-indexeddb", "host-managed", "server-managed", "external"}) {
+    EXPECT_EQ(placed({{"placement", other}}).placement, "local-sqlite") << other;
+  }
+  auto server = placed({{"placement", "server-postgresql"}, {"isolation", "per-tenant-schema"}});
+  EXPECT_EQ(server.placement, "server-postgresql");
+  EXPECT_EQ(server.isolation, "per-tenant-schema");
+  EXPECT_EQ(placed({{"placement", "server-postgresql"}}).isolation, "per-app-schema");
+  // runtimePackage.storage, as the migrations are found.
+  auto runtime = app_placement(
+      "notes",
+      json::object{{"runtimePackage",
+                    json::object{{"storage", json::object{{"placement", "server-postgresql"},
+                                                          {"isolation", "dedicated-database"}}}}}},
+      "/d");
+  EXPECT_EQ(runtime.placement, "server-postgresql");
+  EXPECT_EQ(runtime.isolation, "dedicated-database");
+}
+
+TEST(AppData, OpenedThroughTheEngineALocalAppIsItsFileWithItsQuota) {
+  PackageDir state("state");
+  auto engine = storage::sqlite_engine();
+  const auto placement = app_placement("notes", json::object{}, state.path() / "data" / "notes");
+  auto db = AppData::open(*engine, placement);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  ASSERT_TRUE(db.value()->put("k", 1).ok());
+  EXPECT_TRUE(std::filesystem::exists(state.path() / "data/notes/app.db"));
+  // The quota holds as it does for AppData::open.
+  auto small = placement;
+  small.app = "small";
+  small.sqlite_file = state.path() / "data/small/app.db";
+  small.sqlite.max_bytes = std::int64_t{128} * 1024;
+  auto tiny = AppData::open(*engine, small).value();
+  EXPECT_TRUE(storage::quota_full(
+      tiny->put("big", json::string(std::string(std::size_t{512} * 1024, 'y'))).error()));
+  // server-postgresql is the PostgreSQL engine's only.
+  auto server = placement;
+  server.placement = "server-postgresql";
+  EXPECT_FALSE(AppData::open(*engine, server).ok());
+}
+
+TEST(AppData, ExportsTheAppsOwnTablesAsJsonLinesButNotHearths) {
+  PackageDir pkg("app");
+  pkg.write("storage/migrations/001_init.sql",
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT, score REAL, raw BLOB);"
+            "CREATE TABLE \"odd/name\" (x TEXT);"
+            "INSERT INTO notes VALUES (1, 'a \"b\"', 2.5, x'00ff');"
+            "INSERT INTO notes VALUES (2, NULL, NULL, NULL);");
+  PackageDir data("data");
+  auto db = AppData::open(data.path()).value();
+  ASSERT_TRUE(db->migrate(pkg.path(), with_migrations("storage/migrations")).ok());
+  ASSERT_TRUE(db->put("kept", 1).ok());
+  auto files = db->export_tables("sqlite");
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  ASSERT_EQ(files.value().size(), 3u);
+  EXPECT_EQ(files.value()[0].name, "tables.json");
+  EXPECT_EQ(files.value()[0].bytes,
+            R"([{"table":"notes","file":"notes.jsonl","columns":["id","text","score","raw"],)"
+            R"("rows":2},{"table":"odd/name","file":"odd_name.jsonl","columns":["x"],"rows":0}])"
+            "\n");
+  EXPECT_EQ(files.value()[1].name, "notes.jsonl");
+  EXPECT_EQ(files.value()[1].bytes,
+            R"({"id":1,"text":"a \"b\"","score":2.5,"raw":{"base64":"AP8="}})"
+            "\n"
+            R"({"id":2,"text":null,"score":null,"raw":null})"
+            "\n");
+  EXPECT_EQ(files.value()[2].name, "odd_name.jsonl");
+  EXPECT_EQ(files.value()[2].bytes, "");
+}
+
 }  // namespace
 }  // namespace hearth::agentapp

@@ -167,7 +167,7 @@ struct BackendsTest : ::testing::Test {
     package.write("APP.md", kAppMd);
     package.write("services/backend.py", kBackend);
     package.write("dist/worker/tally.mjs", kWorker);
-    store = AppStore::open(state.path()).value();
+    store = AppStore::open(state.path(), storage::sqlite_engine()).value();
     store->set_readiness_context(host_readiness(nullptr));
     ASSERT_TRUE(store->install(package.path(), true).ok());
     bridge = std::make_unique<Bridge>(*store);

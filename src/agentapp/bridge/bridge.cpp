@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "agentapp/appdata/appdata.hpp"
 #include "agentapp/records/records.hpp"
@@ -13,6 +14,17 @@ namespace hearth::agentapp {
 namespace fs = std::filesystem;
 
 namespace {
+
+/// How many apps' locks this thread holds (a call in progress): the store may tell of a change
+/// from inside one (a capability that changes an app), when trying the lock again would be
+/// undefined.
+thread_local int t_locks_held = 0;
+struct HeldHere {
+  HeldHere() { ++t_locks_held; }
+  ~HeldHere() { --t_locks_held; }
+  HeldHere(const HeldHere&) = delete;
+  HeldHere& operator=(const HeldHere&) = delete;
+};
 
 const std::shared_ptr<const CapabilityRegistry>& builtin_registry() {
   static const std::shared_ptr<const CapabilityRegistry> kBuiltin = make_builtin_capabilities();
@@ -145,7 +157,37 @@ ReadinessContext host_readiness(
 Bridge::Bridge(AppStore& store) : Bridge(store, builtin_registry()) {}
 
 Bridge::Bridge(AppStore& store, std::shared_ptr<const CapabilityRegistry> capabilities)
-    : store_(store), capabilities_(std::move(capabilities)) {}
+    : store_(store), capabilities_(std::move(capabilities)) {
+  listener_ = store_.on_changed([this](std::string_view app) { forget(app); });
+}
+
+Bridge::~Bridge() {
+  store_.remove_on_changed(listener_);
+}
+
+void Bridge::forget(std::string_view app) {
+  std::vector<std::shared_ptr<AppState>> states;
+  {
+    const std::lock_guard lock(apps_mutex_);
+    if (app.empty()) {
+      for (const auto& [name, state] : apps_) states.push_back(state);
+    } else if (auto it = apps_.find(app); it != apps_.end()) {
+      states.push_back(it->second);
+    }
+  }
+  for (const auto& state : states) {
+    state->stale = true;
+    // No call holds it: let go of the database now (an uninstall is about to drop it).
+    if (t_locks_held > 0) continue;
+    if (std::unique_lock lock(state->mutex, std::try_to_lock); lock.owns_lock()) refresh(*state);
+  }
+}
+
+void Bridge::refresh(AppState& state) {
+  if (!state.stale.exchange(false)) return;
+  state.manifest.reset();
+  state.data.reset();
+}
 
 std::shared_ptr<Bridge::AppState> Bridge::state_of(std::string_view app) {
   const std::lock_guard lock(apps_mutex_);
@@ -165,9 +207,22 @@ Result<std::reference_wrapper<const AppManifest>> Bridge::manifest_of(AppState& 
   return std::cref(state.manifest->second);
 }
 
-Result<std::shared_ptr<AppData>> Bridge::data_of(AppState& state, std::string_view app) {
-  const fs::path file = store_.data_dir(app) / "app.db";
-  if (state.data) {
+Result<std::shared_ptr<AppData>> Bridge::data_of(AppState& state, const InstalledApp& app,
+                                                 const AppManifest& manifest) {
+  const auto placement = app_placement(app.name, manifest.front_matter, store_.data_dir(app.name));
+  if (placement.placement == kServerPostgresql) {
+    // No file to watch: kept for the installed package (a reinstall or an upgrade is another
+    // one), and dropped when the store tells of a change.
+    const std::string key = app.package_hash + " " + app.installed_at;
+    if (state.data && state.data->key == key) return state.data->data;
+    state.data.reset();
+    HEARTH_ASSIGN_OR_RETURN(auto opened, store_.open_data(app));
+    std::shared_ptr<AppData> data(std::move(opened));
+    state.data.emplace(OpenData{Fd(), key, data});
+    return data;
+  }
+  const fs::path file = placement.sqlite_file;
+  if (state.data && state.data->file) {
     // Still the file at that path, and not deleted: the kept connection is that file's.
     struct stat kept {};
     struct stat now {};
@@ -175,12 +230,12 @@ Result<std::shared_ptr<AppData>> Bridge::data_of(AppState& state, std::string_vi
         ::stat(file.c_str(), &now) == 0 && now.st_dev == kept.st_dev && now.st_ino == kept.st_ino) {
       return state.data->data;
     }
-    state.data.reset();
   }
-  HEARTH_ASSIGN_OR_RETURN(auto opened, AppData::open(file.parent_path()));
+  state.data.reset();
+  HEARTH_ASSIGN_OR_RETURN(auto opened, AppData::open(store_.engine(), placement));
   std::shared_ptr<AppData> data(std::move(opened));
   Fd held(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (held) state.data.emplace(OpenData{std::move(held), data});
+  if (held) state.data.emplace(OpenData{std::move(held), std::string(), data});
   return data;
 }
 
@@ -206,8 +261,10 @@ Result<json::value> Bridge::invoke(const Invocation& call) {
   HEARTH_ASSIGN_OR_RETURN(const InstalledApp app, check_enabled(call, store_));
   const auto state = state_of(call.app);
   const std::lock_guard lock(state->mutex);
+  const HeldHere held;
+  refresh(*state);
   HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(*state, app));
-  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, call.app));
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, app, manifest));
   const Provenance provenance = provenance_of(app);
   EvidenceLog evidence(data->database(), provenance);
 
@@ -243,7 +300,10 @@ Status Bridge::record(std::string_view app_name, std::string_view kind,
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
   const auto state = state_of(app.name);
   const std::lock_guard lock(state->mutex);
-  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, app.name));
+  const HeldHere held;
+  refresh(*state);
+  HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(*state, app));
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, app, manifest));
   EvidenceLog evidence(data->database(), provenance_of(app));
   HEARTH_ASSIGN_OR_RETURN(auto entry, evidence.append(kind, detail));
   (void)entry;
@@ -254,7 +314,10 @@ Result<json::value> Bridge::evidence(std::string_view app_name, std::int64_t aft
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
   const auto state = state_of(app.name);
   const std::lock_guard lock(state->mutex);
-  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, app.name));
+  const HeldHere held;
+  refresh(*state);
+  HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(*state, app));
+  HEARTH_ASSIGN_OR_RETURN(auto data, data_of(*state, app, manifest));
   EvidenceLog log(data->database(), provenance_of(app));
   HEARTH_ASSIGN_OR_RETURN(auto entries, log.entries(after));
   const auto verified = log.verify();
@@ -268,6 +331,8 @@ Result<json::array> Bridge::list(std::string_view app_name, std::string_view wor
   HEARTH_ASSIGN_OR_RETURN(auto app, store_.find(app_name));
   const auto state = state_of(app.name);
   const std::lock_guard lock(state->mutex);
+  const HeldHere held;
+  refresh(*state);
   HEARTH_ASSIGN_OR_RETURN(const AppManifest& manifest, manifest_of(*state, app));
   json::array out;
   for (const auto& capability : declared_capabilities(manifest.front_matter)) {

@@ -8,6 +8,7 @@
 /// denial is recorded in the app's evidence log. A denial is a structured error, never a
 /// made-up success.
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -43,10 +44,15 @@ ReadinessContext host_readiness(
 /// chain); calls of different apps run at the same time.
 class Bridge {
  public:
-  /// `store` must outlive the bridge. It serves the built-in capabilities.
+  /// `store` must outlive the bridge. It serves the built-in capabilities. The bridge listens
+  /// to the store's changes (AppStore::on_changed): what it keeps of an app that changed (its
+  /// manifest, its database connection) is read again at its next call.
   explicit Bridge(AppStore& store);
   /// A bridge serving `capabilities` (tests, embeddings with capabilities of their own).
   Bridge(AppStore& store, std::shared_ptr<const CapabilityRegistry> capabilities);
+  ~Bridge();
+  Bridge(const Bridge&) = delete;
+  Bridge& operator=(const Bridge&) = delete;
 
   /// Runs the call or answers why not: kPermissionDenied errors carry
   /// data {stage: "enabled"|"declared"|"ready"|"granted"|"policy", capability, method, reason}.
@@ -66,7 +72,8 @@ class Bridge {
 
  private:
   struct OpenData {
-    Fd file;  ///< the database file as it was opened
+    Fd file;          ///< local-sqlite: the database file as it was opened
+    std::string key;  ///< server-postgresql: the installed package it was opened for
     std::shared_ptr<AppData> data;
   };
 
@@ -78,6 +85,8 @@ class Bridge {
     /// The manifest of the package folder `first`.
     std::optional<std::pair<std::filesystem::path, AppManifest>> manifest;
     std::optional<OpenData> data;
+    /// Set when the app changed (the store told): the two above are dropped at its next call.
+    std::atomic<bool> stale{false};
   };
 
   /// The app's state, made at its first call. Entries are never removed, so that two calls of
@@ -86,11 +95,18 @@ class Bridge {
   /// The app's manifest, read once per installed package folder (under the app's lock).
   static Result<std::reference_wrapper<const AppManifest>> manifest_of(AppState& state,
                                                                        const InstalledApp& app);
-  /// The app's storage, opened once and kept while its database file is the same one: an
-  /// uninstall that deleted the data, and a new install, make another file, opened anew. The
-  /// file is held open (`file`) so that its inode cannot be reused meanwhile. Under the app's
-  /// lock.
-  Result<std::shared_ptr<AppData>> data_of(AppState& state, std::string_view app);
+  /// The app's storage, where its placement puts it (AppStore::open_data), opened once and
+  /// kept: a local-sqlite app's while its database file is the same one (an uninstall that
+  /// deleted the data, and a new install, make another file, opened anew; the file is held open,
+  /// `file`, so that its inode cannot be reused meanwhile); a server-postgresql app's while it
+  /// is the same installed package (and the store tells of no change). Under the app's lock.
+  Result<std::shared_ptr<AppData>> data_of(AppState& state, const InstalledApp& app,
+                                           const AppManifest& manifest);
+  /// Drops what was kept of a changed app at its next call (`app` empty: of every app), at once
+  /// when no call holds it.
+  void forget(std::string_view app);
+  /// Under the app's lock, before anything kept is used.
+  static void refresh(AppState& state);
   /// The checks after `enabled` (declared, ready, granted, policy), each refusal recorded
   /// through `refuse`: the capability to run.
   Result<const Capability*> admit(const Invocation& call, const AppManifest& manifest,
@@ -102,6 +118,7 @@ class Bridge {
   std::shared_ptr<const CapabilityRegistry> capabilities_;
   std::mutex apps_mutex_;  // guards apps_ only, never held during a call
   std::map<std::string, std::shared_ptr<AppState>, std::less<>> apps_;
+  std::uint64_t listener_ = 0;  // AppStore::on_changed
 };
 
 }  // namespace hearth::agentapp

@@ -61,7 +61,7 @@ struct BridgeTest : ::testing::Test {
     package.write("artifacts/summary.schema.json",
                   R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
                   R"("required":["done"],"properties":{"done":{"type":"integer"}}})");
-    store = AppStore::open(state.path()).value();
+    store = AppStore::open(state.path(), storage::sqlite_engine()).value();
     store->set_readiness_context(host_readiness(nullptr));
     ASSERT_TRUE(store->install(package.path(), true).ok());
     bridge = std::make_unique<Bridge>(*store);
@@ -313,7 +313,7 @@ struct GatedBridgeTest : ::testing::Test {
     registry->add(make_storage_capability());
     registry->add(make_evidence_capability());
     registry->add(std::make_unique<GateCapability>(gate));
-    store = AppStore::open(state.path()).value();
+    store = AppStore::open(state.path(), storage::sqlite_engine()).value();
     store->set_readiness_context(host_readiness(*registry, nullptr));
     for (const auto* package : {&alpha, &beta}) {
       package->write("APP.md", gate_app_md(package->path().filename().string()));

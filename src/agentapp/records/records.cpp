@@ -60,11 +60,40 @@ json::object Provenance::to_json() const {
           {"manifestHash", manifest_hash}};
 }
 
+/// The same tables on PostgreSQL (an app placed on the server): hearth's role owns them and
+/// grants the app's role nothing on them; the trigger keeps hearth's own SQL from changing an
+/// entry, as SQLite's do.
+std::string records_postgres_sql() {
+  return "CREATE TABLE hearth_evidence (seq BIGINT PRIMARY KEY, at TEXT NOT NULL, "
+         "kind TEXT NOT NULL, detail TEXT NOT NULL, provenance TEXT NOT NULL, "
+         "prev TEXT NOT NULL, hash TEXT NOT NULL);"
+         "CREATE FUNCTION hearth_evidence_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+         "$body$ BEGIN RAISE EXCEPTION 'evidence is append-only'; END $body$;"
+         "CREATE TRIGGER hearth_evidence_no_change BEFORE UPDATE OR DELETE ON hearth_evidence "
+         "FOR EACH ROW EXECUTE FUNCTION hearth_evidence_append_only();"
+         "CREATE TABLE hearth_artifacts (id TEXT PRIMARY KEY, type TEXT NOT NULL, "
+         "media_type TEXT NOT NULL, sha256 TEXT NOT NULL, size BIGINT NOT NULL, "
+         "created_at TEXT NOT NULL, metadata TEXT NOT NULL, provenance TEXT NOT NULL);";
+}
+
 Status prepare_records(storage::Database& db) {
-  return db.migrate("hearth-app-records", {{1, records_sql()}});
+  storage::Migration first{1, records_sql()};
+  first.postgres = records_postgres_sql();
+  return db.migrate("hearth-app-records", {first});
 }
 
 Result<json::object> EvidenceLog::append(std::string_view kind, const json::object& detail) {
+  // Two daemons appending at once (an app on a shared database) may take the same number: the
+  // database refuses the second (a conflict), which reads the newest entry and tries again.
+  for (int attempt = 0;; ++attempt) {
+    auto appended = append_once(kind, detail);
+    if (appended.ok() || appended.error().code != ErrorCode::kConflict || attempt == 4) {
+      return appended;
+    }
+  }
+}
+
+Result<json::object> EvidenceLog::append_once(std::string_view kind, const json::object& detail) {
   HEARTH_ASSIGN_OR_RETURN(auto tx, db_.begin());
   HEARTH_ASSIGN_OR_RETURN(
       auto last, db_.query("SELECT seq, hash FROM hearth_evidence ORDER BY seq DESC LIMIT 1", {}));

@@ -43,6 +43,7 @@ class EvidenceLog {
   Status verify();
 
  private:
+  Result<json::object> append_once(std::string_view kind, const json::object& detail);
   storage::Database& db_;
   Provenance provenance_;
 };

@@ -28,15 +28,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<storage::Migration>& migrations() {
-  static const std::vector<storage::Migration> kMigrations = {
+/// The apps database's schema, in the SQL of the engine's `kind` (the two differ only in an
+/// auto-numbered key and the type of bytes).
+std::vector<storage::Migration> migrations(std::string_view kind) {
+  const bool postgres = kind == "postgresql";
+  const std::string serial =
+      postgres ? "id BIGSERIAL PRIMARY KEY" : "id INTEGER PRIMARY KEY AUTOINCREMENT";
+  const std::string bytes = postgres ? "BYTEA" : "BLOB";
+  return {
       {1,
        "CREATE TABLE apps (name TEXT PRIMARY KEY, version TEXT NOT NULL, dir TEXT NOT NULL, "
        "package_hash TEXT NOT NULL, manifest_hash TEXT NOT NULL, trust TEXT NOT NULL, "
        "publisher TEXT NOT NULL, key TEXT NOT NULL, installed_at TEXT NOT NULL, "
        "enabled INTEGER NOT NULL DEFAULT 0);"
-       "CREATE TABLE app_log (id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, "
-       "app TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);"},
+       "CREATE TABLE app_log (" +
+           serial +
+           ", at TEXT NOT NULL, "
+           "app TEXT NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);"},
       {2,
        "CREATE TABLE grants (app TEXT NOT NULL, capability TEXT NOT NULL, "
        "workspace TEXT NOT NULL, allow INTEGER NOT NULL, by TEXT NOT NULL, at TEXT NOT NULL, "
@@ -53,8 +61,13 @@ const std::vector<storage::Migration>& migrations() {
        "CREATE TABLE backend_reports (app TEXT NOT NULL, service TEXT NOT NULL, "
        "dir TEXT NOT NULL, report TEXT NOT NULL, at TEXT NOT NULL, "
        "PRIMARY KEY (app, service));"},
+      // Each installed package's files (a row a file or folder, by package folder as
+      // stored_dir names it), kept on an engine other daemons share, which unpack them.
+      {6,
+       "CREATE TABLE app_package_files (dir TEXT NOT NULL, app TEXT NOT NULL, "
+       "path TEXT NOT NULL, kind TEXT NOT NULL, bytes " +
+           bytes + ", PRIMARY KEY (dir, path));"},
   };
-  return kMigrations;
 }
 
 Error not_found(std::string_view name) {
@@ -113,8 +126,10 @@ struct WriterFree {
   void operator()(archive* a) const { archive_write_free(a); }
 };
 
-/// Writes the folder `dir` (absent: nothing) as a .tar.gz at `file`; the number of files.
-Result<std::size_t> export_tree(const fs::path& dir, const fs::path& file) {
+/// Writes the folder `dir` (absent: nothing) and the files `extra` as a .tar.gz at `file`; the
+/// number of files.
+Result<std::size_t> export_tree(const fs::path& dir, const fs::path& file,
+                                const std::vector<ExportedFile>& extra = {}) {
   std::error_code ec;
   if (fs::exists(file, ec)) {
     return Error::make(ErrorCode::kInvalidParams,
@@ -139,6 +154,21 @@ Result<std::size_t> export_tree(const fs::path& dir, const fs::path& file) {
                        "cannot write " + file.string() + ": " + archive_error_string(a.get()));
   }
   std::size_t files = 0;
+  const auto add = [&](const std::string& name, const std::string& bytes) -> Status {
+    std::unique_ptr<archive_entry, void (*)(archive_entry*)> entry(archive_entry_new(),
+                                                                   archive_entry_free);
+    archive_entry_set_pathname(entry.get(), name.c_str());
+    archive_entry_set_size(entry.get(), static_cast<la_int64_t>(bytes.size()));
+    archive_entry_set_filetype(entry.get(), AE_IFREG);
+    archive_entry_set_perm(entry.get(), 0600);
+    if (archive_write_header(a.get(), entry.get()) != ARCHIVE_OK ||
+        archive_write_data(a.get(), bytes.data(), bytes.size()) < 0) {
+      return Error::make(ErrorCode::kInternalError,
+                         "cannot write " + file.string() + ": " + archive_error_string(a.get()));
+    }
+    ++files;
+    return {};
+  };
   if (fs::is_directory(dir, ec)) {
     for (auto it = fs::recursive_directory_iterator(dir, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -146,21 +176,10 @@ Result<std::size_t> export_tree(const fs::path& dir, const fs::path& file) {
       std::ifstream in(it->path(), std::ios::binary);
       const std::string bytes((std::istreambuf_iterator<char>(in)),
                               std::istreambuf_iterator<char>());
-      std::unique_ptr<archive_entry, void (*)(archive_entry*)> entry(archive_entry_new(),
-                                                                     archive_entry_free);
-      const std::string name = it->path().lexically_relative(dir).string();
-      archive_entry_set_pathname(entry.get(), name.c_str());
-      archive_entry_set_size(entry.get(), static_cast<la_int64_t>(bytes.size()));
-      archive_entry_set_filetype(entry.get(), AE_IFREG);
-      archive_entry_set_perm(entry.get(), 0600);
-      if (archive_write_header(a.get(), entry.get()) != ARCHIVE_OK ||
-          archive_write_data(a.get(), bytes.data(), bytes.size()) < 0) {
-        return Error::make(ErrorCode::kInternalError,
-                           "cannot write " + file.string() + ": " + archive_error_string(a.get()));
-      }
-      ++files;
+      HEARTH_RETURN_IF_ERROR(add(it->path().lexically_relative(dir).string(), bytes));
     }
   }
+  for (const auto& f : extra) HEARTH_RETURN_IF_ERROR(add(f.name, f.bytes));
   if (archive_write_close(a.get()) != ARCHIVE_OK) {
     return Error::make(ErrorCode::kInternalError,
                        "cannot finish " + file.string() + ": " + archive_error_string(a.get()));
@@ -365,10 +384,22 @@ json::object review_of(const AppManifest& manifest, const Verified& verified,
   return r;
 }
 
-AppStore::AppStore(fs::path root, std::unique_ptr<storage::Database> db)
-    : root_(std::move(root)), db_(std::move(db)), trust_(root_ / "trust") {}
+AppStore::AppStore(fs::path root, std::shared_ptr<storage::Engine> engine,
+                   std::unique_ptr<storage::Database> db)
+    : root_(std::move(root)),
+      engine_(std::move(engine)),
+      db_(std::move(db)),
+      trust_(root_ / "trust") {}
 
-Result<std::unique_ptr<AppStore>> AppStore::open(const fs::path& state_dir) {
+AppStore::~AppStore() {
+  // Both handlers hold the store: ended with it (on_resync's id is ended as subscribe's is).
+  if (bus_subscription_ != 0) engine_->bus().unsubscribe(bus_subscription_);
+  if (bus_resync_ != 0) engine_->bus().unsubscribe(bus_resync_);
+}
+
+Result<std::unique_ptr<AppStore>> AppStore::open(const fs::path& state_dir,
+                                                 std::shared_ptr<storage::Engine> engine) {
+  if (!engine) return Error::make(ErrorCode::kInternalError, "the app store needs an engine");
   const fs::path root = state_dir / "apps";
   std::error_code ec;
   for (const auto* sub : {"packages", "data", "trust", "staging", "cleanup"}) {
@@ -379,11 +410,226 @@ Result<std::unique_ptr<AppStore>> AppStore::open(const fs::path& state_dir) {
     }
   }
   ::chmod(root.c_str(), 0700);
-  HEARTH_ASSIGN_OR_RETURN(auto db, storage::open_sqlite(root / "apps.db"));
-  if (auto r = db->migrate("agentapp", migrations()); !r.ok()) return std::move(r).error();
-  std::unique_ptr<AppStore> store(new AppStore(root, std::move(db)));
+  HEARTH_ASSIGN_OR_RETURN(auto db, engine->open("apps", root / "apps.db"));
+  if (auto r = db->migrate("agentapp", migrations(engine->kind())); !r.ok()) {
+    return std::move(r).error();
+  }
+  std::unique_ptr<AppStore> store(new AppStore(root, std::move(engine), std::move(db)));
   store->clean_staging();
+  if (store->engine_->shared()) {
+    // Another daemon changed an app: what is cached of it (the bridge's) is read again. The
+    // store caches nothing itself. A notice names the app; one that does not parse, or a
+    // reconnection, drops everything.
+    AppStore* self = store.get();
+    store->bus_subscription_ =
+        store->engine_->bus().subscribe("apps", [self](const storage::Notice& notice) {
+          auto parsed = json::parse_text(notice.payload);
+          const auto* app = parsed.ok() && parsed.value().is_object()
+                                ? parsed.value().get_object().if_contains("app")
+                                : nullptr;
+          self->notify(app != nullptr && app->is_string() ? std::string_view(app->get_string())
+                                                          : std::string_view());
+        });
+    store->bus_resync_ = store->engine_->bus().on_resync([self] { self->notify({}); });
+  }
   return store;
+}
+
+std::uint64_t AppStore::on_changed(std::function<void(std::string_view app)> listener) {
+  const std::lock_guard lock(listeners_mutex_);
+  const std::uint64_t id = next_listener_++;
+  listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void AppStore::remove_on_changed(std::uint64_t id) {
+  const std::lock_guard lock(listeners_mutex_);
+  listeners_.erase(id);
+}
+
+void AppStore::notify(std::string_view app) {
+  const std::lock_guard lock(listeners_mutex_);
+  for (const auto& [id, listener] : listeners_) listener(app);
+}
+
+void AppStore::changed(std::string_view app, std::string_view action) {
+  notify(app);
+  if (engine_->shared()) {
+    // Best effort, as the bus is: a daemon that misses it is told to resync.
+    (void)engine_->bus().publish("apps",
+                                 json::serialize(json::object{{"app", app}, {"action", action}}));
+  }
+}
+
+std::string AppStore::stored_dir(const fs::path& dir) const {
+  if (!engine_->shared()) return dir.string();
+  return dir.lexically_relative(root_).generic_string();
+}
+
+fs::path AppStore::local_dir(std::string_view stored) const {
+  const fs::path p{std::string(stored)};
+  return p.is_relative() && !p.empty() ? root_ / p : p;
+}
+
+InstalledApp AppStore::app_of_row(const storage::Row& row) const {
+  InstalledApp app = app_of(row);
+  app.dir = local_dir(app.dir.string());
+  return app;
+}
+
+storage::AppPlacement AppStore::placement_of(const InstalledApp& app) {
+  (void)ensure_local(app);
+  auto manifest = read_manifest(app.dir);
+  return app_placement(app.name, manifest.ok() ? manifest.value().front_matter : json::object(),
+                       data_dir(app.name));
+}
+
+Result<std::unique_ptr<AppData>> AppStore::open_data(const InstalledApp& app) {
+  const auto placement = placement_of(app);
+  HEARTH_RETURN_IF_ERROR(placement_supported(placement));
+  return AppData::open(*engine_, placement);
+}
+
+Status AppStore::placement_supported(const storage::AppPlacement& placement) const {
+  if (placement.placement != kServerPostgresql || engine_->kind() == "postgresql") return {};
+  return Error::make(
+      ErrorCode::kInvalidParams,
+      "'" + placement.app +
+          "' keeps its data on a PostgreSQL server (storage.placement: server-postgresql), and "
+          "this hearth keeps data in SQLite files: run hearth with --database "
+          "postgresql://... (a PostgreSQL database, which several hearth daemons may share) to "
+          "install it",
+      json::object{{"placement", placement.placement}, {"engine", engine_->kind()}});
+}
+
+json::object AppStore::assess(const AppManifest& manifest, const InstalledApp& app) {
+  auto ready = assess_readiness(manifest, app.dir, readiness_);
+  const auto placement = app_placement(app.name, manifest.front_matter, data_dir(app.name));
+  if (auto supported = placement_supported(placement); !supported.ok()) {
+    const std::string message = supported.error().message;
+    ready["checks"].as_array().emplace_back(json::object{{"severity", "error"},
+                                                         {"kind", "storage"},
+                                                         {"key", "storage.placement"},
+                                                         {"blocking", true},
+                                                         {"tier", "required"},
+                                                         {"message", message}});
+    ready["blockers"].as_array().emplace_back(message);
+    ready["ok"] = false;
+    ready["status"] = "blocked";
+  }
+  return ready;
+}
+
+Status AppStore::save_package_files(const InstalledApp& app, const PackageTree& tree) {
+  if (!engine_->shared()) return {};
+  const std::string dir = stored_dir(app.dir);
+  HEARTH_RETURN_IF_ERROR(db_->execute("DELETE FROM app_package_files WHERE dir = ?", {dir}));
+  for (const auto& [path, entry] : tree) {
+    storage::Value bytes = nullptr;
+    if (entry.kind == TreeEntry::Kind::kFile) {
+      std::ifstream in(app.dir / path, std::ios::binary);
+      std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) {
+        return Error::make(ErrorCode::kInternalError, "cannot read " + (app.dir / path).string());
+      }
+      bytes = storage::Blob{std::move(content)};
+    } else if (entry.kind != TreeEntry::Kind::kFolder) {
+      continue;  // never placed: the stager refuses links and other files
+    }
+    HEARTH_RETURN_IF_ERROR(db_->execute(
+        "INSERT INTO app_package_files (dir, app, path, kind, bytes) VALUES (?, ?, ?, ?, ?)",
+        {dir, app.name, path, std::string(entry.kind == TreeEntry::Kind::kFile ? "file" : "folder"),
+         bytes}));
+  }
+  return {};
+}
+
+namespace {
+
+/// A path of a package's file as the database holds it, checked before it is written below
+/// the package: relative, with no `..`, `.` or empty part.
+bool safe_package_path(std::string_view path) {
+  if (path.empty() || path.front() == '/' || path.back() == '/') return false;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return path.find('\0') == std::string_view::npos;
+}
+
+}  // namespace
+
+Status AppStore::ensure_local(const InstalledApp& app) {
+  if (!engine_->shared()) return {};
+  const std::lock_guard lock(unpack_mutex_);
+  std::error_code ec;
+  if (fs::is_directory(app.dir, ec)) return {};
+  const std::string dir = stored_dir(app.dir);
+  const std::string which = "the package of '" + app.name + "' " + app.version;
+  HEARTH_ASSIGN_OR_RETURN(auto listed,
+                          db_->query("SELECT files FROM package_files WHERE dir = ?", {dir}));
+  HEARTH_ASSIGN_OR_RETURN(
+      auto rows,
+      db_->query("SELECT path, kind, bytes FROM app_package_files WHERE dir = ? ORDER BY path",
+                 {dir}));
+  if (listed.empty() || rows.empty()) {
+    return Error::make(ErrorCode::kPermissionDenied,
+                       which + " is neither in " + app.dir.string() + " nor in the database");
+  }
+  auto parsed = json::parse_text(std::get<std::string>(listed.front().at(0)));
+  if (!parsed.ok()) {
+    return Error::make(ErrorCode::kInternalError,
+                       "the recorded file list of " + dir + " is damaged");
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto recorded, tree_from_json(parsed.value()));
+  // Written into a staging entry, checked, then moved into place in one rename.
+  HEARTH_ASSIGN_OR_RETURN(auto entry, StagingEntry::create(root_ / "staging"));
+  const fs::path dest = entry.path() / "package";
+  fs::create_directories(dest, ec);
+  for (const auto& row : rows) {
+    const auto* path = std::get_if<std::string>(&row.at(0));
+    const auto* kind = std::get_if<std::string>(&row.at(1));
+    if (path == nullptr || kind == nullptr || !safe_package_path(*path)) {
+      return Error::make(ErrorCode::kPermissionDenied,
+                         which +
+                             " in the database names a file outside the package; it is "
+                             "not used");
+    }
+    const fs::path target = dest / *path;
+    fs::create_directories(*kind == "folder" ? target : target.parent_path(), ec);
+    if (*kind != "folder") {
+      const auto* bytes = std::get_if<storage::Blob>(&row.at(2));
+      std::ofstream out(target, std::ios::binary | std::ios::trunc);
+      if (bytes != nullptr) out << bytes->bytes;
+      if (!out) {
+        return Error::make(ErrorCode::kInternalError, "cannot write " + target.string());
+      }
+    }
+  }
+  HEARTH_ASSIGN_OR_RETURN(auto now, read_package_tree(dest));
+  if (auto changes = tree_changes(recorded, now); !changes.empty()) {
+    std::string message = which +
+                          " in the database differs from the files recorded at "
+                          "install, and is not used:";
+    json::array problems;
+    for (const auto& c : changes) {
+      message += "\n  " + c;
+      problems.emplace_back(c);
+    }
+    return Error::make(ErrorCode::kPermissionDenied, message,
+                       json::object{{"app", app.name}, {"problems", std::move(problems)}});
+  }
+  fs::create_directories(app.dir.parent_path(), ec);
+  fs::rename(dest, app.dir, ec);
+  if (ec) {
+    return Error::make(ErrorCode::kInternalError,
+                       "cannot move " + which + " into " + app.dir.string() + ": " + ec.message());
+  }
+  set_writable(app.dir, false);
+  return {};
 }
 
 std::vector<std::string> AppStore::clean_staging() {
@@ -392,13 +638,18 @@ std::vector<std::string> AppStore::clean_staging() {
 
 Result<std::vector<std::string>> AppStore::integrity_problems(const InstalledApp& app) {
   std::vector<std::string> problems;
+  // On a shared engine, a package another daemon installed is unpacked here first, checked.
+  if (auto local = ensure_local(app); !local.ok()) {
+    problems.push_back(local.error().message);
+    return problems;
+  }
   auto now = read_package_tree(app.dir);
   if (!now.ok()) {
     problems.push_back(now.error().message);
     return problems;
   }
-  HEARTH_ASSIGN_OR_RETURN(
-      auto rows, db_->query("SELECT files FROM package_files WHERE dir = ?", {app.dir.string()}));
+  HEARTH_ASSIGN_OR_RETURN(auto rows, db_->query("SELECT files FROM package_files WHERE dir = ?",
+                                                {stored_dir(app.dir)}));
   if (!rows.empty()) {
     auto parsed = json::parse_text(std::get<std::string>(rows.front().at(0)));
     if (!parsed.ok()) {
@@ -436,7 +687,7 @@ Result<std::vector<std::string>> AppStore::integrity_problems(const InstalledApp
   (void)db_->execute(
       "INSERT INTO package_files (dir, app, files, at) VALUES (?, ?, ?, ?) "
       "ON CONFLICT (dir) DO NOTHING",
-      {app.dir.string(), app.name, json::serialize(tree_to_json(now.value())), utc_now()});
+      {stored_dir(app.dir), app.name, json::serialize(tree_to_json(now.value())), utc_now()});
   return problems;
 }
 
@@ -450,7 +701,7 @@ Status AppStore::verify_installed(const InstalledApp& app, std::string_view when
   HEARTH_ASSIGN_OR_RETURN(
       auto disabled,
       db_->execute("UPDATE apps SET enabled = 0 WHERE name = ? AND dir = ? AND enabled = 1",
-                   {app.name, app.dir.string()}));
+                   {app.name, stored_dir(app.dir)}));
   json::array listed;
   std::string message = "'" + app.name + "' " + app.version +
                         " is disabled: its installed files changed since install, and none of "
@@ -465,6 +716,7 @@ Status AppStore::verify_installed(const InstalledApp& app, std::string_view when
       {"when", when},           {"problems", listed},      {"disabled", disabled > 0}};
   HEARTH_RETURN_IF_ERROR(log(app.name, "integrity-failed", detail));
   HEARTH_RETURN_IF_ERROR(transaction->commit());
+  if (disabled > 0) changed(app.name, "disable");
   return Error::make(ErrorCode::kPermissionDenied, message,
                      json::object{{"app", app.name},
                                   {"version", app.version},
@@ -572,10 +824,18 @@ Result<InstalledApp> AppStore::place(Staged& staged) {
     remove_tree(app.dir);
     return std::move(tree).error();
   }
-  auto recorded = db_->execute(
-      "INSERT OR REPLACE INTO package_files (dir, app, files, at) VALUES (?, ?, ?, ?)",
-      {app.dir.string(), app.name, json::serialize(tree_to_json(tree.value())), utc_now()});
-  if (!recorded.ok()) {
+  // The list and (on a shared engine) the files themselves, in one transaction.
+  const auto record = [&]() -> Status {
+    HEARTH_ASSIGN_OR_RETURN(auto transaction, db_->begin());
+    HEARTH_RETURN_IF_ERROR(db_->execute(
+        "INSERT INTO package_files (dir, app, files, at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (dir) DO UPDATE SET app = excluded.app, files = excluded.files, "
+        "at = excluded.at",
+        {stored_dir(app.dir), app.name, json::serialize(tree_to_json(tree.value())), utc_now()}));
+    HEARTH_RETURN_IF_ERROR(save_package_files(app, tree.value()));
+    return transaction->commit();
+  };
+  if (auto recorded = record(); !recorded.ok()) {
     remove_tree(app.dir);
     return std::move(recorded).error();
   }
@@ -584,7 +844,8 @@ Result<InstalledApp> AppStore::place(Staged& staged) {
 
 void AppStore::discard_package(const fs::path& dir) {
   remove_tree(dir);
-  (void)db_->execute("DELETE FROM package_files WHERE dir = ?", {dir.string()});
+  (void)db_->execute("DELETE FROM package_files WHERE dir = ?", {stored_dir(dir)});
+  (void)db_->execute("DELETE FROM app_package_files WHERE dir = ?", {stored_dir(dir)});
 }
 
 Result<InstallResult> AppStore::install(const fs::path& source, bool dev, bool strict) {
@@ -603,6 +864,9 @@ Result<InstallResult> AppStore::install(const fs::path& source, bool dev, bool s
                          json::object{{"unknownKeys", std::move(keys)}});
     }
   }
+  // Where its tables would go: an engine that cannot hold them refuses it now, saying how.
+  HEARTH_RETURN_IF_ERROR(placement_supported(app_placement(
+      staged.manifest.name, staged.manifest.front_matter, data_dir(staged.manifest.name))));
   if (auto existing = find(staged.manifest.name); existing.ok()) {
     return Error::make(ErrorCode::kConflict,
                        "'" + staged.manifest.name + "' is already installed (" +
@@ -610,10 +874,10 @@ Result<InstallResult> AppStore::install(const fs::path& source, bool dev, bool s
   }
   HEARTH_ASSIGN_OR_RETURN(auto app, place(staged));
   auto review = review_of(staged.manifest, staged.verified, app.dir);
-  review["readiness"] = assess_readiness(staged.manifest, app.dir, readiness_);
+  review["readiness"] = assess(staged.manifest, app);
   auto inserted = db_->execute(
       "INSERT INTO apps (" + std::string(kColumns) + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
-      {app.name, app.version, app.dir.string(), app.package_hash, app.manifest_hash, app.trust,
+      {app.name, app.version, stored_dir(app.dir), app.package_hash, app.manifest_hash, app.trust,
        app.publisher, app.key, app.installed_at});
   if (!inserted.ok()) {
     discard_package(app.dir);
@@ -622,6 +886,7 @@ Result<InstallResult> AppStore::install(const fs::path& source, bool dev, bool s
   json::object detail = app.to_json();
   detail["review"] = review;
   if (auto r = log(app.name, "install", detail); !r.ok()) return std::move(r).error();
+  changed(app.name, "install");
   return InstallResult{std::move(app), std::move(review)};
 }
 
@@ -678,7 +943,25 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
   if (staged.verified.package_hash == result.app.package_hash) {
     return Error::make(ErrorCode::kConflict, "this package is the one installed");
   }
+  (void)ensure_local(result.app);
   HEARTH_ASSIGN_OR_RETURN(auto old_manifest, read_manifest(result.app.dir));
+  // The new version's tables go where the old one's are: an engine that cannot hold them
+  // refuses it, and hearth does not move an app's data from one placement to another.
+  const auto new_placement = app_placement(staged.manifest.name, staged.manifest.front_matter,
+                                           data_dir(staged.manifest.name));
+  HEARTH_RETURN_IF_ERROR(placement_supported(new_placement));
+  const auto old_placement =
+      app_placement(result.app.name, old_manifest.front_matter, data_dir(result.app.name));
+  if (new_placement.placement != old_placement.placement ||
+      (new_placement.placement == kServerPostgresql &&
+       new_placement.isolation != old_placement.isolation)) {
+    return Error::make(ErrorCode::kInvalidParams,
+                       "the upgrade moves the app's data from " + old_placement.placement + " (" +
+                           old_placement.isolation + ") to " + new_placement.placement + " (" +
+                           new_placement.isolation +
+                           "): hearth does not move an app's data between placements; export "
+                           "it, uninstall, and install the new version");
+  }
   Verified old_verified;
   old_verified.package_hash = result.app.package_hash;
   const auto old_review = review_of(old_manifest, old_verified, result.app.dir);
@@ -707,7 +990,7 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
   app.enabled = old_app.enabled;
   if (old_app.enabled) {
     // The new version is ready only when its migrations ran; until then the old one stays.
-    HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(data_dir(app.name)));
+    HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(*engine_, new_placement));
     auto applied = data->migrate(app.dir, staged.manifest.front_matter);
     if (!applied.ok()) {
       if (app.dir != old_app.dir) discard_package(app.dir);
@@ -722,11 +1005,12 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
     result.migrations_applied = std::move(applied.value());
   }
   json::object previous = old_app.to_json();
+  previous["dir"] = stored_dir(old_app.dir);
   auto updated = db_->execute(
       "UPDATE apps SET version = ?, dir = ?, package_hash = ?, manifest_hash = ?, trust = ?, "
       "publisher = ?, key = ?, installed_at = ?, previous = ? WHERE name = ?",
-      {app.version, app.dir.string(), app.package_hash, app.manifest_hash, app.trust, app.publisher,
-       app.key, app.installed_at, json::serialize(previous), app.name});
+      {app.version, stored_dir(app.dir), app.package_hash, app.manifest_hash, app.trust,
+       app.publisher, app.key, app.installed_at, json::serialize(previous), app.name});
   if (!updated.ok()) {
     discard_package(app.dir);
     return std::move(updated).error();
@@ -743,6 +1027,7 @@ Result<UpgradeResult> AppStore::upgrade(const fs::path& source, bool dev, bool a
                                           {"approved", result.needs_approval},
                                           {"migrationsApplied", result.migrations_applied},
                                           {"packageHash", app.package_hash}}));
+  changed(app.name, "upgrade");
   result.app = std::move(app);
   result.upgraded = true;
   return result;
@@ -765,7 +1050,7 @@ Result<InstalledApp> AppStore::rollback(std::string_view name) {
   };
   InstalledApp back = current;
   back.version = text("version");
-  back.dir = text("dir");
+  back.dir = local_dir(text("dir"));
   back.package_hash = text("packageHash");
   back.manifest_hash = text("manifestHash");
   back.trust = text("trust");
@@ -773,18 +1058,21 @@ Result<InstalledApp> AppStore::rollback(std::string_view name) {
   back.key = text("key");
   back.installed_at = text("installedAt");
   std::error_code ec;
+  (void)ensure_local(back);
   if (!fs::is_directory(back.dir, ec)) {
     return Error::make(ErrorCode::kInternalError,
                        "the package of " + back.version + " is gone: " + back.dir.string());
   }
   json::object forward = current.to_json();
+  forward["dir"] = stored_dir(current.dir);
   HEARTH_RETURN_IF_ERROR(db_->execute(
       "UPDATE apps SET version = ?, dir = ?, package_hash = ?, manifest_hash = ?, trust = ?, "
       "publisher = ?, key = ?, installed_at = ?, previous = ? WHERE name = ?",
-      {back.version, back.dir.string(), back.package_hash, back.manifest_hash, back.trust,
+      {back.version, stored_dir(back.dir), back.package_hash, back.manifest_hash, back.trust,
        back.publisher, back.key, back.installed_at, json::serialize(forward), std::string(name)}));
   HEARTH_RETURN_IF_ERROR(
       log(name, "rollback", json::object{{"from", current.version}, {"to", back.version}}));
+  changed(name, "rollback");
   return back;
 }
 
@@ -793,7 +1081,12 @@ Result<std::vector<InstalledApp>> AppStore::list() {
       auto rows, db_->query("SELECT " + std::string(kColumns) + " FROM apps ORDER BY name"));
   std::vector<InstalledApp> out;
   out.reserve(rows.size());
-  for (const auto& row : rows) out.push_back(app_of(row));
+  for (const auto& row : rows) {
+    out.push_back(app_of_row(row));
+    // Installed through another daemon: its package is unpacked here (a problem is the
+    // integrity check's to report).
+    (void)ensure_local(out.back());
+  }
   return out;
 }
 
@@ -802,7 +1095,9 @@ Result<InstalledApp> AppStore::find(std::string_view name) {
       auto rows, db_->query("SELECT " + std::string(kColumns) + " FROM apps WHERE name = ?",
                             {std::string(name)}));
   if (rows.empty()) return not_found(name);
-  return app_of(rows.front());
+  InstalledApp app = app_of_row(rows.front());
+  (void)ensure_local(app);
+  return app;
 }
 
 Result<json::object> AppStore::show(std::string_view name) {
@@ -827,7 +1122,7 @@ Result<json::object> AppStore::show(std::string_view name) {
     as_recorded.publisher_id = app.publisher;
     as_recorded.key = app.key;
     out["review"] = review_of(manifest.value(), as_recorded, app.dir);
-    auto ready = assess_readiness(manifest.value(), app.dir, readiness_);
+    auto ready = assess(manifest.value(), app);
     block_on_integrity(ready, changed);
     // What the daemon reported of this package's backends that do not come up.
     json::array failing;
@@ -846,9 +1141,16 @@ Result<json::object> AppStore::show(std::string_view name) {
   }
   out["integrity"] = json::object{{"ok", changed.empty()}, {"problems", std::move(changed)}};
   out["dataDir"] = data_dir(name).string();
+  const auto placement = placement_of(app);
+  out["storage"] = json::object{{"placement", placement.placement},
+                                {"isolation", placement.isolation},
+                                {"engine", engine_->kind()}};
   std::error_code ec;
-  if (fs::exists(data_dir(name) / "app.db", ec)) {
-    auto data = AppData::open(data_dir(name));
+  // A local app's file is opened only when it exists (show makes none); an app on PostgreSQL
+  // has its schema from its first enabling on.
+  if (placement.placement == kServerPostgresql ? app.enabled
+                                               : fs::exists(placement.sqlite_file, ec)) {
+    auto data = open_data(app);
     auto applied = data.ok() ? data.value()->applied() : Result<json::array>(json::array());
     out["migrations"] = applied.ok() ? std::move(applied.value()) : json::array();
   }
@@ -884,7 +1186,7 @@ Status AppStore::set_enabled(std::string_view name, bool enabled) {
     }
     // Only an app the host can serve: ready, or ready without some optional part.
     HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
-    auto ready = assess_readiness(manifest, app.dir, readiness_);
+    auto ready = assess(manifest, app);
     const std::string status(ready.at("status").as_string());
     if (status != "ready" && status != "ready-degraded") {
       std::string message = "'" + std::string(name) + "' is " + status + ":";
@@ -903,7 +1205,7 @@ Status AppStore::set_enabled(std::string_view name, bool enabled) {
     detail["readiness"] = ready.at("status");
     // Enabling is the review's approval: the package's storage migrations run now, each in
     // one transaction; one that fails leaves the app disabled.
-    HEARTH_ASSIGN_OR_RETURN(auto data, AppData::open(data_dir(name)));
+    HEARTH_ASSIGN_OR_RETURN(auto data, open_data(app));
     auto applied = data->migrate(app.dir, manifest.front_matter);
     if (!applied.ok()) {
       json::object failed = detail;
@@ -925,13 +1227,15 @@ Status AppStore::set_enabled(std::string_view name, bool enabled) {
   auto r = db_->execute("UPDATE apps SET enabled = ? WHERE name = ?",
                         {std::int64_t{enabled ? 1 : 0}, std::string(name)});
   if (!r.ok()) return std::move(r).error();
-  return log(name, enabled ? "enable" : "disable", detail);
+  HEARTH_RETURN_IF_ERROR(log(name, enabled ? "enable" : "disable", detail));
+  changed(name, enabled ? "enable" : "disable");
+  return {};
 }
 
 Result<json::object> AppStore::readiness(std::string_view name) {
   HEARTH_ASSIGN_OR_RETURN(auto app, find(name));
   HEARTH_ASSIGN_OR_RETURN(auto manifest, read_manifest(app.dir));
-  return assess_readiness(manifest, app.dir, readiness_);
+  return assess(manifest, app);
 }
 
 Status AppStore::report_backend(std::string_view app, std::string_view service, const fs::path& dir,
@@ -945,7 +1249,7 @@ Status AppStore::report_backend(std::string_view app, std::string_view service, 
         "INSERT INTO backend_reports (app, service, dir, report, at) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (app, service) DO UPDATE SET dir = excluded.dir, report = excluded.report, "
         "at = excluded.at",
-        {std::string(app), std::string(service), dir.string(), json::serialize(*report),
+        {std::string(app), std::string(service), stored_dir(dir), json::serialize(*report),
          utc_now()});
   }
   if (!r.ok()) return std::move(r).error();
@@ -970,7 +1274,7 @@ Result<json::array> AppStore::backend_reports(std::string_view app) {
     json::object o =
         report.ok() && report.value().is_object() ? report.value().get_object() : json::object();
     o["service"] = std::get<std::string>(row[0]);
-    o["dir"] = std::get<std::string>(row[1]);
+    o["dir"] = local_dir(std::get<std::string>(row[1])).string();
     o["reportedAt"] = std::get<std::string>(row[3]);
     out.emplace_back(std::move(o));
   }
@@ -1040,20 +1344,45 @@ Result<json::object> AppStore::uninstall(std::string_view name, DataPolicy polic
   record["at"] = utc_now();
   std::error_code ec;
   const bool had_data = fs::exists(data, ec);
+  const auto placement = placement_of(app);
+  const bool on_server = placement.placement == kServerPostgresql;
+  record["placement"] = placement.placement;
+  // What holds the app's database lets go of it first (the bridge's kept connection).
+  notify(app.name);
   switch (policy) {
     case DataPolicy::kKeep:
-      record["data"] = had_data ? "kept at " + data.string() : std::string("none");
+      if (on_server) {
+        // Nothing is dropped: the schema and role stay, for the app installed again (and
+        // dropped by an uninstall with delete then).
+        record["data"] = "kept in " + engine_->describe() + " (its schema and role, " +
+                         placement.isolation + "), and " +
+                         (had_data ? "its files at " + data.string() : std::string("no files"));
+      } else {
+        record["data"] = had_data ? "kept at " + data.string() : std::string("none");
+      }
       break;
     case DataPolicy::kDelete:
+      if (on_server || had_data) HEARTH_RETURN_IF_ERROR(engine_->drop_app(placement));
       remove_tree(data);
-      record["data"] = had_data ? std::string("deleted") : std::string("none");
+      record["data"] = on_server  ? "deleted (its schema and role, and its files)"
+                       : had_data ? std::string("deleted")
+                                  : std::string("none");
       break;
     case DataPolicy::kExportThenDelete: {
       if (export_to.empty()) {
         return Error::make(ErrorCode::kInvalidParams,
                            "export-then-delete needs a file to export to");
       }
-      HEARTH_ASSIGN_OR_RETURN(auto files, export_tree(data, export_to));
+      // A local app's database is its file, in the data folder; an app's tables on the server
+      // are written as data (tables/, AppData::export_tables) beside its files.
+      std::vector<ExportedFile> tables;
+      if (on_server) {
+        HEARTH_ASSIGN_OR_RETURN(auto opened, open_data(app));
+        HEARTH_ASSIGN_OR_RETURN(tables, opened->export_tables(engine_->kind()));
+        for (auto& t : tables) t.name = "tables/" + t.name;
+      }
+      HEARTH_ASSIGN_OR_RETURN(auto files, export_tree(data, export_to, tables));
+      if (on_server || had_data) HEARTH_RETURN_IF_ERROR(engine_->drop_app(placement));
       remove_tree(data);
       record["data"] = "exported to " + export_to.string() + " (" + std::to_string(files) +
                        " files), then deleted";
@@ -1071,9 +1400,12 @@ Result<json::object> AppStore::uninstall(std::string_view name, DataPolicy polic
   if (!r.ok()) return std::move(r).error();
   r = db_->execute("DELETE FROM package_files WHERE app = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
+  r = db_->execute("DELETE FROM app_package_files WHERE app = ?", {std::string(name)});
+  if (!r.ok()) return std::move(r).error();
   r = db_->execute("DELETE FROM backend_reports WHERE app = ?", {std::string(name)});
   if (!r.ok()) return std::move(r).error();
   if (auto logged = log(name, "uninstall", record); !logged.ok()) return std::move(logged).error();
+  changed(app.name, "uninstall");
   const fs::path file = root_ / "cleanup" / (app.name + "-" + random_hex(4) + ".json");
   record["record"] = file.string();
   if (auto w = write_file_atomic(file, json::serialize(record) + "\n"); !w.ok()) {

@@ -10,21 +10,36 @@
 /// would add, and the list of its files with their hashes (integrity.hpp); nothing of it is
 /// enabled or run by installing. The installed files are checked against that list whenever
 /// the app is enabled, when the daemon starts and before any of its code is started.
+///
+/// Everything is stored through the daemon's storage engine (storage/engine.hpp): `apps.db` is
+/// its "apps" database, and each app's own tables are where its `storage.placement` puts them
+/// (appdata.hpp). On an engine other daemons share (PostgreSQL), the apps table is theirs too:
+/// each installed package's files are kept in the database as well, and a daemon that finds an
+/// installed package missing from its own `packages/` unpacks it from there, checked against
+/// the files recorded at install; every change is told to the other daemons on the bus.
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "agentapp/store/integrity.hpp"
 #include "agentapp/store/native.hpp"
 #include "agentapp/store/readiness.hpp"
 #include "agentapp/store/signature.hpp"
 #include "agentapp/store/verify.hpp"
 #include "common/result.hpp"
 #include "json/json.hpp"
+#include "storage/engine.hpp"
 #include "storage/storage.hpp"
 
 namespace hearth::agentapp {
+
+class AppData;
 
 struct InstalledApp {
   std::string name;
@@ -59,12 +74,24 @@ struct InstallResult {
   json::object review;
 };
 
+/// What an uninstall does with the app's data. kKeep: nothing is removed (an app on
+/// PostgreSQL keeps its schema and role until it is installed again and uninstalled with
+/// kDelete). kDelete: Engine::drop_app, and the data folder. kExportThenDelete: the data
+/// written to an archive first (the data folder; for an app on PostgreSQL its tables as JSON
+/// Lines too, AppData::export_tables), then as kDelete.
 enum class DataPolicy { kKeep, kDelete, kExportThenDelete };
 
 class AppStore {
  public:
-  /// Opens (or makes) `<state_dir>/apps/` and removes what killed installs left in `staging/`.
-  static Result<std::unique_ptr<AppStore>> open(const std::filesystem::path& state_dir);
+  /// Opens (or makes) `<state_dir>/apps/` with `apps.db` opened through `engine` (its "apps"
+  /// database), and removes what killed installs left in `staging/`. The store keeps the engine
+  /// for the apps' own databases; on a shared engine it listens to the bus for other daemons'
+  /// changes (on_changed).
+  static Result<std::unique_ptr<AppStore>> open(const std::filesystem::path& state_dir,
+                                                std::shared_ptr<storage::Engine> engine);
+  ~AppStore();
+  AppStore(const AppStore&) = delete;
+  AppStore& operator=(const AppStore&) = delete;
 
   /// Removes the staging entries of installs and upgrades that are gone (killed mid-way), never
   /// one that a running install holds (staging.hpp). Runs at open and at the start and end of
@@ -149,6 +176,21 @@ class AppStore {
 
   TrustStore& trust() { return trust_; }
   std::filesystem::path data_dir(std::string_view name) const;
+  storage::Engine& engine() { return *engine_; }
+
+  /// Where the installed app keeps its tables (its manifest's storage block, appdata.hpp). A
+  /// package whose manifest cannot be read is local-sqlite, as hearth always kept it.
+  storage::AppPlacement placement_of(const InstalledApp& app);
+  /// The installed app's own database, where its placement puts it (AppData::open).
+  Result<std::unique_ptr<AppData>> open_data(const InstalledApp& app);
+
+  /// Calls `listener` with the name of an app after it changed (installed, enabled, disabled,
+  /// upgraded, rolled back, uninstalled), through this store or, on a shared engine, through
+  /// another daemon (a notice on the bus: the listener then runs on the bus's thread, and must
+  /// be quick); with an empty name when every app may have changed (the bus reconnected). The
+  /// store itself caches nothing of an app: every call reads the database. The id ends it.
+  std::uint64_t on_changed(std::function<void(std::string_view app)> listener);
+  void remove_on_changed(std::uint64_t id);
 
  private:
   struct Staged;
@@ -169,14 +211,41 @@ class AppStore {
   /// Removes a placed package that was not recorded after all, with its list of files.
   void discard_package(const std::filesystem::path& dir);
 
-  AppStore(std::filesystem::path root, std::unique_ptr<storage::Database> db);
+  AppStore(std::filesystem::path root, std::shared_ptr<storage::Engine> engine,
+           std::unique_ptr<storage::Database> db);
   Status log(std::string_view app, std::string_view action, const json::object& detail);
   Result<json::array> log_of(std::string_view app);
 
+  /// A package folder as the database keeps it: on a shared engine relative to `apps/`
+  /// ("packages/<name>/<folder>": each daemon has its own state dir), else the path.
+  std::string stored_dir(const std::filesystem::path& dir) const;
+  std::filesystem::path local_dir(std::string_view stored) const;
+  InstalledApp app_of_row(const storage::Row& row) const;
+  /// Refuses a placement this engine cannot hold (server-postgresql on SQLite), saying how.
+  Status placement_supported(const storage::AppPlacement& placement) const;
+  /// assess_readiness, with a blocker for a placement this engine cannot hold.
+  json::object assess(const AppManifest& manifest, const InstalledApp& app);
+  /// On a shared engine: the installed package's folder, unpacked from the database when it is
+  /// not in this daemon's `packages/` yet, and checked against the files recorded at install
+  /// (refused, kPermissionDenied, naming each file, when it differs). Nothing otherwise.
+  Status ensure_local(const InstalledApp& app);
+  /// On a shared engine: keeps the placed package's files in the database (ensure_local).
+  Status save_package_files(const InstalledApp& app, const PackageTree& tree);
+  /// Tells the listeners (on_changed) and, on a shared engine, the other daemons.
+  void changed(std::string_view app, std::string_view action);
+  void notify(std::string_view app);
+
   std::filesystem::path root_;
+  std::shared_ptr<storage::Engine> engine_;
   std::unique_ptr<storage::Database> db_;
   TrustStore trust_;
   ReadinessContext readiness_;
+  std::mutex unpack_mutex_;  // one unpacking of a package from the database at a time
+  std::mutex listeners_mutex_;
+  std::map<std::uint64_t, std::function<void(std::string_view)>> listeners_;
+  std::uint64_t next_listener_ = 1;
+  std::uint64_t bus_subscription_ = 0;
+  std::uint64_t bus_resync_ = 0;
 };
 
 /// The review of a manifest (what InstallResult::review holds), its package in `package` (for

@@ -24,7 +24,7 @@ struct StoreTest : ::testing::Test {
 
   void SetUp() override {
     testing::write_notes_app(package);
-    auto opened = AppStore::open(state.path());
+    auto opened = AppStore::open(state.path(), storage::sqlite_engine());
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     store = std::move(opened.value());
     ReadinessContext context;
@@ -384,7 +384,7 @@ TEST_F(StoreTest, StagingLeftByAKilledInstallGoesAtOpenAndAtTheNextInstallButAHe
   state.write("apps/staging/0000dead.lock", "");
   state.write("apps/staging/0000dead/package/big.bin", std::string(std::size_t{1} << 20, 'x'));
   state.write("apps/staging/1111dead/package/APP.md", "x");
-  ASSERT_TRUE(AppStore::open(state.path()).ok());
+  ASSERT_TRUE(AppStore::open(state.path(), storage::sqlite_engine()).ok());
   EXPECT_EQ(entries_in(staging), 0u);
 
   // An install running in another process holds its entry's lock: installs here sweep what is
