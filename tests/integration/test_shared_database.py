@@ -332,3 +332,164 @@ def test_kill_9_mid_commit_loses_nothing_acknowledged(pg, workspace_folder):
     increments = [e for e in hist if e["outcome"] == "committed" and "maxPrice" in e.get("script", "")]
     assert state["value"]["maxPrice"] == len(increments)
     assert state["value"]["maxPrice"] >= len(acked)
+
+
+# --- Agent Apps and the App Server ------------------------------------------------------------
+
+sys.path.insert(0, str(ROOT / "tests" / "fake_model"))
+from server import FakeModel  # noqa: E402
+
+
+def app_md(name, placement, isolation, table):
+    return f"""---
+name: {name}
+description: An app whose tables live where its storage block says.
+version: 1.0.0
+status: ready
+appType: agent-app
+manifestVersion: 0.10.0
+requires:
+  capabilities:
+    lime.agent: ^1.0
+    lime.storage: ^1.0
+permissions:
+  - key: db
+    scope: storage
+    access: read-write
+storage:
+  namespace: {name}
+  placement: {placement}
+  isolation: {isolation}
+  localDefault: false
+  migrations: storage/migrations
+entries:
+  - key: board
+    kind: page
+    title: Board
+    route: /board
+---
+# {name}
+"""
+
+
+def hearth_app(database, state, *args):
+    env = {**env_with_key(), "HEARTH_DATABASE": database}
+    return subprocess.run([hearth_bin(), "app", *args, "--state-dir", str(state)],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+def install_app(tmp_path, database, state, name, placement="server-postgresql",
+                isolation="per-app-schema", table="notes"):
+    pkg = tmp_path / "packages" / name
+    (pkg / "storage" / "migrations").mkdir(parents=True)
+    (pkg / "APP.md").write_text(app_md(name, placement, isolation, table))
+    (pkg / "storage" / "migrations" / "001.sql").write_text(
+        f"CREATE TABLE {table} (text TEXT NOT NULL);")
+    r = hearth_app(database, state, "install", str(pkg), "--dev")
+    assert r.returncode == 0, r.stderr
+    r = hearth_app(database, state, "enable", name)
+    assert r.returncode == 0, r.stderr + r.stdout
+
+
+def invoke(d, app, method, params, workspace="w1"):
+    return d.rpc("capability/invoke", {"appId": app, "capability": "lime.storage",
+                                       "method": method, "params": params,
+                                       "workspaceId": workspace})
+
+
+def test_apps_on_the_server_get_a_schema_and_role_the_database_enforces(pg, tmp_path):
+    name = pg.fresh_database("apps")
+    database = pg.url(name)
+    install_app(tmp_path, database, tmp_path / "cli-state", "notes", table="notes")
+    install_app(tmp_path, database, tmp_path / "cli-state", "ledger", table="ledger")
+    roles = pg.psql(name, "SELECT rolname FROM pg_roles WHERE rolname LIKE 'hearth_app_%' "
+                          "ORDER BY 1").split()
+    assert roles == ["hearth_app_ledger", "hearth_app_notes"]
+    # Two daemons that never installed anything serve both apps from the database.
+    a = shared_daemon(database, [EXAMPLES / "notes"])
+    b = shared_daemon(database, [EXAMPLES / "notes"])
+    try:
+        result(invoke(a, "notes", "query", {"sql": "INSERT INTO notes (text) VALUES (?)",
+                                            "params": ["through A"]}))
+        rows = result(invoke(b, "notes", "query", {"sql": "SELECT text FROM notes"}))["rows"]
+        assert rows == [["through A"]]
+        # The ledger app's SQL cannot read the notes app's schema, hearth's tables, or get out
+        # of its role: the database refuses it, whatever the SQL says.
+        for sql in ("SELECT * FROM hearth_app_notes.notes",
+                    "SELECT * FROM hearth_workspaces.workspace",
+                    "SELECT * FROM hearth_vault.variables",
+                    "SET ROLE hearth_admin",
+                    "SELECT set_config('role', 'hearth_app_notes', false)",
+                    "INSERT INTO ledger (text) VALUES ('a'); DROP TABLE ledger"):
+            e = error(invoke(b, "ledger", "query", {"sql": sql}))
+            assert e["code"] == -32001, (sql, e)
+        assert result(invoke(a, "ledger", "query", {"sql": "SELECT count(*) FROM ledger"}))
+    finally:
+        a.stop()
+        b.stop()
+    # Uninstall with delete: the schema and the role go.
+    r = hearth_app(database, tmp_path / "cli-state", "uninstall", "notes", "--delete-data")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert pg.psql(name, "SELECT count(*) FROM pg_roles WHERE rolname = 'hearth_app_notes'") == "0"
+    assert pg.psql(name, "SELECT count(*) FROM pg_namespace WHERE nspname = 'hearth_app_notes'") \
+        == "0"
+
+
+def test_server_placement_is_refused_without_a_server(tmp_path):
+    pkg = tmp_path / "p"
+    (pkg / "storage" / "migrations").mkdir(parents=True)
+    (pkg / "APP.md").write_text(app_md("remote", "server-postgresql", "per-app-schema", "t"))
+    (pkg / "storage" / "migrations" / "001.sql").write_text("CREATE TABLE t (x TEXT);")
+    env = {k: v for k, v in os.environ.items() if k != "HEARTH_DATABASE"}
+    r = subprocess.run([hearth_bin(), "app", "install", str(pkg), "--dev", "--state-dir",
+                        str(tmp_path / "s")], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode != 0 and "--database postgresql://" in (r.stderr + r.stdout)
+
+
+def handshake(ws):
+    result(ws.request("initialize", {"clientInfo": {"name": "test-host", "version": "1"}}))
+    ws.send({"jsonrpc": "2.0", "method": "initialized"})
+
+
+def test_app_server_sessions_and_events_are_shared(pg, tmp_path):
+    database = pg.url(pg.fresh_database("appserver"))
+    install_app(tmp_path, database, tmp_path / "cli-state", "tasks", placement="local-sqlite",
+                isolation="per-app-database")
+    fake = FakeModel([{"reply": {"tool_calls": [
+        {"name": "complete", "arguments": {"result": {"done": True}}}]}}])
+    fake.start()
+    model = ["--model-url", fake.base_url, "--model", "fake"]
+    a = shared_daemon(database, [EXAMPLES / "notes"], model)
+    b = shared_daemon(database, [EXAMPLES / "notes"], model)
+    try:
+        with a.ws() as wa, b.ws() as wb:
+            handshake(wa)
+            handshake(wb)
+            params = {"appId": "tasks", "workspaceId": "w1", "entryKey": "board",
+                      "idempotencyKey": "board-7"}
+            s = result(wa.request("agentSession/start", params, id=2))
+            # The same key through the other daemon is the same session: the database decides.
+            again = result(wb.request("agentSession/start", params, id=2))
+            assert again["sessionId"] == s["sessionId"] and again["reused"] is True
+            # B reads the session and listens; a turn A runs reaches B's client, in order.
+            state = result(wb.request("agentSession/read", {"sessionId": s["sessionId"],
+                                                             "workspaceId": "w1"}, id=3))
+            last = state["events"][-1]["seq"]
+            result(wa.request("agentSession/turn/start", {
+                "sessionId": s["sessionId"], "workspaceId": "w1", "input": {"q": "go"}}, id=4))
+            seen = []
+            while not seen or seen[-1]["type"] != "completed":
+                seen.append(wb.notification("agentSession/event", timeout=30)["params"])
+            seqs = [e["seq"] for e in seen]
+            assert seqs == list(range(last + 1, last + 1 + len(seqs)))
+    finally:
+        a.stop()
+        b.stop()
+        fake.stop()
+    # The app was installed by the CLI on another state dir: disabling it through the database
+    # is seen by a daemon at its next call.
+    r = hearth_app(database, tmp_path / "other-state", "disable", "tasks")
+    assert r.returncode == 0, r.stderr + r.stdout
+    with shared_daemon(database, [EXAMPLES / "notes"]) as c:
+        e = error(invoke(c, "tasks", "get", {"key": "k"}))
+        assert e["data"]["stage"] == "enabled"
