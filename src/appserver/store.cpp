@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <system_error>
 
 namespace hearth::appserver {
@@ -33,6 +34,11 @@ const std::vector<storage::Migration>& migrations() {
       // The daemon running a turn, so that one daemon's restart fails only its own turns when
       // several share the database.
       {2, "ALTER TABLE as_turns ADD COLUMN daemon TEXT NOT NULL DEFAULT ''"},
+      // The order turns were added in, whichever daemon added them (SQLite's rowid was it).
+      {3,
+       "ALTER TABLE as_turns ADD COLUMN ord INTEGER NOT NULL DEFAULT 0;"
+       "UPDATE as_turns SET ord = rowid;",
+       "ALTER TABLE as_turns ADD COLUMN ord BIGINT NOT NULL DEFAULT 0;"},
   };
   return kMigrations;
 }
@@ -196,11 +202,16 @@ Result<std::optional<SessionRecord>> Store::session_by_key(const std::string& ap
 Result<bool> Store::add_turn(const TurnRecord& t) {
   auto params = turn_params(t);
   params.emplace_back(daemon_);
-  HEARTH_ASSIGN_OR_RETURN(auto n,
-                          db_->execute("INSERT INTO as_turns (" + std::string(kTurnColumns) +
-                                           ", daemon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                                           "ON CONFLICT DO NOTHING",
-                                       params));
+  // Microseconds of the wall clock: turns of one session are added one after the other.
+  params.emplace_back(static_cast<std::int64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count()));
+  HEARTH_ASSIGN_OR_RETURN(
+      auto n, db_->execute("INSERT INTO as_turns (" + std::string(kTurnColumns) +
+                               ", daemon, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                               "ON CONFLICT DO NOTHING",
+                           params));
   return n == 1;
 }
 
@@ -231,7 +242,7 @@ Result<std::optional<TurnRecord>> Store::turn_by_key(const std::string& session,
 Result<std::vector<TurnRecord>> Store::turns(const std::string& session) {
   HEARTH_ASSIGN_OR_RETURN(auto rows, db_->query("SELECT " + std::string(kTurnColumns) +
                                                     " FROM as_turns WHERE session = ? ORDER BY "
-                                                    "created_at, rowid",
+                                                    "created_at, ord, id",
                                                 {session}));
   return turns_of(rows);
 }

@@ -653,7 +653,12 @@ class PgDatabase final : public Database {
   /// migration (execute_untrusted_script, as the app) and hearth's record of it (execute) are
   /// one transaction; that record's table is therefore granted SELECT, INSERT to the app's role
   /// (see migrate). Everything else hearth does runs as the admin role.
-  Result<std::unique_ptr<Transaction>> begin() override { return begin_as(app_ != nullptr); }
+  /// hearth's own transaction (its records of an app: evidence, artifacts, key-values).
+  Result<std::unique_ptr<Transaction>> begin() override { return begin_as(false); }
+  /// An app migration and its record, on the app role's connection.
+  Result<std::unique_ptr<Transaction>> begin_untrusted() override {
+    return begin_as(app_ != nullptr);
+  }
 
   Status migrate(std::string_view component, const std::vector<Migration>& migrations) override {
     int newest = 0;
@@ -710,6 +715,12 @@ class PgDatabase final : public Database {
 
   Result<std::vector<Row>> query_untrusted(std::string_view sql, const Params& params) override {
     HEARTH_RETURN_IF_ERROR(check_outside(sql));
+    // One statement, as on SQLite (the extended protocol would refuse more, as a syntax error).
+    if (split_statements(sql).size() > 1) {
+      return Error::make(ErrorCode::kPermissionDenied,
+                         "storage: not allowed: more than one statement (an app's query is one "
+                         "statement)");
+    }
     HEARTH_ASSIGN_OR_RETURN(auto r, on_connection(true, [&](const Target& t, PGconn* c) {
                               return run(t, c, sql, params, true);
                             }));

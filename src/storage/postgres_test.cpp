@@ -380,7 +380,7 @@ TEST_F(Postgres, AnAppMigrationAndItsRecordAreOneTransaction) {
                         {std::string(name), std::string("00"), std::int64_t{1}});
   };
   {
-    auto tx = app->begin();
+    auto tx = app->begin_untrusted();
     ASSERT_TRUE(tx.ok()) << tx.error().message;
     ASSERT_TRUE(app->execute_untrusted_script("CREATE TABLE entries (t TEXT);").ok());
     ASSERT_TRUE(record("001.sql").ok());
@@ -388,7 +388,7 @@ TEST_F(Postgres, AnAppMigrationAndItsRecordAreOneTransaction) {
   EXPECT_TRUE(app->query("SELECT * FROM hearth_migrations")->empty());
   EXPECT_FALSE(app->query_untrusted("SELECT * FROM entries", {}).ok());
   {
-    auto tx = app->begin();
+    auto tx = app->begin_untrusted();
     ASSERT_TRUE(app->execute_untrusted_script("CREATE TABLE entries (t TEXT);").ok());
     ASSERT_TRUE(record("001.sql").ok());
     ASSERT_TRUE((*tx)->commit().ok());
@@ -397,12 +397,20 @@ TEST_F(Postgres, AnAppMigrationAndItsRecordAreOneTransaction) {
   EXPECT_TRUE(app->query_untrusted("SELECT * FROM entries", {}).ok());
   // A failed migration fails the transaction: the commit says so and nothing stays.
   {
-    auto tx = app->begin();
+    auto tx = app->begin_untrusted();
     EXPECT_FALSE(app->execute_untrusted_script("CREATE TABLE more (t TEXT); NOT SQL;").ok());
     EXPECT_FALSE(record("002.sql").ok());
     EXPECT_FALSE((*tx)->commit().ok());
   }
   EXPECT_FALSE(app->query_untrusted("SELECT * FROM more", {}).ok());
+  // hearth's own transaction on the app's database is hearth's: its tables, never the app's SQL.
+  {
+    auto tx = app->begin();
+    ASSERT_TRUE(tx.ok()) << tx.error().message;
+    EXPECT_TRUE(app->query("SELECT * FROM hearth_migrations").ok());
+    EXPECT_EQ(app->execute_untrusted_script("CREATE TABLE sneaky (t TEXT);").error().code,
+              ErrorCode::kPermissionDenied);
+  }
 }
 
 TEST_F(Postgres, TenantsGetSchemasAndADedicatedDatabaseIsTheAppsOwn) {

@@ -58,6 +58,11 @@ class Database {
   /// once). Statements on this thread run inside it until it is committed or destroyed; other
   /// threads wait.
   virtual Result<std::unique_ptr<Transaction>> begin() = 0;
+  /// A transaction in which outside SQL (execute_untrusted_script: an app's migration) and
+  /// hearth's own record of it commit together. The same as begin() on SQLite; on an app's
+  /// PostgreSQL database it runs as the app's role (granted what that record needs), where
+  /// begin() runs as hearth's.
+  virtual Result<std::unique_ptr<Transaction>> begin_untrusted() { return begin(); }
   /// Applies `component`'s migrations newer than those it has, each in one transaction with its
   /// record in `schema_migrations`. A database whose component is at a version newer than the
   /// last migration given is refused (it was written by a newer hearth).

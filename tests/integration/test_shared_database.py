@@ -409,6 +409,7 @@ def test_apps_on_the_server_get_a_schema_and_role_the_database_enforces(pg, tmp_
     a = shared_daemon(database, [EXAMPLES / "notes"])
     b = shared_daemon(database, [EXAMPLES / "notes"])
     try:
+        result(a.rpc("vault/set", {"scope": "api.example.com", "name": "K", "value": "v"}))
         result(invoke(a, "notes", "query", {"sql": "INSERT INTO notes (text) VALUES (?)",
                                             "params": ["through A"]}))
         rows = result(invoke(b, "notes", "query", {"sql": "SELECT text FROM notes"}))["rows"]

@@ -193,7 +193,7 @@ Result<json::array> AppData::migrate(const fs::path& package, const json::object
       }
       continue;
     }
-    HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin());
+    HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin_untrusted());
     if (auto r = db_->execute_untrusted_script(sql); !r.ok()) {
       return Error::make(r.error().code, "migration " + name + " failed, nothing of it applied (" +
                                              std::to_string(applied_now.size()) +
