@@ -45,3 +45,7 @@ for n in ("echo", "manifest", "call", "open"):
     x = r[n]
     print(f"| {names[n]} | {x['rps']:.0f} | {x['p50_us']:.0f} | {x['p99_us']:.0f} | {x['failures']} | {x['rps']/echo:.3f} |")
 PY
+
+# Several daemons on one database (docs/benchmarks.md, "Several daemons on one database").
+echo
+python3 bench/storage/shared.py --seconds 6 --workspaces 16 --clients-per-daemon 8

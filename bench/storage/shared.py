@@ -23,6 +23,7 @@ import json
 import multiprocessing as mp
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -222,6 +223,14 @@ def measure(label, database, daemons, args, workspaces, tmp, pg):
             ok, _, elapsed, client_cpu = run_clients(session_client, clients, args.seconds)
             daemon_cpu = (sum(cpu_seconds(p) for p in pids) - c0) / elapsed
             db_cpu = (server_cpu(pg if database else None) - s0) / elapsed
+            # Every acknowledged start stored its one event, once.
+            if database:
+                stored = int(pg.psql(database.split("/")[-1].split("?")[0],
+                                     "SELECT count(*) FROM hearth_app_server.as_events"))
+            else:
+                with sqlite3.connect(state_dirs[0] / "apps" / "app-server.db") as con:
+                    stored = con.execute("SELECT count(*) FROM as_events").fetchone()[0]
+            assert stored == ok, f"events stored {stored} != starts acknowledged {ok}"
             rows.append(("App Server events/s", ok / elapsed, 0, daemon_cpu, db_cpu,
                          client_cpu))
     finally:
