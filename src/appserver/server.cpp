@@ -328,8 +328,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       const auto told = options.engine->bus().publish(
           "appserver.event", json::serialize(json::object{{"session", session}, {"seq", e.seq}}));
       if (!told.ok()) {
-        spdlog::warn("app server: telling the other daemons of an event: {}",
-                     told.error().message);
+        spdlog::warn("app server: telling the other daemons of an event: {}", told.error().message);
       }
     }
   }

@@ -203,10 +203,10 @@ Result<bool> Store::add_turn(const TurnRecord& t) {
   auto params = turn_params(t);
   params.emplace_back(daemon_);
   // Microseconds of the wall clock: turns of one session are added one after the other.
-  params.emplace_back(static_cast<std::int64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count()));
+  params.emplace_back(
+      static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count()));
   HEARTH_ASSIGN_OR_RETURN(
       auto n, db_->execute("INSERT INTO as_turns (" + std::string(kTurnColumns) +
                                ", daemon, ord) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -250,8 +250,8 @@ Result<std::vector<TurnRecord>> Store::turns(const std::string& session) {
 Result<std::vector<TurnRecord>> Store::interrupted() {
   HEARTH_ASSIGN_OR_RETURN(auto rows,
                           db_->query("SELECT " + std::string(kTurnColumns) +
-                                     " FROM as_turns WHERE status IN ('queued', 'running', "
-                                     "'waiting') AND daemon = ?",
+                                         " FROM as_turns WHERE status IN ('queued', 'running', "
+                                         "'waiting') AND daemon = ?",
                                      {daemon_}));
   return turns_of(rows);
 }

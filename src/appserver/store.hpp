@@ -65,8 +65,7 @@ class Store {
   /// every daemon of the database. `daemon` names this daemon (instance.hpp's daemon_id): the
   /// turns it starts are its own, and only those are failed when it starts again.
   static Result<std::unique_ptr<Store>> open(storage::Engine& engine,
-                                             const std::filesystem::path& file,
-                                             std::string daemon);
+                                             const std::filesystem::path& file, std::string daemon);
   /// The SQLite file (tests).
   static Result<std::unique_ptr<Store>> open(const std::filesystem::path& file);
 

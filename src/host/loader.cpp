@@ -114,10 +114,9 @@ std::unique_ptr<Host::Service> Host::load_service(const std::filesystem::path& d
   service->hub = std::make_shared<SubscriptionHub>(m.name, options_.subscription_limits);
   service->hub->set_endpoints(std::move(subscription_ids));
   if (options_.publish_relay) {
-    service->hub->set_relay([relay = options_.publish_relay, name = m.name](
-                                std::string_view endpoint, const json::value& data) {
-      relay(name, endpoint, data);
-    });
+    service->hub->set_relay(
+        [relay = options_.publish_relay, name = m.name](
+            std::string_view endpoint, const json::value& data) { relay(name, endpoint, data); });
   }
   return service;
 }

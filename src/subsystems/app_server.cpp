@@ -32,8 +32,8 @@ AppServer::AppServer(daemon::Context& context) {
   if (ec) dir = context.state_dir();
   const std::string daemon_id = std::string(host.data()) + ":" + dir.string();
   auto& engine = context.find<Storage>().engine();
-  auto sessions = appserver::Store::open(
-      *engine, context.state_dir() / "apps" / "app-server.db", daemon_id);
+  auto sessions =
+      appserver::Store::open(*engine, context.state_dir() / "apps" / "app-server.db", daemon_id);
   if (!sessions.ok()) {
     spdlog::error("the App Server is not served: {}", sessions.error().message);
     return;

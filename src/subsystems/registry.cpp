@@ -18,8 +18,8 @@ Result<std::shared_ptr<vault::Vault>> open_vault(const fs::path& state_dir,
     return Error::make(ErrorCode::kInternalError, "state dir: " + error);
   }
   HEARTH_ASSIGN_OR_RETURN(auto key, vault::MasterKey::open(state_dir / "vault.key"));
-  HEARTH_ASSIGN_OR_RETURN(auto opened, vault::Vault::open(state_dir / "vault.db", std::move(key),
-                                                          std::move(engine)));
+  HEARTH_ASSIGN_OR_RETURN(
+      auto opened, vault::Vault::open(state_dir / "vault.db", std::move(key), std::move(engine)));
   return std::shared_ptr<vault::Vault>(std::move(opened));
 }
 

@@ -186,8 +186,7 @@ void Services::relay_out(const std::string& service, std::string_view endpoint,
       auto id = std::chrono::steady_clock::now().time_since_epoch().count();
       auto st = relay_db_->execute(
           "INSERT INTO lavs_published (id, service, endpoint, data, at) VALUES (?, ?, ?, ?, ?)",
-          {static_cast<std::int64_t>(id), service, endpoint, text,
-           static_cast<std::int64_t>(now)});
+          {static_cast<std::int64_t>(id), service, endpoint, text, static_cast<std::int64_t>(now)});
       (void)relay_db_->execute("DELETE FROM lavs_published WHERE at < ?",
                                {static_cast<std::int64_t>(now - 60)});
       if (!st.ok()) {
@@ -197,8 +196,7 @@ void Services::relay_out(const std::string& service, std::string_view endpoint,
       }
       payload["ref"] = static_cast<std::int64_t>(id);
     }
-    if (auto told = engine_->bus().publish("lavs.publish", json::serialize(payload));
-        !told.ok()) {
+    if (auto told = engine_->bus().publish("lavs.publish", json::serialize(payload)); !told.ok()) {
       spdlog::warn("{}: an item published to {} did not reach the other daemons: {}", service,
                    endpoint, told.error().message);
     }
@@ -218,8 +216,8 @@ void Services::relay_in(const storage::Notice& notice) {
     if (const auto* d = o->if_contains("data")) {
       data = *d;
     } else if (const auto* ref = o->if_contains("ref"); ref != nullptr && ref->is_int64()) {
-      auto rows = relay_db_->query("SELECT data FROM lavs_published WHERE id = ?",
-                                   {ref->get_int64()});
+      auto rows =
+          relay_db_->query("SELECT data FROM lavs_published WHERE id = ?", {ref->get_int64()});
       const auto* stored =
           rows.ok() && !rows->empty() ? std::get_if<std::string>(&rows->front()[0]) : nullptr;
       if (stored == nullptr) {

@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/component.hpp"
 #include "common/blocking.hpp"
+#include "daemon/component.hpp"
 #include "daemon/daemon.hpp"
 #include "host/host.hpp"
 #include "json/json.hpp"

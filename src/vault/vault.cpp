@@ -707,8 +707,7 @@ struct Vault::Impl {
   Result<std::unique_ptr<storage::Transaction>> begin_exclusive() {
     HEARTH_ASSIGN_OR_RETURN(auto tx, db->begin());
     if (engine->shared()) {
-      HEARTH_RETURN_IF_ERROR(
-          db->execute("LOCK TABLE vault_meta IN SHARE ROW EXCLUSIVE MODE"));
+      HEARTH_RETURN_IF_ERROR(db->execute("LOCK TABLE vault_meta IN SHARE ROW EXCLUSIVE MODE"));
     }
     return tx;
   }

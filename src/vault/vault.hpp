@@ -86,8 +86,9 @@ class Vault {
   /// A vault that reads its key and opens `db_file` at its first use (the daemon: no key file,
   /// no database and no cryptography touched until a variable is needed). Every call reports
   /// a failure to open as its own error, and the next call tries again.
-  static std::unique_ptr<Vault> open_on_first_use(std::filesystem::path db_file, KeySource key,
-                                                  std::shared_ptr<storage::Engine> engine = nullptr);
+  static std::unique_ptr<Vault> open_on_first_use(
+      std::filesystem::path db_file, KeySource key,
+      std::shared_ptr<storage::Engine> engine = nullptr);
   /// The operator's way out of a rollback refusal (`hearth vault accept-rollback`): opens
   /// `db_file` under `key` (a key that does not match is still refused) as it is, and makes its
   /// content the newest generation, above both its own and the record's, so that every older

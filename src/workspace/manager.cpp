@@ -84,7 +84,8 @@ void Manager::publish(const ChangeEvent& event) {
       executor_,
       [this, send]() -> asio::awaitable<void> {
         auto sent = co_await blocking_.run(send);
-        if (!sent.ok()) spdlog::warn("workspaces: telling the other daemons: {}", sent.error().message);
+        if (!sent.ok())
+          spdlog::warn("workspaces: telling the other daemons: {}", sent.error().message);
       },
       asio::detached);
 }

@@ -19,7 +19,7 @@
 namespace hearth::workspace {
 
 struct ManagerOptions {
-  std::filesystem::path database;          ///< the store's file (STATE_DIR/workspaces.db)
+  std::filesystem::path database;  ///< the store's file (STATE_DIR/workspaces.db)
   /// Where the store is: null, the SQLite file `database`. A shared engine (PostgreSQL) also
   /// carries each committed change to the other daemons, whose workspaces of the same name read
   /// it and tell their listeners (workspace/changed).
@@ -54,8 +54,7 @@ class Manager {
   /// Tells the other daemons of a change committed here (a shared engine only).
   void publish(const ChangeEvent& event);
   /// A change another daemon committed, or (empty name) every workspace after a resync.
-  void refresh(const std::string& name, std::int64_t version, std::string actor,
-               std::string kind);
+  void refresh(const std::string& name, std::int64_t version, std::string actor, std::string kind);
 
   /// What the bus's handlers reach: cleared (under its mutex) when the manager goes.
   struct Remote {

@@ -110,8 +110,8 @@ void Catalog::load_with(std::string fingerprint) {
     if (!fresh) {
       next->failures.push_back(
           {source,
-           {{"serviceName", "'" + definition->service_name + "' is already defined by " +
-                                it->second.string()}}});
+           {{"serviceName",
+             "'" + definition->service_name + "' is already defined by " + it->second.string()}}});
       continue;
     }
     next->definitions.push_back(std::make_shared<const Definition>(std::move(*definition)));

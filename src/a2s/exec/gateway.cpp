@@ -901,9 +901,8 @@ Gateway::Gateway(asio::any_io_executor executor, GatewayOptions options,
       }
     });
   };
-  notices_ = options_.engine->bus().subscribe("registry", [reread](const storage::Notice&) {
-    reread();
-  });
+  notices_ =
+      options_.engine->bus().subscribe("registry", [reread](const storage::Notice&) { reread(); });
   resyncs_ = options_.engine->bus().on_resync(reread);
 }
 
@@ -947,9 +946,9 @@ asio::awaitable<Result<json::value>> Gateway::define(json::value document) {
   }
   const std::string service = definition->service_name;
   const auto snap = catalog_.snapshot();
-  if (auto existing = snap->find(service);
-      existing != nullptr && existing->service_name == service &&
-      existing->source != Catalog::stored_source(service)) {
+  if (auto existing = snap->find(service); existing != nullptr &&
+                                           existing->service_name == service &&
+                                           existing->source != Catalog::stored_source(service)) {
     co_return Error::make(ErrorCode::kInvalidParams,
                           "'" + service + "' is defined by " + existing->source +
                               ": change that file, or give this definition another serviceName",

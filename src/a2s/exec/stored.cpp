@@ -27,7 +27,8 @@ Result<std::unique_ptr<DefinitionStore>> DefinitionStore::open(storage::Engine& 
 Result<std::vector<StoredDefinition>> DefinitionStore::all() {
   HEARTH_ASSIGN_OR_RETURN(
       auto rows,
-      db_->query("SELECT service, document, updated_at FROM registry_definitions ORDER BY service"));
+      db_->query(
+          "SELECT service, document, updated_at FROM registry_definitions ORDER BY service"));
   std::vector<StoredDefinition> out;
   out.reserve(rows.size());
   for (const auto& row : rows) {

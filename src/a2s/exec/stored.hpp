@@ -16,8 +16,8 @@
 namespace hearth::a2s {
 
 struct StoredDefinition {
-  std::string service;   ///< its serviceName
-  std::string document;  ///< the definition as JSON text
+  std::string service;          ///< its serviceName
+  std::string document;         ///< the definition as JSON text
   std::int64_t updated_at = 0;  ///< seconds since the epoch
 };
 
