@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -424,10 +425,24 @@ def test_apps_on_the_server_get_a_schema_and_role_the_database_enforces(pg, tmp_
                     "INSERT INTO ledger (text) VALUES ('a'); DROP TABLE ledger"):
             e = error(invoke(b, "ledger", "query", {"sql": sql}))
             assert e["code"] == -32001, (sql, e)
-        assert result(invoke(a, "ledger", "query", {"sql": "SELECT count(*) FROM ledger"}))
+        result(invoke(a, "ledger", "query", {"sql": "INSERT INTO ledger (text) VALUES (?)",
+                                             "params": ["kept"]}))
     finally:
         a.stop()
         b.stop()
+    # Uninstall with an export: the app's tables as JSON Lines in the archive, then gone.
+    archive = tmp_path / "ledger-export.tar.gz"
+    r = hearth_app(database, tmp_path / "cli-state", "uninstall", "ledger",
+                   "--export-then-delete", str(archive))
+    assert r.returncode == 0, r.stderr + r.stdout
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        assert any(n.endswith("tables/tables.json") for n in names), names
+        rows = next(n for n in names if n.endswith("tables/ledger.jsonl"))
+        lines = tar.extractfile(rows).read().decode().splitlines()
+        assert len(lines) == 1 and "kept" in lines[0], lines
+    assert pg.psql(name, "SELECT count(*) FROM pg_namespace WHERE nspname = 'hearth_app_ledger'") \
+        == "0"
     # Uninstall with delete: the schema and the role go.
     r = hearth_app(database, tmp_path / "cli-state", "uninstall", "notes", "--delete-data")
     assert r.returncode == 0, r.stderr + r.stdout
