@@ -227,6 +227,7 @@ TEST_P(Contract, ThreadsShareADatabase) {
   ASSERT_NE(db, nullptr);
   ASSERT_TRUE(db->migrate("t", {{1, "CREATE TABLE t (thread INTEGER, i INTEGER)"}}).ok());
   std::vector<std::thread> threads;
+  threads.reserve(6);
   for (int t = 0; t < 6; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {

@@ -84,14 +84,15 @@ void Manager::publish(const ChangeEvent& event) {
       executor_,
       [this, send]() -> asio::awaitable<void> {
         auto sent = co_await blocking_.run(send);
-        if (!sent.ok())
+        if (!sent.ok()) {
           spdlog::warn("workspaces: telling the other daemons: {}", sent.error().message);
+        }
       },
       asio::detached);
 }
 
-void Manager::refresh(const std::string& name, std::int64_t version, std::string actor,
-                      std::string kind) {
+void Manager::refresh(const std::string& name, std::int64_t version, const std::string& actor,
+                      const std::string& kind) {
   std::vector<std::shared_ptr<Workspace>> targets;
   {
     std::lock_guard lock(mu_);

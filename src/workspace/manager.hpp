@@ -54,7 +54,8 @@ class Manager {
   /// Tells the other daemons of a change committed here (a shared engine only).
   void publish(const ChangeEvent& event);
   /// A change another daemon committed, or (empty name) every workspace after a resync.
-  void refresh(const std::string& name, std::int64_t version, std::string actor, std::string kind);
+  void refresh(const std::string& name, std::int64_t version, const std::string& actor,
+               const std::string& kind);
 
   /// What the bus's handlers reach: cleared (under its mutex) when the manager goes.
   struct Remote {

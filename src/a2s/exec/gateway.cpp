@@ -669,7 +669,9 @@ struct Gateway::Call {
         fresh = values.count(var.name) != 0;
       }
     }
-    if (!fresh && result.ok()) result = co_await run_producers(var);
+    if (!fresh && result.ok()) {
+      result = co_await run_producers(var);
+    }
     {
       std::lock_guard lock(gw.flights_mutex_);
       gw.flights_.erase(key);
