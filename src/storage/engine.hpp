@@ -43,6 +43,8 @@ class Bus {
   virtual Status publish(std::string_view topic, std::string_view payload) = 0;
   /// Calls `handler` with every notice of `topic` from another daemon; the id ends it.
   virtual std::uint64_t subscribe(std::string topic, Handler handler) = 0;
+  /// Ends a subscribe() or on_resync() by its id; a handler already called may still be running
+  /// (handlers reach their component through something the component clears when it goes).
   virtual void unsubscribe(std::uint64_t id) = 0;
   /// Calls `handler` after the bus lost its connection and has it again: notices may have been
   /// missed, so what is cached must be read again.
