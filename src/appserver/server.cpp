@@ -224,12 +224,19 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
   void listen(const std::string& session, const std::shared_ptr<rpc::Session>& conn,
               std::int64_t after = -1) {
     if (!conn || !conn->can_push()) return;
+    auto& conns = listeners[session];
+    auto it = conns.find(conn->id());
     if (after < 0) {
+      // A connection that listens already has had every event up to its own mark.
+      if (it != conns.end()) return;
       auto s = store->session(session);
       after = s.ok() && s.value() ? s.value()->last_seq : 0;
     }
-    auto& last = listeners[session][conn->id()];
-    last = std::max(last, after);
+    if (it == conns.end()) {
+      conns.emplace(conn->id(), after);
+    } else {
+      it->second = std::max(it->second, after);
+    }
   }
 
   /// Pushes `e` to the session's listeners that have not had it.
@@ -454,7 +461,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       out["reused"] = true;
       return json::value(std::move(out));
     }
-    listen(s.id, session);
+    listen(s.id, session, 0);  // a new session: no event yet
     emit(s.id, "", new_id("trc_"), "status",
          json::object{{"status", "started"}, {"mode", mode}, {"appVersion", app.version}});
     evidence(app.name, "agent.session.started",
