@@ -14,6 +14,8 @@ packages=(
   libre2-dev
   # A2S: SQLite (the storage layer), YAML service definitions, Snowball stemming for search
   libsqlite3-dev libyaml-cpp-dev libstemmer-dev
+  # A2S search: WordNet's database, read at run time for related words (src/a2s/search/wordnet.*)
+  wordnet-base
   # the PostgreSQL storage engine (libpq); the server for its tests, which start throwaway
   # servers of their own from /usr/lib/postgresql/15/bin (never the system cluster the package
   # starts)

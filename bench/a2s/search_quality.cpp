@@ -1,12 +1,13 @@
 // a2s_search_quality: how often SearchIndex ranks the expected service first (top-1) and among
 // the first three (top-3) over a folder of definitions and a file of queries.
 //
-//   a2s_search_quality SERVICES_DIR QUERIES_YAML [--min-top3 0.NN]
+//   a2s_search_quality SERVICES_DIR QUERIES_YAML [--min-top3 0.NN] [--explain]
 //
 // QUERIES_YAML: {queries: [{query, expect: serviceName, capability?: name}, ...]}. Prints the
 // accuracies, the capability accuracy (the expected capability first within the right service)
 // and every miss with the top three it got; exits 1 when top-3 accuracy is below --min-top3
-// (default 0.85), 2 on bad input.
+// (default 0.85), 2 on bad input. --explain prints, under each miss, how its words were read
+// (SearchIndex::interpret).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -29,7 +30,9 @@ struct Query {
 };
 
 int usage() {
-  std::fprintf(stderr, "usage: a2s_search_quality SERVICES_DIR QUERIES_YAML [--min-top3 0.NN]\n");
+  std::fprintf(stderr,
+               "usage: a2s_search_quality SERVICES_DIR QUERIES_YAML [--min-top3 0.NN] "
+               "[--explain]\n");
   return 2;
 }
 
@@ -38,10 +41,13 @@ int usage() {
 int main(int argc, char** argv) {
   std::vector<std::string> positional;
   double min_top3 = 0.85;
+  bool explain = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--min-top3" && i + 1 < argc) {
       min_top3 = std::strtod(argv[++i], nullptr);
+    } else if (arg == "--explain") {
+      explain = true;
     } else if (arg.rfind("--", 0) == 0) {
       return usage();
     } else {
@@ -128,6 +134,17 @@ int main(int argc, char** argv) {
       misses.push_back("  \"" + q.text + "\"\n      expected " + q.expect + " (rank " +
                        (rank ? std::to_string(rank) : std::string(">3")) +
                        "), got: " + (got.empty() ? "nothing" : got));
+      if (explain) {
+        for (const auto& w : index.interpret(q.text)) {
+          std::string line = "        " + w.word + (w.name ? " (name)" : "") + ":";
+          for (const auto& t : w.terms) {
+            char weight[32];
+            std::snprintf(weight, sizeof weight, " %.2f", t.weight);
+            line += " " + t.term + "/" + t.via + weight;
+          }
+          misses.back() += "\n" + line;
+        }
+      }
     }
     if (!q.capability.empty()) {
       ++cap_checked;

@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "a2s/search/spelling.hpp"
+#include "a2s/search/wordnet.hpp"
 #include "common/ascii.hpp"
 
 namespace hearth::a2s {
@@ -26,8 +30,10 @@ enum Field {
 constexpr float kWeights[kFields] = {3.0F, 2.0F, 2.0F, 1.5F, 0.6F, 0.4F};
 constexpr float kB[kFields] = {0.5F, 0.75F, 0.5F, 0.75F, 0.75F, 0.75F};
 constexpr float kK1 = 1.2F;
-/// Expansion terms count this much of the term they come from.
-constexpr float kSynonymWeight = 0.5F;
+/// Expansion terms count this much of the term they come from: the curated table's, and
+/// WordNet's synonyms (its other relations count less: relation_weight).
+constexpr float kCuratedWeight = 0.5F;
+constexpr float kSynonymWeight = 0.6F;
 
 const std::unordered_set<std::string>& stop_words() {
   static const std::unordered_set<std::string> kWords = {
@@ -105,19 +111,21 @@ const std::unordered_map<std::string, std::vector<std::string>>& synonyms() {
   return kTable;
 }
 
-/// The expansion table by stem ("meetings", "meeting" and "meet" all find the calendar terms),
-/// its expansions stemmed too. Built once.
-const std::vector<std::string>* expansions(const std::string& stemmed);
+/// A word of a text: lower case, and whether it was written with a capital.
+struct Token {
+  std::string text;
+  bool capital = false;
+};
 
-/// Lower-case words of a text: camelCase and snake_case split, letters and digits kept, UTF-8
-/// letters kept as they are.
-std::vector<std::string> words(std::string_view text) {
-  std::vector<std::string> out;
-  std::string current;
+/// The words of a text: camelCase and snake_case split, letters and digits kept, UTF-8 letters
+/// kept as they are, lower-cased.
+std::vector<Token> tokens(std::string_view text) {
+  std::vector<Token> out;
+  Token current;
   char prev = 0;
   const auto flush = [&] {
-    if (!current.empty()) out.push_back(std::move(current));
-    current.clear();
+    if (!current.text.empty()) out.push_back(std::move(current));
+    current = {};
   };
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
@@ -134,10 +142,17 @@ std::vector<std::string> words(std::string_view text) {
     }
     // camelCase: a capital after a small letter starts a new word.
     if (ascii::is_upper(c) && prev != 0 && ascii::is_lower(prev)) flush();
-    current += static_cast<char>(ascii::lower(c));
+    if (current.text.empty()) current.capital = ascii::is_upper(c);
+    current.text += static_cast<char>(ascii::lower(c));
     prev = c;
   }
   flush();
+  return out;
+}
+
+std::vector<std::string> words(std::string_view text) {
+  std::vector<std::string> out;
+  for (auto& t : tokens(text)) out.push_back(std::move(t.text));
   return out;
 }
 
@@ -167,6 +182,8 @@ std::string stem(const std::string& word) {
   return stemmer.stem(word);
 }
 
+/// The expansion table by stem ("meetings", "meeting" and "meet" all find the calendar terms),
+/// its expansions stemmed too. Built once.
 const std::vector<std::string>* expansions(const std::string& stemmed) {
   static const auto table = [] {
     std::unordered_map<std::string, std::vector<std::string>> t;
@@ -183,10 +200,14 @@ const std::vector<std::string>* expansions(const std::string& stemmed) {
   return it == table.end() ? nullptr : &it->second;
 }
 
+bool stop_word(const std::string& w) {
+  return stop_words().count(w) != 0;
+}
+
 std::vector<std::string> terms(std::string_view text) {
   std::vector<std::string> out;
   for (auto& w : words(text)) {
-    if (stop_words().count(w) != 0) continue;
+    if (stop_word(w)) continue;
     out.push_back(stem(w));
   }
   return out;
@@ -216,6 +237,146 @@ void example_text(const json::value& v, std::string& out) {
   }
 }
 
+/// The six fields' terms of one capability's document.
+struct Fields {
+  std::vector<std::string> terms[kFields];
+};
+
+/// A service name as one word ("OpenWeatherMap" -> "openweathermap"), so a request that writes
+/// it as one word finds it; empty when the name is a single word already.
+std::string joined_name(std::string_view name) {
+  const auto ws = words(name);
+  if (ws.size() < 2) return {};
+  std::string out;
+  for (const auto& w : ws) out += w;
+  return out;
+}
+
+Fields fields_of(const Definition& def, const Capability& cap, const std::vector<std::string>& service_name,
+                 const std::vector<std::string>& service_description) {
+  Fields f;
+  f.terms[kCapName] = terms(cap.name);
+  f.terms[kCapDescription] = terms(cap.description);
+  f.terms[kServiceName] = service_name;
+  f.terms[kServiceDescription] = service_description;
+  std::string vars;
+  variable_text(cap.input, vars);
+  variable_text(cap.temp, vars);
+  variable_text(cap.output, vars);
+  f.terms[kVariables] = terms(vars);
+  std::string examples;
+  example_text(cap.examples, examples);
+  f.terms[kExamples] = terms(examples);
+  (void)def;
+  return f;
+}
+
+std::vector<std::string> service_name_terms(const Definition& def) {
+  auto out = terms(def.service_name);
+  if (auto joined = joined_name(def.service_name); !joined.empty()) out.push_back(stem(joined));
+  return out;
+}
+
+/// The name's own words' terms (without the joined form).
+std::vector<std::string> name_word_terms(const Definition& def) {
+  return terms(def.service_name);
+}
+
+/// How a request's word reached a term, and what that is worth against the word itself.
+enum class Via : std::uint8_t {
+  kWord,
+  kSpelling,
+  kCurated,
+  kSynonym,
+  kSimilar,
+  kDerived,
+  kBroader,
+  kNarrower,
+  kGloss,
+  kCooccurs
+};
+
+std::string_view via_name(Via via) {
+  switch (via) {
+    case Via::kWord:
+      return "word";
+    case Via::kSpelling:
+      return "spelling";
+    case Via::kCurated:
+      return "synonym table";
+    case Via::kSynonym:
+      return "wordnet synonym";
+    case Via::kSimilar:
+      return "wordnet similar";
+    case Via::kDerived:
+      return "wordnet derived";
+    case Via::kBroader:
+      return "wordnet broader";
+    case Via::kNarrower:
+      return "wordnet narrower";
+    case Via::kGloss:
+      return "wordnet definition";
+    case Via::kCooccurs:
+      return "registry co-occurrence";
+  }
+  return "word";
+}
+
+Via via_of(Relation r) {
+  switch (r) {
+    case Relation::kSynonym:
+      return Via::kSynonym;
+    case Relation::kSimilar:
+      return Via::kSimilar;
+    case Relation::kDerived:
+      return Via::kDerived;
+    case Relation::kBroader:
+      return Via::kBroader;
+    case Relation::kNarrower:
+      return Via::kNarrower;
+    case Relation::kGloss:
+      return Via::kGloss;
+  }
+  return Via::kSynonym;
+}
+
+/// What a related word counts, against 1 for the word itself: WordNet's relations by how close
+/// they are, a sense's rank lowering it a little; a phrase's single words count less.
+float relation_weight(const RelatedWord& r) {
+  float w = 0;
+  switch (r.relation) {
+    case Relation::kSynonym:
+      w = kSynonymWeight;
+      break;
+    case Relation::kSimilar:
+    case Relation::kDerived:
+      w = 0.45F;
+      break;
+    case Relation::kBroader:
+      w = 0.4F;
+      break;
+    case Relation::kNarrower:
+      w = 0.35F;
+      break;
+    case Relation::kGloss:
+      w = 0.3F;
+      break;
+  }
+  return r.sense == 0 ? w : w * 0.85F;
+}
+
+/// A name that is not the task counts this much of what it would.
+constexpr float kNameWeight = 0.3F;
+/// Spelling corrections: one edit, two edits.
+constexpr float kSpellingWeight[3] = {1.0F, 0.8F, 0.6F};
+/// Terms the registry uses with a word: their association (cosine of co-occurrence, <= 1)
+/// times this.
+constexpr float kCooccursWeight = 0.3F;
+/// Terms a word expands to, at most (the strongest kept), and the least an expansion must be
+/// worth against the strongest term of its word.
+constexpr std::size_t kExpansionsAtMost = 12;
+constexpr float kExpansionFloor = 0.25F;
+
 }  // namespace
 
 struct SearchIndex::Impl {
@@ -227,84 +388,378 @@ struct SearchIndex::Impl {
     std::uint32_t service;
     std::uint32_t capability;
   };
+  struct Partner {
+    std::uint32_t term;
+    float association;
+  };
   std::vector<std::shared_ptr<const Definition>> definitions;
   std::vector<Doc> docs;
   std::vector<std::uint32_t> first_doc;  ///< per service: its first document (they are in a row)
   std::unordered_map<std::string, std::uint32_t> vocabulary;
+  std::vector<std::string> term_text;  ///< by term id
   std::vector<std::vector<Posting>> postings;
   std::vector<float> idf;
+  double avg[kFields] = {};
+  /// Per service, its name's terms and its joined name's (or kNone); per term, the services
+  /// whose name has it.
+  static constexpr std::uint32_t kNone = 0xffffffffU;
+  std::vector<std::vector<std::uint32_t>> name_terms;
+  std::vector<std::uint32_t> joined_term;
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> named_by;
+  /// Per term: the terms the registry's texts use with it most (strongest first).
+  std::vector<std::vector<Partner>> partners;
+  /// Surface words of the registry's texts, for spelling correction; their stems' term ids.
+  SpellingIndex spelling;
+  std::vector<std::uint32_t> spelling_term;
+  const WordNet* wordnet = nullptr;
+
+  /// What WordNet says of a word or phrase, for this registry: whether it is a lemma, whether
+  /// it names a place or person, and its related words that are terms here, weighted. Looking
+  /// it up reads a few dozen synsets, so it is remembered (bounded; a query's words repeat).
+  struct Lexical {
+    bool known = false;
+    bool instance = false;
+    std::vector<std::pair<std::uint32_t, std::pair<float, Relation>>> related;
+  };
+  std::shared_ptr<const Lexical> lexical(const std::string& word) const;
+  mutable std::shared_mutex lexical_mutex;
+  mutable std::unordered_map<std::string, std::shared_ptr<const Lexical>> lexical_cache;
+
+  struct Expansion {
+    std::uint32_t term;
+    float weight;
+    Via via;
+  };
+  struct Group {
+    std::string word;
+    bool name = false;
+    std::vector<Expansion> terms;
+  };
+  struct Plan {
+    std::vector<Group> groups;
+    std::vector<std::uint32_t> named;  ///< services the request names, sorted
+  };
+
+  const std::uint32_t* term_id(const std::string& t) const {
+    auto it = vocabulary.find(t);
+    return it == vocabulary.end() ? nullptr : &it->second;
+  }
+
+  Plan plan(std::string_view query) const;
+  static void add_expansion(std::vector<Expansion>& into, std::uint32_t term, float weight, Via via) {
+    for (auto& e : into) {
+      if (e.term == term) {
+        if (weight > e.weight) {
+          e.weight = weight;
+          e.via = via;
+        }
+        return;
+      }
+    }
+    into.push_back({term, weight, via});
+  }
+  float factor(const Group& g, const Plan& p, std::uint32_t service) const {
+    if (!g.name) return 1.0F;
+    return std::binary_search(p.named.begin(), p.named.end(), service) ? 1.0F : kNameWeight;
+  }
+  std::vector<TermMatch> explain(const Plan& p, std::uint32_t doc) const;
 };
+
 
 SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definitions)
     : impl_(std::make_unique<Impl>()) {
   auto& d = *impl_;
   d.definitions = std::move(definitions);
-  // Field texts of every capability, as terms.
-  struct Fields {
-    std::vector<std::string> terms[kFields];
-  };
+  d.wordnet = WordNet::system();
   std::vector<Fields> fields;
+  std::unordered_map<std::string, std::uint32_t> surface;  // word -> occurrences
+  std::unordered_map<std::string, std::string> surface_stem;
+  const auto count_surface = [&](std::string_view text) {
+    for (auto& w : words(text)) {
+      if (stop_word(w) || w.size() < 3) continue;
+      ++surface[w];
+    }
+  };
   for (std::uint32_t s = 0; s < d.definitions.size(); ++s) {
     const auto& def = *d.definitions[s];
-    const auto service_name = terms(def.service_name);
+    const auto service_name = service_name_terms(def);
     const auto service_description = terms(def.service_description);
+    count_surface(def.service_name);
+    count_surface(def.service_description);
     d.first_doc.push_back(static_cast<std::uint32_t>(d.docs.size()));
     for (std::uint32_t c = 0; c < def.capabilities.size(); ++c) {
       const auto& cap = def.capabilities[c];
-      Fields f;
-      f.terms[kCapName] = terms(cap.name);
-      f.terms[kCapDescription] = terms(cap.description);
-      f.terms[kServiceName] = service_name;
-      f.terms[kServiceDescription] = service_description;
-      std::string vars;
-      variable_text(cap.input, vars);
-      variable_text(cap.temp, vars);
-      variable_text(cap.output, vars);
-      f.terms[kVariables] = terms(vars);
-      std::string examples;
-      example_text(cap.examples, examples);
-      f.terms[kExamples] = terms(examples);
-      fields.push_back(std::move(f));
+      count_surface(cap.name);
+      count_surface(cap.description);
+      fields.push_back(fields_of(def, cap, service_name, service_description));
       d.docs.push_back({s, c});
     }
   }
-  double avg[kFields] = {};
   for (const auto& f : fields) {
-    for (int i = 0; i < kFields; ++i) avg[i] += static_cast<double>(f.terms[i].size());
+    for (int i = 0; i < kFields; ++i) d.avg[i] += static_cast<double>(f.terms[i].size());
   }
-  for (auto& a : avg) {
+  for (auto& a : d.avg) {
     a = fields.empty() ? 1.0 : std::max(1.0, a / static_cast<double>(fields.size()));
   }
+  const auto intern = [&](const std::string& t) {
+    auto [it, fresh] = d.vocabulary.emplace(t, static_cast<std::uint32_t>(d.postings.size()));
+    if (fresh) {
+      d.postings.emplace_back();
+      d.term_text.push_back(t);
+    }
+    return it->second;
+  };
   std::vector<std::uint32_t> df;
   for (std::uint32_t doc = 0; doc < fields.size(); ++doc) {
     std::unordered_map<std::uint32_t, float> tf;  // term -> BM25F pseudo term frequency
     for (int i = 0; i < kFields; ++i) {
       const auto& ts = fields[doc].terms[i];
-      const float norm =
-          1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(ts.size()) / avg[i]);
-      for (const auto& t : ts) {
-        auto [it, fresh] = d.vocabulary.emplace(t, static_cast<std::uint32_t>(d.postings.size()));
-        if (fresh) {
-          d.postings.emplace_back();
-          df.push_back(0);
-        }
-        tf[it->second] += kWeights[i] / norm;
-      }
+      const float norm = 1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(ts.size()) / d.avg[i]);
+      for (const auto& t : ts) tf[intern(t)] += kWeights[i] / norm;
     }
+    df.resize(d.postings.size(), 0);
     for (const auto& [term, w] : tf) {
       d.postings[term].push_back({doc, w / (kK1 + w)});
       ++df[term];
     }
+  }
+  for (auto& p : d.postings) {
+    std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.doc < b.doc; });
+    p.shrink_to_fit();
   }
   const auto n = static_cast<double>(fields.size());
   d.idf.resize(df.size());
   for (std::size_t t = 0; t < df.size(); ++t) {
     d.idf[t] = static_cast<float>(std::log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)));
   }
-  for (auto& p : d.postings) p.shrink_to_fit();
+  // Names, for "does the request name this service".
+  for (std::uint32_t s = 0; s < d.definitions.size(); ++s) {
+    std::vector<std::uint32_t> ids;
+    for (const auto& t : name_word_terms(*d.definitions[s])) {
+      if (const auto* id = d.term_id(t)) ids.push_back(*id);
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (const auto id : ids) d.named_by[id].push_back(s);
+    d.name_terms.push_back(std::move(ids));
+    std::uint32_t joined = Impl::kNone;
+    if (auto j = joined_name(d.definitions[s]->service_name); !j.empty()) {
+      if (const auto* id = d.term_id(stem(j))) {
+        joined = *id;
+        d.named_by[joined].push_back(s);
+      }
+    }
+    d.joined_term.push_back(joined);
+  }
+  // Co-occurrence across services: terms in 2 to a twentieth of the services (rarer ones say
+  // nothing reliable, commoner ones relate to everything); partners used together at least
+  // twice, by cosine.
+  {
+    const std::size_t services = d.definitions.size();
+    const std::size_t most = std::max<std::size_t>(20, services / 20);
+    std::vector<std::uint32_t> sdf(d.postings.size(), 0);
+    std::vector<std::vector<std::uint32_t>> sets;
+    sets.reserve(services);
+    for (std::uint32_t svc = 0; svc < services; ++svc) {
+      // A service's texts: its name and description, its capabilities' names and descriptions.
+      std::vector<std::uint32_t> ids;
+      const auto end = svc + 1 < services ? d.first_doc[svc + 1]
+                                           : static_cast<std::uint32_t>(fields.size());
+      for (auto doc = d.first_doc[svc]; doc < end; ++doc) {
+        for (const int f : {kServiceName, kServiceDescription, kCapName, kCapDescription}) {
+          for (const auto& t : fields[doc].terms[f]) ids.push_back(d.vocabulary.at(t));
+        }
+      }
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      for (const auto id : ids) ++sdf[id];
+      sets.push_back(std::move(ids));
+    }
+    // Counted term by term over the services that have it, in one dense array: memory in
+    // proportion to the vocabulary, not to the pairs.
+    std::vector<std::vector<std::uint32_t>> having(d.postings.size());
+    for (std::uint32_t svc = 0; svc < sets.size(); ++svc) {
+      auto& ids = sets[svc];
+      std::erase_if(ids, [&](std::uint32_t id) { return sdf[id] < 2 || sdf[id] > most; });
+      for (const auto id : ids) having[id].push_back(svc);
+    }
+    d.partners.resize(d.postings.size());
+    std::vector<std::uint32_t> together(d.postings.size(), 0);
+    std::vector<std::uint32_t> touched;
+    for (std::uint32_t a = 0; a < having.size(); ++a) {
+      if (having[a].empty()) continue;
+      for (const auto svc : having[a]) {
+        for (const auto b : sets[svc]) {
+          if (b == a) continue;
+          if (together[b]++ == 0) touched.push_back(b);
+        }
+      }
+      for (const auto b : touched) {
+        const std::uint32_t count = together[b];
+        together[b] = 0;
+        if (count < 2) continue;
+        const auto cosine =
+            static_cast<float>(count / std::sqrt(static_cast<double>(sdf[a]) * sdf[b]));
+        if (cosine >= 0.3F) d.partners[a].push_back({b, cosine});
+      }
+      touched.clear();
+    }
+    for (auto& p : d.partners) {
+      std::sort(p.begin(), p.end(), [&](const Impl::Partner& x, const Impl::Partner& y) {
+        if (x.association != y.association) return x.association > y.association;
+        return x.term < y.term;
+      });
+      if (p.size() > 3) p.resize(3);
+      p.shrink_to_fit();
+    }
+  }
+  // The spelling vocabulary: surface words whose stem is a term.
+  std::vector<std::pair<std::string, std::uint32_t>> vocabulary;
+  for (auto& [w, count] : surface) {
+    if (d.term_id(stem(w)) != nullptr) vocabulary.emplace_back(w, count);
+  }
+  std::sort(vocabulary.begin(), vocabulary.end());
+  for (const auto& [w, count] : vocabulary) d.spelling_term.push_back(*d.term_id(stem(w)));
+  d.spelling = SpellingIndex(std::move(vocabulary));
 }
 
 SearchIndex::~SearchIndex() = default;
+
+std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
+    const std::string& word) const {
+  {
+    const std::shared_lock lock(lexical_mutex);
+    if (auto it = lexical_cache.find(word); it != lexical_cache.end()) return it->second;
+  }
+  auto lex = std::make_shared<Lexical>();
+  lex->known = wordnet->known(word);
+  if (lex->known) {
+    lex->instance = wordnet->names_instance(word);
+  }
+  // A named place or person, or a word of time ("thursday", "weekend"), says where or when,
+  // not what: its relations (a city's state, a weekday's "day") would only add noise.
+  constexpr int kNounTime = 28;
+  if (lex->known && !lex->instance && wordnet->noun_topic(word) != kNounTime) {
+    const auto own = words(word);
+    std::unordered_map<std::uint32_t, std::pair<float, Relation>> best;
+    for (const auto& r : wordnet->related(word)) {
+      // A phrase counts by its head, its last word ("air pollution": pollution), a little less.
+      const auto parts = words(r.word);
+      if (parts.empty()) continue;
+      const std::string& head = parts.back();
+      const float weight = relation_weight(r) * (parts.size() > 1 ? 0.8F : 1.0F);
+      if (stop_word(head) || std::find(own.begin(), own.end(), head) != own.end()) continue;
+      const auto* id = term_id(stem(head));
+      if (id == nullptr) continue;
+      auto [it, fresh] = best.emplace(*id, std::make_pair(weight, r.relation));
+      if (!fresh && weight > it->second.first) it->second = {weight, r.relation};
+    }
+    lex->related.assign(best.begin(), best.end());
+    std::sort(lex->related.begin(), lex->related.end(), [](const auto& a, const auto& b) {
+      if (a.second.first != b.second.first) return a.second.first > b.second.first;
+      return a.first < b.first;
+    });
+  }
+  constexpr std::size_t kRemembered = 1 << 16;
+  const std::unique_lock lock(lexical_mutex);
+  if (lexical_cache.size() >= kRemembered) lexical_cache.clear();
+  return lexical_cache.emplace(word, std::move(lex)).first->second;
+}
+
+SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
+  Plan p;
+  auto toks = tokens(query);
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> own_stems;
+  // Each content word is a group; a pair of neighbouring words WordNet knows as a phrase
+  // ("space station") adds its related words to the second's group.
+  std::vector<std::size_t> content;
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    if (!stop_word(toks[i].text)) content.push_back(i);
+  }
+  for (std::size_t k = 0; k < content.size(); ++k) {
+    const Token& tok = toks[content[k]];
+    const std::string& w = tok.text;
+    const std::string own = stem(w);
+    own_stems.push_back(own);
+    if (!seen.insert(own).second) continue;
+    Group g;
+    g.word = w;
+    const std::uint32_t* id = term_id(own);
+    if (id != nullptr) add_expansion(g.terms, *id, 1.0F, Via::kWord);
+    if (const auto* more = expansions(own)) {
+      for (const auto& e : *more) {
+        if (const auto* eid = term_id(e); eid != nullptr && (id == nullptr || *eid != *id)) {
+          add_expansion(g.terms, *eid, kCuratedWeight, Via::kCurated);
+        }
+      }
+    }
+    const bool digits = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); });
+    const auto relate = [&](const Lexical& lex) {
+      for (const auto& [term, how] : lex.related) {
+        if (id == nullptr || term != *id) {
+          add_expansion(g.terms, term, how.first, via_of(how.second));
+        }
+      }
+    };
+    if (wordnet != nullptr && !digits && w.size() >= 3) {
+      const auto lex = lexical(w);
+      relate(*lex);
+      if (k > 0 && content[k - 1] + 1 == content[k]) {
+        const auto phrase = lexical(toks[content[k - 1]].text + " " + w);
+        if (phrase->known) relate(*phrase);
+      }
+      g.name = lex->instance || (tok.capital && content[k] > 0 && !lex->known);
+    }
+    if (id != nullptr) {
+      for (const auto& partner : partners[*id]) {
+        add_expansion(g.terms, partner.term, kCooccursWeight * partner.association,
+                      Via::kCooccurs);
+      }
+    }
+    // A word nothing in the registry has, nor any word related to it: a misspelling?
+    if (g.terms.empty() && !digits) {
+      for (const auto& c : spelling.correct(w)) {
+        add_expansion(g.terms, spelling_term[c.word], kSpellingWeight[std::min(c.distance, 2U)],
+                      Via::kSpelling);
+      }
+    }
+    // Strongest first (by what each can add: idf times weight); an expansion worth under a
+    // quarter of the strongest decides nothing but costs its whole posting list.
+    const auto value = [&](const Expansion& e) { return idf[e.term] * e.weight; };
+    std::sort(g.terms.begin(), g.terms.end(), [&](const Expansion& a, const Expansion& b) {
+      if (a.via == Via::kWord || b.via == Via::kWord) return a.via == Via::kWord && b.via != Via::kWord;
+      if (value(a) != value(b)) return value(a) > value(b);
+      return a.term < b.term;
+    });
+    if (!g.terms.empty()) {
+      const float strongest = value(g.terms.front());
+      std::erase_if(g.terms, [&](const Expansion& e) {
+        return e.via != Via::kWord && value(e) < kExpansionFloor * strongest;
+      });
+    }
+    if (g.terms.size() > kExpansionsAtMost) g.terms.resize(kExpansionsAtMost);
+    p.groups.push_back(std::move(g));
+  }
+  // The services the request names: every term of the service's name is a word of the request.
+  std::sort(own_stems.begin(), own_stems.end());
+  for (const auto& g : p.groups) {
+    if (!g.name || g.terms.empty() || g.terms.front().via != Via::kWord) continue;
+    auto it = named_by.find(g.terms.front().term);
+    if (it == named_by.end()) continue;
+    for (const auto service : it->second) {
+      bool all = !name_terms[service].empty();
+      for (const auto t : name_terms[service]) {
+        all = all && std::binary_search(own_stems.begin(), own_stems.end(), term_text[t]);
+      }
+      const bool joined = joined_term[service] == g.terms.front().term;
+      if (all || joined) p.named.push_back(service);
+    }
+  }
+  std::sort(p.named.begin(), p.named.end());
+  p.named.erase(std::unique(p.named.begin(), p.named.end()), p.named.end());
+  return p;
+}
 
 namespace {
 
@@ -337,39 +792,24 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
   const auto& d = *impl_;
   thread_local Scratch sc;
   sc.fit(d.docs.size(), d.definitions.size());
-  // Each word of the query is a group: its stem (weight 1) and its expansions (less). A
-  // capability's score for a group is the best of the group's terms, so expansions never add
-  // up past the word itself; the relevance is the sum over groups divided by what a capability
-  // holding every word at full strength would get (docs/a2s.md, "Search").
-  std::unordered_set<std::string> seen;
+  const Impl::Plan plan = d.plan(query);
+  // A capability's score for a group (a word of the request) is the best of the group's
+  // terms, so expansions never add up past the word itself; the relevance is the sum over
+  // groups divided by what a capability holding every word at full strength would get
+  // (docs/a2s.md, "Search"). A word no capability has (a date, a city) cannot tell services
+  // apart: it is left out of the ideal, so it does not lower every score alike.
   float ideal = 0;
-  for (const auto& w : words(query)) {
-    if (stop_words().count(w) != 0) continue;
-    const std::string own = stem(w);
-    if (!seen.insert(own).second) continue;
-    std::vector<std::pair<std::string, float>> expanded = {{own, 1.0F}};
-    if (const auto* more = expansions(own)) {
-      for (const auto& e : *more) expanded.emplace_back(e, kSynonymWeight);
-    }
-    // A word no capability has (a date, a city) cannot tell services apart: it is left out of
-    // the ideal, so it does not lower every score alike.
+  std::vector<std::uint32_t> group_docs;
+  for (const auto& g : plan.groups) {
     ++sc.word;
     float share = 0;
-    std::vector<std::uint32_t> group_docs;
-    const bool single = expanded.size() == 1;
-    for (const auto& [term, weight] : expanded) {
-      auto it = d.vocabulary.find(term);
-      if (it == d.vocabulary.end()) continue;
-      const float idf = d.idf[it->second] * weight;
-      share = std::max(share, idf);
-      for (const auto& p : d.postings[it->second]) {
-        const float v = idf * p.weight;
-        if (single) {
-          // One term: its value is the word's (the common case: no grouping needed).
-          if (sc.score[p.doc] == 0.0F) sc.touched.push_back(p.doc);
-          sc.score[p.doc] += v;
-          continue;
-        }
+    group_docs.clear();
+    const float name_share = !g.name || !plan.named.empty() ? 1.0F : kNameWeight;
+    for (const auto& e : g.terms) {
+      const float idf = d.idf[e.term] * e.weight;
+      share = std::max(share, idf * name_share);
+      for (const auto& p : d.postings[e.term]) {
+        const float v = idf * p.weight * d.factor(g, plan, d.docs[p.doc].service);
         if (sc.mark[p.doc] != sc.word) {
           sc.mark[p.doc] = sc.word;
           sc.best[p.doc] = v;
@@ -415,7 +855,9 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
       for (auto doc = begin; doc < end; ++doc) {
         const double relevance = std::min(1.0, static_cast<double>(sc.score[doc] / ideal));
         if (relevance <= 0 || relevance < options.min_score) continue;
-        hit.capabilities.push_back({d.docs[doc].capability, relevance});
+        CapabilityHit cap{d.docs[doc].capability, relevance, {}};
+        if (options.explain) cap.matches = d.explain(plan, doc);
+        hit.capabilities.push_back(std::move(cap));
       }
       auto& caps = hit.capabilities;
       std::sort(caps.begin(), caps.end(), [&](const CapabilityHit& a, const CapabilityHit& b) {
@@ -435,16 +877,82 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
   return out;
 }
 
+std::vector<TermMatch> SearchIndex::Impl::explain(const Plan& p, std::uint32_t doc) const {
+  std::vector<TermMatch> out;
+  const auto& def = *definitions[docs[doc].service];
+  const Fields f = fields_of(def, def.capabilities[docs[doc].capability], service_name_terms(def),
+                             terms(def.service_description));
+  for (const auto& g : p.groups) {
+    // The group's term that counted for this document: the one of highest value.
+    const Expansion* best = nullptr;
+    float best_value = 0;
+    for (const auto& e : g.terms) {
+      const auto& list = postings[e.term];
+      auto it = std::lower_bound(list.begin(), list.end(), doc,
+                                 [](const Posting& x, std::uint32_t v) { return x.doc < v; });
+      if (it == list.end() || it->doc != doc) continue;
+      const float v = idf[e.term] * e.weight * it->weight;
+      if (v > best_value) {
+        best_value = v;
+        best = &e;
+      }
+    }
+    if (best == nullptr) continue;
+    TermMatch m;
+    m.word = g.word;
+    m.term = term_text[best->term];
+    m.via = std::string(via_name(best->via));
+    const float fac = factor(g, p, docs[doc].service);
+    m.weight = best->weight * fac;
+    m.idf = idf[best->term];
+    m.score = best_value * fac;
+    double pieces[kFields] = {};
+    double total = 0;
+    for (int i = 0; i < kFields; ++i) {
+      const auto& ts = f.terms[i];
+      const double norm = 1.0 - kB[i] + kB[i] * (static_cast<double>(ts.size()) / avg[i]);
+      const auto count = std::count(ts.begin(), ts.end(), m.term);
+      pieces[i] = static_cast<double>(count) * kWeights[i] / norm;
+      total += pieces[i];
+    }
+    for (int i = 0; i < kFields; ++i) {
+      m.fields[static_cast<std::size_t>(i)] = total > 0 ? m.score * pieces[i] / total : 0;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<QueryWord> SearchIndex::interpret(std::string_view query) const {
+  const auto& d = *impl_;
+  const auto plan = d.plan(query);
+  std::vector<QueryWord> out;
+  for (const auto& g : plan.groups) {
+    QueryWord w;
+    w.word = g.word;
+    w.name = g.name;
+    for (const auto& e : g.terms) {
+      w.terms.push_back({d.term_text[e.term], std::string(via_name(e.via)), e.weight});
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 std::size_t SearchIndex::memory_bytes() const {
   const auto& d = *impl_;
   std::size_t bytes = sizeof(Impl) + d.docs.capacity() * sizeof(Impl::Doc) +
                       d.idf.capacity() * sizeof(float) +
                       d.postings.capacity() * sizeof(std::vector<Impl::Posting>);
   for (const auto& p : d.postings) bytes += p.capacity() * sizeof(Impl::Posting);
+  for (const auto& p : d.partners) bytes += p.capacity() * sizeof(Impl::Partner) + sizeof(p);
+  for (const auto& n : d.name_terms) bytes += n.capacity() * sizeof(std::uint32_t) + sizeof(n);
   for (const auto& [term, id] : d.vocabulary) {
-    bytes += term.capacity() + sizeof(std::pair<const std::string, std::uint32_t>) + 16;
+    bytes += 2 * term.capacity() + sizeof(std::pair<const std::string, std::uint32_t>) + 16 +
+             sizeof(std::string);
   }
   bytes += d.vocabulary.bucket_count() * sizeof(void*);
+  bytes += d.spelling.memory_bytes() + d.spelling_term.capacity() * sizeof(std::uint32_t);
   return bytes;
 }
 
@@ -477,6 +985,7 @@ json::value registry_response(const std::vector<ServiceHit>& hits) {
       c["name"] = cap.name;
       c["description"] = cap.description;
       c["relevance_score"] = rounded(ch.score);
+      if (!ch.matches.empty()) c["matches"] = matches_json(ch.matches);
       const json::object* as_written = nullptr;
       if (written != nullptr && ch.index < written->size() && (*written)[ch.index].is_object()) {
         as_written = &(*written)[ch.index].get_object();
@@ -493,6 +1002,36 @@ json::value registry_response(const std::vector<ServiceHit>& hits) {
     services.push_back(std::move(s));
   }
   return json::object{{"services", std::move(services)}};
+}
+
+json::value query_explanation(const std::vector<QueryWord>& words) {
+  json::array out;
+  for (const auto& w : words) {
+    json::array ts;
+    for (const auto& t : w.terms) {
+      ts.push_back(json::object{{"term", t.term}, {"via", t.via}, {"weight", rounded(t.weight)}});
+    }
+    out.push_back(json::object{{"word", w.word}, {"name", w.name}, {"terms", std::move(ts)}});
+  }
+  return json::object{{"words", std::move(out)}};
+}
+
+json::value matches_json(const std::vector<TermMatch>& matches) {
+  json::array out;
+  for (const auto& m : matches) {
+    json::object fields;
+    for (std::size_t i = 0; i < kSearchFields.size(); ++i) {
+      if (m.fields[i] > 0) fields[kSearchFields[i]] = rounded(m.fields[i]);
+    }
+    out.push_back(json::object{{"word", m.word},
+                               {"term", m.term},
+                               {"via", m.via},
+                               {"weight", rounded(m.weight)},
+                               {"idf", rounded(m.idf)},
+                               {"score", rounded(m.score)},
+                               {"fields", std::move(fields)}});
+  }
+  return out;
 }
 
 }  // namespace hearth::a2s

@@ -1,8 +1,13 @@
 #pragma once
 /// Relevance search over service definitions (docs/a2s.md, "Search"): BM25F over names,
-/// descriptions, variable descriptions and examples, with Snowball stemming.
+/// descriptions, variable descriptions and examples, with Snowball stemming; a request's words
+/// also match through WordNet's related words, terms the registry's own texts use together, and
+/// spelling correction against the registry's vocabulary, each weighted below the word itself;
+/// names of places and brands count less unless they name a service.
 
+#include <array>
 #include <cstddef>
+#include <string>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -11,9 +16,26 @@
 
 namespace hearth::a2s {
 
+/// The fields of a capability's document, in the order of TermMatch::fields.
+inline constexpr std::array<std::string_view, 6> kSearchFields = {
+    "capability.name", "capability.description", "service.name", "service.description",
+    "variables",       "examples"};
+
+/// How a request's word reached an indexed term (SearchOptions::explain).
+struct TermMatch {
+  std::string word;  ///< the request's word
+  std::string term;  ///< the indexed term (a stem)
+  std::string via;   ///< "word", "spelling", "wordnet synonym", ..., "registry co-occurrence"
+  double weight = 0;  ///< the expansion's weight, times the name factor
+  double idf = 0;
+  double score = 0;  ///< what it adds to the capability (before dividing by the ideal)
+  std::array<double, kSearchFields.size()> fields{};  ///< `score` split by field
+};
+
 struct CapabilityHit {
   std::size_t index = 0;  ///< into Definition::capabilities
   double score = 0;       ///< relevance_score in [0, 1]
+  std::vector<TermMatch> matches;  ///< with SearchOptions::explain
 };
 
 struct ServiceHit {
@@ -26,6 +48,19 @@ struct SearchOptions {
   std::size_t limit = 10;              ///< services returned at most
   std::size_t capabilities_limit = 5;  ///< capabilities per service at most
   double min_score = 0.0;              ///< drop hits below this relevance
+  bool explain = false;                ///< fill CapabilityHit::matches
+};
+
+/// What a request's word was read as: the terms it looks for, each with its weight.
+struct QueryWord {
+  std::string word;
+  bool name = false;  ///< a place or brand: counts kNameWeight unless it names the service
+  struct Term {
+    std::string term;
+    std::string via;
+    double weight = 0;
+  };
+  std::vector<Term> terms;  ///< empty: nothing in the registry has it
 };
 
 /// An immutable index; build once per registry snapshot, query from any thread.
@@ -37,6 +72,9 @@ class SearchIndex {
   SearchIndex& operator=(const SearchIndex&) = delete;
 
   std::vector<ServiceHit> search(std::string_view query, const SearchOptions& options = {}) const;
+
+  /// How the request's words are read (for an explanation).
+  std::vector<QueryWord> interpret(std::string_view query) const;
 
   /// Bytes the index holds (for the benchmark's memory figure).
   std::size_t memory_bytes() const;
@@ -51,5 +89,10 @@ class SearchIndex {
 /// "requiredScopes", "inputVariables", "tempVariables", "outputVariables", "request"}]}]},
 /// variables as the definition wrote them.
 json::value registry_response(const std::vector<ServiceHit>& hits);
+
+/// The explanation members: `{"words": [{"word", "name", "terms": [{"term", "via",
+/// "weight"}]}]}` for the query, and each capability's `matches` (see TermMatch).
+json::value query_explanation(const std::vector<QueryWord>& words);
+json::value matches_json(const std::vector<TermMatch>& matches);
 
 }  // namespace hearth::a2s

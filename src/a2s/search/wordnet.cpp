@@ -1,0 +1,455 @@
+#include "a2s/search/wordnet.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace hearth::a2s {
+namespace {
+
+/// A read-only file mapped into memory.
+class Mapped {
+ public:
+  Mapped() = default;
+  Mapped(const Mapped&) = delete;
+  Mapped& operator=(const Mapped&) = delete;
+  ~Mapped() {
+    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+  }
+
+  bool open(const std::filesystem::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st{};
+    bool ok = ::fstat(fd, &st) == 0 && st.st_size > 0;
+    if (ok) {
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      ok = p != MAP_FAILED;
+      if (ok) {
+        data_ = static_cast<const char*>(p);
+        size_ = static_cast<std::size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+    return ok;
+  }
+
+  std::string_view text() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+constexpr std::array<char, 4> kPos = {'n', 'v', 'a', 'r'};
+constexpr std::array<std::string_view, 4> kPosName = {"noun", "verb", "adj", "adv"};
+
+/// The line of `file` that starts at or contains `at`.
+std::string_view line_at(std::string_view file, std::size_t at) {
+  const std::size_t end = file.find('\n', at);
+  return file.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+}
+
+/// Splits on single spaces, skipping empty fields.
+std::vector<std::string_view> fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    const std::size_t start = i;
+    while (i < line.size() && line[i] != ' ') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+template <typename T>
+bool number(std::string_view text, T& out, int base = 10) {
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out, base);
+  return ec == std::errc() && ptr == end;
+}
+
+/// A lemma as WordNet writes it: lower case, spaces as underscores.
+std::string lemma_of(std::string_view word) {
+  std::string out(word);
+  for (char& c : out) {
+    if (c == ' ') c = '_';
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+/// A synset word as search wants it: lower case, underscores as spaces, no adjective marker.
+std::string word_of(std::string_view lemma) {
+  if (const auto paren = lemma.find('('); paren != std::string_view::npos) {
+    lemma = lemma.substr(0, paren);
+  }
+  std::string out(lemma);
+  for (char& c : out) {
+    if (c == '_') c = ' ';
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+struct Synset {
+  std::vector<std::string_view> words;
+  struct Pointer {
+    std::string_view symbol;
+    std::size_t offset = 0;
+    int pos = 0;           ///< into kPos
+    unsigned target = 0;   ///< 0: the whole synset; else the target synset's word number
+  };
+  std::vector<Pointer> pointers;
+  std::string_view gloss;
+};
+
+int pos_index(char c) {
+  switch (c) {
+    case 'n':
+      return 0;
+    case 'v':
+      return 1;
+    case 'a':
+    case 's':
+      return 2;
+    case 'r':
+      return 3;
+    default:
+      return -1;
+  }
+}
+
+/// Parses one data line: `offset lex_filenum ss_type w_cnt word lex_id ... p_cnt ptr... | gloss`.
+bool parse_synset(std::string_view line, Synset& out) {
+  const std::size_t bar = line.find(" | ");
+  const auto f = fields(line.substr(0, bar));
+  if (bar != std::string_view::npos) out.gloss = line.substr(bar + 3);
+  if (f.size() < 4) return false;
+  unsigned words = 0;
+  if (!number(f[3], words, 16)) return false;
+  std::size_t i = 4;
+  for (unsigned w = 0; w < words && i + 1 < f.size(); ++w, i += 2) out.words.push_back(f[i]);
+  unsigned pointers = 0;
+  if (i >= f.size() || !number(f[i], pointers)) return false;
+  ++i;
+  for (unsigned p = 0; p < pointers && i + 3 < f.size(); ++p, i += 4) {
+    Synset::Pointer ptr;
+    ptr.symbol = f[i];
+    if (!number(f[i + 1], ptr.offset) || f[i + 2].empty()) return false;
+    ptr.pos = pos_index(f[i + 2][0]);
+    const std::string_view st = f[i + 3];
+    unsigned target = 0;
+    if (st.size() == 4 && number(st.substr(2), target, 16)) ptr.target = target;
+    if (ptr.pos >= 0) out.pointers.push_back(ptr);
+  }
+  return true;
+}
+
+/// The gloss's definition part (before the examples in quotes), as content words.
+std::vector<std::string> gloss_words(std::string_view gloss) {
+  static const std::unordered_set<std::string_view> kSkip = {
+      "a",     "an",   "the",  "of",    "or",    "and",  "to",   "in",   "on",    "for",
+      "by",    "with", "as",   "at",    "from",  "that", "which", "who", "is",    "are",
+      "be",    "it",   "its",  "into",  "used",  "use",  "one",  "some", "any",   "something",
+      "someone", "not", "usually", "especially", "etc", "e.g", "such", "being", "having",
+      "has",   "have", "made", "make",  "other", "their", "this", "than", "more", "most",
+      "very",  "often", "person", "thing", "act", "process", "state", "quality", "way", "part"};
+  if (const auto semi = gloss.find(';'); semi != std::string_view::npos) {
+    gloss = gloss.substr(0, semi);
+  }
+  if (const auto quote = gloss.find('"'); quote != std::string_view::npos) {
+    gloss = gloss.substr(0, quote);
+  }
+  std::vector<std::string> out;
+  std::string current;
+  const auto flush = [&] {
+    if (current.size() > 2 && kSkip.count(current) == 0) out.push_back(current);
+    current.clear();
+  };
+  for (const char c : gloss) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-') {
+      current += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+}  // namespace
+
+std::string_view relation_name(Relation relation) {
+  switch (relation) {
+    case Relation::kSynonym:
+      return "synonym";
+    case Relation::kSimilar:
+      return "similar";
+    case Relation::kDerived:
+      return "derived";
+    case Relation::kBroader:
+      return "broader";
+    case Relation::kNarrower:
+      return "narrower";
+    case Relation::kGloss:
+      return "definition";
+  }
+  return "related";
+}
+
+struct WordNet::Impl {
+  std::array<Mapped, 4> index;
+  std::array<Mapped, 4> data;
+  std::array<std::size_t, 4> first_line{};  ///< past the licence lines
+  std::array<std::unordered_map<std::string, std::vector<std::string>>, 4> exceptions;
+
+  /// The index line of `lemma` in part of speech `pos`, or empty.
+  std::string_view find(int pos, std::string_view lemma) const {
+    const std::string_view file = index[pos].text();
+    std::size_t lo = first_line[pos];
+    std::size_t hi = file.size();
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      std::size_t start = file.rfind('\n', mid);
+      start = start == std::string_view::npos || start < lo ? lo : start + 1;
+      if (start > mid) start = lo;
+      const std::string_view line = line_at(file, start);
+      const std::string_view head = line.substr(0, line.find(' '));
+      const int cmp = head.compare(lemma);
+      if (cmp == 0) return line;
+      if (cmp < 0) {
+        lo = start + line.size() + 1;
+      } else {
+        hi = start;
+      }
+    }
+    return {};
+  }
+
+  /// The base forms of `lemma` in `pos` that are in the index (wnintro's morphy: the exception
+  /// list, then the detachment rules).
+  std::vector<std::string> base_forms(int pos, const std::string& lemma) const {
+    std::vector<std::string> out;
+    const auto add = [&](const std::string& form) {
+      if (form.empty()) return;
+      for (const auto& seen : out) {
+        if (seen == form) return;
+      }
+      if (!find(pos, form).empty()) out.push_back(form);
+    };
+    add(lemma);
+    if (auto it = exceptions[pos].find(lemma); it != exceptions[pos].end()) {
+      for (const auto& base : it->second) add(base);
+    }
+    struct Rule {
+      std::string_view suffix;
+      std::string_view ending;
+    };
+    static constexpr Rule kNoun[] = {{"s", ""},     {"ses", "s"},   {"xes", "x"},  {"zes", "z"},
+                                     {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}};
+    static constexpr Rule kVerb[] = {{"s", ""},  {"ies", "y"}, {"es", "e"},  {"es", ""},
+                                     {"ed", "e"}, {"ed", ""},   {"ing", "e"}, {"ing", ""}};
+    static constexpr Rule kAdj[] = {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}};
+    const auto apply = [&](const auto& rules) {
+      for (const Rule& r : rules) {
+        if (lemma.size() > r.suffix.size() + 1 && lemma.ends_with(r.suffix)) {
+          add(lemma.substr(0, lemma.size() - r.suffix.size()) + std::string(r.ending));
+        }
+      }
+    };
+    if (pos == 0) apply(kNoun);
+    if (pos == 1) apply(kVerb);
+    if (pos == 2) apply(kAdj);
+    return out;
+  }
+
+  bool synset(int pos, std::size_t offset, Synset& out) const {
+    const std::string_view file = data[pos].text();
+    if (offset >= file.size()) return false;
+    return parse_synset(line_at(file, offset), out);
+  }
+
+  /// The synset offsets of an index line, in sense order.
+  static std::vector<std::size_t> offsets(std::string_view line) {
+    const auto f = fields(line);
+    std::vector<std::size_t> out;
+    // lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...
+    std::size_t count = 0;
+    std::size_t pointers = 0;
+    if (f.size() < 4 || !number(f[2], count) || !number(f[3], pointers)) return out;
+    const std::size_t first = 4 + pointers + 2;
+    for (std::size_t i = first; i < f.size() && out.size() < count; ++i) {
+      std::size_t offset = 0;
+      if (number(f[i], offset)) out.push_back(offset);
+    }
+    return out;
+  }
+};
+
+WordNet::WordNet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WordNet::~WordNet() = default;
+
+std::unique_ptr<WordNet> WordNet::open(const std::filesystem::path& dir) {
+  auto impl = std::make_unique<Impl>();
+  for (std::size_t p = 0; p < kPos.size(); ++p) {
+    const std::string name(kPosName[p]);
+    if (!impl->index[p].open(dir / ("index." + name)) || !impl->data[p].open(dir / ("data." + name))) {
+      return nullptr;
+    }
+    // Licence lines start with a space; the index proper starts after them.
+    const std::string_view file = impl->index[p].text();
+    std::size_t at = 0;
+    while (at < file.size() && file[at] == ' ') {
+      const std::size_t end = file.find('\n', at);
+      at = end == std::string_view::npos ? file.size() : end + 1;
+    }
+    impl->first_line[p] = at;
+    std::ifstream exc(dir / (name + ".exc"));
+    std::string line;
+    while (std::getline(exc, line)) {
+      const auto f = fields(line);
+      if (f.size() < 2) continue;
+      auto& bases = impl->exceptions[p][std::string(f[0])];
+      for (std::size_t i = 1; i < f.size(); ++i) bases.emplace_back(f[i]);
+    }
+  }
+  return std::unique_ptr<WordNet>(new WordNet(std::move(impl)));
+}
+
+const WordNet* WordNet::system() {
+  static const std::unique_ptr<WordNet> kSystem = [] {
+    const char* env = std::getenv("HEARTH_WORDNET");
+    return open(env != nullptr && *env != '\0' ? std::filesystem::path(env)
+                                               : std::filesystem::path("/usr/share/wordnet"));
+  }();
+  return kSystem.get();
+}
+
+bool WordNet::known(std::string_view word) const {
+  const std::string lemma = lemma_of(word);
+  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+    if (!impl_->base_forms(p, lemma).empty()) return true;
+  }
+  return false;
+}
+
+bool WordNet::names_instance(std::string_view word) const {
+  const std::string lemma = lemma_of(word);
+  for (const auto& base : impl_->base_forms(0, lemma)) {
+    const auto offsets = Impl::offsets(impl_->find(0, base));
+    if (offsets.empty()) continue;
+    Synset s;
+    if (!impl_->synset(0, offsets.front(), s)) continue;
+    for (const auto& ptr : s.pointers) {
+      if (ptr.symbol == "@i") return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+int WordNet::noun_topic(std::string_view word) const {
+  const std::string lemma = lemma_of(word);
+  for (const auto& base : impl_->base_forms(0, lemma)) {
+    const auto offsets = Impl::offsets(impl_->find(0, base));
+    if (offsets.empty()) continue;
+    const std::string_view file = impl_->data[0].text();
+    if (offsets.front() >= file.size()) continue;
+    const auto f = fields(line_at(file, offsets.front()).substr(0, 16));
+    int topic = -1;
+    if (f.size() >= 2 && number(f[1], topic)) return topic;
+  }
+  return -1;
+}
+
+std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) const {
+  const std::string lemma = lemma_of(word);
+  std::vector<RelatedWord> out;
+  std::unordered_set<std::string> seen;
+  seen.insert(word_of(lemma));
+  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+    for (const auto& base : impl_->base_forms(p, lemma)) seen.insert(word_of(base));
+  }
+  const auto add = [&](std::string_view w, Relation relation, int sense) {
+    std::string text = word_of(w);
+    if (seen.insert(text).second) {
+      out.push_back({std::move(text), relation, static_cast<std::uint8_t>(sense)});
+    }
+  };
+  // Which relations of which senses: a noun's first senses, the broader synsets, wholes and
+  // definitions of its first two and the narrower synsets of its first; a verb's and an adjective's first two senses and their
+  // derived and similar words; an adverb only its adjective. A word of many senses ("get",
+  // "right") keeps only its first: the others are seldom what a request means.
+  struct Sense {
+    int pos;
+    int rank;
+    Synset synset;
+  };
+  std::vector<Sense> found;
+  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+    for (const auto& base : impl_->base_forms(p, lemma)) {
+      const auto offsets = Impl::offsets(impl_->find(p, base));
+      int keep = p == 0 ? senses : std::min(senses, 2);
+      if (offsets.size() > 8) keep = 1;
+      if (p == 3) keep = 1;
+      for (std::size_t i = 0; i < offsets.size() && static_cast<int>(i) < keep; ++i) {
+        Sense s{p, static_cast<int>(i), {}};
+        if (impl_->synset(p, offsets[i], s.synset)) found.push_back(std::move(s));
+      }
+    }
+  }
+  for (const auto& s : found) {
+    if (s.pos == 3) continue;
+    for (const auto& w : s.synset.words) add(w, Relation::kSynonym, s.rank);
+  }
+  constexpr std::size_t kNarrowerAtMost = 8;
+  for (const auto& s : found) {
+    const bool noun = s.pos == 0;
+    const bool first = s.rank == 0;
+    const bool early = s.rank <= 1;
+    std::size_t narrower = 0;
+    for (const auto& ptr : s.synset.pointers) {
+      Relation relation;
+      if (s.pos == 3) {
+        if (ptr.symbol != "\\") continue;
+        relation = Relation::kSimilar;
+      } else if (ptr.symbol == "&" || ptr.symbol == "\\" || ptr.symbol == "=") {
+        relation = Relation::kSimilar;
+      } else if (ptr.symbol == "+") {
+        relation = Relation::kDerived;
+      } else if (noun && early &&
+                 (ptr.symbol == "@" || ptr.symbol == "@i" || ptr.symbol == "#p" ||
+                  ptr.symbol == "#m")) {
+        relation = Relation::kBroader;
+      } else if (noun && first && (ptr.symbol == "~" || ptr.symbol == "~i")) {
+        if (++narrower > kNarrowerAtMost) continue;
+        relation = Relation::kNarrower;
+      } else {
+        continue;
+      }
+      Synset target;
+      if (!impl_->synset(ptr.pos, ptr.offset, target)) continue;
+      if (ptr.target != 0) {
+        if (ptr.target <= target.words.size()) add(target.words[ptr.target - 1], relation, s.rank);
+      } else {
+        for (const auto& w : target.words) add(w, relation, s.rank);
+      }
+    }
+    if (noun && early) {
+      for (const auto& g : gloss_words(s.synset.gloss)) add(g, Relation::kGloss, s.rank);
+    }
+  }
+  return out;
+}
+
+}  // namespace hearth::a2s

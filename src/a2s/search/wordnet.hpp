@@ -1,0 +1,67 @@
+#pragma once
+/// A reader of WordNet 3.0's database files (Debian's `wordnet-base`, /usr/share/wordnet; the
+/// format is wndb(5WN)): a word's base forms, its senses, and the words each sense relates to.
+/// The files are mapped, not loaded: a lookup is a binary search in an index file and one line
+/// read per synset, so opening costs ~1 ms and the search's memory does not grow by 28 MB.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hearth::a2s {
+
+/// How a related word relates to the word looked up, closest first.
+enum class Relation : std::uint8_t {
+  kSynonym,   ///< in the same synset ("smog" - "smogginess")
+  kSimilar,   ///< an adjective's similar-to, pertainym or attribute
+  kDerived,   ///< derivationally related ("translate" - "translation")
+  kBroader,   ///< a hypernym ("smog" - "air pollution")
+  kNarrower,  ///< a hyponym ("vehicle" - "car")
+  kGloss,     ///< a content word of the sense's definition
+};
+
+std::string_view relation_name(Relation relation);
+
+struct RelatedWord {
+  std::string word;  ///< lower case; a phrase's words joined by spaces
+  Relation relation = Relation::kSynonym;
+  std::uint8_t sense = 0;  ///< the looked-up word's sense it came from, 0 = most frequent
+};
+
+class WordNet {
+ public:
+  /// nullptr when `dir` lacks the database files.
+  static std::unique_ptr<WordNet> open(const std::filesystem::path& dir);
+  /// The system's copy, opened once: $HEARTH_WORDNET, else /usr/share/wordnet. nullptr when
+  /// absent; search then works without WordNet's related terms.
+  static const WordNet* system();
+
+  ~WordNet();
+  WordNet(const WordNet&) = delete;
+  WordNet& operator=(const WordNet&) = delete;
+
+  /// Whether `word` (lower case; a phrase with spaces) or one of its base forms is a lemma.
+  bool known(std::string_view word) const;
+
+  /// Whether the most frequent noun sense of `word` is an instance: a named place or person
+  /// ("phoenix", "paris", "einstein").
+  bool names_instance(std::string_view word) const;
+
+  /// The lexicographer file of `word`'s most frequent noun sense (wndb(5WN): 15 noun.location,
+  /// 18 noun.person, 28 noun.time, ...), or -1 when it is no noun.
+  int noun_topic(std::string_view word) const;
+
+  /// The words related to `word`'s first `senses` senses in each part of speech, closest
+  /// relation first; the word itself and its base forms are not included.
+  std::vector<RelatedWord> related(std::string_view word, int senses = 4) const;
+
+ private:
+  struct Impl;
+  explicit WordNet(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hearth::a2s

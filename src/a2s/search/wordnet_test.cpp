@@ -1,0 +1,109 @@
+#include "a2s/search/wordnet.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <unistd.h>
+
+namespace hearth::a2s {
+namespace {
+
+bool has(const std::vector<RelatedWord>& words, std::string_view word, Relation relation) {
+  return std::any_of(words.begin(), words.end(), [&](const RelatedWord& r) {
+    return r.word == word && r.relation == relation;
+  });
+}
+
+/// A database of a few synsets, written as wndb(5WN) says: licence lines starting with a space,
+/// hexadecimal word counts, adjective markers, byte offsets as the first field of data lines.
+class TinyWordNet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("hearth-wn-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    const std::string licence = "  1 This software and database is being provided\n";
+    // data.noun: three synsets; each line's offset is its own byte position.
+    std::string noun = licence;
+    const auto at = [&](std::string& file) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "%08zu", file.size());
+      return std::string(buf);
+    };
+    const std::string smog_at = at(noun);
+    const std::string pollution_at = std::string(8, '0');  // patched below
+    std::string smog_line = smog_at + " 26 n 02 smog 0 smogginess 0 001 @ PPPPPPPP n 0000 | air pollution by smoke and fog\n";
+    noun += smog_line;
+    const std::string poll_at = at(noun);
+    noun += poll_at + " 26 n 01 air_pollution 0 000 | pollution of the atmosphere\n";
+    const std::string city_at = at(noun);
+    noun += city_at + " 15 n 01 Phoenix 0 001 @i " + poll_at + " n 0000 | a city in Arizona\n";
+    noun.replace(noun.find("PPPPPPPP"), 8, poll_at);
+    (void)pollution_at;
+    write("data.noun", noun);
+    write("index.noun", licence + "air_pollution n 1 0 1 0 " + poll_at + "\nphoenix n 1 1 @i 1 0 " +
+                            city_at + "\nsmog n 1 1 @ 1 0 " + smog_at + "\n");
+    std::string adj = licence;
+    const std::string cheap_at = at(adj);
+    adj += cheap_at + " 00 a 02 cheap(a) 0 inexpensive 0 000 | relatively low in price\n";
+    write("data.adj", adj);
+    write("index.adj", licence + "cheap a 1 0 1 0 " + cheap_at + "\n");
+    write("data.verb", licence);
+    write("index.verb", licence);
+    write("data.adv", licence);
+    write("index.adv", licence);
+    write("noun.exc", "smogs smog\n");
+    write("adj.exc", "cheapest cheap\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(TinyWordNet, ReadsSynonymsBroaderTermsGlossesAndInstances) {
+  const auto wn = WordNet::open(dir_);
+  ASSERT_NE(wn, nullptr);
+  EXPECT_TRUE(wn->known("smog"));
+  EXPECT_TRUE(wn->known("smogs"));  // the exception list
+  EXPECT_TRUE(wn->known("air pollution"));
+  EXPECT_FALSE(wn->known("wheather"));
+  const auto smog = wn->related("smogs");
+  EXPECT_TRUE(has(smog, "smogginess", Relation::kSynonym));
+  EXPECT_TRUE(has(smog, "air pollution", Relation::kBroader));
+  EXPECT_TRUE(has(smog, "fog", Relation::kGloss));
+  EXPECT_FALSE(has(smog, "smog", Relation::kSynonym));  // not the word itself
+  // The adjective marker "(a)" is not part of the word; "cheapest" comes from the exceptions.
+  const auto cheap = wn->related("cheapest");
+  EXPECT_TRUE(has(cheap, "inexpensive", Relation::kSynonym));
+  EXPECT_TRUE(wn->names_instance("Phoenix"));
+  EXPECT_FALSE(wn->names_instance("smog"));
+}
+
+TEST_F(TinyWordNet, MissingFilesMeanNoWordNet) {
+  std::filesystem::remove(dir_ / "data.noun");
+  EXPECT_EQ(WordNet::open(dir_), nullptr);
+  EXPECT_EQ(WordNet::open(dir_ / "nowhere"), nullptr);
+}
+
+// The system's copy (Debian's wordnet-base, installed by scripts/install-deps.sh).
+TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
+  const WordNet* wn = WordNet::system();
+  ASSERT_NE(wn, nullptr) << "install wordnet-base (scripts/install-deps.sh)";
+  EXPECT_TRUE(has(wn->related("bucks"), "dollar", Relation::kSynonym));
+  const auto shares = wn->related("shares");
+  EXPECT_TRUE(has(shares, "stock", Relation::kSynonym) || has(shares, "stock", Relation::kBroader));
+  EXPECT_TRUE(has(wn->related("film"), "movie", Relation::kSynonym));
+  EXPECT_TRUE(has(wn->related("smog"), "air pollution", Relation::kBroader));
+  EXPECT_TRUE(wn->names_instance("phoenix"));
+  EXPECT_TRUE(wn->names_instance("lisbon"));
+  EXPECT_FALSE(wn->names_instance("weather"));
+  EXPECT_TRUE(wn->known("space station"));
+  EXPECT_FALSE(wn->known("wheather"));
+}
+
+}  // namespace
+}  // namespace hearth::a2s
