@@ -163,8 +163,36 @@ int seal(const fs::path& file, bool to_stdout) {
   return problems.empty() ? 0 : 1;
 }
 
+/// How the request's words were read: each word's terms, with how and at what weight.
+void print_reading(const std::vector<a2s::QueryWord>& reading) {
+  std::cout << "reading of the request:\n";
+  for (const auto& w : reading) {
+    std::printf("  %s%s:", w.word.c_str(), w.name ? " (a name: counts 0.3 unless it names the service)" : "");
+    if (w.terms.empty()) std::printf(" matches nothing in the registry");
+    for (const auto& t : w.terms) std::printf(" %s (%s %.2f)", t.term.c_str(), t.via.c_str(), t.weight);
+    std::printf("\n");
+  }
+  std::printf("\n");
+}
+
+/// Which terms made a capability's score, from which fields.
+void print_matches(const std::vector<a2s::TermMatch>& matches) {
+  for (const auto& m : matches) {
+    std::printf("         %s -> %s (%s, weight %.2f, idf %.2f): %.3f =", m.word.c_str(),
+                m.term.c_str(), m.via.c_str(), m.weight, m.idf, m.score);
+    bool first = true;
+    for (std::size_t i = 0; i < m.fields.size(); ++i) {
+      if (m.fields[i] <= 0) continue;
+      std::printf("%s %s %.3f", first ? "" : " +", std::string(a2s::kSearchFields[i]).c_str(),
+                  m.fields[i]);
+      first = false;
+    }
+    std::printf("\n");
+  }
+}
+
 int search(const std::vector<fs::path>& dirs, const std::vector<std::string>& words,
-           std::size_t limit, bool as_json) {
+           std::size_t limit, bool as_json, bool explain) {
   std::string query;
   for (const auto& w : words) query += (query.empty() ? "" : " ") + w;
   a2s::Catalog catalog(dirs);
@@ -173,12 +201,16 @@ int search(const std::vector<fs::path>& dirs, const std::vector<std::string>& wo
   print_failures(snap->failures);
   a2s::SearchOptions options;
   options.limit = limit;
+  options.explain = explain;
   const auto hits = snap->index->search(query, options);
-  const auto response = a2s::registry_response(hits);
+  auto response = a2s::registry_response(hits);
+  const auto reading = snap->index->interpret(query);
   if (as_json) {
+    if (explain) response.as_object()["explanation"] = a2s::query_explanation(reading);
     std::cout << json::dump(response) << std::endl;
     return 0;
   }
+  if (explain) print_reading(reading);
   if (hits.empty()) {
     std::cout << "no service matches '" << query << "'\n";
     return 0;
@@ -190,6 +222,7 @@ int search(const std::vector<fs::path>& dirs, const std::vector<std::string>& wo
     for (const auto& cap : hit.capabilities) {
       const auto& c = hit.definition->capabilities[cap.index];
       std::printf("  %.3f  %s: %s\n", cap.score, c.name.c_str(), c.description.c_str());
+      if (explain) print_matches(cap.matches);
     }
   }
   return 0;
@@ -331,6 +364,7 @@ CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run) {
   static std::vector<std::string> search_words;
   static std::size_t search_limit = 5;
   static bool search_json = false;
+  static bool search_explain = false;
   auto* search_cmd =
       registry->add_subcommand("search", "Rank services and capabilities for a request");
   search_cmd->add_option("--registry", search_dirs, "Registry folder (repeatable)")
@@ -342,8 +376,13 @@ CLI::App* add_registry_command(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   search_cmd->add_flag("--json", search_json, "Print the registry response as JSON");
+  search_cmd->add_flag("--explain", search_explain,
+                       "Show how the request's words were read and which terms matched which "
+                       "fields with what weight");
   search_cmd->callback([&run] {
-    run = [] { return search(search_dirs, search_words, search_limit, search_json); };
+    run = [] {
+      return search(search_dirs, search_words, search_limit, search_json, search_explain);
+    };
   });
 
   static ExecuteOptions exec;

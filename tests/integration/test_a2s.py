@@ -827,6 +827,27 @@ def test_an_a2s_endpoint_reaches_a_capability(tmp_path):
         w.close()
 
 
+def test_search_explains_on_request(world):
+    plain = result(world.daemon.rpc("registry/search", {"query": "wheather forecast for thursday"}))
+    assert plain["services"][0]["name"] == "WeatherService"  # the misspelling is corrected
+    assert "explanation" not in plain
+    assert "matches" not in plain["services"][0]["relevant_capabilities"][0]
+    r = result(world.daemon.rpc("registry/search", {"query": "wheather forecast for thursday", "explain": True}))
+    words = {w["word"]: w for w in r["explanation"]["words"]}
+    assert words["wheather"]["terms"][0] == {"term": "weather", "via": "spelling", "weight": 0.8}
+    assert words["forecast"]["terms"][0]["via"] == "word"
+    cap = r["services"][0]["relevant_capabilities"][0]
+    by_word = {m["word"]: m for m in cap["matches"]}
+    assert by_word["wheather"]["term"] == "weather" and by_word["wheather"]["via"] == "spelling"
+    forecast = by_word["forecast"]
+    assert forecast["via"] == "word" and forecast["weight"] == 1
+    assert abs(sum(forecast["fields"].values()) - forecast["score"]) < 0.01
+    assert set(forecast["fields"]) <= {"capability.name", "capability.description", "service.name",
+                                       "service.description", "variables", "examples"}
+    e = world.daemon.rpc("registry/search", {"query": "weather", "explain": "yes"})["error"]
+    assert e["code"] == -32602
+
+
 # -- the CLI without a daemon ------------------------------------------------------------------
 
 def test_cli_check_search_execute(tmp_path):
@@ -837,6 +858,11 @@ def test_cli_check_search_execute(tmp_path):
         r = subprocess.run([hearth_bin(), "registry", "search", "--registry", str(w.registry), "--json",
                             "weather", "forecast"], capture_output=True, text=True)
         assert json.loads(r.stdout)["services"][0]["name"] == "WeatherService"
+        r = subprocess.run([hearth_bin(), "registry", "search", "--registry", str(w.registry), "--explain",
+                            "wheather", "forecast"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert "wheather: weather (spelling 0.80)" in r.stdout
+        assert "wheather -> weather (spelling" in r.stdout and "capability.name" in r.stdout
         state = tmp_path / "cli-state"
         base = [hearth_bin(), "registry", "execute", "--registry", str(w.registry), "--state-dir", str(state),
                 "--local-domain", "https://" + w.api.domain, "WeatherService", "Forecast Weather",

@@ -1072,11 +1072,16 @@ void Gateway::stop() {
   watch_tick_.reset();
 }
 
-json::value Gateway::search(std::string_view query, std::size_t limit) const {
+json::value Gateway::search(std::string_view query, std::size_t limit, bool explain) const {
   const auto snap = catalog_.snapshot();
   SearchOptions options;
   options.limit = limit;
-  return registry_response(snap->index->search(query, options));
+  options.explain = explain;
+  json::value response = registry_response(snap->index->search(query, options));
+  if (explain) {
+    response.as_object()["explanation"] = query_explanation(snap->index->interpret(query));
+  }
+  return response;
 }
 
 Result<json::value> Gateway::get(std::string_view service) const {

@@ -98,8 +98,9 @@ class Gateway {
 
   std::shared_ptr<const Snapshot> snapshot() const { return catalog_.snapshot(); }
 
-  /// `registry/search`: the spec's registry response.
-  json::value search(std::string_view query, std::size_t limit) const;
+  /// `registry/search`: the spec's registry response; with `explain`, each capability's
+  /// `matches` and the response's `explanation` (how the request's words were read).
+  json::value search(std::string_view query, std::size_t limit, bool explain = false) const;
   /// `registry/get`: one definition as written, with where it came from; kInvalidParams when
   /// there is no such service.
   Result<json::value> get(std::string_view service) const;

@@ -176,10 +176,15 @@ class Stemmer {
   sb_stemmer* stemmer_;
 };
 
-/// The stemmer is not thread-safe: one per thread.
+/// The stemmer is not thread-safe: one per thread, with a memo of the words it stemmed (an
+/// index build stems the same few thousand words hundreds of thousands of times).
 std::string stem(const std::string& word) {
   thread_local Stemmer stemmer;
-  return stemmer.stem(word);
+  thread_local std::unordered_map<std::string, std::string> memo;
+  if (auto it = memo.find(word); it != memo.end()) return it->second;
+  constexpr std::size_t kRemembered = 1 << 17;
+  if (memo.size() >= kRemembered) memo.clear();
+  return memo.emplace(word, stemmer.stem(word)).first->second;
 }
 
 /// The expansion table by stem ("meetings", "meeting" and "meet" all find the calendar terms),

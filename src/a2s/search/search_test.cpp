@@ -120,5 +120,109 @@ TEST(Search, RegistryResponseShape) {
   EXPECT_NE(std::string(c.at("request").as_string()).find("GET /v1/forecast"), std::string::npos);
 }
 
+/// A registry where the request's words are not the definitions' words, and where places and
+/// brands appear in service names.
+std::vector<std::shared_ptr<const Definition>> everyday() {
+  return {
+      service("Skycast", "Hourly forecasts and current conditions anywhere",
+              {{"Forecast", "Weather for the next days: temperature, rain and wind"}}),
+      service("Exchangerate Hub", "Foreign exchange rates for 170 currencies",
+              {{"Latest Rates", "Current currency conversion rates"}}),
+      service("Airwatch", "Air quality index and pollution measurements",
+              {{"Air Quality", "Pollution levels from monitoring stations"}}),
+      service("Equity Feed", "Stock market prices and company fundamentals",
+              {{"Stock Quote", "Last traded stock price for a ticker"}}),
+      service("Phoenix Open Data", "City of Phoenix datasets: permits, budgets and parks",
+              {{"Datasets", "Search the city's published datasets"}}),
+      service("CineBase", "Movie and television database with cast and ratings",
+              {{"Movie Search", "Find movies by title"}}),
+      service("Transit Phoenix", "Bus and light rail departures in the Phoenix area",
+              {{"Departures", "Next departures from a stop"}}),
+  };
+}
+
+std::string first(const SearchIndex& index, std::string_view query) {
+  const auto hits = index.search(query);
+  return hits.empty() ? std::string("nothing") : hits[0].definition->service_name;
+}
+
+TEST(Search, MisspeltWordsFindTheRegistrysWord) {
+  SearchIndex index(everyday());
+  EXPECT_EQ(first(index, "wheather for lisbon"), "Skycast");
+  EXPECT_EQ(first(index, "curency rates"), "Exchangerate Hub");
+  // Only a word that matches nothing is corrected.
+  bool corrected = false;
+  for (const auto& w : index.interpret("curency rates")) {
+    for (const auto& t : w.terms) corrected = corrected || (w.word == "curency" && t.via == "spelling");
+  }
+  EXPECT_TRUE(corrected);
+  for (const auto& w : index.interpret("stock rates")) {
+    for (const auto& t : w.terms) EXPECT_NE(t.via, "spelling") << w.word;
+  }
+}
+
+TEST(Search, WordNetRelatesTheRequestsWordsBelowTheWordsThemselves) {
+  SearchIndex index(everyday());
+  EXPECT_EQ(first(index, "how bad is the smog today"), "Airwatch");
+  EXPECT_EQ(first(index, "price of my shares"), "Equity Feed");
+  EXPECT_EQ(first(index, "a film with good reviews"), "CineBase");
+  // A related word counts less than the word itself.
+  SearchOptions options;
+  options.explain = true;
+  const auto related = index.search("film", options);
+  ASSERT_FALSE(related.empty());
+  ASSERT_EQ(related[0].capabilities[0].matches.size(), 1U);
+  const auto& m = related[0].capabilities[0].matches[0];
+  EXPECT_EQ(m.term, "movi");
+  EXPECT_EQ(m.via, "wordnet synonym");
+  EXPECT_LT(m.weight, 1.0);
+}
+
+TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
+  SearchIndex index(everyday());
+  EXPECT_EQ(first(index, "weather forecast in Phoenix"), "Skycast");
+  EXPECT_EQ(first(index, "forecast for phoenix tomorrow"), "Skycast");
+  bool name = false;
+  for (const auto& w : index.interpret("weather in Phoenix")) name = name || (w.word == "phoenix" && w.name);
+  EXPECT_TRUE(name);
+  // The request names the service: the name counts in full.
+  EXPECT_EQ(first(index, "Phoenix Open Data datasets"), "Phoenix Open Data");
+  EXPECT_EQ(first(index, "bus departures Transit Phoenix"), "Transit Phoenix");
+}
+
+TEST(Search, ExplainsWhichTermsMatchedWhichFields) {
+  SearchIndex index(everyday());
+  SearchOptions options;
+  options.explain = true;
+  const auto hits = index.search("wheather forecast", options);
+  ASSERT_FALSE(hits.empty());
+  ASSERT_FALSE(hits[0].capabilities.empty());
+  const auto& matches = hits[0].capabilities[0].matches;
+  ASSERT_EQ(matches.size(), 2U);
+  double total = 0;
+  for (const auto& m : matches) {
+    double fields = 0;
+    for (const double f : m.fields) fields += f;
+    EXPECT_NEAR(fields, m.score, 1e-6) << m.term;
+    total += m.score;
+    if (m.word == "wheather") {
+      EXPECT_EQ(m.via, "spelling");
+      EXPECT_EQ(m.term, "weather");
+      EXPECT_LT(m.weight, 1.0);
+    } else {
+      EXPECT_EQ(m.via, "word");
+      EXPECT_GT(m.fields[0], 0);  // capability.name "Forecast"
+    }
+  }
+  EXPECT_GT(total, 0);
+  // Without the option nothing is explained.
+  EXPECT_TRUE(index.search("wheather forecast")[0].capabilities[0].matches.empty());
+  const auto response = registry_response(hits);
+  const auto& m = response.at("services").at(0).at("relevant_capabilities").at(0).at("matches");
+  EXPECT_TRUE(m.is_array());
+  const auto words = query_explanation(index.interpret("wheather forecast"));
+  EXPECT_EQ(words.at("words").at(0).at("word"), json::value("wheather"));
+}
+
 }  // namespace
 }  // namespace hearth::a2s

@@ -1,7 +1,6 @@
 #include "a2s/search/spelling.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <unordered_set>
 
 #include "common/suggest.hpp"
@@ -9,26 +8,29 @@
 namespace hearth::a2s {
 namespace {
 
-std::uint64_t hash_of(std::string_view s) {
-  // FNV-1a: stable across runs, cheap on short strings.
+/// FNV-1a of `word` without the letters at `skip1` and `skip2` (npos: none): stable across runs,
+/// cheap on short strings, and no string is built for a deletion.
+std::uint64_t hash_without(std::string_view word, std::size_t skip1, std::size_t skip2) {
   std::uint64_t h = 1469598103934665603ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (i == skip1 || i == skip2) continue;
+    h ^= static_cast<unsigned char>(word[i]);
     h *= 1099511628211ULL;
   }
   return h;
 }
 
-/// `word` and its deletions of up to `edits` letters.
-void deletions(std::string_view word, std::uint32_t edits, std::unordered_set<std::string>& out) {
-  out.emplace(word);
+/// The hashes of `word` and of its deletions of up to `edits` (1 or 2) letters. Deleting either
+/// of two equal neighbours gives the same string: duplicates are harmless.
+template <typename Out>
+void deletions(std::string_view word, std::uint32_t edits, Out&& out) {
+  constexpr auto kNone = std::string_view::npos;
+  out(hash_without(word, kNone, kNone));
   if (edits == 0 || word.size() <= 1) return;
   for (std::size_t i = 0; i < word.size(); ++i) {
-    std::string shorter;
-    shorter.reserve(word.size() - 1);
-    shorter.append(word.substr(0, i));
-    shorter.append(word.substr(i + 1));
-    deletions(shorter, edits - 1, out);
+    out(hash_without(word, i, kNone));
+    if (edits < 2 || word.size() <= 2) continue;
+    for (std::size_t j = i + 1; j < word.size(); ++j) out(hash_without(word, i, j));
   }
 }
 
@@ -41,15 +43,12 @@ std::uint32_t SpellingIndex::allowed(std::size_t length) {
 
 SpellingIndex::SpellingIndex(std::vector<std::pair<std::string, std::uint32_t>> words)
     : words_(std::move(words)) {
-  std::unordered_set<std::string> dels;
   for (std::uint32_t id = 0; id < words_.size(); ++id) {
     const std::string& w = words_[id].first;
     if (w.size() < 3) continue;
     // A query word within two edits is at least 8 letters (allowed()), so only words of 6 or
     // more need their two-letter deletions.
-    dels.clear();
-    deletions(w, w.size() >= 6 ? 2 : 1, dels);
-    for (const auto& d : dels) deletes_.emplace_back(hash_of(d), id);
+    deletions(w, w.size() >= 6 ? 2 : 1, [&](std::uint64_t h) { deletes_.emplace_back(h, id); });
   }
   std::sort(deletes_.begin(), deletes_.end());
   deletes_.erase(std::unique(deletes_.begin(), deletes_.end()), deletes_.end());
@@ -61,12 +60,13 @@ std::vector<SpellingIndex::Correction> SpellingIndex::correct(std::string_view w
   std::vector<Correction> out;
   const std::uint32_t edits = allowed(word.size());
   if (edits == 0 || deletes_.empty()) return out;
-  std::unordered_set<std::string> dels;
-  deletions(word, edits, dels);
+  std::vector<std::uint64_t> hashes;
+  deletions(word, edits, [&](std::uint64_t h) { hashes.push_back(h); });
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
   std::unordered_set<std::uint32_t> checked;
   std::uint32_t best = edits + 1;
-  for (const auto& d : dels) {
-    const std::uint64_t h = hash_of(d);
+  for (const auto h : hashes) {
     auto it = std::lower_bound(deletes_.begin(), deletes_.end(), std::make_pair(h, 0U));
     for (; it != deletes_.end() && it->first == h; ++it) {
       if (!checked.insert(it->second).second) continue;

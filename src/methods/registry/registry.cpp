@@ -21,7 +21,8 @@ asio::awaitable<Result<json::value>> search(Gateway& gateway, const Request& req
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto query, rpc::required_string(*params, "query"));
   HEARTH_CO_ASSIGN_OR_RETURN(auto limit, limit_param(*params));
-  co_return gateway.search(query, limit);
+  HEARTH_CO_ASSIGN_OR_RETURN(auto explain, rpc::bool_param(*params, "explain"));
+  co_return gateway.search(query, limit, explain);
 }
 
 asio::awaitable<Result<json::value>> get(Gateway& gateway, const Request& request) {
