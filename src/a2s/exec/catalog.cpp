@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "a2s/search/wordnet.hpp"
 #include "common/ascii.hpp"
 
 namespace hearth::a2s {
@@ -21,7 +22,17 @@ std::shared_ptr<const Definition> Snapshot::find(std::string_view service) const
 }
 
 Catalog::Catalog(std::vector<fs::path> dirs)
-    : dirs_(std::move(dirs)), snapshot_(std::make_shared<Snapshot>()) {}
+    : dirs_(std::move(dirs)), snapshot_(std::make_shared<Snapshot>()) {
+  static const bool kSaid = [] {
+    if (WordNet::system() == nullptr) {
+      spdlog::warn(
+          "a2s: WordNet's database is not in $HEARTH_WORDNET or /usr/share/wordnet (Debian "
+          "package wordnet-base): search runs without related words");
+    }
+    return true;
+  }();
+  (void)kSaid;
+}
 
 std::string Catalog::fingerprint() const {
   std::string out;

@@ -810,11 +810,18 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
     float share = 0;
     group_docs.clear();
     const float name_share = !g.name || !plan.named.empty() ? 1.0F : kNameWeight;
+    const bool single = g.terms.size() == 1;
     for (const auto& e : g.terms) {
       const float idf = d.idf[e.term] * e.weight;
       share = std::max(share, idf * name_share);
       for (const auto& p : d.postings[e.term]) {
-        const float v = idf * p.weight * d.factor(g, plan, d.docs[p.doc].service);
+        const float v = idf * p.weight * (g.name ? d.factor(g, plan, d.docs[p.doc].service) : 1.0F);
+        if (single) {
+          // One term: its value is the word's (no best-of-group needed).
+          if (sc.score[p.doc] == 0.0F) sc.touched.push_back(p.doc);
+          sc.score[p.doc] += v;
+          continue;
+        }
         if (sc.mark[p.doc] != sc.word) {
           sc.mark[p.doc] = sc.word;
           sc.best[p.doc] = v;
