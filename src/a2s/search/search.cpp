@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -276,8 +277,30 @@ Fields fields_of(const Definition& def, const Capability& cap, const std::vector
   return f;
 }
 
-std::vector<std::string> service_name_terms(const Definition& def) {
-  auto out = terms(def.service_name);
+/// Whether a word is a word: one the registry's texts use, or a WordNet lemma.
+using IsWord = std::function<bool(const std::string&)>;
+
+/// A service name's terms: its words', its joined form's, and the two halves of a compound
+/// word in it ("Weatherbit": weather, bit; "Currencylayer": currency, layer), so a request's
+/// "weather" finds the service its name describes.
+std::vector<std::string> service_name_terms(const Definition& def, const IsWord& is_word) {
+  std::vector<std::string> out;
+  for (auto& w : words(def.service_name)) {
+    if (stop_word(w)) continue;
+    out.push_back(stem(w));
+    const bool letters = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_lower(c); });
+    if (!is_word || w.size() < 7 || !letters || is_word(w)) continue;
+    for (std::size_t cut = w.size() - 3; cut >= 3; --cut) {
+      const std::string head = w.substr(0, cut);
+      const std::string tail = w.substr(cut);
+      if (std::max(head.size(), tail.size()) < 4) continue;
+      if (is_word(head) && is_word(tail)) {
+        if (!stop_word(head)) out.push_back(stem(head));
+        if (!stop_word(tail)) out.push_back(stem(tail));
+        break;
+      }
+    }
+  }
   if (auto joined = joined_name(def.service_name); !joined.empty()) out.push_back(stem(joined));
   return out;
 }
@@ -405,6 +428,8 @@ struct SearchIndex::Impl {
   std::vector<std::vector<Posting>> postings;
   std::vector<float> idf;
   double avg[kFields] = {};
+  /// Per service, the terms of its name field (service_name_terms).
+  std::vector<std::vector<std::string>> name_field;
   /// Per service, its name's terms and its joined name's (or kNone); per term, the services
   /// whose name has it.
   static constexpr std::uint32_t kNone = 0xffffffffU;
@@ -485,9 +510,27 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
       ++surface[w];
     }
   };
+  // The words the registry's texts use (for splitting compound names), then WordNet's.
+  std::unordered_set<std::string> used;
+  for (const auto& def : d.definitions) {
+    for (auto& w : words(def->service_description)) used.insert(std::move(w));
+    for (const auto& cap : def->capabilities) {
+      for (auto& w : words(cap.name)) used.insert(std::move(w));
+      for (auto& w : words(cap.description)) used.insert(std::move(w));
+    }
+  }
+  std::unordered_map<std::string, bool> lemma;
+  const IsWord is_word = [&](const std::string& w) {
+    if (used.count(w) != 0) return true;
+    if (d.wordnet == nullptr || w.size() < 4) return false;
+    auto [it, fresh] = lemma.emplace(w, false);
+    if (fresh) it->second = d.wordnet->known(w);
+    return it->second;
+  };
   for (std::uint32_t s = 0; s < d.definitions.size(); ++s) {
     const auto& def = *d.definitions[s];
-    const auto service_name = service_name_terms(def);
+    d.name_field.push_back(service_name_terms(def, is_word));
+    const auto& service_name = d.name_field.back();
     const auto service_description = terms(def.service_description);
     count_surface(def.service_name);
     count_surface(def.service_description);
@@ -892,7 +935,8 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
 std::vector<TermMatch> SearchIndex::Impl::explain(const Plan& p, std::uint32_t doc) const {
   std::vector<TermMatch> out;
   const auto& def = *definitions[docs[doc].service];
-  const Fields f = fields_of(def, def.capabilities[docs[doc].capability], service_name_terms(def),
+  const Fields f = fields_of(def, def.capabilities[docs[doc].capability],
+                             name_field[docs[doc].service],
                              terms(def.service_description));
   for (const auto& g : p.groups) {
     // The group's term that counted for this document: the one of highest value.

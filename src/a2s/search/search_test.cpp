@@ -190,6 +190,19 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   EXPECT_EQ(first(index, "bus departures Transit Phoenix"), "Transit Phoenix");
 }
 
+TEST(Search, ACompoundServiceNameFindsItsWords) {
+  auto defs = everyday();
+  defs.push_back(service("Pollenbeacon", "Counts for allergy sufferers", {{"Counts", "Daily counts by region"}}));
+  SearchIndex index(defs);
+  EXPECT_EQ(first(index, "pollen"), "Pollenbeacon");
+  SearchOptions options;
+  options.explain = true;
+  const auto hits = index.search("pollen", options);
+  ASSERT_FALSE(hits.empty());
+  ASSERT_EQ(hits[0].capabilities[0].matches.size(), 1U);
+  EXPECT_GT(hits[0].capabilities[0].matches[0].fields[2], 0);  // service.name
+}
+
 TEST(Search, ExplainsWhichTermsMatchedWhichFields) {
   SearchIndex index(everyday());
   SearchOptions options;
