@@ -10,7 +10,8 @@
 // accepted service ranks first, within five (top-5) when one ranks in the first five. Prints
 // both measures for hearth's SearchIndex and for the baseline (BM25, k1 1.2, b 0.75, over the
 // name, description and capability texts as one field, lower-cased words, no stemming, no stop
-// words), overall, by class and by split; --misses lists hearth's misses. --scale N also times
+// words), overall, by class and by split; --misses lists hearth's misses, each with how its words
+// were read. --scale N also times
 // every request on the registry copied up to N definitions (names suffixed), for mean and p99.
 // Exits 1 when hearth's top-1 or top-5 is under the floor given, 2 on bad input.
 #include <algorithm>
@@ -330,6 +331,17 @@ int main(int argc, char** argv) {
       misses.push_back("  [" + r.kind + "] \"" + r.query + "\" rank " +
                        (rank ? std::to_string(rank) : std::string(">5")) + "; accept " + accept +
                        "; got " + (got.empty() ? "nothing" : got));
+      if (show_misses) {
+        for (const auto& w : index.interpret(r.query)) {
+          std::string line = "      " + w.word + (w.name ? " (name)" : "") + ":";
+          for (const auto& t : w.terms) {
+            char weight[32];
+            std::snprintf(weight, sizeof weight, " %.2f", t.weight);
+            line += " " + t.term + "/" + t.via + weight;
+          }
+          misses.back() += "\n" + line;
+        }
+      }
     }
     const auto b = baseline.search(r.query, 5);
     std::size_t brank = 0;

@@ -45,7 +45,13 @@ const std::unordered_set<std::string>& stop_words() {
       "their", "them", "then", "there",  "this",  "to",    "up",    "us",   "use",  "want",
       "was",   "we",   "what", "whats",  "when",  "where", "which", "who",  "will", "with",
       "would", "you",  "your", "t",      "about", "into",  "than",  "also", "just", "like",
-      "find",  "tell", "know", "all",    "via",   "using", "based"};
+      "find",  "tell", "know", "all",    "via",   "using", "based",
+      // light verbs and filler whose WordNet senses would only add noise
+      "does", "did", "doing", "done", "go", "goes", "going", "gets", "got", "getting", "see",
+      "should", "shall", "may", "might", "must", "am", "were", "been", "being", "has", "had",
+      "having", "usually", "really", "very", "anything", "something", "much", "many", "here",
+      "these", "those", "they", "he", "she", "him", "her", "his", "if", "but", "not", "ive",
+      "im", "id", "hey", "thanks", "look", "looking", "lets", "wants", "needs", "gives", "right"};
   return kWords;
 }
 
@@ -115,7 +121,8 @@ const std::unordered_map<std::string, std::vector<std::string>>& synonyms() {
 /// A word of a text: lower case, and whether it was written with a capital.
 struct Token {
   std::string text;
-  bool capital = false;
+  bool capital = false;  ///< its first letter
+  bool upper = true;     ///< every letter
 };
 
 /// The words of a text: camelCase and snake_case split, letters and digits kept, UTF-8 letters
@@ -144,6 +151,7 @@ std::vector<Token> tokens(std::string_view text) {
     // camelCase: a capital after a small letter starts a new word.
     if (ascii::is_upper(c) && prev != 0 && ascii::is_lower(prev)) flush();
     if (current.text.empty()) current.capital = ascii::is_upper(c);
+    if (ascii::is_lower(c)) current.upper = false;
     current.text += static_cast<char>(ascii::lower(c));
     prev = c;
   }
@@ -204,6 +212,17 @@ const std::vector<std::string>* expansions(const std::string& stemmed) {
   }();
   auto it = table.find(stemmed);
   return it == table.end() ? nullptr : &it->second;
+}
+
+/// Words that say when, not what: days, months, parts of the day. They count like names.
+bool when_word(const std::string& w) {
+  static const std::unordered_set<std::string> kWords = {
+      "monday",   "tuesday",  "wednesday", "thursday", "friday",   "saturday", "sunday",
+      "january",  "february", "april",     "june",     "july",     "august",   "september",
+      "october",  "november", "december",  "today",    "tomorrow", "tonight",  "yesterday",
+      "now",      "weekend",  "weekday",   "morning",  "afternoon", "evening", "mondays",
+      "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays", "weekends"};
+  return kWords.count(w) != 0;
 }
 
 bool stop_word(const std::string& w) {
@@ -449,6 +468,7 @@ struct SearchIndex::Impl {
   struct Lexical {
     bool known = false;
     bool instance = false;
+    bool time = false;  ///< a word of time ("friday", "tonight"): says when, not what
     std::vector<std::pair<std::uint32_t, std::pair<float, Relation>>> related;
   };
   std::shared_ptr<const Lexical> lexical(const std::string& word) const;
@@ -686,8 +706,8 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   }
   // A named place or person, or a word of time ("thursday", "weekend"), says where or when,
   // not what: its relations (a city's state, a weekday's "day") would only add noise.
-  constexpr int kNounTime = 28;
-  if (lex->known && !lex->instance && wordnet->noun_topic(word) != kNounTime) {
+  lex->time = when_word(word);
+  if (lex->known && !lex->instance && !lex->time) {
     const auto own = words(word);
     std::unordered_map<std::uint32_t, std::pair<float, Relation>> best;
     for (const auto& r : wordnet->related(word)) {
@@ -743,8 +763,15 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
     }
     const bool digits = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); });
-    const auto relate = [&](const Lexical& lex) {
+    // A word the registry has keeps only its close relations (synonyms, similar and derived
+    // words); broader and narrower words and definitions are for a word it does not have
+    // ("smog", "pizza"), where they are the only way in.
+    const auto relate = [&](const Lexical& lex, bool close_only) {
       for (const auto& [term, how] : lex.related) {
+        if (close_only && how.second != Relation::kSynonym && how.second != Relation::kSimilar &&
+            how.second != Relation::kDerived) {
+          continue;
+        }
         if (id == nullptr || term != *id) {
           add_expansion(g.terms, term, how.first, via_of(how.second));
         }
@@ -752,12 +779,15 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     };
     if (wordnet != nullptr && !digits && w.size() >= 3) {
       const auto lex = lexical(w);
-      relate(*lex);
+      relate(*lex, id != nullptr);
       if (k > 0 && content[k - 1] + 1 == content[k]) {
         const auto phrase = lexical(toks[content[k - 1]].text + " " + w);
-        if (phrase->known) relate(*phrase);
+        if (phrase->known) relate(*phrase, false);
       }
-      g.name = lex->instance || (tok.capital && content[k] > 0 && !lex->known);
+      // A capitalised word WordNet does not know is a brand ("YouTube"); one in capitals
+      // throughout is an acronym, often the task itself ("USD", "ISS").
+      const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->known;
+      g.name = lex->instance || lex->time || brand;
     }
     if (id != nullptr) {
       for (const auto& partner : partners[*id]) {

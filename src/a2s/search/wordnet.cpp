@@ -358,20 +358,6 @@ bool WordNet::names_instance(std::string_view word) const {
   return false;
 }
 
-int WordNet::noun_topic(std::string_view word) const {
-  const std::string lemma = lemma_of(word);
-  for (const auto& base : impl_->base_forms(0, lemma)) {
-    const auto offsets = Impl::offsets(impl_->find(0, base));
-    if (offsets.empty()) continue;
-    const std::string_view file = impl_->data[0].text();
-    if (offsets.front() >= file.size()) continue;
-    const auto f = fields(line_at(file, offsets.front()).substr(0, 16));
-    int topic = -1;
-    if (f.size() >= 2 && number(f[1], topic)) return topic;
-  }
-  return -1;
-}
-
 std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) const {
   const std::string lemma = lemma_of(word);
   std::vector<RelatedWord> out;

@@ -50,10 +50,6 @@ class WordNet {
   /// ("phoenix", "paris", "einstein").
   bool names_instance(std::string_view word) const;
 
-  /// The lexicographer file of `word`'s most frequent noun sense (wndb(5WN): 15 noun.location,
-  /// 18 noun.person, 28 noun.time, ...), or -1 when it is no noun.
-  int noun_topic(std::string_view word) const;
-
   /// The words related to `word`'s first `senses` senses in each part of speech, closest
   /// relation first; the word itself and its base forms are not included.
   std::vector<RelatedWord> related(std::string_view word, int senses = 4) const;
