@@ -49,3 +49,10 @@ PY
 # Several daemons on one database (docs/benchmarks.md, "Several daemons on one database").
 echo
 python3 bench/storage/shared.py --seconds 6 --workspaces 16 --clients-per-daemon 8
+
+# Service search (docs/a2s-search-results.md): the corpus of 1,000+ definitions with BM25 beside
+# it, timed at 10,000 definitions; then the generated 10,000-definition registry.
+echo
+"$BIN/a2s_search_corpus" bench/a2s/corpus --scale 10000
+echo
+"$BIN/a2s_search_bench" --benchmark_filter=NONE

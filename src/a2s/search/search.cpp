@@ -795,8 +795,12 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
                       Via::kCooccurs);
       }
     }
-    // A word nothing in the registry has, nor any word related to it: a misspelling?
-    if (g.terms.empty() && !digits) {
+    // A word nothing in the registry has, nor any word related to it, is perhaps misspelt; so
+    // is one whose stem matched by chance but which neither the registry's texts nor WordNet
+    // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
+    const bool stray = id != nullptr && !spelling.contains(w) &&
+                       (wordnet == nullptr || !lexical(w)->known);
+    if ((g.terms.empty() || stray) && !digits) {
       for (const auto& c : spelling.correct(w)) {
         add_expansion(g.terms, spelling_term[c.word], kSpellingWeight[std::min(c.distance, 2U)],
                       Via::kSpelling);

@@ -43,6 +43,7 @@ std::uint32_t SpellingIndex::allowed(std::size_t length) {
 
 SpellingIndex::SpellingIndex(std::vector<std::pair<std::string, std::uint32_t>> words)
     : words_(std::move(words)) {
+  std::sort(words_.begin(), words_.end());
   for (std::uint32_t id = 0; id < words_.size(); ++id) {
     const std::string& w = words_[id].first;
     if (w.size() < 3) continue;
@@ -89,6 +90,12 @@ std::vector<SpellingIndex::Correction> SpellingIndex::correct(std::string_view w
   });
   if (out.size() > limit) out.resize(limit);
   return out;
+}
+
+bool SpellingIndex::contains(std::string_view word) const {
+  auto it = std::lower_bound(words_.begin(), words_.end(), word,
+                             [](const auto& entry, std::string_view w) { return entry.first < w; });
+  return it != words_.end() && it->first == word;
 }
 
 std::size_t SpellingIndex::memory_bytes() const {

@@ -16,7 +16,7 @@ namespace hearth::a2s {
 class SpellingIndex {
  public:
   SpellingIndex() = default;
-  /// `words`: the vocabulary, each with how often it occurs (ties between equally close words
+  /// `words`: the vocabulary, sorted by word, each with how often it occurs (ties between equally close words
   /// go to the more frequent).
   explicit SpellingIndex(std::vector<std::pair<std::string, std::uint32_t>> words);
 
@@ -34,6 +34,8 @@ class SpellingIndex {
   static std::uint32_t allowed(std::size_t length);
 
   const std::string& word(std::uint32_t id) const { return words_[id].first; }
+  /// Whether `word` is in the vocabulary.
+  bool contains(std::string_view word) const;
   std::size_t memory_bytes() const;
 
  private:

@@ -399,17 +399,21 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) con
     for (const auto& w : s.synset.words) add(w, Relation::kSynonym, s.rank);
   }
   constexpr std::size_t kNarrowerAtMost = 8;
+  constexpr std::size_t kSimilarAtMost = 6;
   for (const auto& s : found) {
     const bool noun = s.pos == 0;
     const bool first = s.rank == 0;
     const bool early = s.rank <= 1;
     std::size_t narrower = 0;
+    std::size_t similar = 0;
     for (const auto& ptr : s.synset.pointers) {
       Relation relation;
       if (s.pos == 3) {
         if (ptr.symbol != "\\") continue;
         relation = Relation::kSimilar;
       } else if (ptr.symbol == "&" || ptr.symbol == "\\" || ptr.symbol == "=") {
+        // An adjective's head synset lists dozens of satellites ("bad": "severe", "sad", ...).
+        if (++similar > kSimilarAtMost) continue;
         relation = Relation::kSimilar;
       } else if (ptr.symbol == "+") {
         relation = Relation::kDerived;
