@@ -2,7 +2,7 @@
 // it (bench/a2s/corpus, docs/a2s-search-results.md), beside a plain BM25 baseline.
 //
 //   a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--misses] [--scale N]
-//                     [--min-top1 X] [--min-top5 Y]
+//                     [--min-top1 X] [--min-top5 Y] [--explain REQUEST]
 //
 // CORPUS_DIR/services/*.yaml: {category, services: [{name, domain, description,
 // capabilities: [{name, description}]}]}; CORPUS_DIR/requests*.yaml: {requests: [{query,
@@ -13,6 +13,7 @@
 // words), overall, by class and by split; --misses lists hearth's misses, each with how its words
 // were read. --scale N also times
 // every request on the registry copied up to N definitions (names suffixed), for mean and p99.
+// --explain REQUEST prints one request's first five with what matched, and nothing else.
 // Exits 1 when hearth's top-1 or top-5 is under the floor given, 2 on bad input.
 #include <algorithm>
 #include <chrono>
@@ -255,7 +256,7 @@ std::string percent(std::size_t part, std::size_t whole) {
 int usage() {
   std::fprintf(stderr,
                "usage: a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--misses] "
-               "[--scale N] [--min-top1 X] [--min-top5 Y]\n");
+               "[--scale N] [--min-top1 X] [--min-top5 Y] [--explain REQUEST]\n");
   return 2;
 }
 
@@ -268,6 +269,7 @@ int main(int argc, char** argv) {
   std::size_t scale = 0;
   double min_top1 = 0;
   double min_top5 = 0;
+  std::string explain;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--split" && i + 1 < argc) {
@@ -278,6 +280,8 @@ int main(int argc, char** argv) {
       scale = std::strtoul(argv[++i], nullptr, 10);
     } else if (arg == "--min-top1" && i + 1 < argc) {
       min_top1 = std::strtod(argv[++i], nullptr);
+    } else if (arg == "--explain" && i + 1 < argc) {
+      explain = argv[++i];
     } else if (arg == "--min-top5" && i + 1 < argc) {
       min_top5 = std::strtod(argv[++i], nullptr);
     } else if (arg.starts_with("--") || !dir.empty()) {
@@ -303,6 +307,31 @@ int main(int argc, char** argv) {
   const a2s::SearchIndex index(defs);
   const auto build_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!explain.empty()) {
+    // One request's first five, each capability's matches (what `registry search --explain`
+    // prints for a registry folder).
+    a2s::SearchOptions one;
+    one.limit = 5;
+    one.explain = true;
+    for (const auto& w : index.interpret(explain)) {
+      std::printf("%s%s:", w.word.c_str(), w.name ? " (name)" : "");
+      for (const auto& t : w.terms) std::printf(" %s/%s %.2f", t.term.c_str(), t.via.c_str(), t.weight);
+      std::printf("\n");
+    }
+    for (const auto& hit : index.search(explain, one)) {
+      std::printf("%.3f %s: %s\n", hit.score, hit.definition->service_name.c_str(),
+                  hit.definition->service_description.c_str());
+      for (const auto& cap : hit.capabilities) {
+        const auto& c = hit.definition->capabilities[cap.index];
+        std::printf("  %.3f %s: %s\n", cap.score, c.name.c_str(), c.description.c_str());
+        for (const auto& m : cap.matches) {
+          std::printf("      %s -> %s (%s %.2f, idf %.2f) %.3f\n", m.word.c_str(), m.term.c_str(),
+                      m.via.c_str(), m.weight, m.idf, m.score);
+        }
+      }
+    }
+    return 0;
+  }
   const Bm25 baseline(defs);
   std::map<std::string, Tally> ours;
   std::map<std::string, Tally> base;

@@ -467,7 +467,8 @@ struct SearchIndex::Impl {
   /// it up reads a few dozen synsets, so it is remembered (bounded; a query's words repeat).
   struct Lexical {
     bool known = false;
-    bool instance = false;
+    bool proper = false;    ///< a proper noun: a place, a person, a people, a language
+    bool instance = false;  ///< one place or person: its relations are no use
     bool time = false;  ///< a word of time ("friday", "tonight"): says when, not what
     std::vector<std::pair<std::uint32_t, std::pair<float, Relation>>> related;
   };
@@ -702,7 +703,8 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   auto lex = std::make_shared<Lexical>();
   lex->known = wordnet->known(word);
   if (lex->known) {
-    lex->instance = wordnet->names_instance(word);
+    lex->proper = wordnet->proper_noun(word);
+    lex->instance = lex->proper && wordnet->names_instance(word);
   }
   // A named place or person, or a word of time ("thursday", "weekend"), says where or when,
   // not what: its relations (a city's state, a weekday's "day") would only add noise.
@@ -787,7 +789,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       // A capitalised word WordNet does not know is a brand ("YouTube"); one in capitals
       // throughout is an acronym, often the task itself ("USD", "ISS").
       const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->known;
-      g.name = lex->instance || lex->time || brand;
+      g.name = lex->proper || lex->time || brand;
     }
     if (id != nullptr) {
       for (const auto& partner : partners[*id]) {

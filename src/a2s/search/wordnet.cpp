@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdlib>
@@ -219,10 +220,11 @@ struct WordNet::Impl {
     std::size_t lo = first_line[pos];
     std::size_t hi = file.size();
     while (lo < hi) {
+      // The line holding `mid`: it starts after the last newline before `mid` (lo is always
+      // a line's start), so lo <= start <= mid < hi and each step shrinks the range.
       const std::size_t mid = lo + (hi - lo) / 2;
-      std::size_t start = file.rfind('\n', mid);
-      start = start == std::string_view::npos || start < lo ? lo : start + 1;
-      if (start > mid) start = lo;
+      const std::size_t newline = mid > lo ? file.rfind('\n', mid - 1) : std::string_view::npos;
+      const std::size_t start = newline == std::string_view::npos || newline < lo ? lo : newline + 1;
       const std::string_view line = line_at(file, start);
       const std::string_view head = line.substr(0, line.find(' '));
       const int cmp = head.compare(lemma);
@@ -262,7 +264,9 @@ struct WordNet::Impl {
     static constexpr Rule kAdj[] = {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}};
     const auto apply = [&](const auto& rules) {
       for (const Rule& r : rules) {
-        if (lemma.size() > r.suffix.size() + 1 && lemma.ends_with(r.suffix)) {
+        // A base of fewer than 3 letters is a symbol more often than a word ("sms" is not
+        // samarium's "sm").
+        if (lemma.size() >= r.suffix.size() + 3 && lemma.ends_with(r.suffix)) {
           add(lemma.substr(0, lemma.size() - r.suffix.size()) + std::string(r.ending));
         }
       }
@@ -339,6 +343,26 @@ bool WordNet::known(std::string_view word) const {
   const std::string lemma = lemma_of(word);
   for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
     if (!impl_->base_forms(p, lemma).empty()) return true;
+  }
+  return false;
+}
+
+bool WordNet::proper_noun(std::string_view word) const {
+  const std::string lemma = lemma_of(word);
+  for (const auto& base : impl_->base_forms(0, lemma)) {
+    const auto offsets = Impl::offsets(impl_->find(0, base));
+    if (offsets.empty()) continue;
+    Synset s;
+    if (!impl_->synset(0, offsets.front(), s)) continue;
+    // The data files keep a lemma's case: "Phoenix", "German", "English".
+    // Capitals throughout make an acronym ("SMS"), often the task itself: not a name.
+    for (const auto& w : s.words) {
+      if (word_of(w) != word_of(base)) continue;
+      const bool capital = !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
+      const bool lower = std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+      return capital && lower;
+    }
+    return false;
   }
   return false;
 }

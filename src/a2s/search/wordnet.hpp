@@ -46,8 +46,13 @@ class WordNet {
   /// Whether `word` (lower case; a phrase with spaces) or one of its base forms is a lemma.
   bool known(std::string_view word) const;
 
-  /// Whether the most frequent noun sense of `word` is an instance: a named place or person
-  /// ("phoenix", "paris", "einstein").
+  /// Whether the most frequent noun sense of `word` is a proper noun, written with a capital in
+  /// the database: a place, a person, a people or a language ("phoenix", "paris", "german",
+  /// "english").
+  bool proper_noun(std::string_view word) const;
+
+  /// Whether the most frequent noun sense of `word` is an instance: one named place or person
+  /// ("phoenix", "einstein"), not a kind ("german").
   bool names_instance(std::string_view word) const;
 
   /// The words related to `word`'s first `senses` senses in each part of speech, closest

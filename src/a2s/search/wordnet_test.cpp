@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <unistd.h>
 
@@ -79,8 +80,8 @@ TEST_F(TinyWordNet, ReadsSynonymsBroaderTermsGlossesAndInstances) {
   // The adjective marker "(a)" is not part of the word; "cheapest" comes from the exceptions.
   const auto cheap = wn->related("cheapest");
   EXPECT_TRUE(has(cheap, "inexpensive", Relation::kSynonym));
-  EXPECT_TRUE(wn->names_instance("Phoenix"));
-  EXPECT_FALSE(wn->names_instance("smog"));
+  EXPECT_TRUE(wn->proper_noun("Phoenix"));
+  EXPECT_FALSE(wn->proper_noun("smog"));
 }
 
 TEST_F(TinyWordNet, MissingFilesMeanNoWordNet) {
@@ -98,11 +99,36 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   EXPECT_TRUE(has(shares, "stock", Relation::kSynonym) || has(shares, "stock", Relation::kBroader));
   EXPECT_TRUE(has(wn->related("film"), "movie", Relation::kSynonym));
   EXPECT_TRUE(has(wn->related("smog"), "air pollution", Relation::kBroader));
+  EXPECT_TRUE(wn->proper_noun("phoenix"));
+  EXPECT_TRUE(wn->proper_noun("lisbon"));
+  EXPECT_TRUE(wn->proper_noun("german"));
+  EXPECT_FALSE(wn->names_instance("german"));
   EXPECT_TRUE(wn->names_instance("phoenix"));
-  EXPECT_TRUE(wn->names_instance("lisbon"));
-  EXPECT_FALSE(wn->names_instance("weather"));
+  EXPECT_FALSE(wn->proper_noun("sms"));  // an acronym
+  EXPECT_FALSE(wn->proper_noun("weather"));
+  EXPECT_FALSE(wn->proper_noun("apple"));
   EXPECT_TRUE(wn->known("space station"));
   EXPECT_FALSE(wn->known("wheather"));
+}
+
+// The binary search finds lemmas all through the index files: every 25th line of each.
+TEST(SystemWordNet, FindsLemmasThroughoutTheIndexFiles) {
+  const WordNet* wn = WordNet::system();
+  ASSERT_NE(wn, nullptr);
+  const char* dir = std::getenv("HEARTH_WORDNET");
+  const std::filesystem::path base = dir != nullptr && *dir != '\0' ? dir : "/usr/share/wordnet";
+  std::size_t checked = 0;
+  for (const char* pos : {"noun", "verb", "adj", "adv"}) {
+    std::ifstream in(base / (std::string("index.") + pos));
+    std::string line;
+    for (std::size_t n = 0; std::getline(in, line); ++n) {
+      if (line.empty() || line[0] == ' ' || n % 25 != 0) continue;
+      const std::string lemma = line.substr(0, line.find(' '));
+      ASSERT_TRUE(wn->known(lemma)) << pos << ": " << lemma;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 5000U);
 }
 
 }  // namespace
