@@ -454,6 +454,7 @@ struct SearchIndex::Impl {
   static constexpr std::uint32_t kNone = 0xffffffffU;
   std::vector<std::vector<std::uint32_t>> name_terms;
   std::vector<std::uint32_t> joined_term;
+
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> named_by;
   /// Per term: the terms the registry's texts use with it most (strongest first).
   std::vector<std::vector<Partner>> partners;
@@ -795,6 +796,27 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       for (const auto& partner : partners[*id]) {
         add_expansion(g.terms, partner.term, kCooccursWeight * partner.association,
                       Via::kCooccurs);
+      }
+    } else if (!g.terms.empty()) {
+      // A word the registry does not have reached it through WordNet ("bucks": dollar); one
+      // more step from the strongest of those terms, through the curated table and the
+      // registry's co-occurrence (dollar: currency), at the product of the weights.
+      std::vector<Expansion> first = g.terms;
+      std::sort(first.begin(), first.end(),
+                [](const Expansion& a, const Expansion& b) { return a.weight > b.weight; });
+      if (first.size() > 3) first.resize(3);
+      for (const auto& e : first) {
+        if (const auto* more = expansions(term_text[e.term])) {
+          for (const auto& m : *more) {
+            if (const auto* mid = term_id(m)) {
+              add_expansion(g.terms, *mid, e.weight * kCuratedWeight, Via::kCurated);
+            }
+          }
+        }
+        for (const auto& partner : partners[e.term]) {
+          add_expansion(g.terms, partner.term, e.weight * kCooccursWeight * partner.association,
+                        Via::kCooccurs);
+        }
       }
     }
     // A word nothing in the registry has, nor any word related to it, is perhaps misspelt; so

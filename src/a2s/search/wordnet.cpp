@@ -356,13 +356,26 @@ bool WordNet::proper_noun(std::string_view word) const {
     if (!impl_->synset(0, offsets.front(), s)) continue;
     // The data files keep a lemma's case: "Phoenix", "German", "English".
     // Capitals throughout make an acronym ("SMS"), often the task itself: not a name.
+    bool proper = false;
     for (const auto& w : s.words) {
       if (word_of(w) != word_of(base)) continue;
       const bool capital = !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
       const bool lower = std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
-      return capital && lower;
+      proper = capital && lower;
+      break;
     }
-    return false;
+    if (!proper) return false;
+    // A word that is also a common adjective is used as one ("mobile", not Mobile, Alabama);
+    // a proper adjective keeps its capital ("German").
+    for (const auto& adj : impl_->base_forms(2, lemma)) {
+      const auto senses = Impl::offsets(impl_->find(2, adj));
+      Synset a;
+      if (senses.empty() || !impl_->synset(2, senses.front(), a)) continue;
+      for (const auto& w : a.words) {
+        if (word_of(w) == word_of(adj)) return !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
+      }
+    }
+    return true;
   }
   return false;
 }

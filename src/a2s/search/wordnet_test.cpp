@@ -104,7 +104,9 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   EXPECT_TRUE(wn->proper_noun("german"));
   EXPECT_FALSE(wn->names_instance("german"));
   EXPECT_TRUE(wn->names_instance("phoenix"));
-  EXPECT_FALSE(wn->proper_noun("sms"));  // an acronym
+  EXPECT_FALSE(wn->proper_noun("sms"));     // an acronym
+  EXPECT_FALSE(wn->proper_noun("mobile"));  // a common adjective first
+  EXPECT_TRUE(wn->proper_noun("english"));
   EXPECT_FALSE(wn->proper_noun("weather"));
   EXPECT_FALSE(wn->proper_noun("apple"));
   EXPECT_TRUE(wn->known("space station"));
