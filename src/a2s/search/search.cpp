@@ -792,12 +792,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->known;
       g.name = lex->proper || lex->time || brand;
     }
-    if (id != nullptr) {
-      for (const auto& partner : partners[*id]) {
-        add_expansion(g.terms, partner.term, kCooccursWeight * partner.association,
-                      Via::kCooccurs);
-      }
-    } else if (!g.terms.empty()) {
+    if (id == nullptr && !g.terms.empty()) {
       // A word the registry does not have reached it through WordNet ("bucks": dollar); one
       // more step from the strongest of those terms, through the curated table and the
       // registry's co-occurrence (dollar: currency), at the product of the weights.
@@ -840,8 +835,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     });
     if (!g.terms.empty()) {
       const float strongest = value(g.terms.front());
+      // Co-occurrence, a second step from a word the registry lacks, is weak by design and
+      // kept: it only decides where nothing closer matched.
       std::erase_if(g.terms, [&](const Expansion& e) {
-        return e.via != Via::kWord && value(e) < kExpansionFloor * strongest;
+        return e.via != Via::kWord && e.via != Via::kCooccurs &&
+               value(e) < kExpansionFloor * strongest;
       });
     }
     if (g.terms.size() > kExpansionsAtMost) g.terms.resize(kExpansionsAtMost);

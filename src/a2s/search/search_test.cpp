@@ -190,6 +190,25 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   EXPECT_EQ(first(index, "bus departures Transit Phoenix"), "Transit Phoenix");
 }
 
+TEST(Search, TermsTheRegistryUsesTogetherCarryAWordOneStepFurther) {
+  // "bucks" is no word of the registry; WordNet makes it "dollar", and "dollar" goes with
+  // "remittance" in two services, so the one that only says "remittance" is found too, below.
+  SearchIndex index(
+      {service("Sendmo", "Dollar remittance to family", {{"Send", "Dollar remittance abroad"}}),
+       service("Paywise", "Dollar remittance tracking", {{"Track", "Dollar remittance status"}}),
+       service("Kiosk", "Remittance desk", {{"Desk", "Remittance desk hours"}}),
+       service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}})});
+  SearchOptions options;
+  options.explain = true;
+  const auto hits = index.search("bucks", options);
+  ASSERT_EQ(hits.size(), 3U);
+  EXPECT_EQ(hits[2].definition->service_name, "Kiosk");
+  EXPECT_LT(hits[2].score, hits[0].score);
+  ASSERT_EQ(hits[2].capabilities[0].matches.size(), 1U);
+  EXPECT_EQ(hits[2].capabilities[0].matches[0].via, "registry co-occurrence");
+  EXPECT_EQ(hits[0].capabilities[0].matches[0].via, "wordnet synonym");
+}
+
 TEST(Search, ACompoundServiceNameFindsItsWords) {
   auto defs = everyday();
   defs.push_back(service("Pollenbeacon", "Counts for allergy sufferers", {{"Counts", "Daily counts by region"}}));
