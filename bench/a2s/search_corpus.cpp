@@ -315,7 +315,8 @@ int main(int argc, char** argv) {
     one.explain = true;
     for (const auto& w : index.interpret(explain)) {
       std::printf("%s%s:", w.word.c_str(), w.name ? " (name)" : "");
-      for (const auto& t : w.terms) std::printf(" %s/%s %.2f", t.term.c_str(), t.via.c_str(), t.weight);
+      for (const auto& t : w.terms)
+        std::printf(" %s/%s %.2f", t.term.c_str(), t.via.c_str(), t.weight);
       std::printf("\n");
     }
     for (const auto& hit : index.search(explain, one)) {
@@ -381,8 +382,8 @@ int main(int argc, char** argv) {
       base[key].add(brank);
     }
   }
-  std::printf("definitions: %zu, requests: %zu (split %s), index built in %.0f ms\n\n",
-              defs.size(), requests.size(), split.c_str(), build_ms);
+  std::printf("definitions: %zu, requests: %zu (split %s), index built in %.0f ms\n\n", defs.size(),
+              requests.size(), split.c_str(), build_ms);
   std::printf("| requests | n | hearth top-1 | hearth top-5 | BM25 top-1 | BM25 top-5 |\n");
   std::printf("|---|---:|---:|---:|---:|---:|\n");
   for (const auto& [key, t] : ours) {
@@ -436,8 +437,8 @@ int main(int argc, char** argv) {
   const double top1 = static_cast<double>(t.top1) / static_cast<double>(t.n);
   const double top5 = static_cast<double>(t.top5) / static_cast<double>(t.n);
   if (top1 + 1e-9 < min_top1 || top5 + 1e-9 < min_top5) {
-    std::printf("\nFAIL: top-1 %.3f (floor %.3f), top-5 %.3f (floor %.3f)\n", top1, min_top1,
-                top5, min_top5);
+    std::printf("\nFAIL: top-1 %.3f (floor %.3f), top-5 %.3f (floor %.3f)\n", top1, min_top1, top5,
+                min_top5);
     return 1;
   }
   return 0;

@@ -167,9 +167,11 @@ int seal(const fs::path& file, bool to_stdout) {
 void print_reading(const std::vector<a2s::QueryWord>& reading) {
   std::cout << "reading of the request:\n";
   for (const auto& w : reading) {
-    std::printf("  %s%s:", w.word.c_str(), w.name ? " (a name: counts 0.3 unless it names the service)" : "");
+    std::printf("  %s%s:", w.word.c_str(),
+                w.name ? " (a name: counts 0.3 unless it names the service)" : "");
     if (w.terms.empty()) std::printf(" matches nothing in the registry");
-    for (const auto& t : w.terms) std::printf(" %s (%s %.2f)", t.term.c_str(), t.via.c_str(), t.weight);
+    for (const auto& t : w.terms)
+      std::printf(" %s (%s %.2f)", t.term.c_str(), t.via.c_str(), t.weight);
     std::printf("\n");
   }
   std::printf("\n");

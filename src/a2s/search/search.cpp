@@ -38,20 +38,19 @@ constexpr float kSynonymWeight = 0.6F;
 
 const std::unordered_set<std::string>& stop_words() {
   static const std::unordered_set<std::string> kWords = {
-      "a",     "an",   "and",  "any",    "are",   "as",    "at",    "be",   "by",   "can",
-      "could", "do",   "for",  "from",   "get",   "give",  "have",  "how",  "i",    "i'd",
-      "i'm",   "in",   "is",   "it",     "its",   "let",   "me",    "my",   "need", "of",
-      "on",    "or",   "our",  "please", "s",     "show",  "so",    "some", "that", "the",
-      "their", "them", "then", "there",  "this",  "to",    "up",    "us",   "use",  "want",
-      "was",   "we",   "what", "whats",  "when",  "where", "which", "who",  "will", "with",
-      "would", "you",  "your", "t",      "about", "into",  "than",  "also", "just", "like",
-      "find",  "tell", "know", "all",    "via",   "using", "based",
+      "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could", "do", "for", "from",
+      "get", "give", "have", "how", "i", "i'd", "i'm", "in", "is", "it", "its", "let", "me", "my",
+      "need", "of", "on", "or", "our", "please", "s", "show", "so", "some", "that", "the", "their",
+      "them", "then", "there", "this", "to", "up", "us", "use", "want", "was", "we", "what",
+      "whats", "when", "where", "which", "who", "will", "with", "would", "you", "your", "t",
+      "about", "into", "than", "also", "just", "like", "find", "tell", "know", "all", "via",
+      "using", "based",
       // light verbs and filler whose WordNet senses would only add noise
       "does", "did", "doing", "done", "go", "goes", "going", "gets", "got", "getting", "see",
       "should", "shall", "may", "might", "must", "am", "were", "been", "being", "has", "had",
       "having", "usually", "really", "very", "anything", "something", "much", "many", "here",
-      "these", "those", "they", "he", "she", "him", "her", "his", "if", "but", "not", "ive",
-      "im", "id", "hey", "thanks", "look", "looking", "lets", "wants", "needs", "gives", "right"};
+      "these", "those", "they", "he", "she", "him", "her", "his", "if", "but", "not", "ive", "im",
+      "id", "hey", "thanks", "look", "looking", "lets", "wants", "needs", "gives", "right"};
   return kWords;
 }
 
@@ -217,11 +216,11 @@ const std::vector<std::string>* expansions(const std::string& stemmed) {
 /// Words that say when, not what: days, months, parts of the day. They count like names.
 bool when_word(const std::string& w) {
   static const std::unordered_set<std::string> kWords = {
-      "monday",   "tuesday",  "wednesday", "thursday", "friday",   "saturday", "sunday",
-      "january",  "february", "april",     "june",     "july",     "august",   "september",
-      "october",  "november", "december",  "today",    "tomorrow", "tonight",  "yesterday",
-      "now",      "weekend",  "weekday",   "morning",  "afternoon", "evening", "mondays",
-      "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays", "weekends"};
+      "monday",   "tuesday",    "wednesday", "thursday", "friday",    "saturday", "sunday",
+      "january",  "february",   "april",     "june",     "july",      "august",   "september",
+      "october",  "november",   "december",  "today",    "tomorrow",  "tonight",  "yesterday",
+      "now",      "weekend",    "weekday",   "morning",  "afternoon", "evening",  "mondays",
+      "tuesdays", "wednesdays", "thursdays", "fridays",  "saturdays", "sundays",  "weekends"};
   return kWords.count(w) != 0;
 }
 
@@ -277,7 +276,8 @@ std::string joined_name(std::string_view name) {
   return out;
 }
 
-Fields fields_of(const Definition& def, const Capability& cap, const std::vector<std::string>& service_name,
+Fields fields_of(const Definition& def, const Capability& cap,
+                 const std::vector<std::string>& service_name,
                  const std::vector<std::string>& service_description) {
   Fields f;
   f.terms[kCapName] = terms(cap.name);
@@ -470,7 +470,7 @@ struct SearchIndex::Impl {
     bool known = false;
     bool proper = false;    ///< a proper noun: a place, a person, a people, a language
     bool instance = false;  ///< one place or person: its relations are no use
-    bool time = false;  ///< a word of time ("friday", "tonight"): says when, not what
+    bool time = false;      ///< a word of time ("friday", "tonight"): says when, not what
     std::vector<std::pair<std::uint32_t, std::pair<float, Relation>>> related;
   };
   std::shared_ptr<const Lexical> lexical(const std::string& word) const;
@@ -498,7 +498,8 @@ struct SearchIndex::Impl {
   }
 
   Plan plan(std::string_view query) const;
-  static void add_expansion(std::vector<Expansion>& into, std::uint32_t term, float weight, Via via) {
+  static void add_expansion(std::vector<Expansion>& into, std::uint32_t term, float weight,
+                            Via via) {
     for (auto& e : into) {
       if (e.term == term) {
         if (weight > e.weight) {
@@ -516,7 +517,6 @@ struct SearchIndex::Impl {
   }
   std::vector<TermMatch> explain(const Plan& p, std::uint32_t doc) const;
 };
-
 
 SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definitions)
     : impl_(std::make_unique<Impl>()) {
@@ -584,7 +584,8 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     std::unordered_map<std::uint32_t, float> tf;  // term -> BM25F pseudo term frequency
     for (int i = 0; i < kFields; ++i) {
       const auto& ts = fields[doc].terms[i];
-      const float norm = 1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(ts.size()) / d.avg[i]);
+      const float norm =
+          1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(ts.size()) / d.avg[i]);
       for (const auto& t : ts) tf[intern(t)] += kWeights[i] / norm;
     }
     df.resize(d.postings.size(), 0);
@@ -633,8 +634,8 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     for (std::uint32_t svc = 0; svc < services; ++svc) {
       // A service's texts: its name and description, its capabilities' names and descriptions.
       std::vector<std::uint32_t> ids;
-      const auto end = svc + 1 < services ? d.first_doc[svc + 1]
-                                           : static_cast<std::uint32_t>(fields.size());
+      const auto end =
+          svc + 1 < services ? d.first_doc[svc + 1] : static_cast<std::uint32_t>(fields.size());
       for (auto doc = d.first_doc[svc]; doc < end; ++doc) {
         for (const int f : {kServiceName, kServiceDescription, kCapName, kCapDescription}) {
           for (const auto& t : fields[doc].terms[f]) ids.push_back(d.vocabulary.at(t));
@@ -817,8 +818,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // A word nothing in the registry has, nor any word related to it, is perhaps misspelt; so
     // is one whose stem matched by chance but which neither the registry's texts nor WordNet
     // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
-    const bool stray = id != nullptr && !spelling.contains(w) &&
-                       (wordnet == nullptr || !lexical(w)->known);
+    const bool stray =
+        id != nullptr && !spelling.contains(w) && (wordnet == nullptr || !lexical(w)->known);
     if ((g.terms.empty() || stray) && !digits) {
       for (const auto& c : spelling.correct(w)) {
         add_expansion(g.terms, spelling_term[c.word], kSpellingWeight[std::min(c.distance, 2U)],
@@ -829,7 +830,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // quarter of the strongest decides nothing but costs its whole posting list.
     const auto value = [&](const Expansion& e) { return idf[e.term] * e.weight; };
     std::sort(g.terms.begin(), g.terms.end(), [&](const Expansion& a, const Expansion& b) {
-      if (a.via == Via::kWord || b.via == Via::kWord) return a.via == Via::kWord && b.via != Via::kWord;
+      if (a.via == Via::kWord || b.via == Via::kWord)
+        return a.via == Via::kWord && b.via != Via::kWord;
       if (value(a) != value(b)) return value(a) > value(b);
       return a.term < b.term;
     });
@@ -992,8 +994,7 @@ std::vector<TermMatch> SearchIndex::Impl::explain(const Plan& p, std::uint32_t d
   std::vector<TermMatch> out;
   const auto& def = *definitions[docs[doc].service];
   const Fields f = fields_of(def, def.capabilities[docs[doc].capability],
-                             name_field[docs[doc].service],
-                             terms(def.service_description));
+                             name_field[docs[doc].service], terms(def.service_description));
   for (const auto& g : p.groups) {
     // The group's term that counted for this document: the one of highest value.
     const Expansion* best = nullptr;

@@ -7,8 +7,8 @@
 
 #include <array>
 #include <cstddef>
-#include <string>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,14 +18,14 @@ namespace hearth::a2s {
 
 /// The fields of a capability's document, in the order of TermMatch::fields.
 inline constexpr std::array<std::string_view, 6> kSearchFields = {
-    "capability.name", "capability.description", "service.name", "service.description",
-    "variables",       "examples"};
+    "capability.name", "capability.description", "service.name", "service.description", "variables",
+    "examples"};
 
 /// How a request's word reached an indexed term (SearchOptions::explain).
 struct TermMatch {
-  std::string word;  ///< the request's word
-  std::string term;  ///< the indexed term (a stem)
-  std::string via;   ///< "word", "spelling", "wordnet synonym", ..., "registry co-occurrence"
+  std::string word;   ///< the request's word
+  std::string term;   ///< the indexed term (a stem)
+  std::string via;    ///< "word", "spelling", "wordnet synonym", ..., "registry co-occurrence"
   double weight = 0;  ///< the expansion's weight, times the name factor
   double idf = 0;
   double score = 0;  ///< what it adds to the capability (before dividing by the ideal)
@@ -33,8 +33,8 @@ struct TermMatch {
 };
 
 struct CapabilityHit {
-  std::size_t index = 0;  ///< into Definition::capabilities
-  double score = 0;       ///< relevance_score in [0, 1]
+  std::size_t index = 0;           ///< into Definition::capabilities
+  double score = 0;                ///< relevance_score in [0, 1]
   std::vector<TermMatch> matches;  ///< with SearchOptions::explain
 };
 

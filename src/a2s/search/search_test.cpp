@@ -153,7 +153,8 @@ TEST(Search, MisspeltWordsFindTheRegistrysWord) {
   // Only a word that matches nothing is corrected.
   bool corrected = false;
   for (const auto& w : index.interpret("curency rates")) {
-    for (const auto& t : w.terms) corrected = corrected || (w.word == "curency" && t.via == "spelling");
+    for (const auto& t : w.terms)
+      corrected = corrected || (w.word == "curency" && t.via == "spelling");
   }
   EXPECT_TRUE(corrected);
   for (const auto& w : index.interpret("stock rates")) {
@@ -183,7 +184,8 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   EXPECT_EQ(first(index, "weather forecast in Phoenix"), "Skycast");
   EXPECT_EQ(first(index, "forecast for phoenix tomorrow"), "Skycast");
   bool name = false;
-  for (const auto& w : index.interpret("weather in Phoenix")) name = name || (w.word == "phoenix" && w.name);
+  for (const auto& w : index.interpret("weather in Phoenix"))
+    name = name || (w.word == "phoenix" && w.name);
   EXPECT_TRUE(name);
   // The request names the service: the name counts in full.
   EXPECT_EQ(first(index, "Phoenix Open Data datasets"), "Phoenix Open Data");
@@ -211,7 +213,8 @@ TEST(Search, TermsTheRegistryUsesTogetherCarryAWordOneStepFurther) {
 
 TEST(Search, ACompoundServiceNameFindsItsWords) {
   auto defs = everyday();
-  defs.push_back(service("Pollenbeacon", "Counts for allergy sufferers", {{"Counts", "Daily counts by region"}}));
+  defs.push_back(service("Pollenbeacon", "Counts for allergy sufferers",
+                         {{"Counts", "Daily counts by region"}}));
   SearchIndex index(defs);
   EXPECT_EQ(first(index, "pollen"), "Pollenbeacon");
   SearchOptions options;

@@ -99,7 +99,8 @@ bool SpellingIndex::contains(std::string_view word) const {
 }
 
 std::size_t SpellingIndex::memory_bytes() const {
-  std::size_t bytes = deletes_.capacity() * sizeof(deletes_[0]) + words_.capacity() * sizeof(words_[0]);
+  std::size_t bytes =
+      deletes_.capacity() * sizeof(deletes_[0]) + words_.capacity() * sizeof(words_[0]);
   for (const auto& [w, n] : words_) bytes += w.capacity();
   return bytes;
 }

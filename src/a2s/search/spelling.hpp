@@ -16,8 +16,8 @@ namespace hearth::a2s {
 class SpellingIndex {
  public:
   SpellingIndex() = default;
-  /// `words`: the vocabulary, sorted by word, each with how often it occurs (ties between equally close words
-  /// go to the more frequent).
+  /// `words`: the vocabulary, sorted by word, each with how often it occurs (ties between equally
+  /// close words go to the more frequent).
   explicit SpellingIndex(std::vector<std::pair<std::string, std::uint32_t>> words);
 
   struct Correction {

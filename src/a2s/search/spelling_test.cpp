@@ -18,8 +18,8 @@ TEST(Spelling, FindsTheVocabularyWordWithinTheAllowedEdits) {
                              {"leather", 1},
                              {"receive", 2},
                              {"exchange", 4}});
-  EXPECT_EQ(corrected(index, "wheather"), std::vector<std::string>{"weather"});   // insertion
-  EXPECT_EQ(corrected(index, "curency"), std::vector<std::string>{"currency"});   // deletion
+  EXPECT_EQ(corrected(index, "wheather"), std::vector<std::string>{"weather"});     // insertion
+  EXPECT_EQ(corrected(index, "curency"), std::vector<std::string>{"currency"});     // deletion
   EXPECT_EQ(corrected(index, "transalte"), std::vector<std::string>{"translate"});  // swap
   EXPECT_EQ(corrected(index, "recieve"), std::vector<std::string>{"receive"});
   EXPECT_EQ(corrected(index, "exchnage"), std::vector<std::string>{"exchange"});

@@ -29,10 +29,11 @@ class Mapped {
   bool open(const std::filesystem::path& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
-    struct stat st{};
+    struct stat st {};
     bool ok = ::fstat(fd, &st) == 0 && st.st_size > 0;
     if (ok) {
-      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      void* p =
+          ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
       ok = p != MAP_FAILED;
       if (ok) {
         data_ = static_cast<const char*>(p);
@@ -107,8 +108,8 @@ struct Synset {
   struct Pointer {
     std::string_view symbol;
     std::size_t offset = 0;
-    int pos = 0;           ///< into kPos
-    unsigned target = 0;   ///< 0: the whole synset; else the target synset's word number
+    int pos = 0;          ///< into kPos
+    unsigned target = 0;  ///< 0: the whole synset; else the target synset's word number
   };
   std::vector<Pointer> pointers;
   std::string_view gloss;
@@ -159,12 +160,13 @@ bool parse_synset(std::string_view line, Synset& out) {
 /// The gloss's definition part (before the examples in quotes), as content words.
 std::vector<std::string> gloss_words(std::string_view gloss) {
   static const std::unordered_set<std::string_view> kSkip = {
-      "a",     "an",   "the",  "of",    "or",    "and",  "to",   "in",   "on",    "for",
-      "by",    "with", "as",   "at",    "from",  "that", "which", "who", "is",    "are",
-      "be",    "it",   "its",  "into",  "used",  "use",  "one",  "some", "any",   "something",
-      "someone", "not", "usually", "especially", "etc", "e.g", "such", "being", "having",
-      "has",   "have", "made", "make",  "other", "their", "this", "than", "more", "most",
-      "very",  "often", "person", "thing", "act", "process", "state", "quality", "way", "part"};
+      "a",       "an",    "the",       "of",      "or",   "and",     "to",         "in",    "on",
+      "for",     "by",    "with",      "as",      "at",   "from",    "that",       "which", "who",
+      "is",      "are",   "be",        "it",      "its",  "into",    "used",       "use",   "one",
+      "some",    "any",   "something", "someone", "not",  "usually", "especially", "etc",   "e.g",
+      "such",    "being", "having",    "has",     "have", "made",    "make",       "other", "their",
+      "this",    "than",  "more",      "most",    "very", "often",   "person",     "thing", "act",
+      "process", "state", "quality",   "way",     "part"};
   if (const auto semi = gloss.find(';'); semi != std::string_view::npos) {
     gloss = gloss.substr(0, semi);
   }
@@ -224,7 +226,8 @@ struct WordNet::Impl {
       // a line's start), so lo <= start <= mid < hi and each step shrinks the range.
       const std::size_t mid = lo + (hi - lo) / 2;
       const std::size_t newline = mid > lo ? file.rfind('\n', mid - 1) : std::string_view::npos;
-      const std::size_t start = newline == std::string_view::npos || newline < lo ? lo : newline + 1;
+      const std::size_t start =
+          newline == std::string_view::npos || newline < lo ? lo : newline + 1;
       const std::string_view line = line_at(file, start);
       const std::string_view head = line.substr(0, line.find(' '));
       const int cmp = head.compare(lemma);
@@ -257,9 +260,9 @@ struct WordNet::Impl {
       std::string_view suffix;
       std::string_view ending;
     };
-    static constexpr Rule kNoun[] = {{"s", ""},     {"ses", "s"},   {"xes", "x"},  {"zes", "z"},
+    static constexpr Rule kNoun[] = {{"s", ""},      {"ses", "s"},   {"xes", "x"},   {"zes", "z"},
                                      {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}};
-    static constexpr Rule kVerb[] = {{"s", ""},  {"ies", "y"}, {"es", "e"},  {"es", ""},
+    static constexpr Rule kVerb[] = {{"s", ""},   {"ies", "y"}, {"es", "e"},  {"es", ""},
                                      {"ed", "e"}, {"ed", ""},   {"ing", "e"}, {"ing", ""}};
     static constexpr Rule kAdj[] = {{"er", ""}, {"est", ""}, {"er", "e"}, {"est", "e"}};
     const auto apply = [&](const auto& rules) {
@@ -307,7 +310,8 @@ std::unique_ptr<WordNet> WordNet::open(const std::filesystem::path& dir) {
   auto impl = std::make_unique<Impl>();
   for (std::size_t p = 0; p < kPos.size(); ++p) {
     const std::string name(kPosName[p]);
-    if (!impl->index[p].open(dir / ("index." + name)) || !impl->data[p].open(dir / ("data." + name))) {
+    if (!impl->index[p].open(dir / ("index." + name)) ||
+        !impl->data[p].open(dir / ("data." + name))) {
       return nullptr;
     }
     // Licence lines start with a space; the index proper starts after them.
@@ -360,7 +364,8 @@ bool WordNet::proper_noun(std::string_view word) const {
     for (const auto& w : s.words) {
       if (word_of(w) != word_of(base)) continue;
       const bool capital = !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
-      const bool lower = std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+      const bool lower =
+          std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
       proper = capital && lower;
       break;
     }
@@ -410,9 +415,9 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) con
     }
   };
   // Which relations of which senses: a noun's first senses, the broader synsets, wholes and
-  // definitions of its first two and the narrower synsets of its first; a verb's and an adjective's first two senses and their
-  // derived and similar words; an adverb only its adjective. A word of many senses ("get",
-  // "right") keeps only its first: the others are seldom what a request means.
+  // definitions of its first two and the narrower synsets of its first; a verb's and an adjective's
+  // first two senses and their derived and similar words; an adverb only its adjective. A word of
+  // many senses ("get", "right") keeps only its first: the others are seldom what a request means.
   struct Sense {
     int pos;
     int rank;

@@ -1,11 +1,11 @@
 #include "a2s/search/wordnet.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <unistd.h>
 
 namespace hearth::a2s {
 namespace {
@@ -33,7 +33,9 @@ class TinyWordNet : public ::testing::Test {
     };
     const std::string smog_at = at(noun);
     const std::string pollution_at = std::string(8, '0');  // patched below
-    std::string smog_line = smog_at + " 26 n 02 smog 0 smogginess 0 001 @ PPPPPPPP n 0000 | air pollution by smoke and fog\n";
+    std::string smog_line =
+        smog_at +
+        " 26 n 02 smog 0 smogginess 0 001 @ PPPPPPPP n 0000 | air pollution by smoke and fog\n";
     noun += smog_line;
     const std::string poll_at = at(noun);
     noun += poll_at + " 26 n 01 air_pollution 0 000 | pollution of the atmosphere\n";
