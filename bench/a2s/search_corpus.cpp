@@ -207,6 +207,7 @@ class Bm25 {
       }
     }
     std::vector<std::pair<double, std::size_t>> ranked;
+    ranked.reserve(score.size());
     for (const auto& [doc, s] : score) ranked.emplace_back(-s, doc);
     std::sort(ranked.begin(), ranked.end());
     std::vector<std::size_t> out;
@@ -249,7 +250,8 @@ struct Tally {
 
 std::string percent(std::size_t part, std::size_t whole) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", whole == 0 ? 0.0 : 100.0 * part / whole);
+  std::snprintf(buf, sizeof buf, "%.1f%%",
+                whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
   return buf;
 }
 
@@ -315,8 +317,9 @@ int main(int argc, char** argv) {
     one.explain = true;
     for (const auto& w : index.interpret(explain)) {
       std::printf("%s%s:", w.word.c_str(), w.name ? " (name)" : "");
-      for (const auto& t : w.terms)
+      for (const auto& t : w.terms) {
         std::printf(" %s/%s %.2f", t.term.c_str(), t.via.c_str(), t.weight);
+      }
       std::printf("\n");
     }
     for (const auto& hit : index.search(explain, one)) {

@@ -170,8 +170,9 @@ void print_reading(const std::vector<a2s::QueryWord>& reading) {
     std::printf("  %s%s:", w.word.c_str(),
                 w.name ? " (a name: counts 0.3 unless it names the service)" : "");
     if (w.terms.empty()) std::printf(" matches nothing in the registry");
-    for (const auto& t : w.terms)
+    for (const auto& t : w.terms) {
       std::printf(" %s (%s %.2f)", t.term.c_str(), t.via.c_str(), t.weight);
+    }
     std::printf("\n");
   }
   std::printf("\n");

@@ -830,8 +830,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // quarter of the strongest decides nothing but costs its whole posting list.
     const auto value = [&](const Expansion& e) { return idf[e.term] * e.weight; };
     std::sort(g.terms.begin(), g.terms.end(), [&](const Expansion& a, const Expansion& b) {
-      if (a.via == Via::kWord || b.via == Via::kWord)
+      if (a.via == Via::kWord || b.via == Via::kWord) {
         return a.via == Via::kWord && b.via != Via::kWord;
+      }
       if (value(a) != value(b)) return value(a) > value(b);
       return a.term < b.term;
     });
@@ -1058,8 +1059,12 @@ std::size_t SearchIndex::memory_bytes() const {
                       d.idf.capacity() * sizeof(float) +
                       d.postings.capacity() * sizeof(std::vector<Impl::Posting>);
   for (const auto& p : d.postings) bytes += p.capacity() * sizeof(Impl::Posting);
-  for (const auto& p : d.partners) bytes += p.capacity() * sizeof(Impl::Partner) + sizeof(p);
-  for (const auto& n : d.name_terms) bytes += n.capacity() * sizeof(std::uint32_t) + sizeof(n);
+  for (const auto& p : d.partners) {
+    bytes += p.capacity() * sizeof(Impl::Partner) + sizeof(std::vector<Impl::Partner>);
+  }
+  for (const auto& n : d.name_terms) {
+    bytes += n.capacity() * sizeof(std::uint32_t) + sizeof(std::vector<std::uint32_t>);
+  }
   for (const auto& [term, id] : d.vocabulary) {
     bytes += 2 * term.capacity() + sizeof(std::pair<const std::string, std::uint32_t>) + 16 +
              sizeof(std::string);

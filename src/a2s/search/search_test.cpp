@@ -153,8 +153,9 @@ TEST(Search, MisspeltWordsFindTheRegistrysWord) {
   // Only a word that matches nothing is corrected.
   bool corrected = false;
   for (const auto& w : index.interpret("curency rates")) {
-    for (const auto& t : w.terms)
+    for (const auto& t : w.terms) {
       corrected = corrected || (w.word == "curency" && t.via == "spelling");
+    }
   }
   EXPECT_TRUE(corrected);
   for (const auto& w : index.interpret("stock rates")) {
@@ -184,8 +185,9 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   EXPECT_EQ(first(index, "weather forecast in Phoenix"), "Skycast");
   EXPECT_EQ(first(index, "forecast for phoenix tomorrow"), "Skycast");
   bool name = false;
-  for (const auto& w : index.interpret("weather in Phoenix"))
+  for (const auto& w : index.interpret("weather in Phoenix")) {
     name = name || (w.word == "phoenix" && w.name);
+  }
   EXPECT_TRUE(name);
   // The request names the service: the name counts in full.
   EXPECT_EQ(first(index, "Phoenix Open Data datasets"), "Phoenix Open Data");
