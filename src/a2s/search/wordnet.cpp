@@ -286,6 +286,18 @@ struct WordNet::Impl {
     return parse_synset(line_at(file, offset), out);
   }
 
+  /// The most frequent sense of `lemma` (or of its first base form that has one) in `pos`:
+  /// that base form and the sense's synset.
+  bool first_sense(int pos, const std::string& lemma, std::string& base, Synset& out) const {
+    for (auto& form : base_forms(pos, lemma)) {
+      const auto senses = offsets(find(pos, form));
+      if (senses.empty() || !synset(pos, senses.front(), out)) continue;
+      base = std::move(form);
+      return true;
+    }
+    return false;
+  }
+
   /// The synset offsets of an index line, in sense order.
   static std::vector<std::size_t> offsets(std::string_view line) {
     const auto f = fields(line);
@@ -353,51 +365,36 @@ bool WordNet::known(std::string_view word) const {
 
 bool WordNet::proper_noun(std::string_view word) const {
   const std::string lemma = lemma_of(word);
-  for (const auto& base : impl_->base_forms(0, lemma)) {
-    const auto offsets = Impl::offsets(impl_->find(0, base));
-    if (offsets.empty()) continue;
-    Synset s;
-    if (!impl_->synset(0, offsets.front(), s)) continue;
-    // The data files keep a lemma's case: "Phoenix", "German", "English".
-    // Capitals throughout make an acronym ("SMS"), often the task itself: not a name.
-    bool proper = false;
-    for (const auto& w : s.words) {
-      if (word_of(w) != word_of(base)) continue;
-      const bool capital = !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
-      const bool lower =
-          std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
-      proper = capital && lower;
-      break;
-    }
-    if (!proper) return false;
-    // A word that is also a common adjective is used as one ("mobile", not Mobile, Alabama);
-    // a proper adjective keeps its capital ("German").
-    for (const auto& adj : impl_->base_forms(2, lemma)) {
-      const auto senses = Impl::offsets(impl_->find(2, adj));
-      Synset a;
-      if (senses.empty() || !impl_->synset(2, senses.front(), a)) continue;
-      for (const auto& w : a.words) {
-        if (word_of(w) == word_of(adj)) return !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
-      }
-    }
-    return true;
+  std::string base;
+  Synset s;
+  if (!impl_->first_sense(0, lemma, base, s)) return false;
+  // The data files keep a lemma's case: "Phoenix", "German", "English". Capitals throughout
+  // make an acronym ("SMS"), often the task itself: not a name.
+  const auto written = std::find_if(s.words.begin(), s.words.end(), [&](std::string_view w) {
+    return word_of(w) == word_of(base);
+  });
+  if (written == s.words.end()) return false;
+  const std::string_view w = *written;
+  const bool capital = !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
+  const bool lower = std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+  if (!capital || !lower) return false;
+  // A word that is also a common adjective is used as one ("mobile", not Mobile, Alabama); a
+  // proper adjective keeps its capital ("German").
+  std::string adjective;
+  Synset a;
+  if (!impl_->first_sense(2, lemma, adjective, a)) return true;
+  for (const auto& aw : a.words) {
+    if (word_of(aw) == word_of(adjective)) return !aw.empty() && aw[0] >= 'A' && aw[0] <= 'Z';
   }
-  return false;
+  return true;
 }
 
 bool WordNet::names_instance(std::string_view word) const {
-  const std::string lemma = lemma_of(word);
-  for (const auto& base : impl_->base_forms(0, lemma)) {
-    const auto offsets = Impl::offsets(impl_->find(0, base));
-    if (offsets.empty()) continue;
-    Synset s;
-    if (!impl_->synset(0, offsets.front(), s)) continue;
-    for (const auto& ptr : s.pointers) {
-      if (ptr.symbol == "@i") return true;
-    }
-    return false;
-  }
-  return false;
+  std::string base;
+  Synset s;
+  if (!impl_->first_sense(0, lemma_of(word), base, s)) return false;
+  return std::any_of(s.pointers.begin(), s.pointers.end(),
+                     [](const Synset::Pointer& p) { return p.symbol == "@i"; });
 }
 
 std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) const {
