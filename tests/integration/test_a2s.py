@@ -602,8 +602,10 @@ def test_reload_keeps_requests_in_flight_and_refuses_a_bad_checksum(world):
                                      description="Stock quotes and market data"))
     seal(other)
     world.file.write_text(world.file.read_text().replace("Global weather data", "Weather data"))
-    wait_for(lambda: any(s["name"] == "OtherService"
-                         for s in result(world.daemon.rpc("registry/list"))["services"]), timeout=10)
+    # The two files change one after the other: a reload may see the first change alone, so
+    # wait for the state after both.
+    wait_for(lambda: [s["name"] for s in result(world.daemon.rpc("registry/list"))["services"]]
+             == ["OtherService"], timeout=10)
     listing = result(world.daemon.rpc("registry/list"))
     assert [s["name"] for s in listing["services"]] == ["OtherService"]
     assert any("checksum" in p for f in listing["failures"] for p in f["problems"])
