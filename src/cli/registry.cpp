@@ -165,7 +165,7 @@ int seal(const fs::path& file, bool to_stdout) {
 
 /// How the request's words were read: each word's terms, with how and at what weight.
 void print_reading(const std::vector<a2s::QueryWord>& reading) {
-  std::cout << "reading of the request:\n";
+  std::printf("reading of the request:\n");
   for (const auto& w : reading) {
     std::printf("  %s%s:", w.word.c_str(),
                 w.name ? " (a name: counts 0.3 unless it names the service)" : "");
@@ -207,13 +207,14 @@ int search(const std::vector<fs::path>& dirs, const std::vector<std::string>& wo
   options.explain = explain;
   const auto hits = snap->index->search(query, options);
   auto response = a2s::registry_response(hits);
-  const auto reading = snap->index->interpret(query);
   if (as_json) {
-    if (explain) response.as_object()["explanation"] = a2s::query_explanation(reading);
+    if (explain) {
+      response.as_object()["explanation"] = a2s::query_explanation(snap->index->interpret(query));
+    }
     std::cout << json::dump(response) << std::endl;
     return 0;
   }
-  if (explain) print_reading(reading);
+  if (explain) print_reading(snap->index->interpret(query));
   if (hits.empty()) {
     std::cout << "no service matches '" << query << "'\n";
     return 0;

@@ -865,6 +865,11 @@ def test_cli_check_search_execute(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "wheather: weather (spelling 0.80)" in r.stdout
         assert "wheather -> weather (spelling" in r.stdout and "capability.name" in r.stdout
+        r = subprocess.run([hearth_bin(), "registry", "search", "--registry", str(w.registry), "--json",
+                            "--explain", "wheather", "forecast"], capture_output=True, text=True)
+        explained = json.loads(r.stdout)
+        assert explained["explanation"]["words"][0]["terms"][0]["via"] == "spelling"
+        assert explained["services"][0]["relevant_capabilities"][0]["matches"]
         state = tmp_path / "cli-state"
         base = [hearth_bin(), "registry", "execute", "--registry", str(w.registry), "--state-dir", str(state),
                 "--local-domain", "https://" + w.api.domain, "WeatherService", "Forecast Weather",
