@@ -189,6 +189,9 @@ class Stemmer {
 std::string stem(const std::string& word) {
   thread_local Stemmer stemmer;
   thread_local std::unordered_map<std::string, std::string> memo;
+  // A request's word can be as long as its body: only words of a usual length are remembered.
+  constexpr std::size_t kLongest = 32;
+  if (word.size() > kLongest) return stemmer.stem(word);
   if (auto it = memo.find(word); it != memo.end()) return it->second;
   constexpr std::size_t kRemembered = 1 << 17;
   if (memo.size() >= kRemembered) memo.clear();
@@ -276,8 +279,7 @@ std::string joined_name(std::string_view name) {
   return out;
 }
 
-Fields fields_of(const Definition& def, const Capability& cap,
-                 const std::vector<std::string>& service_name,
+Fields fields_of(const Capability& cap, const std::vector<std::string>& service_name,
                  const std::vector<std::string>& service_description) {
   Fields f;
   f.terms[kCapName] = terms(cap.name);
@@ -292,7 +294,6 @@ Fields fields_of(const Definition& def, const Capability& cap,
   std::string examples;
   example_text(cap.examples, examples);
   f.terms[kExamples] = terms(examples);
-  (void)def;
   return f;
 }
 
@@ -561,7 +562,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
       const auto& cap = def.capabilities[c];
       count_surface(cap.name);
       count_surface(cap.description);
-      fields.push_back(fields_of(def, cap, service_name, service_description));
+      fields.push_back(fields_of(cap, service_name, service_description));
       d.docs.push_back({s, c});
     }
   }
@@ -698,6 +699,13 @@ SearchIndex::~SearchIndex() = default;
 
 std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
     const std::string& word) const {
+  // WordNet's longest lemma has 71 letters; a longer word (a request's words are the client's)
+  // is none, and is neither looked up nor remembered.
+  constexpr std::size_t kLongestLemma = 80;
+  if (word.size() > kLongestLemma) {
+    static const auto kNone = std::make_shared<const Lexical>();
+    return kNone;
+  }
   {
     const std::shared_lock lock(lexical_mutex);
     if (auto it = lexical_cache.find(word); it != lexical_cache.end()) return it->second;
@@ -781,8 +789,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         }
       }
     };
-    if (wordnet != nullptr && !digits && w.size() >= 3) {
-      const auto lex = lexical(w);
+    const auto lex = wordnet != nullptr ? lexical(w) : nullptr;
+    if (lex != nullptr && !digits && w.size() >= 3) {
       relate(*lex, id != nullptr);
       if (k > 0 && content[k - 1] + 1 == content[k]) {
         const auto phrase = lexical(toks[content[k - 1]].text + " " + w);
@@ -818,8 +826,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // A word nothing in the registry has, nor any word related to it, is perhaps misspelt; so
     // is one whose stem matched by chance but which neither the registry's texts nor WordNet
     // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
-    const bool stray =
-        id != nullptr && !spelling.contains(w) && (wordnet == nullptr || !lexical(w)->known);
+    const bool stray = id != nullptr && !spelling.contains(w) && (lex == nullptr || !lex->known);
     if ((g.terms.empty() || stray) && !digits) {
       for (const auto& c : spelling.correct(w)) {
         add_expansion(g.terms, spelling_term[c.word], kSpellingWeight[std::min(c.distance, 2U)],
@@ -994,8 +1001,8 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
 std::vector<TermMatch> SearchIndex::Impl::explain(const Plan& p, std::uint32_t doc) const {
   std::vector<TermMatch> out;
   const auto& def = *definitions[docs[doc].service];
-  const Fields f = fields_of(def, def.capabilities[docs[doc].capability],
-                             name_field[docs[doc].service], terms(def.service_description));
+  const Fields f = fields_of(def.capabilities[docs[doc].capability], name_field[docs[doc].service],
+                             terms(def.service_description));
   for (const auto& g : p.groups) {
     // The group's term that counted for this document: the one of highest value.
     const Expansion* best = nullptr;

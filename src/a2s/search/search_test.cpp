@@ -227,6 +227,20 @@ TEST(Search, ACompoundServiceNameFindsItsWords) {
   EXPECT_GT(hits[0].capabilities[0].matches[0].fields[2], 0);  // service.name
 }
 
+// A request's words are the client's: a word as long as a request body is no lemma and has no
+// correction, and searching for it ends (its deletions alone would take the cube of its length).
+TEST(Search, AVeryLongWordIsReadAsNothing) {
+  SearchIndex index(everyday());
+  const std::string huge(200000, 'w');
+  EXPECT_TRUE(index.search(huge).empty());
+  const auto hits = index.search(huge + " forecast " + std::string(5000, 'q') + "x");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Skycast");
+  for (const auto& w : index.interpret(huge + " weather")) {
+    if (w.word.size() > 100) EXPECT_TRUE(w.terms.empty());
+  }
+}
+
 TEST(Search, ExplainsWhichTermsMatchedWhichFields) {
   SearchIndex index(everyday());
   SearchOptions options;

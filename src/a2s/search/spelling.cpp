@@ -47,6 +47,7 @@ SpellingIndex::SpellingIndex(std::vector<std::pair<std::string, std::uint32_t>> 
   for (std::uint32_t id = 0; id < words_.size(); ++id) {
     const std::string& w = words_[id].first;
     if (w.size() < 3) continue;
+    longest_ = std::max(longest_, w.size());
     // A query word within two edits is at least 8 letters (allowed()), so only words of 6 or
     // more need their two-letter deletions.
     deletions(w, w.size() >= 6 ? 2 : 1, [&](std::uint64_t h) { deletes_.emplace_back(h, id); });
@@ -60,7 +61,9 @@ std::vector<SpellingIndex::Correction> SpellingIndex::correct(std::string_view w
                                                               std::size_t limit) const {
   std::vector<Correction> out;
   const std::uint32_t edits = allowed(word.size());
-  if (edits == 0 || deletes_.empty()) return out;
+  // A word longer than every vocabulary word by more than the edits allowed has no correction,
+  // and its deletions would cost the cube of its length (a request's word is the client's).
+  if (edits == 0 || deletes_.empty() || word.size() > longest_ + edits) return out;
   std::vector<std::uint64_t> hashes;
   deletions(word, edits, [&](std::uint64_t h) { hashes.push_back(h); });
   std::sort(hashes.begin(), hashes.end());

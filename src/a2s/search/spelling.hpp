@@ -41,6 +41,7 @@ class SpellingIndex {
  private:
   std::vector<std::pair<std::string, std::uint32_t>> words_;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> deletes_;  ///< sorted by hash
+  std::size_t longest_ = 0;                                       ///< the longest indexed word
 };
 
 }  // namespace hearth::a2s

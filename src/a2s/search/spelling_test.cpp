@@ -27,6 +27,9 @@ TEST(Spelling, FindsTheVocabularyWordWithinTheAllowedEdits) {
   // Too far, or too short to correct safely.
   EXPECT_TRUE(corrected(index, "wxyther").empty());
   EXPECT_TRUE(corrected(index, "fx").empty());
+  // Longer than every vocabulary word by more than two letters: nothing to look up.
+  EXPECT_TRUE(corrected(index, std::string(100000, 'e')).empty());
+  EXPECT_EQ(corrected(index, "transslatte"), std::vector<std::string>{"translate"});
   // The exact word is not a correction.
   EXPECT_TRUE(corrected(index, "weather").empty());
 }
