@@ -32,6 +32,7 @@
 
 #include "a2s/definition/definition.hpp"
 #include "a2s/search/search.hpp"
+#include "reading.hpp"
 
 namespace a2s = hearth::a2s;
 namespace json = hearth::json;
@@ -84,7 +85,7 @@ std::vector<fs::path> sorted_files(const fs::path& dir, std::string_view prefix)
 }
 
 /// A definition as A2S has it: the catalogue entry's texts, one API key, each capability a GET.
-std::shared_ptr<a2s::Definition> definition_of(const json::object& s, const std::string& category) {
+std::shared_ptr<a2s::Definition> definition_of(const json::object& s) {
   auto def = std::make_shared<a2s::Definition>();
   def->service_name = string_at(s, "name");
   def->domain = string_at(s, "domain");
@@ -107,7 +108,6 @@ std::shared_ptr<a2s::Definition> definition_of(const json::object& s, const std:
       def->capabilities.push_back(std::move(cap));
     }
   }
-  (void)category;
   return def;
 }
 
@@ -122,14 +122,13 @@ bool load(const fs::path& dir, Definitions& defs, std::vector<Request>& requests
       std::fprintf(stderr, "%s: expected {category, services: [...]}\n", file.c_str());
       return false;
     }
-    const std::string category = string_at(*root, "category");
     for (const auto& item : list->get_array()) {
       const json::object* s = item.if_object();
       if (s == nullptr || string_at(*s, "name").empty()) {
         std::fprintf(stderr, "%s: a service without a name\n", file.c_str());
         return false;
       }
-      auto def = definition_of(*s, category);
+      auto def = definition_of(*s);
       if (!names.insert(def->service_name).second) {
         std::fprintf(stderr, "%s: %s is defined twice\n", file.c_str(), def->service_name.c_str());
         return false;
@@ -315,13 +314,7 @@ int main(int argc, char** argv) {
     a2s::SearchOptions one;
     one.limit = 5;
     one.explain = true;
-    for (const auto& w : index.interpret(explain)) {
-      std::printf("%s%s:", w.word.c_str(), w.name ? " (name)" : "");
-      for (const auto& t : w.terms) {
-        std::printf(" %s/%s %.2f", t.term.c_str(), t.via.c_str(), t.weight);
-      }
-      std::printf("\n");
-    }
+    std::printf("%s\n", a2s::bench::reading(index, explain, "").c_str());
     for (const auto& hit : index.search(explain, one)) {
       std::printf("%.3f %s: %s\n", hit.score, hit.definition->service_name.c_str(),
                   hit.definition->service_description.c_str());
@@ -364,17 +357,7 @@ int main(int argc, char** argv) {
       misses.push_back("  [" + r.kind + "] \"" + r.query + "\" rank " +
                        (rank ? std::to_string(rank) : std::string(">5")) + "; accept " + accept +
                        "; got " + (got.empty() ? "nothing" : got));
-      if (show_misses) {
-        for (const auto& w : index.interpret(r.query)) {
-          std::string line = "      " + w.word + (w.name ? " (name)" : "") + ":";
-          for (const auto& t : w.terms) {
-            char weight[32];
-            std::snprintf(weight, sizeof weight, " %.2f", t.weight);
-            line += " " + t.term + "/" + t.via + weight;
-          }
-          misses.back() += "\n" + line;
-        }
-      }
+      if (show_misses) misses.back() += "\n" + a2s::bench::reading(index, r.query, "      ");
     }
     const auto b = baseline.search(r.query, 5);
     std::size_t brank = 0;

@@ -17,6 +17,7 @@
 
 #include "a2s/definition/definition.hpp"
 #include "a2s/search/search.hpp"
+#include "reading.hpp"
 
 namespace a2s = hearth::a2s;
 namespace json = hearth::json;
@@ -134,17 +135,7 @@ int main(int argc, char** argv) {
       misses.push_back("  \"" + q.text + "\"\n      expected " + q.expect + " (rank " +
                        (rank ? std::to_string(rank) : std::string(">3")) +
                        "), got: " + (got.empty() ? "nothing" : got));
-      if (explain) {
-        for (const auto& w : index.interpret(q.text)) {
-          std::string line = "        " + w.word + (w.name ? " (name)" : "") + ":";
-          for (const auto& t : w.terms) {
-            char weight[32];
-            std::snprintf(weight, sizeof weight, " %.2f", t.weight);
-            line += " " + t.term + "/" + t.via + weight;
-          }
-          misses.back() += "\n" + line;
-        }
-      }
+      if (explain) misses.back() += "\n" + a2s::bench::reading(index, q.text, "        ");
     }
     if (!q.capability.empty()) {
       ++cap_checked;
