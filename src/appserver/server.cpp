@@ -22,6 +22,7 @@
 #include "agentapp/store/native.hpp"
 #include "appserver/tool_policy.hpp"
 #include "common/ascii.hpp"
+#include "common/blocking.hpp"
 #include "common/clock.hpp"
 #include "common/on_strand.hpp"
 #include "common/random.hpp"
@@ -1489,7 +1490,16 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     inv.method = std::string(spec->method);
     inv.params = args;
     inv.caller = "agent:" + session.id;
-    auto r = bridge.invoke(inv);
+    Result<json::value> r = Error::make(ErrorCode::kInternalError, "not called");
+    if (options.bridge_calls != nullptr) {
+      std::function<Result<json::value>()> work = [&bridge = bridge, inv] {
+        return bridge.invoke(inv);
+      };
+      std::string lane = inv.app;
+      r = co_await options.bridge_calls->run_in(lane, work);
+    } else {
+      r = bridge.invoke(inv);
+    }
     if (!r.ok()) co_return report_tool(session, t, call, r);
     auto answer = report_tool(session, t, call, r);
     if (spec->capability == "lime.artifacts" && spec->method == "create" && r.value().is_object()) {

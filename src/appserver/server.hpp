@@ -29,6 +29,10 @@
 #include "appserver/tool_policy.hpp"
 #include "rpc/session.hpp"
 
+namespace hearth {
+class BlockingExecutor;
+}
+
 namespace hearth::appserver {
 
 /// A tool of the app's own: one it binds through its `toolRefs` (a LAVS endpoint, a registry
@@ -81,6 +85,10 @@ struct Options {
   /// The daemons sharing the database (a shared storage engine): each event stored here is
   /// told to them, and the events they store reach this daemon's listeners. Null: none.
   std::shared_ptr<storage::Engine> engine;
+  /// Where a turn's capability calls run, each in its app's lane (BlockingExecutor::run_in), so
+  /// that one app's database query holds neither the server's thread nor another app's turn.
+  /// Null: on the server's thread.
+  BlockingExecutor* bridge_calls = nullptr;
 };
 
 class AppServer {

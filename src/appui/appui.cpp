@@ -245,7 +245,8 @@ asio::awaitable<Result<json::value>> AppUiHost::invoke(std::uint64_t session_id,
   call.app = m.app;  // the mount's app, whatever the frame said
   call.caller = "ui:" + m.entry;
   std::function<Result<json::value>()> work = [this, call] { return bridge_.invoke(call); };
-  co_return co_await blocking_.run(work);
+  std::string lane = call.app;
+  co_return co_await blocking_.run_in(lane, work);
 }
 
 asio::awaitable<net::HttpResponse> AppUiHost::serve(net::HttpRequest request) {

@@ -53,6 +53,7 @@ AppServer::AppServer(daemon::Context& context) {
                         context.find<Workspaces>().manager());
   options.backend_tools = app_backend_tools(apps.backends());
   options.engine = engine;
+  options.bridge_calls = &apps.calls();
   server_ = std::make_unique<appserver::AppServer>(context.io().get_executor(), apps.store(),
                                                    apps.bridge(), std::move(sessions).value(),
                                                    std::move(options));

@@ -38,8 +38,11 @@ class Apps : public daemon::Component {
   agentapp::AppStore& store() { return *store_; }
   agentapp::Bridge& bridge() { return *bridge_; }
   const std::shared_ptr<agentapp::Backends>& backends() const { return backends_; }
-  /// Where the app databases are opened and queried, off the I/O threads.
+  /// Where the app databases are opened and queried, off the I/O threads; bridge calls run in
+  /// their app's lane (BlockingExecutor::run_in), so up to kCallThreads apps query at once and
+  /// none waits behind another's queue.
   BlockingExecutor& calls() { return calls_; }
+  static constexpr std::size_t kCallThreads = 8;
 
   Status expose(daemon::Surface& surface) override;
   void start() override;
@@ -47,7 +50,7 @@ class Apps : public daemon::Component {
 
  private:
   std::string reason_;
-  BlockingExecutor calls_{2};
+  BlockingExecutor calls_{kCallThreads};
   std::unique_ptr<agentapp::AppStore> store_;
   std::unique_ptr<agentapp::Bridge> bridge_;
   std::shared_ptr<agentapp::Backends> backends_;

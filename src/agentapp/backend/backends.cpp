@@ -877,7 +877,8 @@ struct Backends::State : std::enable_shared_from_this<Backends::State> {
       call.params = *args;
     }
     std::function<Result<json::value>()> work = [self, call] { return self->bridge.invoke(call); };
-    co_return co_await blocking.run(work);
+    std::string lane = call.app;
+    co_return co_await blocking.run_in(lane, work);
   }
 
   /// On the strand: sends a request to the backend and waits for its answer.

@@ -24,7 +24,8 @@ asio::awaitable<Result<json::value>> invoke(agentapp::Bridge& bridge, BlockingEx
     call.params = *p;
   }
   std::function<Result<json::value>()> work = [&bridge, call] { return bridge.invoke(call); };
-  co_return co_await blocking.run(work);
+  std::string lane = call.app;  // one app's calls queue behind each other, not another app's
+  co_return co_await blocking.run_in(lane, work);
 }
 
 asio::awaitable<Result<json::value>> list(agentapp::Bridge& bridge, BlockingExecutor& blocking,
