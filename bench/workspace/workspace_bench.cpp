@@ -10,12 +10,16 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_future.hpp>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "json/yaml.hpp"
 #include "proc/testing.hpp"
+#include "storage/storage.hpp"
 #include "workspace/render.hpp"
 #include "workspace/script.hpp"
 #include "workspace/workspace.hpp"
@@ -100,6 +104,87 @@ void BM_ExecuteCommit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ExecuteCommit)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Commits to the store from several threads at once, each thread its own workspace (what the
+// daemon's store threads do when several workspaces change at once), beside the disk's floor:
+// one SQLite transaction a write, committed with synchronous=FULL, one writer.
+struct Commits {
+  fs::path dir;
+  std::unique_ptr<Store> store;
+  std::unique_ptr<storage::Database> raw;
+};
+Commits* g_commits = nullptr;
+
+void commits_setup(const benchmark::State& state) {
+  g_commits = new Commits;
+  std::string pattern = (fs::temp_directory_path() / "hearth-ws-commits-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) std::abort();
+  g_commits->dir = pattern;
+  g_commits->store = std::move(Store::open(g_commits->dir / "ws.db")).value();
+  for (int t = 0; t < state.threads(); ++t) {
+    if (!g_commits->store->reset("w" + std::to_string(t), 1, json::object{{"n", 0}}).ok()) {
+      std::abort();
+    }
+  }
+  g_commits->raw = std::move(storage::open_sqlite(g_commits->dir / "floor.db")).value();
+  if (!g_commits->raw->execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)").ok()) {
+    std::abort();
+  }
+}
+
+void commits_teardown(const benchmark::State&) {
+  std::error_code ec;
+  fs::remove_all(g_commits->dir, ec);
+  delete g_commits;
+  g_commits = nullptr;
+}
+
+void BM_StoreCommit(benchmark::State& state) {
+  const std::string workspace = "w" + std::to_string(state.thread_index());
+  std::int64_t version = 1;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    HistoryEntry entry;
+    entry.actor = "bench";
+    entry.kind = "script";
+    entry.script = "n += 1";
+    entry.outcome = "committed";
+    const std::map<std::string, json::value> changed{{"n", json::value(version)}};
+    if (auto done = g_commits->store->commit(workspace, version, changed, entry); !done.ok()) {
+      state.SkipWithError(done.error().message.c_str());
+      break;
+    }
+    ++version;
+  }
+  // Each thread's own rate; the counters of the threads are added: the store's rate.
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  state.counters["commits/s"] = static_cast<double>(state.iterations()) / seconds;
+}
+BENCHMARK(BM_StoreCommit)
+    ->ThreadRange(1, 8)
+    ->Setup(commits_setup)
+    ->Teardown(commits_teardown)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+void BM_SqliteFlushFloor(benchmark::State& state) {
+  for (auto _ : state) {
+    auto tx = g_commits->raw->begin();
+    if (!tx.ok() || !g_commits->raw->execute("INSERT INTO t (v) VALUES ('x')").ok() ||
+        !tx.value()->commit().ok()) {
+      state.SkipWithError("the floor's write failed");
+      break;
+    }
+  }
+  state.counters["commits/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SqliteFlushFloor)
+    ->Setup(commits_setup)
+    ->Teardown(commits_teardown)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 void BM_ExecuteDryRun(benchmark::State& state) {
   Small s;

@@ -19,7 +19,9 @@ Workspaces::Workspaces(daemon::Context& context) : context_(context) {
   options.database = context.state_dir() / "workspaces.db";
   options.engine = context.find<Storage>().engine();
   options.jail = context.find<Sandbox>().jail();
-  store_calls_ = std::make_unique<BlockingExecutor>(options.engine->shared() ? 8 : 2);
+  // Eight threads on either engine: on PostgreSQL each holds a connection; on SQLite they share
+  // one, and the writers among them that arrive at once commit as one group (one flush).
+  store_calls_ = std::make_unique<BlockingExecutor>(8);
   auto manager = workspace::Manager::create(context.io().get_executor(), options, *store_calls_,
                                             services_.get());
   if (!manager.ok()) throw daemon::StartupError("workspaces: " + manager.error().message);

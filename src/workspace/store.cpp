@@ -126,7 +126,12 @@ Result<std::unique_ptr<Store>> Store::open(storage::Engine& engine,
                                            const std::filesystem::path& file) {
   HEARTH_ASSIGN_OR_RETURN(auto db, engine.open("workspaces", file));
   HEARTH_RETURN_IF_ERROR(db->migrate("workspace", migrations()));
-  return std::make_unique<Store>(std::move(db));
+  auto store = std::make_unique<Store>(std::move(db));
+  // One SQLite connection serialises the daemon's writers: changes to several workspaces at
+  // once share a transaction and its flush (storage/group_commit.hpp). A shared engine
+  // (PostgreSQL) has a connection a writer, and the server groups its own commits.
+  if (!engine.shared()) store->group_ = std::make_unique<storage::GroupCommit>(*store->db_);
+  return store;
 }
 
 Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& file) {
@@ -194,7 +199,26 @@ Status Store::insert(const std::string& workspace, const HistoryEntry& e) {
 
 Status Store::commit(const std::string& workspace, std::int64_t from_version,
                      const std::map<std::string, json::value>& changed, HistoryEntry& entry) {
+  const std::function<Status()> write = [&] {
+    return commit_write(workspace, from_version, changed, entry);
+  };
+  return in_transaction(write);
+}
+
+Status Store::record(const std::string& workspace, HistoryEntry& entry) {
+  const std::function<Status()> write = [&] { return record_write(workspace, entry); };
+  return in_transaction(write);
+}
+
+Status Store::in_transaction(const std::function<Status()>& write) {
+  if (group_) return group_->run(write);
   HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin());
+  HEARTH_RETURN_IF_ERROR(write());
+  return tx->commit();
+}
+
+Status Store::commit_write(const std::string& workspace, std::int64_t from_version,
+                           const std::map<std::string, json::value>& changed, HistoryEntry& entry) {
   // The version check and the new version in one statement, which holds the workspace's row
   // until the commit: of two daemons committing from the same version, the second finds the
   // row changed when the first commits and updates nothing.
@@ -218,20 +242,17 @@ Status Store::commit(const std::string& workspace, std::int64_t from_version,
                      "ON CONFLICT (workspace, name) DO UPDATE SET value = excluded.value",
                      {workspace, name, text(value)}));
   }
-  HEARTH_RETURN_IF_ERROR(insert(workspace, entry));
-  return tx->commit();
+  return insert(workspace, entry);
 }
 
-Status Store::record(const std::string& workspace, HistoryEntry& entry) {
-  HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin());
+Status Store::record_write(const std::string& workspace, HistoryEntry& entry) {
   // The workspace's row first (an update that changes nothing still locks it), so that two
   // daemons recording at once take their sequence numbers one after the other.
   HEARTH_RETURN_IF_ERROR(
       db_->execute("UPDATE workspace SET version = version WHERE id = ?", {workspace}));
   HEARTH_ASSIGN_OR_RETURN(entry.seq, next_seq(workspace));
   entry.version.reset();
-  HEARTH_RETURN_IF_ERROR(insert(workspace, entry));
-  return tx->commit();
+  return insert(workspace, entry);
 }
 
 Result<std::vector<HistoryEntry>> Store::history(const std::string& workspace,

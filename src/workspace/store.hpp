@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "common/result.hpp"
 #include "json/json.hpp"
 #include "storage/engine.hpp"
+#include "storage/group_commit.hpp"
 #include "storage/storage.hpp"
 
 namespace hearth::workspace {
@@ -87,8 +89,15 @@ class Store {
  private:
   Result<std::int64_t> next_seq(const std::string& workspace);
   Status insert(const std::string& workspace, const HistoryEntry& entry);
+  /// `write` in a transaction: a group's, when several threads write at once (group_), else its
+  /// own.
+  Status in_transaction(const std::function<Status()>& write);
+  Status commit_write(const std::string& workspace, std::int64_t from_version,
+                      const std::map<std::string, json::value>& changed, HistoryEntry& entry);
+  Status record_write(const std::string& workspace, HistoryEntry& entry);
 
   std::unique_ptr<storage::Database> db_;
+  std::unique_ptr<storage::GroupCommit> group_;  ///< null: each write its own transaction
 };
 
 }  // namespace hearth::workspace

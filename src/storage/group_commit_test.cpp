@@ -1,0 +1,171 @@
+#include "storage/group_commit.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hearth::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+class GroupCommitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("hearth-group-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    auto db = open_sqlite(dir_ / "test.db");
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    db_ = std::move(db).value();
+    ASSERT_TRUE(db_->execute("CREATE TABLE t (id INTEGER PRIMARY KEY, who TEXT)").ok());
+    group_ = std::make_unique<GroupCommit>(*db_);
+  }
+  void TearDown() override {
+    group_.reset();
+    db_.reset();
+    fs::remove_all(dir_);
+  }
+  std::int64_t rows() {
+    auto r = db_->query("SELECT COUNT(*) FROM t");
+    return r.ok() ? std::get<std::int64_t>(r.value().at(0).at(0)) : -1;
+  }
+  /// Waits (bounded) until `n` writes wait for the transaction in progress.
+  bool until_waiting(std::size_t n) {
+    for (int i = 0; i < 10000 && group_->waiting() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return group_->waiting() >= n;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Database> db_;
+  std::unique_ptr<GroupCommit> group_;
+};
+
+TEST_F(GroupCommitTest, WritesThatArriveDuringATransactionShareTheNextOne) {
+  constexpr int kOthers = 7;
+  std::atomic<bool> others_queued{false};
+  std::atomic<bool> inside{false};
+  std::vector<Status> results(kOthers + 1);
+  // The first write holds its transaction until the seven others wait: they then commit as one
+  // group, whatever the machine's timing.
+  std::thread first([&] {
+    const std::function<Status()> write = [&]() -> Status {
+      inside = true;
+      others_queued = until_waiting(kOthers);
+      return db_->execute("INSERT INTO t (who) VALUES ('first')").ok()
+                 ? Status{}
+                 : Error::make(ErrorCode::kInternalError, "insert");
+    };
+    results[0] = group_->run(write);
+  });
+  while (!inside) std::this_thread::yield();
+  std::vector<std::thread> others;
+  for (int i = 1; i <= kOthers; ++i) {
+    others.emplace_back([&, i] {
+      const std::function<Status()> write = [&, i]() -> Status {
+        auto done = db_->execute("INSERT INTO t (who) VALUES (?)", {std::to_string(i)});
+        if (!done.ok()) return done.error();
+        return {};
+      };
+      results[static_cast<std::size_t>(i)] = group_->run(write);
+    });
+  }
+  first.join();
+  for (auto& t : others) t.join();
+  EXPECT_TRUE(others_queued);
+  for (const auto& r : results) EXPECT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(rows(), kOthers + 1);
+  EXPECT_EQ(group_->writes(), static_cast<std::uint64_t>(kOthers + 1));
+  EXPECT_EQ(group_->transactions(), 2U);
+}
+
+TEST_F(GroupCommitTest, AFailingWriteInAGroupIsRolledBackAloneAndGetsItsOwnError) {
+  std::vector<Status> results(4);
+  std::atomic<bool> inside{false};
+  std::thread first([&] {
+    const std::function<Status()> write = [&]() -> Status {
+      inside = true;
+      (void)until_waiting(3);
+      (void)db_->execute("INSERT INTO t (who) VALUES ('first')");
+      return {};
+    };
+    results[0] = group_->run(write);
+  });
+  while (!inside) std::this_thread::yield();
+  std::vector<std::thread> others;
+  for (int i = 1; i <= 3; ++i) {
+    others.emplace_back([&, i] {
+      const std::function<Status()> write = [&, i]() -> Status {
+        (void)db_->execute("INSERT INTO t (who) VALUES (?)", {std::to_string(i)});
+        if (i == 2) return Error::make(ErrorCode::kConflict, "the second one's own error");
+        return {};
+      };
+      results[static_cast<std::size_t>(i)] = group_->run(write);
+    });
+  }
+  first.join();
+  for (auto& t : others) t.join();
+  EXPECT_TRUE(results[0].ok());
+  EXPECT_TRUE(results[1].ok());
+  ASSERT_FALSE(results[2].ok());
+  EXPECT_EQ(results[2].error().code, ErrorCode::kConflict);
+  EXPECT_TRUE(results[3].ok());
+  auto who = db_->query("SELECT who FROM t ORDER BY id");
+  ASSERT_TRUE(who.ok());
+  std::vector<std::string> names;
+  for (const auto& row : who.value()) names.push_back(std::get<std::string>(row.at(0)));
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"1", "3", "first"}));
+}
+
+TEST_F(GroupCommitTest, AWriteAloneIsItsOwnTransactionAndAFailedOneLeavesNothing) {
+  const std::function<Status()> ok = [&]() -> Status {
+    (void)db_->execute("INSERT INTO t (who) VALUES ('a')");
+    return {};
+  };
+  const std::function<Status()> bad = [&]() -> Status {
+    (void)db_->execute("INSERT INTO t (who) VALUES ('b')");
+    return Error::make(ErrorCode::kInvalidParams, "no");
+  };
+  EXPECT_TRUE(group_->run(ok).ok());
+  EXPECT_FALSE(group_->run(bad).ok());
+  EXPECT_EQ(rows(), 1);
+  EXPECT_EQ(group_->transactions(), 2U);
+}
+
+TEST_F(GroupCommitTest, ManyThreadsLoseNoWrite) {
+  constexpr int kThreads = 8;
+  constexpr int kEach = 40;
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) {
+        const std::function<Status()> write = [&]() -> Status {
+          auto done = db_->execute("INSERT INTO t (who) VALUES ('x')");
+          if (!done.ok()) return done.error();
+          return {};
+        };
+        if (!group_->run(write).ok()) ++failed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(rows(), kThreads * kEach);
+  EXPECT_EQ(group_->writes(), static_cast<std::uint64_t>(kThreads * kEach));
+  EXPECT_LE(group_->transactions(), group_->writes());
+}
+
+}  // namespace
+}  // namespace hearth::storage
