@@ -155,6 +155,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
   /// (read or pushed), so that events reach it once each, in order, whichever daemon stored
   /// them.
   std::map<std::string, std::map<std::uint64_t, std::int64_t>> listeners;
+  std::vector<Event> unstored;  ///< emitted, not yet stored (emit, flush_events)
+  bool flush_posted = false;
   std::uint64_t notices = 0;  ///< the bus subscription (a shared engine)
   std::uint64_t resyncs = 0;
 
@@ -230,7 +232,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     if (after < 0) {
       // A connection that listens already has had every event up to its own mark.
       if (it != conns.end()) return;
-      auto s = store->session(session);
+      auto s = store_now().session(session);
       after = s.ok() && s.value() ? s.value()->last_seq : 0;
     }
     if (it == conns.end()) {
@@ -315,6 +317,10 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
 
   // --- events ---------------------------------------------------------------------------------
 
+  /// Queues an event: it is stored and then pushed by the flush posted when the first of the
+  /// queued events came, so that events arriving while the server's thread is busy (several
+  /// sessions streaming) share one transaction and one flush to disk. Any other use of the
+  /// store (store_now()) flushes first: nothing is stored or read out of order.
   void emit(const std::string& session, const std::string& turn, const std::string& trace,
             std::string type, json::object payload) {
     Event e;
@@ -324,21 +330,53 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     e.type = std::move(type);
     e.at = now_text();
     e.payload = std::move(payload);
-    if (auto stored = store->append(e); !stored.ok()) {
-      spdlog::error("app server: an event of session {} was not stored: {}", session,
+    unstored.push_back(std::move(e));
+    if (flush_posted) return;
+    flush_posted = true;
+    asio::post(pool, [weak = weak_from_this()] {
+      if (auto st = weak.lock()) {
+        st->flush_posted = false;
+        st->flush_events();
+      }
+    });
+  }
+
+  /// Stores the queued events in one transaction, then pushes each to its listeners (and tells
+  /// the other daemons of a shared engine).
+  void flush_events() {
+    if (unstored.empty()) return;
+    std::vector<Event> batch = std::exchange(unstored, {});
+    if (auto stored = store->append(batch); !stored.ok()) {
+      spdlog::error("app server: {} events were not stored: {}", batch.size(),
                     stored.error().message);
       return;
     }
-    // Events another daemon stored before this one first, so each listener gets them in order.
-    if (options.engine && options.engine->shared()) catch_up(session);
-    deliver(e);
-    if (options.engine && options.engine->shared()) {
-      const auto told = options.engine->bus().publish(
-          "appserver.event", json::serialize(json::object{{"session", session}, {"seq", e.seq}}));
-      if (!told.ok()) {
-        spdlog::warn("app server: telling the other daemons of an event: {}", told.error().message);
+    const bool shared = options.engine && options.engine->shared();
+    for (const auto& e : batch) {
+      if (e.seq == 0) {
+        spdlog::error("app server: an event of session {} was not stored: no such session",
+                      e.session);
+        continue;
+      }
+      // Events another daemon stored before this one first, so each listener gets them in order.
+      if (shared) catch_up(e.session);
+      deliver(e);
+      if (shared) {
+        const auto told = options.engine->bus().publish(
+            "appserver.event",
+            json::serialize(json::object{{"session", e.session}, {"seq", e.seq}}));
+        if (!told.ok()) {
+          spdlog::warn("app server: telling the other daemons of an event: {}",
+                       told.error().message);
+        }
       }
     }
+  }
+
+  /// The store, with the queued events stored first.
+  Store& store_now() {
+    flush_events();
+    return *store;
   }
 
   void evidence(const std::string& app, std::string_view kind, const json::object& detail) {
@@ -423,7 +461,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     HEARTH_ASSIGN_OR_RETURN(auto app, agent_app(app_id, workspace));
     const std::string key = json::string_member(params, "idempotencyKey");
     if (!key.empty()) {
-      HEARTH_ASSIGN_OR_RETURN(auto found, store->session_by_key(app_id, workspace, key));
+      HEARTH_ASSIGN_OR_RETURN(auto found, store_now().session_by_key(app_id, workspace, key));
       if (found) {
         listen(found->id, session);
         auto out = found->to_json();
@@ -452,10 +490,10 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     s.parent = parent;
     s.idempotency_key = key;
     s.created_at = now_text();
-    HEARTH_ASSIGN_OR_RETURN(const bool added, store->add_session(s));
+    HEARTH_ASSIGN_OR_RETURN(const bool added, store_now().add_session(s));
     if (!added) {
       // The same key was used at the same moment (through another daemon): that session.
-      HEARTH_ASSIGN_OR_RETURN(auto found, store->session_by_key(app_id, workspace, key));
+      HEARTH_ASSIGN_OR_RETURN(auto found, store_now().session_by_key(app_id, workspace, key));
       if (!found) return Error::make(ErrorCode::kConflict, "the session could not be added");
       listen(found->id, session);
       auto out = found->to_json();
@@ -471,14 +509,14 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
                           {"mode", mode},
                           {"entryKey", s.entry},
                           {"parent", parent}});
-    HEARTH_ASSIGN_OR_RETURN(auto stored, store->session(s.id));
+    HEARTH_ASSIGN_OR_RETURN(auto stored, store_now().session(s.id));
     return json::value(stored ? stored->to_json() : s.to_json());
   }
 
   /// The session `id` when it belongs to the app and the workspace.
   Result<SessionRecord> owned(const std::string& id, const std::string& app,
                               const std::string& workspace) {
-    HEARTH_ASSIGN_OR_RETURN(auto found, store->session(id));
+    HEARTH_ASSIGN_OR_RETURN(auto found, store_now().session(id));
     if (!found || (!app.empty() && found->app != app)) {
       return Error::make(ErrorCode::kInvalidParams, "no session " + id + " for this app",
                          json::object{{"param", "sessionId"}});
@@ -513,8 +551,8 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
       }
       after = a->get_int64();
     }
-    HEARTH_ASSIGN_OR_RETURN(auto turns, store->turns(id));
-    HEARTH_ASSIGN_OR_RETURN(auto events, store->events(id, after));
+    HEARTH_ASSIGN_OR_RETURN(auto turns, store_now().turns(id));
+    HEARTH_ASSIGN_OR_RETURN(auto events, store_now().events(id, after));
     json::array turn_list;
     for (const auto& t : turns) turn_list.emplace_back(t.to_json());
     json::array event_list;
@@ -550,7 +588,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     }
     const std::string key = json::string_member(params, "idempotencyKey");
     if (!key.empty()) {
-      HEARTH_ASSIGN_OR_RETURN(auto found, store->turn_by_key(id, key));
+      HEARTH_ASSIGN_OR_RETURN(auto found, store_now().turn_by_key(id, key));
       if (found) {
         listen(id, session);
         auto out = found->to_json();
@@ -604,9 +642,9 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
         stream != nullptr && stream->is_bool()) {
       turn->stream = stream->get_bool();
     }
-    HEARTH_ASSIGN_OR_RETURN(const bool added, store->add_turn(turn->record));
+    HEARTH_ASSIGN_OR_RETURN(const bool added, store_now().add_turn(turn->record));
     if (!added) {
-      HEARTH_ASSIGN_OR_RETURN(auto found, store->turn_by_key(id, key));
+      HEARTH_ASSIGN_OR_RETURN(auto found, store_now().turn_by_key(id, key));
       if (!found) return Error::make(ErrorCode::kConflict, "the turn could not be added");
       listen(id, session);
       auto out = found->to_json();
@@ -762,7 +800,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     t.record.result = std::move(result);
     t.record.error = error.empty() ? json::value(nullptr) : json::value(std::move(error));
     t.record.ended_at = now_text();
-    if (auto u = store->update_turn(t.record); !u.ok()) {
+    if (auto u = store_now().update_turn(t.record); !u.ok()) {
       spdlog::error("app server: turn {} not stored: {}", t.record.id, u.error().message);
     }
   }
@@ -955,7 +993,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     sessions.push_back(s.id);
     const std::size_t cap = options.context.message_cap() / 4;
     for (const auto& id : sessions) {
-      auto turns = store->turns(id);
+      auto turns = store_now().turns(id);
       if (!turns.ok()) continue;
       for (const auto& t : turns.value()) {
         if (t.status != "completed") continue;
@@ -1176,11 +1214,11 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     auto self = shared_from_this();
     Turn& t = *turn;
     const std::string sid = t.record.session;
-    auto s = store->session(sid);
+    auto s = store_now().session(sid);
     if (!s.ok() || !s.value()) co_return;
     const SessionRecord session = *s.value();
     t.record.status = "running";
-    (void)store->update_turn(t.record);
+    (void)store_now().update_turn(t.record);
     const auto ev = [&](std::string type, json::object payload) {
       emit(sid, t.record.id, t.trace, std::move(type), std::move(payload));
     };
@@ -1284,7 +1322,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     actions[action->id] = action;
     t.action = action;
     t.record.status = "waiting";
-    (void)store->update_turn(t.record);
+    (void)store_now().update_turn(t.record);
     emit(session.id, t.record.id, t.trace, "action.required", action->request);
     while (!action->response && !t.cancelled && !stopped) {
       action->timer.expires_at(asio::steady_timer::time_point::max());
@@ -1294,7 +1332,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     t.action.reset();
     if (!action->response) co_return std::nullopt;
     t.record.status = "running";
-    (void)store->update_turn(t.record);
+    (void)store_now().update_turn(t.record);
     const auto decision = std::string(action->response->at("decision").as_string());
     json::object detail{{"turnId", t.record.id}, {"actionId", action->id}, {"kind", kind}};
     for (const auto* key : {"capability", "method", "tool", "provider", "target", "question"}) {
@@ -1515,7 +1553,7 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
 
   /// At start: turns a stopped daemon left unfinished end as failed.
   void recover() {
-    auto left = store->interrupted();
+    auto left = store_now().interrupted();
     if (!left.ok()) return;
     for (auto& t : left.value()) {
       Turn turn;
@@ -1557,6 +1595,9 @@ AppServer::~AppServer() {
   finished.wait_for(std::chrono::seconds(2));
   s->pool.stop();
   s->pool.join();
+  // The events of turns that ended in the last moment, whose flush the stopped thread did not
+  // run (nothing else touches the state now).
+  s->flush_events();
 }
 
 void AppServer::stop() {

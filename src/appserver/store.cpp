@@ -257,22 +257,36 @@ Result<std::vector<TurnRecord>> Store::interrupted() {
 }
 
 Status Store::append(Event& e) {
+  std::vector<Event> one;
+  one.push_back(std::move(e));
+  HEARTH_RETURN_IF_ERROR(append(one));
+  e = std::move(one.front());
+  if (e.seq == 0) return Error::make(ErrorCode::kInternalError, "no session " + e.session);
+  return {};
+}
+
+Status Store::append(std::vector<Event>& events) {
   HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin());
-  // The increment first: it holds the session's row until the commit, so events appended by
-  // two daemons at once take consecutive numbers.
-  HEARTH_ASSIGN_OR_RETURN(
-      auto n,
-      db_->execute("UPDATE as_sessions SET last_seq = last_seq + 1 WHERE id = ?", {e.session}));
-  if (n != 1) return Error::make(ErrorCode::kInternalError, "no session " + e.session);
-  HEARTH_ASSIGN_OR_RETURN(auto rows,
-                          db_->query("SELECT last_seq FROM as_sessions WHERE id = ?", {e.session}));
-  e.seq = integer(rows.at(0)[0]);
-  HEARTH_ASSIGN_OR_RETURN(
-      auto m,
-      db_->execute("INSERT INTO as_events (session, seq, turn, type, trace, at, payload) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   {e.session, e.seq, e.turn, e.type, e.trace, e.at, json::serialize(e.payload)}));
-  (void)m;
+  for (auto& e : events) {
+    // The increment first: it holds the session's row until the commit, so events appended by
+    // two daemons at once take consecutive numbers.
+    HEARTH_ASSIGN_OR_RETURN(
+        auto n,
+        db_->execute("UPDATE as_sessions SET last_seq = last_seq + 1 WHERE id = ?", {e.session}));
+    if (n != 1) {
+      e.seq = 0;  // no such session: this one is not stored, the others are
+      continue;
+    }
+    HEARTH_ASSIGN_OR_RETURN(
+        auto rows, db_->query("SELECT last_seq FROM as_sessions WHERE id = ?", {e.session}));
+    e.seq = integer(rows.at(0)[0]);
+    HEARTH_ASSIGN_OR_RETURN(
+        auto m, db_->execute(
+                    "INSERT INTO as_events (session, seq, turn, type, trace, at, payload) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    {e.session, e.seq, e.turn, e.type, e.trace, e.at, json::serialize(e.payload)}));
+    (void)m;
+  }
   return tx->commit();
 }
 

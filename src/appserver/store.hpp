@@ -89,6 +89,10 @@ class Store {
 
   /// Appends an event with the session's next sequence number (set in `event`).
   Status append(Event& event);
+  /// Appends events in one transaction (one flush to disk), each with its session's next
+  /// sequence number, in order; an event whose session does not exist is left out (its seq 0).
+  /// An error stores none.
+  Status append(std::vector<Event>& events);
   /// The session's events after `after`, in order, at most `limit`.
   Result<std::vector<Event>> events(const std::string& session, std::int64_t after,
                                     std::int64_t limit = 10'000);

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -283,6 +284,48 @@ def test_a_reconnecting_client_reads_what_it_missed_without_gaps_or_duplicates(i
                 state = result(ws2.request("agentSession/read", {
                     "sessionId": s["sessionId"], "workspaceId": "w1", "afterSeq": 0}, id=7))
                 assert [e["seq"] for e in state["events"]][0] == 1
+        assert fake.errors == []
+    finally:
+        fake.stop()
+
+
+def test_sessions_streaming_at_once_get_every_event_once_in_order_as_stored(installed):
+    # Events that arrive together are stored in one transaction and then pushed: each session's
+    # pushed events must still be exactly its stored ones, numbered without gaps.
+    sessions = 4
+    text = "a long answer, streamed in small pieces " * 20
+    step = {"reply": {"content": text, "tool_calls": [call("complete", result={"count": 0, "stored": []})]}}
+    fake = FakeModel([step] * sessions)
+    fake.start()
+    try:
+        with daemon_with(installed, fake, stream=True) as d:
+            out = [None] * sessions
+
+            def run(i):
+                with d.ws() as ws:
+                    handshake(ws)
+                    s = result(ws.request("agentSession/start", {
+                        "appId": "tasks", "workspaceId": f"w{i}", "entryKey": "board"}, id=2))
+                    result(ws.request("agentSession/turn/start", {
+                        "sessionId": s["sessionId"], "workspaceId": f"w{i}", "input": "go",
+                        "outputSchema": OUTPUT_SCHEMA}, id=3))
+                    pushed = events_until(ws, lambda e: e["type"] in ("completed", "failed"))
+                    stored = result(ws.request("agentSession/read", {
+                        "sessionId": s["sessionId"], "workspaceId": f"w{i}", "afterSeq": 0}, id=4))
+                    out[i] = (pushed, stored["events"])
+
+            threads = [threading.Thread(target=run, args=(i,)) for i in range(sessions)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+        for pushed, stored in out:
+            assert pushed[-1]["type"] == "completed"
+            assert sum(1 for e in pushed if e["type"] == "progress") >= 20
+            seqs = [e["seq"] for e in pushed]
+            assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+            assert [(e["seq"], e["type"], e["payload"]) for e in pushed] == \
+                [(e["seq"], e["type"], e["payload"]) for e in stored if e["seq"] >= seqs[0]]
         assert fake.errors == []
     finally:
         fake.stop()
