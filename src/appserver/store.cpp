@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <system_error>
 
 namespace hearth::appserver {
@@ -266,8 +268,17 @@ Status Store::append(Event& e) {
 }
 
 Status Store::append(std::vector<Event>& events) {
+  // Sessions in one order whoever appends (their ids sorted, each session's events in the
+  // order given): two daemons appending for the same sessions at once then take the sessions'
+  // rows in the same order, and neither waits for a row the other holds.
+  std::vector<std::size_t> order(events.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&events](std::size_t a, std::size_t b) {
+    return events[a].session < events[b].session;
+  });
   HEARTH_ASSIGN_OR_RETURN(auto tx, db_->begin());
-  for (auto& e : events) {
+  for (const std::size_t i : order) {
+    Event& e = events[i];
     // The increment first: it holds the session's row until the commit, so events appended by
     // two daemons at once take consecutive numbers.
     HEARTH_ASSIGN_OR_RETURN(
