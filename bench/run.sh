@@ -50,6 +50,16 @@ PY
 echo
 python3 bench/storage/shared.py --seconds 6 --workspaces 16 --clients-per-daemon 8
 
+# Issue 41's floors (docs/benchmarks.md, "Issue 41"): workspace commits from 1-8 threads beside
+# SQLite's flush floor; the capability bridge with 8 apps at once; App Server events appended
+# and delivered.
+echo
+"$BIN/workspace_bench" --benchmark_filter='StoreCommit|Floor' --benchmark_min_time=1
+echo
+ROUNDS=1 bash bench/agentapp/apps.sh "$BUILD"
+echo
+python3 bench/agentapp/events.py --rounds 1 "$BUILD"
+
 # Service search (docs/a2s-search-results.md): the corpus of 1,000+ definitions with BM25 beside
 # it, timed at 10,000 definitions; then the generated 10,000-definition registry.
 echo

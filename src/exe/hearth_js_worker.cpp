@@ -9,7 +9,8 @@
 //       run N calls of MODULE's FUNCTION (DIR: the service folder) in this process, without the
 //       daemon or pipes, and print the microseconds per call (each call a fresh realm and module
 //       instance, the default isolation); --bench-kept: the same with the module instance kept
-//       between calls (`isolation: "worker"`)
+//       between calls (`isolation: "worker"`); --bench-prepared: each call's realm prepared
+//       before it, as an idle worker does, and only the call timed
 
 #include <csignal>
 #include <cstdio>
@@ -25,16 +26,21 @@ int main(int argc, char** argv) {
     const bool eager = argc == 4 && std::strcmp(argv[3], "--eager-classes") == 0;
     rc = hearth::jsworker::bench_fresh_global(std::atoi(argv[2]), eager);
   } else if ((argc == 6 || argc == 7) && (std::strcmp(argv[1], "--bench-call") == 0 ||
-                                          std::strcmp(argv[1], "--bench-kept") == 0)) {
+                                          std::strcmp(argv[1], "--bench-kept") == 0 ||
+                                          std::strcmp(argv[1], "--bench-prepared") == 0)) {
+    using hearth::jsworker::BenchMode;
+    const BenchMode mode = std::strcmp(argv[1], "--bench-kept") == 0       ? BenchMode::kKept
+                           : std::strcmp(argv[1], "--bench-prepared") == 0 ? BenchMode::kPrepared
+                                                                           : BenchMode::kFresh;
     rc = hearth::jsworker::bench_call(argv[2], argv[3], argv[4], std::atoi(argv[5]),
-                                      argc == 7 ? argv[6] : "null",
-                                      std::strcmp(argv[1], "--bench-kept") == 0);
+                                      argc == 7 ? argv[6] : "null", mode);
   } else if (argc == 1) {
     rc = hearth::jsworker::serve();
   } else {
     std::fputs(
         "usage: hearth-js-worker [--bench-global N [--eager-classes]]\n"
-        "       hearth-js-worker --bench-call|--bench-kept DIR MODULE FUNCTION N [INPUT]\n"
+        "       hearth-js-worker --bench-call|--bench-kept|--bench-prepared DIR MODULE FUNCTION N "
+        "[INPUT]\n"
         "  Serves the hearth daemon's JavaScript calls over stdin/stdout.\n",
         stderr);
   }

@@ -268,6 +268,8 @@ SpiderMonkeyEngine* engine_of(JSContext* cx) {
 }
 
 class SpiderMonkeyEngine final : public Engine {
+  struct Prepared;  // below, with the engine's other state
+
  public:
   /// The engine's promise rejection tracker: during an evaluation, promises rejected with no
   /// handler are kept, so that an evaluation that leaves one behind fails with its reason (a
@@ -291,6 +293,7 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   ~SpiderMonkeyEngine() override {
+    prepared_.reset();
     kept_.clear();
     modules_.clear();
     timers_.clear();
@@ -340,7 +343,6 @@ class SpiderMonkeyEngine final : public Engine {
     failure_.reset();
     request_ = nullptr;
     sink_ = nullptr;
-    after_call();
     return out;
   }
 
@@ -355,6 +357,8 @@ class SpiderMonkeyEngine final : public Engine {
     if (global != nullptr && !anchor_) anchor_.init(cx_, global);
     return global;
   }
+
+  void after_answer() override { after_call(); }
 
   void after_call() {
     if (++calls_since_gc_ >= kCallsPerGc || JS_GetGCParameter(cx_, JSGC_BYTES) > kGcBytes) {
@@ -563,16 +567,77 @@ class SpiderMonkeyEngine final : public Engine {
  private:
   Outcome run(const CallRequest& request) {
     if (request.keep_state) return run_kept(request);
-    JS::RootedObject global(cx_, new_global());
-    if (!global) return take_exception();
+    JS::RootedObject global(cx_);
+    if (auto ready = take_prepared(request.module)) {
+      global = ready->global->get();
+      modules_ = std::move(ready->modules);  // the module graph instantiated in that realm
+    } else {
+      global = new_global();
+      if (!global) return take_exception();
+      JSAutoRealm realm(cx_, global);
+      // The standard classes resolve lazily (DefaultGlobalClassOps' resolve hooks): initialising
+      // them all up front costs ~300 us a global, a lazy global ~23 us (docs/benchmarks.md).
+      if (!define_globals(global)) return take_exception();
+    }
     JSAutoRealm realm(cx_, global);
-    // The standard classes resolve lazily (DefaultGlobalClassOps' resolve hooks): initialising
-    // them all up front costs ~300 us a global, a lazy global ~23 us (docs/benchmarks.md).
-    if (!define_globals(global)) return take_exception();
     JS::RootedObject exports(cx_);
     bool is_module = false;
     if (auto failed = load_entry(request, global, &exports, is_module)) return std::move(*failed);
     return call_export(request, global, exports, is_module);
+  }
+
+  void prepare(const std::string& module) override {
+    prepared_.reset();
+    if (!last_prepared_used_) {  // the last one was not used: skip one
+      last_prepared_used_ = true;
+      return;
+    }
+    JS::RootedObject global(cx_, new_global());
+    if (!global) {
+      JS_ClearPendingException(cx_);
+      return;
+    }
+    JSAutoRealm realm(cx_, global);
+    auto ready = std::make_unique<Prepared>();
+    ready->module = module;
+    CachedScript* script = define_globals(global) ? compile(module, std::nullopt) : nullptr;
+    bool linked = false;
+    if (script != nullptr && script->module) {
+      module_map_ = &ready->modules;
+      JS::RootedObject entry(cx_, load_module(module));
+      linked = entry && JS::ModuleInstantiate(cx_, entry);
+      module_map_ = &modules_;
+    }
+    if (!linked) {  // a plain script, or one that fails: the call does it all, and reports it
+      JS_ClearPendingException(cx_);
+      return;
+    }
+    for (const auto& [rel, instance] : ready->modules) {
+      auto it = cache_.find(rel);
+      if (it == cache_.end()) return;
+      ready->sources.emplace_back(rel, it->second.stencil);
+    }
+    ready->global = std::make_unique<JS::PersistentRootedObject>(cx_, global);
+    prepared_ = std::move(ready);
+  }
+
+  /// The prepared realm for a call of `module`, when there is one and every file it was made
+  /// from is as it was; otherwise nothing, and whatever was prepared is dropped.
+  std::unique_ptr<Prepared> take_prepared(const std::string& module) {
+    if (!prepared_) return nullptr;
+    std::unique_ptr<Prepared> ready = std::move(prepared_);
+    last_prepared_used_ = ready->module == module;
+    if (!last_prepared_used_) return nullptr;
+    JS::RootedObject global(cx_, ready->global->get());
+    JSAutoRealm realm(cx_, global);
+    for (const auto& [rel, stencil] : ready->sources) {
+      CachedScript* now = compile(rel, std::nullopt);
+      if (now == nullptr || now->stencil.get() != stencil.get()) {
+        JS_ClearPendingException(cx_);
+        return nullptr;
+      }
+    }
+    return ready;
   }
 
   /// A call of a module whose realm the worker keeps between calls (`isolation: "worker"`): the
@@ -1589,6 +1654,17 @@ class SpiderMonkeyEngine final : public Engine {
   using ModuleMap = std::map<std::string, std::unique_ptr<JS::PersistentRootedObject>>;
   ModuleMap modules_;                  ///< the current call's module instances
   ModuleMap* module_map_ = &modules_;  ///< where load_module finds and keeps instances
+  /// A realm made while the worker was idle, for the next call of `module` (prepare()).
+  struct Prepared {
+    std::string module;
+    std::unique_ptr<JS::PersistentRootedObject> global;
+    ModuleMap modules;  ///< the module graph, instantiated and linked in `global`'s realm
+    /// Each file's compiled form when it was made (held, so that a recompiled file is told
+    /// apart by its stencil even if the old one's address were reused).
+    std::vector<std::pair<std::string, RefPtr<JS::Stencil>>> sources;
+  };
+  std::unique_ptr<Prepared> prepared_;
+  bool last_prepared_used_ = true;
   /// A realm kept between calls (isolation "worker"), by module.
   struct Kept {
     std::unique_ptr<JS::PersistentRootedObject> global;

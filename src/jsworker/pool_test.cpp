@@ -174,6 +174,66 @@ TEST_F(JsWorkerPoolTest, StartsWarmAndRunsAFunctionOfAModule) {
   EXPECT_EQ(workers_in(dir_).size(), 2u);
 }
 
+// Between calls an idle worker prepares the next call's realm (Engine::prepare). The pauses let
+// it do so before each next call arrives.
+TEST_F(JsWorkerPoolTest, APreparedRealmServesOneCallAndRunsTheModuleAfreshForEach) {
+  write("count.mjs",
+        "globalThis.loaded = (globalThis.loaded || 0) + 1;\n"
+        "let calls = 0;\n"
+        "export function f() { calls += 1; return { calls, loaded: globalThis.loaded }; }\n");
+  auto p = pool(1);
+  ASSERT_TRUE(wait_warm(*p));
+  for (int i = 0; i < 5; ++i) {
+    auto r = run(p, call("count.mjs", "f"));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(json::serialize(r.value().value), R"({"calls":1,"loaded":1})");
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+TEST_F(JsWorkerPoolTest, AFileChangedAfterTheRealmWasPreparedIsReadAgain) {
+  write("dep.mjs", "export const word = 'one';\n");
+  write("main.mjs",
+        "import { word } from './dep.mjs';\nexport function f() { return { word }; }\n");
+  write("other.mjs", "export function g() { return { other: true }; }\n");
+  auto p = pool(1);
+  ASSERT_TRUE(wait_warm(*p));
+  auto first = run(p, call("main.mjs", "f"));
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(json::serialize(first.value().value), R"({"word":"one"})");
+  std::this_thread::sleep_for(50ms);  // main.mjs's next realm is prepared, with dep.mjs 'one'
+  write("dep.mjs", "export const word = 'second';\n");
+  auto second = run(p, call("main.mjs", "f"));
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(json::serialize(second.value().value), R"({"word":"second"})");
+  std::this_thread::sleep_for(50ms);
+  write("main.mjs", "export function f() { return { word: 'main changed' }; }\n");
+  auto third = run(p, call("main.mjs", "f"));
+  ASSERT_TRUE(third.ok()) << third.error().message;
+  EXPECT_EQ(json::serialize(third.value().value), R"({"word":"main changed"})");
+  // A call of another module than the one prepared gets its own realm.
+  std::this_thread::sleep_for(50ms);
+  auto other = run(p, call("other.mjs", "g"));
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(json::serialize(other.value().value), R"({"other":true})");
+}
+
+TEST_F(JsWorkerPoolTest, AModuleThatCannotBeLinkedFailsEachCallAsWithoutPreparation) {
+  write("broken.mjs",
+        "import { nothing } from './missing.mjs';\nexport function f() { return 1; }\n");
+  auto p = pool(1);
+  ASSERT_TRUE(wait_warm(*p));
+  std::string first_message;
+  for (int i = 0; i < 3; ++i) {
+    auto r = run(p, call("broken.mjs", "f"));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("missing.mjs"), std::string::npos) << r.error().message;
+    if (i == 0) first_message = r.error().message;
+    EXPECT_EQ(r.error().message, first_message);
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
 TEST_F(JsWorkerPoolTest, RunsSourceTextWithGlobalsAndGivesBackResultStateAndConsole) {
   auto p = pool(1);
   auto r =

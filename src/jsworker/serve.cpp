@@ -1,5 +1,6 @@
 #include "jsworker/serve.hpp"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,6 +199,12 @@ void run(js::Engine& engine, const EvaluateSource& eval) {
 
 }  // namespace
 
+/// Whether the daemon has written something not read yet (a request waiting).
+bool input_waiting() {
+  pollfd in{0, POLLIN, 0};
+  return ::poll(&in, 1, 0) > 0;
+}
+
 int serve() {
   // Frames only on the original stdout: anything else writing to fd 1 lands on stderr.
   g_out = ::dup(1);
@@ -229,8 +236,14 @@ int serve() {
     }
     if (const auto* call = std::get_if<CallFunction>(&request.value())) {
       run(*engine, *call);
+      engine->after_answer();
+      // Nothing waiting: the next isolated call of this module gets its realm ready now.
+      if (!call->keep_state && reader.buffered() == 0 && !input_waiting()) {
+        engine->prepare(call->module);
+      }
     } else if (const auto* eval = std::get_if<EvaluateSource>(&request.value())) {
       run(*engine, *eval);
+      engine->after_answer();
     } else {
       std::fputs("hearth-js-worker: malformed frame: a second init, or an answer to no call\n",
                  stderr);
@@ -255,7 +268,7 @@ int bench_fresh_global(int iterations, bool eager_classes) {
 
 int bench_call(const std::filesystem::path& service_dir, const std::string& module,
                const std::string& function, int iterations, const std::string& input_json,
-               bool keep_state) {
+               BenchMode mode) {
   js::WorkerConfig config;
   std::error_code ec;
   config.service_dir = std::filesystem::canonical(service_dir, ec);
@@ -270,12 +283,19 @@ int bench_call(const std::filesystem::path& service_dir, const std::string& modu
   request.function = function;
   request.endpoint = function;
   request.input_json = input_json;
-  request.keep_state = keep_state;
+  request.keep_state = mode == BenchMode::kKept;
   const int n = std::max(1, iterations);
   const js::CallSink sink;
+  std::chrono::steady_clock::duration preparing{};
   auto run_calls = [&](int count) {
     for (int i = 0; i < count; ++i) {
+      if (mode == BenchMode::kPrepared) {
+        const auto before = std::chrono::steady_clock::now();
+        engine->prepare(module);
+        preparing += std::chrono::steady_clock::now() - before;
+      }
       auto out = engine->call(request, sink);
+      engine->after_answer();
       if (out.kind != Outcome::Kind::kOk) {
         std::fprintf(stderr, "hearth-js-worker: %s\n", out.message.c_str());
         return false;
@@ -284,10 +304,12 @@ int bench_call(const std::filesystem::path& service_dir, const std::string& modu
     return true;
   };
   if (!run_calls(std::min(n, 100))) return 1;  // warm-up
+  preparing = {};
   const auto start = std::chrono::steady_clock::now();
   if (!run_calls(n)) return 1;
-  const double us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                              start - preparing)
+                        .count();
   std::printf("%.1f\n", us / n);
   return 0;
 }

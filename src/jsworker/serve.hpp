@@ -20,12 +20,17 @@ int serve();
 /// standard class initialised up front: what hearth avoids). Returns the exit code.
 int bench_fresh_global(int iterations, bool eager_classes);
 
+/// How bench_call makes each call's world: a fresh realm and module instance (the default
+/// isolation), the module instance kept between calls (`isolation: "worker"`), or a fresh realm
+/// prepared before the call, as a worker does while idle (Engine::prepare; only the call is
+/// timed).
+enum class BenchMode { kFresh, kKept, kPrepared };
+
 /// Runs `iterations` calls of `function` of `module` (relative to `service_dir`) with
 /// `input_json` in this process, without the daemon or pipes, and prints the microseconds per
-/// call. With `keep_state`, the module instance is kept between calls (`isolation: "worker"`),
-/// else each call gets a fresh realm and module instance (the default). Returns the exit code.
+/// call. Returns the exit code.
 int bench_call(const std::filesystem::path& service_dir, const std::string& module,
                const std::string& function, int iterations, const std::string& input_json,
-               bool keep_state = false);
+               BenchMode mode = BenchMode::kFresh);
 
 }  // namespace hearth::jsworker
