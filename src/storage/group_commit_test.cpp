@@ -70,6 +70,7 @@ TEST_F(GroupCommitTest, WritesThatArriveDuringATransactionShareTheNextOne) {
   });
   while (!inside) std::this_thread::yield();
   std::vector<std::thread> others;
+  others.reserve(kOthers);
   for (int i = 1; i <= kOthers; ++i) {
     others.emplace_back([&, i] {
       const std::function<Status()> write = [&, i]() -> Status {
@@ -103,6 +104,7 @@ TEST_F(GroupCommitTest, AFailingWriteInAGroupIsRolledBackAloneAndGetsItsOwnError
   });
   while (!inside) std::this_thread::yield();
   std::vector<std::thread> others;
+  others.reserve(3);
   for (int i = 1; i <= 3; ++i) {
     others.emplace_back([&, i] {
       const std::function<Status()> write = [&, i]() -> Status {
@@ -148,6 +150,7 @@ TEST_F(GroupCommitTest, ManyThreadsLoseNoWrite) {
   constexpr int kEach = 40;
   std::atomic<int> failed{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kEach; ++i) {
