@@ -57,21 +57,32 @@ void GroupCommit::run_group(const std::vector<Waiting*>& group) {
     if (w.status.ok()) w.status = tx.value()->commit();
     return;
   }
+  // When the transaction itself is lost (SQLite rolls a whole transaction back on some errors, a
+  // full disk among them), none of the group's writes is kept: each gets the error, unless it
+  // failed on its own.
+  const auto lost = [&group](const Error& why) {
+    for (Waiting* w : group) {
+      if (w->status.ok()) w->status = why;
+    }
+  };
   bool any = false;
   for (Waiting* w : group) {
     if (auto saved = db_.execute("SAVEPOINT hearth_group_write"); !saved.ok()) {
-      w->status = saved.error();
-      continue;
+      lost(saved.error());
+      return;
     }
     w->status = (*w->write)();
     if (!w->status.ok()) {
-      (void)db_.execute("ROLLBACK TO hearth_group_write");
+      if (auto back = db_.execute("ROLLBACK TO hearth_group_write"); !back.ok()) {
+        lost(back.error());
+        return;
+      }
     } else {
       any = true;
     }
-    if (auto released = db_.execute("RELEASE hearth_group_write");
-        !released.ok() && w->status.ok()) {
-      w->status = released.error();
+    if (auto released = db_.execute("RELEASE hearth_group_write"); !released.ok()) {
+      lost(released.error());
+      return;
     }
   }
   if (!any) return;  // nothing to keep: the transaction rolls back

@@ -130,6 +130,64 @@ TEST_F(GroupCommitTest, AFailingWriteInAGroupIsRolledBackAloneAndGetsItsOwnError
   EXPECT_EQ(names, (std::vector<std::string>{"1", "3", "first"}));
 }
 
+TEST_F(GroupCommitTest, AWriteOverTheQuotaInAGroupLeavesEveryWriteAsItsStatusSays) {
+  // A database with a quota: the middle write of a group fills it. Whether SQLite undoes the
+  // statement or the whole transaction, each write reported done is stored and each reported
+  // failed is not, and the one over the quota says so.
+  group_.reset();
+  db_.reset();
+  auto small = open_sqlite(dir_ / "small.db", SqliteOptions{.max_bytes = 64 * 1024});
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  db_ = std::move(small).value();
+  ASSERT_TRUE(db_->execute("CREATE TABLE t (id INTEGER PRIMARY KEY, who TEXT)").ok());
+  group_ = std::make_unique<GroupCommit>(*db_);
+  std::vector<Status> results(4);
+  std::atomic<bool> inside{false};
+  const auto insert = [this](const std::string& who, std::size_t bytes) -> Status {
+    auto done = db_->execute("INSERT INTO t (who) VALUES (?)", {who + std::string(bytes, 'x')});
+    if (!done.ok()) return done.error();
+    return {};
+  };
+  std::thread first([&] {
+    const std::function<Status()> write = [&]() -> Status {
+      inside = true;
+      (void)until_waiting(3);
+      return insert("first", 10);
+    };
+    results[0] = group_->run(write);
+  });
+  while (!inside) std::this_thread::yield();
+  std::vector<std::thread> others;
+  others.reserve(3);
+  for (int i = 1; i <= 3; ++i) {
+    others.emplace_back([&, i] {
+      const std::function<Status()> write = [&, i]() -> Status {
+        return insert(std::to_string(i), i == 2 ? 200 * 1024 : 10);
+      };
+      results[static_cast<std::size_t>(i)] = group_->run(write);
+    });
+  }
+  first.join();
+  for (auto& t : others) t.join();
+  ASSERT_FALSE(results[2].ok());
+  EXPECT_TRUE(quota_full(results[2].error())) << results[2].error().message;
+  auto stored = db_->query("SELECT substr(who, 1, 5) FROM t");
+  ASSERT_TRUE(stored.ok()) << stored.error().message;
+  std::vector<std::string> names;
+  for (const auto& row : stored.value()) {
+    std::string who = std::get<std::string>(row.at(0));
+    names.push_back(who.substr(0, who.find('x')));
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> reported;
+  const std::vector<std::string> who{"first", "1", "2", "3"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    if (results[i].ok()) reported.push_back(who[i]);
+  }
+  std::sort(reported.begin(), reported.end());
+  EXPECT_EQ(names, reported);
+}
+
 TEST_F(GroupCommitTest, AWriteAloneIsItsOwnTransactionAndAFailedOneLeavesNothing) {
   const std::function<Status()> ok = [&]() -> Status {
     (void)db_->execute("INSERT INTO t (who) VALUES ('a')");
