@@ -136,7 +136,7 @@ TEST_F(GroupCommitTest, AWriteOverTheQuotaInAGroupLeavesEveryWriteAsItsStatusSay
   // failed is not, and the one over the quota says so.
   group_.reset();
   db_.reset();
-  auto small = open_sqlite(dir_ / "small.db", SqliteOptions{.max_bytes = 64 * 1024});
+  auto small = open_sqlite(dir_ / "small.db", SqliteOptions{.max_bytes = std::int64_t{64} * 1024});
   ASSERT_TRUE(small.ok()) << small.error().message;
   db_ = std::move(small).value();
   ASSERT_TRUE(db_->execute("CREATE TABLE t (id INTEGER PRIMARY KEY, who TEXT)").ok());
