@@ -197,13 +197,13 @@ void run(js::Engine& engine, const EvaluateSource& eval) {
   answer(eval.id, engine.evaluate(request, sink), /*evaluation=*/true);
 }
 
-}  // namespace
-
 /// Whether the daemon has written something not read yet (a request waiting).
 bool input_waiting() {
   pollfd in{0, POLLIN, 0};
   return ::poll(&in, 1, 0) > 0;
 }
+
+}  // namespace
 
 int serve() {
   // Frames only on the original stdout: anything else writing to fd 1 lands on stderr.
