@@ -16,6 +16,7 @@ Usage: bench/agentapp/events.py [--sessions 8] [--text 7000] [--rounds 2] [BUILD
 """
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -25,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "tests" / "fake_model"))
-from hearthtest import EXAMPLES, Daemon, result  # noqa: E402
+from hearthtest import EXAMPLES, Daemon, hearth_bin, result  # noqa: E402
 from server import FakeModel  # noqa: E402
 
 APP_MD = """---
@@ -49,8 +50,6 @@ entries:
 
 
 def install(state):
-    import subprocess
-    from hearthtest import hearth_bin
     pkg = Path(tempfile.mkdtemp(prefix="hearth-events-pkg-")) / "streams"
     pkg.mkdir()
     (pkg / "APP.md").write_text(APP_MD)

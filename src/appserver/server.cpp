@@ -1528,15 +1528,16 @@ struct AppServer::State : std::enable_shared_from_this<AppServer::State> {
     inv.method = std::string(spec->method);
     inv.params = args;
     inv.caller = "agent:" + session.id;
-    Result<json::value> r = Error::make(ErrorCode::kInternalError, "not called");
+    std::function<Result<json::value>()> work = [&bridge = bridge, inv] {
+      return bridge.invoke(inv);
+    };
+    std::string lane = inv.app;
+    // Not a co_await inside ?: (GCC 12 miscompiles it: the turn never resumed).
+    Result<json::value> r = json::value(nullptr);
     if (options.bridge_calls != nullptr) {
-      std::function<Result<json::value>()> work = [&bridge = bridge, inv] {
-        return bridge.invoke(inv);
-      };
-      std::string lane = inv.app;
       r = co_await options.bridge_calls->run_in(lane, work);
     } else {
-      r = bridge.invoke(inv);
+      r = work();
     }
     if (!r.ok()) co_return report_tool(session, t, call, r);
     auto answer = report_tool(session, t, call, r);

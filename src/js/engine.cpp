@@ -358,9 +358,7 @@ class SpiderMonkeyEngine final : public Engine {
     return global;
   }
 
-  void after_answer() override { after_call(); }
-
-  void after_call() {
+  void after_answer() override {
     if (++calls_since_gc_ >= kCallsPerGc || JS_GetGCParameter(cx_, JSGC_BYTES) > kGcBytes) {
       calls_since_gc_ = 0;
       JS_GC(cx_);
@@ -379,7 +377,7 @@ class SpiderMonkeyEngine final : public Engine {
         if (eager_classes && !JS::InitRealmStandardClasses(cx_)) return -1;
         if (!define_globals(global)) return -1;
       }
-      after_call();
+      after_answer();
     }
     return std::chrono::duration<double, std::micro>(Clock::now() - start).count() / iterations;
   }

@@ -46,6 +46,42 @@ class GroupCommitTest : public ::testing::Test {
     return group_->waiting() >= n;
   }
 
+  /// Inserts a row named `who`, `pad` characters longer.
+  Status insert(const std::string& who, std::size_t pad = 0) {
+    auto done = db_->execute("INSERT INTO t (who) VALUES (?)", {who + std::string(pad, 'x')});
+    if (!done.ok()) return done.error();
+    return {};
+  }
+
+  /// Runs `first`, holding its transaction until every write of `others` waits for it (each on
+  /// a thread of its own), so that `others` commit as one group whatever the machine's timing.
+  /// The statuses, `first`'s then the others' in order; `queued`: whether they all waited.
+  std::vector<Status> first_then_group(const std::function<Status()>& first,
+                                       const std::vector<std::function<Status()>>& others,
+                                       bool* queued = nullptr) {
+    std::vector<Status> results(others.size() + 1);
+    std::atomic<bool> inside{false};
+    std::atomic<bool> all_waited{false};
+    std::thread leader([&] {
+      const std::function<Status()> write = [&]() -> Status {
+        inside = true;
+        all_waited = until_waiting(others.size());
+        return first();
+      };
+      results[0] = group_->run(write);
+    });
+    while (!inside) std::this_thread::yield();
+    std::vector<std::thread> threads;
+    threads.reserve(others.size());
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      threads.emplace_back([&, i] { results[i + 1] = group_->run(others[i]); });
+    }
+    leader.join();
+    for (auto& t : threads) t.join();
+    if (queued != nullptr) *queued = all_waited;
+    return results;
+  }
+
   fs::path dir_;
   std::unique_ptr<Database> db_;
   std::unique_ptr<GroupCommit> group_;
@@ -53,36 +89,12 @@ class GroupCommitTest : public ::testing::Test {
 
 TEST_F(GroupCommitTest, WritesThatArriveDuringATransactionShareTheNextOne) {
   constexpr int kOthers = 7;
-  std::atomic<bool> others_queued{false};
-  std::atomic<bool> inside{false};
-  std::vector<Status> results(kOthers + 1);
-  // The first write holds its transaction until the seven others wait: they then commit as one
-  // group, whatever the machine's timing.
-  std::thread first([&] {
-    const std::function<Status()> write = [&]() -> Status {
-      inside = true;
-      others_queued = until_waiting(kOthers);
-      return db_->execute("INSERT INTO t (who) VALUES ('first')").ok()
-                 ? Status{}
-                 : Error::make(ErrorCode::kInternalError, "insert");
-    };
-    results[0] = group_->run(write);
-  });
-  while (!inside) std::this_thread::yield();
-  std::vector<std::thread> others;
-  others.reserve(kOthers);
+  std::vector<std::function<Status()>> others;
   for (int i = 1; i <= kOthers; ++i) {
-    others.emplace_back([&, i] {
-      const std::function<Status()> write = [&, i]() -> Status {
-        auto done = db_->execute("INSERT INTO t (who) VALUES (?)", {std::to_string(i)});
-        if (!done.ok()) return done.error();
-        return {};
-      };
-      results[static_cast<std::size_t>(i)] = group_->run(write);
-    });
+    others.emplace_back([this, i] { return insert(std::to_string(i)); });
   }
-  first.join();
-  for (auto& t : others) t.join();
+  bool others_queued = false;
+  const auto results = first_then_group([this] { return insert("first"); }, others, &others_queued);
   EXPECT_TRUE(others_queued);
   for (const auto& r : results) EXPECT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(rows(), kOthers + 1);
@@ -91,32 +103,15 @@ TEST_F(GroupCommitTest, WritesThatArriveDuringATransactionShareTheNextOne) {
 }
 
 TEST_F(GroupCommitTest, AFailingWriteInAGroupIsRolledBackAloneAndGetsItsOwnError) {
-  std::vector<Status> results(4);
-  std::atomic<bool> inside{false};
-  std::thread first([&] {
-    const std::function<Status()> write = [&]() -> Status {
-      inside = true;
-      (void)until_waiting(3);
-      (void)db_->execute("INSERT INTO t (who) VALUES ('first')");
-      return {};
-    };
-    results[0] = group_->run(write);
-  });
-  while (!inside) std::this_thread::yield();
-  std::vector<std::thread> others;
-  others.reserve(3);
+  std::vector<std::function<Status()>> others;
   for (int i = 1; i <= 3; ++i) {
-    others.emplace_back([&, i] {
-      const std::function<Status()> write = [&, i]() -> Status {
-        (void)db_->execute("INSERT INTO t (who) VALUES (?)", {std::to_string(i)});
-        if (i == 2) return Error::make(ErrorCode::kConflict, "the second one's own error");
-        return {};
-      };
-      results[static_cast<std::size_t>(i)] = group_->run(write);
+    others.emplace_back([this, i]() -> Status {
+      (void)insert(std::to_string(i));
+      if (i == 2) return Error::make(ErrorCode::kConflict, "the second one's own error");
+      return {};
     });
   }
-  first.join();
-  for (auto& t : others) t.join();
+  const auto results = first_then_group([this] { return insert("first"); }, others);
   EXPECT_TRUE(results[0].ok());
   EXPECT_TRUE(results[1].ok());
   ASSERT_FALSE(results[2].ok());
@@ -141,34 +136,11 @@ TEST_F(GroupCommitTest, AWriteOverTheQuotaInAGroupLeavesEveryWriteAsItsStatusSay
   db_ = std::move(small).value();
   ASSERT_TRUE(db_->execute("CREATE TABLE t (id INTEGER PRIMARY KEY, who TEXT)").ok());
   group_ = std::make_unique<GroupCommit>(*db_);
-  std::vector<Status> results(4);
-  std::atomic<bool> inside{false};
-  const auto insert = [this](const std::string& who, std::size_t bytes) -> Status {
-    auto done = db_->execute("INSERT INTO t (who) VALUES (?)", {who + std::string(bytes, 'x')});
-    if (!done.ok()) return done.error();
-    return {};
-  };
-  std::thread first([&] {
-    const std::function<Status()> write = [&]() -> Status {
-      inside = true;
-      (void)until_waiting(3);
-      return insert("first", 10);
-    };
-    results[0] = group_->run(write);
-  });
-  while (!inside) std::this_thread::yield();
-  std::vector<std::thread> others;
-  others.reserve(3);
+  std::vector<std::function<Status()>> others;
   for (int i = 1; i <= 3; ++i) {
-    others.emplace_back([&, i] {
-      const std::function<Status()> write = [&, i]() -> Status {
-        return insert(std::to_string(i), i == 2 ? 200 * 1024 : 10);
-      };
-      results[static_cast<std::size_t>(i)] = group_->run(write);
-    });
+    others.emplace_back([this, i] { return insert(std::to_string(i), i == 2 ? 200 * 1024 : 10); });
   }
-  first.join();
-  for (auto& t : others) t.join();
+  const auto results = first_then_group([this] { return insert("first", 10); }, others);
   ASSERT_FALSE(results[2].ok());
   EXPECT_TRUE(quota_full(results[2].error())) << results[2].error().message;
   auto stored = db_->query("SELECT substr(who, 1, 5) FROM t");
@@ -189,12 +161,9 @@ TEST_F(GroupCommitTest, AWriteOverTheQuotaInAGroupLeavesEveryWriteAsItsStatusSay
 }
 
 TEST_F(GroupCommitTest, AWriteAloneIsItsOwnTransactionAndAFailedOneLeavesNothing) {
-  const std::function<Status()> ok = [&]() -> Status {
-    (void)db_->execute("INSERT INTO t (who) VALUES ('a')");
-    return {};
-  };
-  const std::function<Status()> bad = [&]() -> Status {
-    (void)db_->execute("INSERT INTO t (who) VALUES ('b')");
+  const std::function<Status()> ok = [this] { return insert("a"); };
+  const std::function<Status()> bad = [this]() -> Status {
+    (void)insert("b");
     return Error::make(ErrorCode::kInvalidParams, "no");
   };
   EXPECT_TRUE(group_->run(ok).ok());
@@ -212,11 +181,7 @@ TEST_F(GroupCommitTest, ManyThreadsLoseNoWrite) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kEach; ++i) {
-        const std::function<Status()> write = [&]() -> Status {
-          auto done = db_->execute("INSERT INTO t (who) VALUES ('x')");
-          if (!done.ok()) return done.error();
-          return {};
-        };
+        const std::function<Status()> write = [this] { return insert("x"); };
         if (!group_->run(write).ok()) ++failed;
       }
     });
