@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/fan_out.hpp"
 #include "common/random.hpp"
 
 namespace hearth::host {
@@ -37,6 +38,7 @@ std::shared_ptr<const SubscriptionItem> make_item(json::value data) {
 }  // namespace
 
 void SubscriptionHub::send_all(Pushes& pushes) {
+  const FanOut fan_out(pushes.size());
   for (auto& push : pushes) {
     if (push.event.item) {
       push.subscriber->item(push.subscription_id, *push.event.item);

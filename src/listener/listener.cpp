@@ -7,6 +7,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -133,13 +134,22 @@ void Listener::start(Handlers handlers) {
                  asio::detached);
 }
 
+asio::any_io_executor Listener::connection_strand() const {
+  // Over the io_context's own executor when that is what the listener runs on: a strand over
+  // the type-erased executor would erase every handler's dispatch a second time.
+  if (const auto* io = executor_.target<asio::io_context::executor_type>()) {
+    return asio::make_strand(*io);
+  }
+  return asio::make_strand(executor_);
+}
+
 asio::awaitable<void> Listener::accept_loop(std::shared_ptr<Listener> self, Handlers handlers) {
   asio::steady_timer backoff(self->acceptor_.get_executor());
   while (!self->stopped_) {
     bool back_off = false;
     try {
       auto [ec, socket] =
-          co_await self->acceptor_.async_accept(asio::make_strand(self->executor_), kUseTuple);
+          co_await self->acceptor_.async_accept(self->connection_strand(), kUseTuple);
       if (ec) {
         if (ec == asio::error::operation_aborted || self->stopped_ || !self->acceptor_.is_open()) {
           break;

@@ -103,6 +103,8 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
  private:
   Listener(boost::asio::any_io_executor executor, Options options);
+  /// A new strand for an accepted connection.
+  boost::asio::any_io_executor connection_strand() const;
   static boost::asio::awaitable<void> accept_loop(std::shared_ptr<Listener> self,
                                                   Handlers handlers);
   /// Applies the limits to one accepted socket and hands it to `serve` or refuses it.

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "common/ascii.hpp"
+#include "common/fan_out.hpp"
 #include "common/rfc3986.hpp"
 #include "listener/listener.hpp"
 #include "rpc/dispatcher.hpp"
@@ -976,9 +977,31 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
 
   /// Thread-safe entry to the write queue (the Session push function and the handlers).
   void post_message(std::string message) {
-    asio::dispatch(strand_, [self = shared_from_this(), message = std::move(message)]() mutable {
+    auto work = [self = shared_from_this(), message = std::move(message)]() mutable {
       self->enqueue(Outgoing{std::move(message), std::nullopt});
-    });
+    };
+    // From an I/O thread with the strand idle, dispatch writes here and now. In a fan-out to
+    // many connections every other one is posted instead, for another I/O thread to write
+    // meanwhile. Either way the strand keeps this connection's messages in order: from another
+    // thread a dispatch runs at once only when nothing is queued on the strand. On the strand
+    // itself a dispatch runs at once whatever is queued, so there nothing is ever posted.
+    if (!on_strand() && FanOut::hand_off()) {
+      asio::post(strand_, std::move(work));
+    } else {
+      asio::dispatch(strand_, std::move(work));
+    }
+  }
+
+  /// Whether the calling thread is running this connection's strand. The listener makes every
+  /// connection's strand of one of these two types; any other counts as yes (never post).
+  bool on_strand() const {
+    if (const auto* s = strand_.target<asio::strand<asio::io_context::executor_type>>()) {
+      return s->running_in_this_thread();
+    }
+    if (const auto* s = strand_.target<asio::strand<asio::any_io_executor>>()) {
+      return s->running_in_this_thread();
+    }
+    return true;  // another executor: never post, dispatch keeps the order
   }
 
   void enqueue(Outgoing item) {
@@ -998,32 +1021,53 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   void start_writer() {
     if (writing_) return;
     writing_ = true;
-    asio::co_spawn(strand_, write_loop(shared_from_this()), asio::detached);
+    write_next();
   }
 
-  static asio::awaitable<void> write_loop(std::shared_ptr<Connection> self) {
-    auto& ws = *self->ws_;
-    while (!self->queue_.empty() && self->phase_ == Phase::kWebSocket) {
-      // Owned here while in flight: stop() may clear the queue meanwhile.
-      Outgoing item = std::move(self->queue_.front());
-      self->queue_.pop_front();
-      if (item.close) {
-        auto [ec] = co_await ws.async_close(*item.close, kUseTuple);
+  /// Writes the queue's next message (the strand). One chain of completion handlers, not a
+  /// coroutine per burst: a push to a subscriber that is not writing costs one write call.
+  void write_next() {
+    if (queue_.empty() || phase_ != Phase::kWebSocket) {
+      writing_ = false;
+      return;
+    }
+    // Owned here while in flight: stop() may clear the queue meanwhile.
+    writing_item_ = std::move(queue_.front());
+    queue_.pop_front();
+    auto& ws = *ws_;
+    if (writing_item_.close) {
+      ws.async_close(*writing_item_.close, [self = shared_from_this()](beast::error_code ec) {
         if (ec && ec != asio::error::operation_aborted) {
           self->server_->log("{} websocket close failed: {}", self->peer_, ec.message());
         }
-        break;
-      }
-      auto [ec, n] = co_await ws.async_write(asio::buffer(item.text), kUseTuple);
-      (void)n;
-      self->queued_bytes_ -= std::min(self->queued_bytes_, item.text.size());
-      if (ec) {
-        self->close_socket();  // the read loop sees it and finishes the connection
-        break;
-      }
+        self->writing_ = false;
+      });
+      return;
     }
-    self->writing_ = false;
+    ws.async_write(asio::buffer(writing_item_.text), WriteDone{shared_from_this()});
   }
+
+  /// A queued message's write completed (the strand): the next one, if any.
+  void on_written(beast::error_code ec) {
+    queued_bytes_ -= std::min(queued_bytes_, writing_item_.text.size());
+    writing_item_.text.clear();
+    if (ec) {
+      close_socket();  // the read loop sees it and finishes the connection
+      writing_ = false;
+      return;
+    }
+    write_next();
+  }
+
+  /// The write chain's completion handler. It declares itself a continuation of the handler
+  /// that started the write, so a write the kernel takes at once completes on the same thread's
+  /// own queue instead of waking another thread: a fan-out to many connections would otherwise
+  /// pay a cross-thread wake-up for every subscriber.
+  struct WriteDone {
+    std::shared_ptr<Connection> self;
+    void operator()(beast::error_code ec, std::size_t /*bytes*/) const { self->on_written(ec); }
+    friend bool asio_handler_is_continuation(WriteDone* /*handler*/) { return true; }
+  };
 
   /// Queues a close frame after the message being written; unsent messages are dropped.
   void begin_close(websocket::close_reason reason) {
@@ -1072,6 +1116,7 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   bool closing_ = false;  // WebSocket: close frame queued or socket dropped
   bool writing_ = false;
   std::deque<Outgoing> queue_;
+  Outgoing writing_item_;  ///< the message being written (write_next)
   std::size_t queued_bytes_ = 0;
 };
 

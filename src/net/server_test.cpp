@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/fan_out.hpp"
 #include "common/fd.hpp"
 #include "json/json.hpp"
 #include "net/event_stream.hpp"
@@ -244,6 +245,18 @@ class ServerTest : public ::testing::Test {
                              {"transport", r.session->transport()},
                              {"can_push", r.session->can_push()}};
     });
+    // Broadcasts params.rounds notifications {"n": round} to every open WebSocket, each round
+    // as one fan-out (FanOut), from the caller's strand: the caller is one of the receivers.
+    dispatcher_.add("fanout",
+                    [this](const rpc::Request& r) -> asio::awaitable<Result<json::value>> {
+                      auto rounds = r.params.as_object().at("rounds").to_number<std::int64_t>();
+                      for (std::int64_t n = 0; n < rounds; ++n) {
+                        const FanOut fan_out(FanOut::kMinReceivers);
+                        server_->broadcast(
+                            json::dump(rpc::make_notification("test/all", json::object{{"n", n}})));
+                      }
+                      co_return json::object{{"rounds", rounds}};
+                    });
     // Counts session closes, to see the transport run the close hook.
     dispatcher_.add("watch", [this](const rpc::Request& r) -> asio::awaitable<Result<json::value>> {
       r.session->on_close([this] {
@@ -1031,6 +1044,35 @@ TEST_F(ServerTest, BroadcastReachesEveryOpenWebSocket) {
     ASSERT_FALSE(ec);
     EXPECT_EQ(parse(text).at("id"), 2);
   }
+}
+
+// A fan-out writes some messages on the publishing thread and hands the others to the pool;
+// every connection still gets its messages in order. The publisher runs on one receiver's own
+// strand, where a message handed off would be overtaken by the next one written at once. An odd
+// number of receivers makes each one's turn alternate between the two ways from round to round.
+TEST_F(ServerTest, FanOutKeepsEveryConnectionsOrder) {
+  start_server();
+  constexpr int kClients = 2 * static_cast<int>(FanOut::kMinReceivers) + 1;
+  constexpr int kRounds = 20;
+  std::vector<std::unique_ptr<WsClient>> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.push_back(std::make_unique<WsClient>());
+    ASSERT_FALSE(clients.back()->connect(port_, "/ws", ws_auth));
+    ASSERT_FALSE(clients.back()->write(rpc_text(1, "echo")));
+    ASSERT_FALSE(clients.back()->read().first);  // its session is registered
+  }
+  WsClient& caller = *clients.front();
+  ASSERT_FALSE(caller.write(rpc_text(2, "fanout", "{\"rounds\":" + std::to_string(kRounds) + "}")));
+  for (int i = 0; i < kClients; ++i) {
+    for (int n = 0; n < kRounds; ++n) {
+      auto [ec, text] = clients[i]->read();
+      ASSERT_FALSE(ec) << "client " << i << ": " << ec.message();
+      ASSERT_EQ(parse(text).at("params").at("n"), n) << "client " << i;
+    }
+  }
+  auto [ec, text] = caller.read();
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(parse(text).at("id"), 2);
 }
 
 TEST_F(ServerTest, ManyConcurrentWebSocketRequests) {
