@@ -60,6 +60,19 @@ ROUNDS=1 bash bench/agentapp/apps.sh "$BUILD"
 echo
 python3 bench/agentapp/events.py --rounds 1 "$BUILD"
 
+# Issue 41's comparisons: the seed's runtime (function and script endpoints), /mcp against
+# lavs/call, lavs/manifest against the echo server, and the fan-out to 10,000 subscribers beside
+# the machine's own floor for it.
+echo
+ROUNDS=1 bash bench/seed/run.sh "$BUILD"
+echo
+ROUNDS=1 bash bench/mcp/run.sh "$BUILD"
+echo
+ROUNDS=1 python3 bench/threads/run.py "$BUILD"
+echo
+SUBSCRIBERS=10000 ROUNDS=5 THREADS=2 bash bench/fanout/run.sh "$BUILD"
+(ulimit -n "$(ulimit -Hn)" && "$BIN/hearth-fanout" --floor 1 --subscribers 10000 --rounds 5)
+
 # Service search (docs/a2s-search-results.md): the corpus of 1,000+ definitions with BM25 beside
 # it, timed at 10,000 definitions; then the generated 10,000-definition registry.
 echo

@@ -43,9 +43,7 @@ TEST(FanOut, ScopesNestAndTheOuterOneHolds) {
     EXPECT_EQ(handed_off(10), 5);
   }
   EXPECT_EQ(handed_off(10), 5);
-  {
-    const FanOut inner(1000);
-  }
+  { const FanOut inner(1000); }
   EXPECT_EQ(handed_off(10), 5);
 }
 

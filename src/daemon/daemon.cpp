@@ -297,8 +297,15 @@ bool build_components(Daemon::State& state, Context& context,
   return true;
 }
 
+/// The threads that run the io_context: --threads, else one a core.
+unsigned io_threads(const Options& options) {
+  return options.threads > 0 ? static_cast<unsigned>(options.threads)
+                             : std::max(1u, std::thread::hardware_concurrency());
+}
+
 net::ServerOptions server_options(const Options& options, std::string token) {
   net::ServerOptions out;
+  out.io_threads = io_threads(options);
   out.address = options.address;
   out.port = static_cast<std::uint16_t>(options.port);
   out.token = std::move(token);
@@ -423,8 +430,7 @@ int Daemon::run() {
     spdlog::error("{}", token.error().message);
     return 1;
   }
-  const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
-                                               : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = io_threads(options);
   state.ioc.emplace(static_cast<int>(threads));
   state.children_poll.emplace(*state.ioc);
   state.ready_poll.emplace(*state.ioc);

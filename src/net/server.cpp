@@ -981,11 +981,12 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
       self->enqueue(Outgoing{std::move(message), std::nullopt});
     };
     // From an I/O thread with the strand idle, dispatch writes here and now. In a fan-out to
-    // many connections every other one is posted instead, for another I/O thread to write
-    // meanwhile. Either way the strand keeps this connection's messages in order: from another
-    // thread a dispatch runs at once only when nothing is queued on the strand. On the strand
-    // itself a dispatch runs at once whatever is queued, so there nothing is ever posted.
-    if (!on_strand() && FanOut::hand_off()) {
+    // many connections, with more than one I/O thread, every other one is posted instead, for
+    // another I/O thread to write meanwhile. Either way the strand keeps this connection's messages
+    // in order: from another thread a dispatch runs at once only when nothing is queued on the
+    // strand. On the strand itself a dispatch runs at once whatever is queued, so there nothing is
+    // ever posted.
+    if (options().io_threads > 1 && !on_strand() && FanOut::hand_off()) {
       asio::post(strand_, std::move(work));
     } else {
       asio::dispatch(strand_, std::move(work));

@@ -56,6 +56,9 @@ struct ServerOptions {
   /// A connection must have sent a request with the token within this time of being accepted
   /// (its headers read in full), or it is closed; authenticated connections get idle_timeout.
   std::chrono::milliseconds header_timeout{10000};
+  /// The threads that run the io_context. With more than one, a fan-out (common/fan_out.hpp)
+  /// hands every other receiver's message to the pool, so that two threads write at once.
+  std::size_t io_threads = 1;
   /// A WebSocket peer that lets more than this many bytes queue up unread is disconnected.
   std::size_t max_ws_queue_bytes = 16 << 20;
   /// Receives one line per transport-level event (rejections, disconnects, errors). Called from

@@ -220,6 +220,8 @@ json::value parse(std::string_view text) {
 
 class ServerTest : public ::testing::Test {
  protected:
+  static constexpr std::size_t kIoThreads = 2;
+
   ServerTest() {
     dispatcher_.add("echo", [](const rpc::Request& r) -> asio::awaitable<Result<json::value>> {
       co_return r.params;
@@ -278,6 +280,7 @@ class ServerTest : public ::testing::Test {
       std::lock_guard lock(mu_);
       log_.emplace_back(line);
     };
+    options.io_threads = kIoThreads;
     if (tweak) tweak(options);
     server_ = std::make_unique<Server>(ioc_, options, dispatcher_, routes_);
     auto port = server_->listen();
@@ -285,7 +288,7 @@ class ServerTest : public ::testing::Test {
     port_ = *port;
     ASSERT_EQ(server_->port(), port_);
     server_->start();
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    for (std::size_t i = 0; i < kIoThreads; ++i) threads_.emplace_back([this] { ioc_.run(); });
   }
 
   /// stop() and wait for ioc.run() to return on every thread; true when it did in time.
