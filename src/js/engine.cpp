@@ -39,6 +39,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -331,6 +332,7 @@ class SpiderMonkeyEngine final : public Engine {
     sink_ = &sink;
     deadline_ = Clock::now() + request.timeout;
     failure_.reset();
+    checked_.clear();
     timers_.clear();
     next_timer_ = 1;
     watchdog_.arm(deadline_, config_.max_heap > 0 ? baseline_ + config_.max_heap : 0);
@@ -1029,6 +1031,8 @@ class SpiderMonkeyEngine final : public Engine {
       JS_ReportErrorUTF8(cx_, "%s", ts.c_str());
       return nullptr;
     }
+    auto it = cache_.find(rel);
+    if (it != cache_.end() && checked_.count(rel) != 0) return &it->second;
     const fs::path path = config_.service_dir / rel;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
@@ -1036,8 +1040,8 @@ class SpiderMonkeyEngine final : public Engine {
       return nullptr;
     }
     const std::int64_t mtime = std::int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
-    auto it = cache_.find(rel);
     if (it != cache_.end() && it->second.mtime_ns == mtime && it->second.size == st.st_size) {
+      checked_.insert(rel);
       return &it->second;
     }
     std::ifstream in(path, std::ios::binary);
@@ -1064,6 +1068,7 @@ class SpiderMonkeyEngine final : public Engine {
     if (!entry.stencil) return nullptr;
     auto [pos, inserted] = cache_.insert_or_assign(rel, std::move(entry));
     (void)inserted;
+    checked_.insert(rel);
     return &pos->second;
   }
 
@@ -1649,6 +1654,11 @@ class SpiderMonkeyEngine final : public Engine {
   std::uint64_t baseline_;  ///< resident bytes once the engine is up
   jail::GlobSet globs_;
   std::map<std::string, CachedScript> cache_;
+  /// The files whose freshness compile() has checked (a stat) since the current request began:
+  /// a request reads each file once, whatever checks it (the prepared realm's, the loader's),
+  /// and the realm prepared right after it takes the request's check. The next request checks
+  /// again.
+  std::set<std::string> checked_;
   using ModuleMap = std::map<std::string, std::unique_ptr<JS::PersistentRootedObject>>;
   ModuleMap modules_;                  ///< the current call's module instances
   ModuleMap* module_map_ = &modules_;  ///< where load_module finds and keeps instances
