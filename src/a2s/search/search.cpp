@@ -12,6 +12,8 @@
 #include <unordered_set>
 
 #include "a2s/search/spelling.hpp"
+#include "a2s/search/thesaurus.hpp"
+#include "a2s/search/thesaurus_text.hpp"
 #include "a2s/search/wordnet.hpp"
 #include "common/ascii.hpp"
 
@@ -31,9 +33,11 @@ enum Field {
 constexpr float kWeights[kFields] = {3.0F, 2.0F, 2.0F, 1.5F, 0.6F, 0.4F};
 constexpr float kB[kFields] = {0.5F, 0.75F, 0.5F, 0.75F, 0.75F, 0.75F};
 constexpr float kK1 = 1.2F;
-/// Expansion terms count this much of the term they come from: the curated table's, and
+/// Expansion terms count this much of the term they come from: the curated vocabulary's, and
 /// WordNet's synonyms (its other relations count less: relation_weight).
 constexpr float kCuratedWeight = 0.5F;
+/// A phrase of the curated vocabulary says more than one word of it.
+constexpr float kPhraseWeight = 0.6F;
 constexpr float kSynonymWeight = 0.6F;
 
 const std::unordered_set<std::string>& stop_words() {
@@ -52,69 +56,6 @@ const std::unordered_set<std::string>& stop_words() {
       "these", "those", "they", "he", "she", "him", "her", "his", "if", "but", "not", "ive", "im",
       "id", "hey", "thanks", "look", "looking", "lets", "wants", "needs", "gives", "right"};
   return kWords;
-}
-
-/// Query expansion: a few everyday words and what API descriptions call them.
-const std::unordered_map<std::string, std::vector<std::string>>& synonyms() {
-  static const std::unordered_map<std::string, std::vector<std::string>> kTable = {
-      {"weather", {"forecast", "temperature"}},
-      {"forecast", {"weather"}},
-      {"rain", {"weather", "precipitation"}},
-      {"flight", {"airline", "air"}},
-      {"fly", {"flight"}},
-      {"plane", {"flight"}},
-      {"hotel", {"lodging", "accommodation", "room"}},
-      {"stay", {"hotel"}},
-      {"room", {"hotel"}},
-      {"mail", {"email"}},
-      {"email", {"mail", "message"}},
-      {"text", {"sms", "message"}},
-      {"sms", {"text", "message"}},
-      {"taxi", {"ride"}},
-      {"cab", {"ride"}},
-      {"ride", {"taxi", "driver"}},
-      {"money", {"payment"}},
-      {"pay", {"payment"}},
-      {"charge", {"payment"}},
-      {"translate", {"translation", "language"}},
-      {"song", {"music", "track"}},
-      {"music", {"song", "track"}},
-      {"meeting", {"calendar", "event"}},
-      {"appointment", {"calendar", "event"}},
-      {"schedule", {"calendar", "event"}},
-      {"parcel", {"package", "shipment"}},
-      {"package", {"parcel", "shipment"}},
-      {"stock", {"share", "quote"}},
-      {"exchange", {"currency", "rate"}},
-      {"convert", {"conversion", "exchange"}},
-      {"direction", {"route"}},
-      {"route", {"direction"}},
-      {"address", {"geocode", "location"}},
-      {"food", {"restaurant", "delivery"}},
-      {"dinner", {"restaurant", "food"}},
-      {"bug", {"issue"}},
-      {"ticket", {"issue"}},
-      {"book", {"reserve", "booking"}},
-      {"reserve", {"book", "booking"}},
-      // Currencies by name: what exchange-rate APIs call them.
-      {"euro", {"currency", "exchange"}},
-      {"dollar", {"currency", "exchange"}},
-      {"pound", {"currency", "exchange"}},
-      {"yen", {"currency", "exchange"}},
-      {"cook", {"recipe"}},
-      {"dish", {"recipe"}},
-      {"subway", {"transit", "metro"}},
-      {"metro", {"transit", "subway"}},
-      {"tram", {"transit"}},
-      {"bus", {"transit"}},
-      {"film", {"movie"}},
-      {"cinema", {"movie", "showtime"}},
-      {"house", {"property", "home"}},
-      {"home", {"property", "house"}},
-      {"heating", {"thermostat", "temperature"}},
-      {"steps", {"activity"}},
-  };
-  return kTable;
 }
 
 /// A word of a text: lower case, and whether it was written with a capital.
@@ -198,24 +139,6 @@ std::string stem(const std::string& word) {
   return memo.emplace(word, stemmer.stem(word)).first->second;
 }
 
-/// The expansion table by stem ("meetings", "meeting" and "meet" all find the calendar terms),
-/// its expansions stemmed too. Built once.
-const std::vector<std::string>* expansions(const std::string& stemmed) {
-  static const auto table = [] {
-    std::unordered_map<std::string, std::vector<std::string>> t;
-    for (const auto& [word, more] : synonyms()) {
-      auto& into = t[stem(word)];
-      for (const auto& m : more) {
-        const std::string s = stem(m);
-        if (std::find(into.begin(), into.end(), s) == into.end()) into.push_back(s);
-      }
-    }
-    return t;
-  }();
-  auto it = table.find(stemmed);
-  return it == table.end() ? nullptr : &it->second;
-}
-
 /// Words that say when, not what: days, months, parts of the day. They count like names.
 bool when_word(const std::string& w) {
   static const std::unordered_set<std::string> kWords = {
@@ -238,6 +161,19 @@ std::vector<std::string> terms(std::string_view text) {
     out.push_back(stem(w));
   }
   return out;
+}
+
+/// hearth's curated vocabulary (thesaurus.txt), its words and terms stemmed. Built once; the
+/// text is compiled in, and a unit test holds it free of malformed lines.
+const Thesaurus& thesaurus() {
+  static const Thesaurus kThesaurus =
+      Thesaurus::parse(kThesaurusText, [](std::string_view text) { return terms(text); });
+  return kThesaurus;
+}
+
+/// What a word's stem or a phrase's stems expand to in the curated vocabulary.
+const std::vector<std::string>* expansions(const std::string& key) {
+  return thesaurus().find(key);
 }
 
 void variable_text(const Variables& vars, std::string& out) {
@@ -767,12 +703,20 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     g.word = w;
     const std::uint32_t* id = term_id(own);
     if (id != nullptr) add_expansion(g.terms, *id, 1.0F, Via::kWord);
-    if (const auto* more = expansions(own)) {
+    // The curated vocabulary: the word, and the phrases it ends ("text to speech").
+    const auto curated = [&](const std::vector<std::string>* more, float weight) {
+      if (more == nullptr) return;
       for (const auto& e : *more) {
         if (const auto* eid = term_id(e); eid != nullptr && (id == nullptr || *eid != *id)) {
-          add_expansion(g.terms, *eid, kCuratedWeight, Via::kCurated);
+          add_expansion(g.terms, *eid, weight, Via::kCurated);
         }
       }
+    };
+    curated(expansions(own), kCuratedWeight);
+    for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
+      curated(expansions(Thesaurus::key(
+                  {own_stems.end() - static_cast<std::ptrdiff_t>(n), own_stems.end()})),
+              kPhraseWeight);
     }
     const bool digits = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); });
     // A word the registry has keeps only its close relations (synonyms, similar and derived
@@ -803,7 +747,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     }
     if (id == nullptr && !g.terms.empty()) {
       // A word the registry does not have reached it through WordNet ("bucks": dollar); one
-      // more step from the strongest of those terms, through the curated table and the
+      // more step from the strongest of those terms, through the curated vocabulary and the
       // registry's co-occurrence (dollar: currency), at the product of the weights.
       std::vector<Expansion> first = g.terms;
       std::sort(first.begin(), first.end(),
@@ -1157,6 +1101,13 @@ json::value matches_json(const std::vector<TermMatch>& matches) {
                                {"fields", std::move(fields)}});
   }
   return out;
+}
+
+std::vector<std::string> thesaurus_errors() {
+  std::vector<std::string> errors;
+  Thesaurus::parse(
+      kThesaurusText, [](std::string_view text) { return terms(text); }, &errors);
+  return errors;
 }
 
 }  // namespace hearth::a2s

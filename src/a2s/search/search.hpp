@@ -95,4 +95,7 @@ json::value registry_response(const std::vector<ServiceHit>& hits);
 json::value query_explanation(const std::vector<QueryWord>& words);
 json::value matches_json(const std::vector<TermMatch>& matches);
 
+/// The malformed lines of the compiled-in curated vocabulary (thesaurus.txt), "line N: why".
+std::vector<std::string> thesaurus_errors();
+
 }  // namespace hearth::a2s

@@ -237,7 +237,9 @@ TEST(Search, AVeryLongWordIsReadAsNothing) {
   ASSERT_FALSE(hits.empty());
   EXPECT_EQ(hits[0].definition->service_name, "Skycast");
   for (const auto& w : index.interpret(huge + " weather")) {
-    if (w.word.size() > 100) EXPECT_TRUE(w.terms.empty());
+    if (w.word.size() > 100) {
+      EXPECT_TRUE(w.terms.empty());
+    }
   }
 }
 

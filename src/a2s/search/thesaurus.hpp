@@ -1,0 +1,45 @@
+#pragma once
+/// hearth's curated vocabulary for service search (thesaurus.txt, compiled in): what people
+/// write ("bucks", "space station", "text to speech") and what service descriptions call it
+/// ("dollar", "iss", "tts"). A request's words and phrases expand through it, weighted below
+/// the words themselves (docs/a2s.md, "Search").
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace hearth::a2s {
+
+class Thesaurus {
+ public:
+  /// A text's search terms: its words, stop words left out, stemmed.
+  using Terms = std::function<std::vector<std::string>(std::string_view)>;
+
+  /// Reads the format of thesaurus.txt: `WORDS => TERMS` (comma-separated words or phrases of
+  /// at most kLongest words), or `A, B, C` for words that mean the same, each expanding to the
+  /// others; `#` starts a comment line. A malformed line is skipped and described in `errors`
+  /// ("line 12: ...").
+  static Thesaurus parse(std::string_view text, const Terms& terms,
+                         std::vector<std::string>* errors = nullptr);
+
+  /// The terms a word or phrase expands to (its terms joined by one space, as `key` makes
+  /// them), most specific first, or nullptr.
+  const std::vector<std::string>* find(const std::string& key) const;
+
+  /// `terms` joined by one space: a phrase's key.
+  static std::string key(const std::vector<std::string>& terms);
+
+  /// Words a phrase may have at most.
+  static constexpr std::size_t kLongest = 3;
+
+  std::size_t size() const { return table_.size(); }
+
+ private:
+  void add(const std::vector<std::string>& from, const std::vector<std::string>& to);
+  std::unordered_map<std::string, std::vector<std::string>> table_;
+};
+
+}  // namespace hearth::a2s

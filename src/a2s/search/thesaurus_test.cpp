@@ -1,0 +1,113 @@
+#include "a2s/search/thesaurus.hpp"
+
+#include <gtest/gtest.h>
+
+#include "a2s/search/search.hpp"
+
+namespace hearth::a2s {
+namespace {
+
+/// A stand-in for the search's terms: lower-case words split at anything else, "the", "to" and
+/// "a" left out, a final "s" dropped (a stem).
+std::vector<std::string> simple_terms(std::string_view text) {
+  std::vector<std::string> out;
+  std::string word;
+  const auto flush = [&] {
+    if (word == "the" || word == "to" || word == "a") word.clear();
+    if (word.size() > 3 && word.back() == 's') word.pop_back();
+    if (!word.empty()) out.push_back(word);
+    word.clear();
+  };
+  for (const char c : text) {
+    if (c >= 'a' && c <= 'z') {
+      word += c;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+Strings found(const Thesaurus& t, const std::string& key) {
+  const auto* more = t.find(key);
+  return more == nullptr ? Strings{} : *more;
+}
+
+TEST(Thesaurus, MapsWordsAndPhrasesToTermsInTheirOrder) {
+  std::vector<std::string> errors;
+  const auto t = Thesaurus::parse(
+      "# a comment\n"
+      "\n"
+      "bucks, quid => dollar, pound, currency\n"
+      "space station => iss, orbit\n"
+      "text to speech => tts, speech synthesis\r\n",
+      simple_terms, &errors);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(found(t, "buck"), (Strings{"dollar", "pound", "currency"}));
+  EXPECT_EQ(found(t, "quid"), (Strings{"dollar", "pound", "currency"}));
+  EXPECT_EQ(found(t, "space station"), (Strings{"iss", "orbit"}));
+  // Stop words are left out of a phrase's key; a phrase's own words ("speech") are not its
+  // expansions, and a term phrase's words each become a term.
+  EXPECT_EQ(found(t, "text speech"), (Strings{"tts", "synthesi"}));
+  // One way only: the terms do not expand back.
+  EXPECT_TRUE(found(t, "dollar").empty());
+  EXPECT_TRUE(found(t, "space").empty());
+  EXPECT_EQ(Thesaurus::key({"space", "station"}), "space station");
+}
+
+TEST(Thesaurus, ALineWithoutArrowListsWordsThatMeanTheSame) {
+  const auto t = Thesaurus::parse("smog, haze, air quality\n", simple_terms);
+  EXPECT_EQ(found(t, "smog"), (Strings{"haze", "air", "quality"}));
+  EXPECT_EQ(found(t, "haze"), (Strings{"smog", "air", "quality"}));
+  EXPECT_EQ(found(t, "air quality"), (Strings{"smog", "haze"}));
+}
+
+TEST(Thesaurus, LinesForOneWordAddUpWithoutRepeats) {
+  const auto t = Thesaurus::parse(
+      "film => movie, cinema\n"
+      "film => cinema, screening\n"
+      "film, movie\n",
+      simple_terms);
+  EXPECT_EQ(found(t, "film"), (Strings{"movie", "cinema", "screening"}));
+  EXPECT_EQ(found(t, "movie"), (Strings{"film"}));
+}
+
+TEST(Thesaurus, MalformedLinesAreSkippedAndNamed) {
+  std::vector<std::string> errors;
+  const auto t = Thesaurus::parse(
+      "ok => fine\n"
+      "lonely\n"
+      "=> orphan\n"
+      "left =>\n"
+      "a, b => c\n"
+      "one two three four => many\n"
+      "x,, y => z\n"
+      "good => nice\n",
+      simple_terms, &errors);
+  EXPECT_EQ(errors, (Strings{"line 2: one item and no \"=>\"", "line 3: an empty item",
+                             "line 4: an empty item", "line 5: \"a\" has only stop words",
+                             "line 6: \"one two three four\" is longer than 3 words",
+                             "line 7: an empty item"}));
+  EXPECT_EQ(found(t, "ok"), (Strings{"fine"}));
+  EXPECT_EQ(found(t, "good"), (Strings{"nice"}));
+  EXPECT_TRUE(found(t, "left").empty());
+  EXPECT_TRUE(found(t, "x").empty());
+  EXPECT_EQ(t.size(), 2U);
+}
+
+TEST(Thesaurus, AnItemThatIsItsOwnExpansionAddsNothing) {
+  const auto t = Thesaurus::parse("weather => weather\nforecast, forecast\n", simple_terms);
+  EXPECT_TRUE(found(t, "weather").empty());
+  EXPECT_TRUE(found(t, "forecast").empty());
+  EXPECT_EQ(t.size(), 0U);
+}
+
+TEST(Thesaurus, TheCompiledInVocabularyHasNoMalformedLine) {
+  EXPECT_EQ(thesaurus_errors(), Strings{});
+}
+
+}  // namespace
+}  // namespace hearth::a2s
