@@ -194,6 +194,35 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   EXPECT_EQ(first(index, "bus departures Transit Phoenix"), "Transit Phoenix");
 }
 
+// The curated vocabulary (thesaurus.txt) reads phrases of neighbouring words, stop words
+// between them left out: "text to speech" and "space station" name tasks that their words alone
+// do not.
+TEST(Search, TheCuratedVocabularyReadsPhrasesOfTheRequest) {
+  SearchIndex index({
+      service("Voxly", "Natural TTS voices for apps",
+              {{"Synthesize", "Turn a script into an MP3 with a chosen voice"}}),
+      service("Orbitline", "Where the ISS is over the earth",
+              {{"ISS Position", "Latitude and longitude of the ISS"}}),
+      service("Planet Facts", "Mass, moons and distance of the planets",
+              {{"Planet", "Facts about one planet"}}),
+  });
+  EXPECT_EQ(first(index, "turn this text into speech"), "Voxly");
+  EXPECT_EQ(first(index, "where is the space station"), "Orbitline");
+  SearchOptions options;
+  options.explain = true;
+  const auto hits = index.search("text to speech", options);
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Voxly");
+  bool curated = false;
+  for (const auto& m : hits[0].capabilities[0].matches) {
+    curated = curated || (m.word == "speech" && m.via == "synonym table");
+  }
+  EXPECT_TRUE(curated);
+  // The words alone are not the phrase.
+  EXPECT_TRUE(index.search("speech").empty());
+  EXPECT_TRUE(index.search("station").empty());
+}
+
 TEST(Search, TermsTheRegistryUsesTogetherCarryAWordOneStepFurther) {
   // "bucks" is no word of the registry; WordNet makes it "dollar", and "dollar" goes with
   // "remittance" in two services, so the one that only says "remittance" is found too, below.
