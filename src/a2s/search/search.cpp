@@ -736,14 +736,22 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     const auto lex = wordnet != nullptr ? lexical(w) : nullptr;
     if (lex != nullptr && !digits && w.size() >= 3) {
       relate(*lex, id != nullptr);
+      bool proper_phrase = false;
       if (k > 0 && content[k - 1] + 1 == content[k]) {
-        const auto phrase = lexical(toks[content[k - 1]].text + " " + w);
+        const std::string& before = toks[content[k - 1]].text;
+        const auto phrase = lexical(before + " " + w);
         if (phrase->known) relate(*phrase, false);
+        // A place of two words ("sao paulo", "new york") is a name, both its words: neither
+        // may be one alone ("paulo"), and "new" alone is no name.
+        proper_phrase = phrase->proper;
+        if (proper_phrase && !p.groups.empty() && p.groups.back().word == before) {
+          p.groups.back().name = true;
+        }
       }
       // A capitalised word WordNet does not know is a brand ("YouTube"); one in capitals
       // throughout is an acronym, often the task itself ("USD", "ISS").
       const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->known;
-      g.name = lex->proper || lex->time || brand;
+      g.name = lex->proper || lex->time || brand || proper_phrase;
     }
     if (id == nullptr && !g.terms.empty()) {
       // A word the registry does not have reached it through WordNet ("bucks": dollar); one

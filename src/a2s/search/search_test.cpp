@@ -189,6 +189,17 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
     name = name || (w.word == "phoenix" && w.name);
   }
   EXPECT_TRUE(name);
+  // A place of two words is a name, both its words; neither is one alone.
+  const auto names = [&](std::string_view query) {
+    std::vector<std::string> out;
+    for (const auto& w : index.interpret(query)) {
+      if (w.name) out.push_back(w.word);
+    }
+    return out;
+  };
+  EXPECT_EQ(names("weather in sao paulo"), (std::vector<std::string>{"sao", "paulo"}));
+  EXPECT_EQ(names("hotels in new york"), (std::vector<std::string>{"new", "york"}));
+  EXPECT_EQ(names("new hotels"), std::vector<std::string>{});
   // The request names the service: the name counts in full.
   EXPECT_EQ(first(index, "Phoenix Open Data datasets"), "Phoenix Open Data");
   EXPECT_EQ(first(index, "bus departures Transit Phoenix"), "Transit Phoenix");
