@@ -739,7 +739,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       bool proper_phrase = false;
       if (k > 0 && content[k - 1] + 1 == content[k]) {
         const std::string& before = toks[content[k - 1]].text;
-        const auto phrase = lexical(before + " " + w);
+        std::string pair = before;
+        pair += ' ';
+        pair += w;
+        const auto phrase = lexical(pair);
         if (phrase->known) relate(*phrase, false);
         // A place of two words ("sao paulo", "new york") is a name, both its words: neither
         // may be one alone ("paulo"), and "new" alone is no name.
