@@ -349,6 +349,8 @@ float relation_weight(const RelatedWord& r) {
   return r.sense == 0 ? w : w * 0.85F;
 }
 
+/// A place that holds a named place ("vienna": europe) counts this much of the name.
+constexpr float kRegionWeight = 0.4F;
 /// A name that is not the task counts this much of what it would.
 constexpr float kNameWeight = 0.3F;
 /// Spelling corrections: one edit, two edits.
@@ -653,7 +655,8 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
     lex->instance = lex->proper && wordnet->names_instance(word);
   }
   // A named place or person, or a word of time ("thursday", "weekend"), says where or when,
-  // not what: its relations (a city's state, a weekday's "day") would only add noise.
+  // not what: its relations (a person's trade, a weekday's "day") would only add noise; a
+  // place keeps only the places that hold it (below).
   lex->time = when_word(word);
   if (lex->known && !lex->instance && !lex->time) {
     const auto own = words(word);
@@ -671,6 +674,16 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
       if (!fresh && weight > it->second.first) it->second = {weight, r.relation};
     }
     lex->related.assign(best.begin(), best.end());
+  } else if (lex->instance && !lex->time) {
+    // A named place reaches the places that hold it ("vienna": austria, europe), as broader
+    // words: a service of the region serves the city. Names of more than one word ("united
+    // kingdom") are left out: their last word alone says something else.
+    for (const auto& region : wordnet->regions(word)) {
+      if (region.find(' ') != std::string::npos) continue;
+      const auto* id = term_id(stem(region));
+      if (id == nullptr) continue;
+      lex->related.push_back({*id, {kRegionWeight, Relation::kBroader}});
+    }
     std::sort(lex->related.begin(), lex->related.end(), [](const auto& a, const auto& b) {
       if (a.second.first != b.second.first) return a.second.first > b.second.first;
       return a.first < b.first;
@@ -724,8 +737,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // ("smog", "pizza"), where they are the only way in.
     const auto relate = [&](const Lexical& lex, bool close_only) {
       for (const auto& [term, how] : lex.related) {
-        if (close_only && how.second != Relation::kSynonym && how.second != Relation::kSimilar &&
-            how.second != Relation::kDerived) {
+        if (close_only && !lex.instance && how.second != Relation::kSynonym &&
+            how.second != Relation::kSimilar && how.second != Relation::kDerived) {
           continue;
         }
         if (id == nullptr || term != *id) {

@@ -200,6 +200,12 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   EXPECT_EQ(names("weather in sao paulo"), (std::vector<std::string>{"sao", "paulo"}));
   EXPECT_EQ(names("hotels in new york"), (std::vector<std::string>{"new", "york"}));
   EXPECT_EQ(names("new hotels"), std::vector<std::string>{});
+  // A place reaches the regions that hold it: the service of Vienna's country ranks first.
+  SearchIndex rail({service("Bahnline", "Train departures across Switzerland",
+                            {{"Departures", "Next trains from a station"}}),
+                    service("Zugline", "Train departures across Austria",
+                            {{"Departures", "Next trains from a station"}})});
+  EXPECT_EQ(first(rail, "train departures in vienna"), "Zugline");
   // The request names the service: the name counts in full.
   EXPECT_EQ(first(index, "Phoenix Open Data datasets"), "Phoenix Open Data");
   EXPECT_EQ(first(index, "bus departures Transit Phoenix"), "Transit Phoenix");

@@ -397,6 +397,23 @@ bool WordNet::names_instance(std::string_view word) const {
                      [](const Synset::Pointer& p) { return p.symbol == "@i"; });
 }
 
+std::vector<std::string> WordNet::regions(std::string_view word, int levels) const {
+  std::vector<std::string> out;
+  std::string base;
+  Synset s;
+  if (!impl_->first_sense(0, lemma_of(word), base, s)) return out;
+  for (int level = 0; level < levels; ++level) {
+    const auto part_of = std::find_if(s.pointers.begin(), s.pointers.end(),
+                                      [](const Synset::Pointer& p) { return p.symbol == "#p"; });
+    if (part_of == s.pointers.end()) break;
+    Synset whole;
+    if (!impl_->synset(part_of->pos, part_of->offset, whole)) break;
+    for (const auto& w : whole.words) out.push_back(word_of(w));
+    s = std::move(whole);
+  }
+  return out;
+}
+
 std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) const {
   const std::string lemma = lemma_of(word);
   std::vector<RelatedWord> out;

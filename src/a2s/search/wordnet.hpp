@@ -55,6 +55,10 @@ class WordNet {
   /// ("phoenix", "einstein"), not a kind ("german").
   bool names_instance(std::string_view word) const;
 
+  /// The places that hold the place `word` names, nearest first, up to `levels` steps along
+  /// its most frequent sense's part-of relations ("vienna": austria, europe).
+  std::vector<std::string> regions(std::string_view word, int levels = 3) const;
+
   /// The words related to `word`'s first `senses` senses in each part of speech, closest
   /// relation first; the word itself and its base forms are not included.
   std::vector<RelatedWord> related(std::string_view word, int senses = 4) const;

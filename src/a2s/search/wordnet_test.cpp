@@ -106,6 +106,11 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   EXPECT_TRUE(wn->proper_noun("german"));
   EXPECT_FALSE(wn->names_instance("german"));
   EXPECT_TRUE(wn->names_instance("phoenix"));
+  // A place's regions, nearest first; a word that names no place has none.
+  EXPECT_EQ(wn->regions("vienna"), (std::vector<std::string>{"austria", "republic of austria",
+                                                             "oesterreich", "europe", "eurasia"}));
+  EXPECT_EQ(wn->regions("vienna", 1).front(), "austria");
+  EXPECT_TRUE(wn->regions("weather").empty());
   EXPECT_FALSE(wn->proper_noun("sms"));     // an acronym
   EXPECT_FALSE(wn->proper_noun("mobile"));  // a common adjective first
   EXPECT_TRUE(wn->proper_noun("english"));
