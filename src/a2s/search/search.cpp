@@ -682,13 +682,15 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
       if (region.find(' ') != std::string::npos) continue;
       const auto* id = term_id(stem(region));
       if (id == nullptr) continue;
-      lex->related.push_back({*id, {kRegionWeight, Relation::kBroader}});
+      const bool seen = std::any_of(lex->related.begin(), lex->related.end(),
+                                    [&](const auto& r) { return r.first == *id; });
+      if (!seen) lex->related.push_back({*id, {kRegionWeight, Relation::kBroader}});
     }
-    std::sort(lex->related.begin(), lex->related.end(), [](const auto& a, const auto& b) {
-      if (a.second.first != b.second.first) return a.second.first > b.second.first;
-      return a.first < b.first;
-    });
   }
+  std::sort(lex->related.begin(), lex->related.end(), [](const auto& a, const auto& b) {
+    if (a.second.first != b.second.first) return a.second.first > b.second.first;
+    return a.first < b.first;
+  });
   constexpr std::size_t kRemembered = 1 << 16;
   const std::unique_lock lock(lexical_mutex);
   if (lexical_cache.size() >= kRemembered) lexical_cache.clear();
