@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -163,17 +164,26 @@ std::vector<std::string> terms(std::string_view text) {
   return out;
 }
 
-/// hearth's curated vocabulary (thesaurus.txt), its words and terms stemmed. Built once; the
-/// text is compiled in, and a unit test holds it free of malformed lines.
-const Thesaurus& thesaurus() {
-  static const Thesaurus kThesaurus =
-      Thesaurus::parse(kThesaurusText, [](std::string_view text) { return terms(text); });
-  return kThesaurus;
+/// hearth's curated vocabulary (thesaurus.txt), its words and terms stemmed, and the lines it
+/// skipped. Built once; the text is compiled in, and a unit test holds it free of malformed
+/// lines (thesaurus_errors).
+struct Curated {
+  std::vector<std::string> errors;
+  Thesaurus thesaurus;
+};
+const Curated& curated_vocabulary() {
+  static const Curated kCurated = [] {
+    Curated c;
+    c.thesaurus = Thesaurus::parse(
+        kThesaurusText, [](std::string_view text) { return terms(text); }, &c.errors);
+    return c;
+  }();
+  return kCurated;
 }
 
 /// What a word's stem or a phrase's stems expand to in the curated vocabulary.
 const std::vector<std::string>* expansions(const std::string& key) {
-  return thesaurus().find(key);
+  return curated_vocabulary().thesaurus.find(key);
 }
 
 void variable_text(const Variables& vars, std::string& out) {
@@ -729,9 +739,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     };
     curated(expansions(own), kCuratedWeight);
     for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
-      curated(expansions(Thesaurus::key(
-                  {own_stems.end() - static_cast<std::ptrdiff_t>(n), own_stems.end()})),
-              kPhraseWeight);
+      curated(expansions(Thesaurus::key(std::span(own_stems).last(n))), kPhraseWeight);
     }
     const bool digits = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); });
     // A word the registry has keeps only its close relations (synonyms, similar and derived
@@ -1130,10 +1138,7 @@ json::value matches_json(const std::vector<TermMatch>& matches) {
 }
 
 std::vector<std::string> thesaurus_errors() {
-  std::vector<std::string> errors;
-  Thesaurus::parse(
-      kThesaurusText, [](std::string_view text) { return terms(text); }, &errors);
-  return errors;
+  return curated_vocabulary().errors;
 }
 
 }  // namespace hearth::a2s

@@ -38,8 +38,11 @@ bool side(std::string_view text, const Thesaurus::Terms& terms,
 
 }  // namespace
 
-std::string Thesaurus::key(const std::vector<std::string>& terms) {
+std::string Thesaurus::key(std::span<const std::string> terms) {
+  std::size_t size = terms.size();
+  for (const auto& t : terms) size += t.size();
   std::string k;
+  k.reserve(size);
   for (const auto& t : terms) {
     if (!k.empty()) k += ' ';
     k += t;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,7 +31,7 @@ class Thesaurus {
   const std::vector<std::string>* find(const std::string& key) const;
 
   /// `terms` joined by one space: a phrase's key.
-  static std::string key(const std::vector<std::string>& terms);
+  static std::string key(std::span<const std::string> terms);
 
   /// Words a phrase may have at most.
   static constexpr std::size_t kLongest = 3;

@@ -55,7 +55,8 @@ TEST(Thesaurus, MapsWordsAndPhrasesToTermsInTheirOrder) {
   // One way only: the terms do not expand back.
   EXPECT_TRUE(found(t, "dollar").empty());
   EXPECT_TRUE(found(t, "space").empty());
-  EXPECT_EQ(Thesaurus::key({"space", "station"}), "space station");
+  const std::vector<std::string> phrase = {"space", "station"};
+  EXPECT_EQ(Thesaurus::key(phrase), "space station");
 }
 
 TEST(Thesaurus, ALineWithoutArrowListsWordsThatMeanTheSame) {
