@@ -125,11 +125,12 @@ class Engine {
   /// `eager_classes`, also initialising every standard class up front (what hearth avoids).
   virtual double measure_fresh_global(int iterations, bool eager_classes = false) = 0;
   /// For a worker with nothing to do: prepares the next isolated call of `module` (a fresh realm
-  /// with hearth's globals, the module and its imports instantiated and linked in it; none of the
-  /// module's code runs). The next call takes it when it calls that module and none of the files
-  /// it was made from has changed; it is used by that one call only, so calls stay as isolated
-  /// as before. A call of another module drops it (and the next preparation is skipped, so a
-  /// worker serving several modules does not prepare in vain each time).
+  /// with hearth's globals, the module and its imports instantiated and linked in it, and its
+  /// namespace made; none of the module's code runs). The next call takes it when it calls that
+  /// module and none of the files it was made from has changed; it is used by that one call only,
+  /// so calls stay as isolated as before. A call of another module drops it (and the next
+  /// preparation is skipped, so a worker serving several modules does not prepare in vain each
+  /// time).
   virtual void prepare(const std::string& module) = 0;
   /// The housekeeping of the last call or evaluation (a full garbage collection every so many),
   /// once its answer has gone: the caller does not wait for it. Call it after each.

@@ -400,6 +400,7 @@ void Pool::dispatch_queue() {
       continue;
     }
     timeout_of(slot->job.request) = left;
+    if (auto* call = std::get_if<CallFunction>(&slot->job.request)) call->busy = !queue_.empty();
     const ToWorker request =
         std::visit([](const auto& r) { return ToWorker(r); }, slot->job.request);
     if (!w->child->write(frame(encode(request)))) {

@@ -191,6 +191,76 @@ TEST_F(JsWorkerPoolTest, APreparedRealmServesOneCallAndRunsTheModuleAfreshForEac
   }
 }
 
+// An idle worker makes the prepared module's namespace ahead of the call: re-exports, renamed
+// exports and a module whose evaluation throws behave as they do without preparation.
+TEST_F(JsWorkerPoolTest, ANamespaceMadeAheadOfTheCallResolvesEveryKindOfExport) {
+  write("dep.mjs", "export function twice(n) { return n * 2; }\nexport const unit = 'm';\n");
+  write("main.mjs",
+        "export * from './dep.mjs';\n"
+        "function inner(input) { return { v: input.n + 1 }; }\n"
+        "export { inner as renamed };\n");
+  write("throws.mjs", "throw new RangeError('bad start');\nexport function f() { return 1; }\n");
+  auto p = pool(1);
+  ASSERT_TRUE(wait_warm(*p));
+  for (int i = 0; i < 3; ++i) {
+    auto renamed = run(p, call("main.mjs", "renamed", json::parse(R"({"n":4})")));
+    ASSERT_TRUE(renamed.ok()) << renamed.error().message;
+    EXPECT_EQ(json::serialize(renamed.value().value), R"({"v":5})");
+    std::this_thread::sleep_for(50ms);  // prepared again, namespace and all
+    auto twice = run(p, call("main.mjs", "twice", json::parse("21")));
+    ASSERT_TRUE(twice.ok()) << twice.error().message;
+    EXPECT_EQ(json::serialize(twice.value().value), "42");
+    std::this_thread::sleep_for(50ms);
+    auto missing = run(p, call("main.mjs", "unit"));
+    ASSERT_FALSE(missing.ok());  // an export, but not a function
+    EXPECT_NE(missing.error().message.find("does not export a function named 'unit'"),
+              std::string::npos)
+        << missing.error().message;
+    std::this_thread::sleep_for(50ms);
+    auto thrown = run(p, call("throws.mjs", "f"));
+    ASSERT_FALSE(thrown.ok());
+    EXPECT_EQ(thrown.error().message, "RangeError: bad start");
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+// Calls that allocate, one at a time (a realm prepared between them, garbage collected every so
+// many) and many at once (the worker told that others wait: nothing prepared), each answer
+// checked.
+TEST_F(JsWorkerPoolTest, AllocatingCallsOneAtATimeAndManyAtOnceStayCorrect) {
+  write("alloc.mjs",
+        "globalThis.loaded = (globalThis.loaded || 0) + 1;\n"
+        "export function f(input) {\n"
+        "  const items = [];\n"
+        "  for (let i = 0; i < 2000; i++) items.push({ i, s: 'x' + i });\n"
+        "  let sum = 0;\n"
+        "  for (const it of items) sum += it.i + it.s.length;\n"
+        "  return { sum, n: input.n, loaded: globalThis.loaded };\n"
+        "}\n");
+  auto p = pool(1);
+  ASSERT_TRUE(wait_warm(*p));
+  // sum of i for 0..1999 plus the lengths of 'x0'..'x1999'
+  long expected = 1999L * 2000 / 2;
+  for (int i = 0; i < 2000; ++i) expected += 1 + static_cast<long>(std::to_string(i).size());
+  for (int i = 0; i < 300; ++i) {
+    auto r = run(p, call("alloc.mjs", "f", json::object{{"n", i}}));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(json::serialize(r.value().value),
+              json::serialize(json::object{{"sum", expected}, {"n", i}, {"loaded", 1}}));
+    if (i % 40 == 0) std::this_thread::sleep_for(20ms);  // some calls find the worker idle
+  }
+  // Many at once: the worker is told others wait (no idle work between them).
+  std::vector<std::future<std::optional<Result<Returned>>>> all;
+  for (int i = 0; i < 60; ++i)
+    all.push_back(start(p, call("alloc.mjs", "f", json::object{{"n", i}})));
+  for (int i = 0; i < 60; ++i) {
+    auto r = *all[static_cast<std::size_t>(i)].get();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(json::serialize(r.value().value),
+              json::serialize(json::object{{"sum", expected}, {"n", i}, {"loaded", 1}}));
+  }
+}
+
 TEST_F(JsWorkerPoolTest, AFileChangedAfterTheRealmWasPreparedIsReadAgain) {
   write("dep.mjs", "export const word = 'one';\n");
   write("main.mjs",

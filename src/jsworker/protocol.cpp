@@ -46,6 +46,7 @@ json::object to_object(const CallFunction& m) {
   if (m.mutation) o["mutation"] = true;
   if (m.keep_state) o["keepState"] = true;
   if (m.host_calls) o["hostCalls"] = true;
+  if (m.busy) o["busy"] = true;
   return o;
 }
 
@@ -314,6 +315,7 @@ Result<ToWorker> decode_to_worker(const json::value& message) {
     m.mutation = r.boolean("mutation");
     m.keep_state = r.boolean("keepState");
     m.host_calls = r.boolean("hostCalls");
+    m.busy = r.boolean("busy");
     return r.done<ToWorker>(std::move(m));
   }
   if (type == "hostAnswer") {

@@ -56,6 +56,10 @@ struct CallFunction {
   /// `ctx.invoke(capability, method, params)` is given to the function: each call is a HostCall
   /// the daemon answers (an Agent App's worker reaching the capability bridge).
   bool host_calls = false;
+  /// Other requests were waiting for the pool's workers when this one was sent: after it the
+  /// worker prepares no realm (Engine::prepare), since the next request is on its way and would
+  /// wait for the preparation.
+  bool busy = false;
   bool operator==(const CallFunction&) const = default;
 };
 

@@ -73,6 +73,8 @@ TEST(JsWorkerProtocol, RequestsRoundTrip) {
   call.mutation = true;
   call.input = nullptr;
   EXPECT_EQ(to_worker_round_trip(call), call);
+  call.busy = true;
+  EXPECT_EQ(to_worker_round_trip(call), call);
 
   EvaluateSource eval;
   eval.id = 7;
@@ -134,6 +136,8 @@ TEST(JsWorkerProtocol, EncodesTheDocumentedMembers) {
             R"("input":{"a":1},"timeoutMs":250})");
   call.mutation = true;
   EXPECT_EQ(parse(encode(ToWorker(call))).as_object().at("mutation"), true);
+  call.busy = true;
+  EXPECT_EQ(parse(encode(ToWorker(call))).as_object().at("busy"), true);
 
   Init init;
   init.service = "s";

@@ -237,8 +237,9 @@ int serve() {
     if (const auto* call = std::get_if<CallFunction>(&request.value())) {
       run(*engine, *call);
       engine->after_answer();
-      // Nothing waiting: the next isolated call of this module gets its realm ready now.
-      if (!call->keep_state && reader.buffered() == 0 && !input_waiting()) {
+      // Nothing waiting (here, nor in the daemon's queue): the next isolated call of this module
+      // gets its realm ready now.
+      if (!call->keep_state && !call->busy && reader.buffered() == 0 && !input_waiting()) {
         engine->prepare(call->module);
       }
     } else if (const auto* eval = std::get_if<EvaluateSource>(&request.value())) {
