@@ -249,10 +249,12 @@ TEST_F(JsWorkerPoolTest, AllocatingCallsOneAtATimeAndManyAtOnceStayCorrect) {
               json::serialize(json::object{{"sum", expected}, {"n", i}, {"loaded", 1}}));
     if (i % 40 == 0) std::this_thread::sleep_for(20ms);  // some calls find the worker idle
   }
-  // Many at once: the worker is told others wait (no idle work between them).
+  // Many at once: the worker is told others wait (nothing prepared between them).
   std::vector<std::future<std::optional<Result<Returned>>>> all;
-  for (int i = 0; i < 60; ++i)
+  all.reserve(60);
+  for (int i = 0; i < 60; ++i) {
     all.push_back(start(p, call("alloc.mjs", "f", json::object{{"n", i}})));
+  }
   for (int i = 0; i < 60; ++i) {
     auto r = *all[static_cast<std::size_t>(i)].get();
     ASSERT_TRUE(r.ok()) << r.error().message;
