@@ -126,6 +126,49 @@ class Stemmer {
   sb_stemmer* stemmer_;
 };
 
+/// Words the stemmer cuts to the stem of an unrelated word, each given a stem of its own:
+/// "animal", "anime" and "animation" all become "anim", "customer" becomes "custom",
+/// "authorization" "author", "international" "intern", "parking" "park", "training" "train".
+/// Only words whose two meanings are both common in what web APIs do are listed.
+const std::unordered_map<std::string, std::string>& own_stems() {
+  static const std::unordered_map<std::string, std::string> kStems = [] {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
+        {"animal", {"animal", "animals"}},
+        {"anime", {"anime"}},
+        {"animation", {"animation", "animations", "animated"}},
+        {"authoriz",
+         {"authorization", "authorizations", "authorisation", "authorisations", "authorize",
+          "authorizes", "authorized", "authorizing", "authorise", "authorises", "authorised",
+          "authorising"}},
+        {"authority", {"authority", "authorities"}},
+        {"conversation", {"conversation", "conversations", "conversational"}},
+        {"conversion", {"conversion", "conversions"}},
+        {"customer", {"customer", "customers"}},
+        {"dating", {"dating"}},
+        {"experience", {"experience", "experiences", "experienced"}},
+        {"experiment", {"experiment", "experiments", "experimental", "experimentation"}},
+        {"international", {"international", "internationally"}},
+        {"organization",
+         {"organization", "organizations", "organisation", "organisations", "organizational"}},
+        {"organic", {"organic"}},
+        {"parking", {"parking"}},
+        {"personality", {"personality", "personalities"}},
+        {"physics", {"physics"}},
+        {"position", {"position", "positions", "positioning"}},
+        {"productivity", {"productivity"}},
+        {"securities", {"securities"}},
+        {"training", {"training", "trainings"}},
+        {"university", {"university", "universities"}},
+    };
+    std::unordered_map<std::string, std::string> out;
+    for (const auto& [stem, words] : groups) {
+      for (const auto& w : words) out.emplace(w, stem);
+    }
+    return out;
+  }();
+  return kStems;
+}
+
 /// The stemmer is not thread-safe: one per thread, with a memo of the words it stemmed (an
 /// index build stems the same few thousand words hundreds of thousands of times).
 std::string stem(const std::string& word) {
@@ -137,7 +180,9 @@ std::string stem(const std::string& word) {
   if (auto it = memo.find(word); it != memo.end()) return it->second;
   constexpr std::size_t kRemembered = 1 << 17;
   if (memo.size() >= kRemembered) memo.clear();
-  return memo.emplace(word, stemmer.stem(word)).first->second;
+  const auto& own = own_stems();
+  const auto it = own.find(word);
+  return memo.emplace(word, it != own.end() ? it->second : stemmer.stem(word)).first->second;
 }
 
 /// Words that say when, not what: days, months, parts of the day. They count like names.

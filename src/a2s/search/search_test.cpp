@@ -62,6 +62,33 @@ TEST(Search, RanksTheObviousServiceFirst) {
   EXPECT_EQ(hits[0].definition->capabilities[hits[0].capabilities[0].index].name, "Book Flight");
 }
 
+// Words the stemmer would cut to one stem ("animal", "anime" and "animation" to "anim";
+// "customer" to "custom"; "authorization" to "author") keep stems of their own.
+TEST(Search, WordsTheStemmerWouldConflateStayApart) {
+  SearchIndex index({
+      service("Catfacts", "Daily facts about animals", {{"Random Fact", "A random animal fact"}}),
+      service("Animechan", "Quotes from anime series", {{"Random Quote", "A quote from an anime"}}),
+      service("Voicemint", "Custom voices for your product",
+              {{"Clone Voice", "A custom synthetic voice from a sample"}}),
+      service("Helpdeck", "Customer support tickets",
+              {{"Open Ticket", "Open a ticket for a customer"}}),
+      service("Shelfmark", "Books and their authors",
+              {{"Find Author", "Books written by an author"}}),
+      service("Keyturn", "OAuth authorization server",
+              {{"Issue Token", "Grant an authorization token"}}),
+  });
+  const auto names = [&](const std::string& query) {
+    std::vector<std::string> out;
+    for (const auto& h : index.search(query)) out.push_back(h.definition->service_name);
+    return out;
+  };
+  EXPECT_EQ(names("anime"), std::vector<std::string>{"Animechan"});
+  EXPECT_EQ(names("animals"), std::vector<std::string>{"Catfacts"});
+  EXPECT_EQ(names("customers"), std::vector<std::string>{"Helpdeck"});
+  EXPECT_EQ(names("authorization"), std::vector<std::string>{"Keyturn"});
+  EXPECT_EQ(names("author"), std::vector<std::string>{"Shelfmark"});
+}
+
 TEST(Search, StemmingCamelCaseAndSynonyms) {
   SearchIndex index(corpus());
   auto hits = index.search("forecasts");
