@@ -66,8 +66,53 @@ struct Token {
   bool upper = true;     ///< every letter
 };
 
-/// The words of a text: camelCase and snake_case split, letters and digits kept, UTF-8 letters
-/// kept as they are, lower-cased.
+/// A Latin letter with a diacritic (U+00C0 to U+017F) as the ASCII letters it is written with
+/// when they are missing ("é" e, "ß" ss, "ł" l), and whether it is a capital; empty for the two
+/// signs in that range (× and ÷).
+struct Folded {
+  std::string_view ascii;
+  bool upper;
+};
+constexpr Folded kFolded[] = {
+    {"a", true},  {"a", true},   {"a", true},   {"a", true},   {"a", true},  {"a", true},
+    {"ae", true}, {"c", true},   {"e", true},   {"e", true},   {"e", true},  {"e", true},
+    {"i", true},  {"i", true},   {"i", true},   {"i", true},   {"d", true},  {"n", true},
+    {"o", true},  {"o", true},   {"o", true},   {"o", true},   {"o", true},  {"", false},
+    {"o", true},  {"u", true},   {"u", true},   {"u", true},   {"u", true},  {"y", true},
+    {"th", true}, {"ss", false}, {"a", false},  {"a", false},  {"a", false}, {"a", false},
+    {"a", false}, {"a", false},  {"ae", false}, {"c", false},  {"e", false}, {"e", false},
+    {"e", false}, {"e", false},  {"i", false},  {"i", false},  {"i", false}, {"i", false},
+    {"d", false}, {"n", false},  {"o", false},  {"o", false},  {"o", false}, {"o", false},
+    {"o", false}, {"", false},   {"o", false},  {"u", false},  {"u", false}, {"u", false},
+    {"u", false}, {"y", false},  {"th", false}, {"y", false},  {"a", true},  {"a", false},
+    {"a", true},  {"a", false},  {"a", true},   {"a", false},  {"c", true},  {"c", false},
+    {"c", true},  {"c", false},  {"c", true},   {"c", false},  {"c", true},  {"c", false},
+    {"d", true},  {"d", false},  {"d", true},   {"d", false},  {"e", true},  {"e", false},
+    {"e", true},  {"e", false},  {"e", true},   {"e", false},  {"e", true},  {"e", false},
+    {"e", true},  {"e", false},  {"g", true},   {"g", false},  {"g", true},  {"g", false},
+    {"g", true},  {"g", false},  {"g", true},   {"g", false},  {"h", true},  {"h", false},
+    {"h", true},  {"h", false},  {"i", true},   {"i", false},  {"i", true},  {"i", false},
+    {"i", true},  {"i", false},  {"i", true},   {"i", false},  {"i", true},  {"i", false},
+    {"ij", true}, {"ij", false}, {"j", true},   {"j", false},  {"k", true},  {"k", false},
+    {"k", false}, {"l", true},   {"l", false},  {"l", true},   {"l", false}, {"l", true},
+    {"l", false}, {"l", true},   {"l", false},  {"l", true},   {"l", false}, {"n", true},
+    {"n", false}, {"n", true},   {"n", false},  {"n", true},   {"n", false}, {"n", false},
+    {"n", true},  {"n", false},  {"o", true},   {"o", false},  {"o", true},  {"o", false},
+    {"o", true},  {"o", false},  {"oe", true},  {"oe", false}, {"r", true},  {"r", false},
+    {"r", true},  {"r", false},  {"r", true},   {"r", false},  {"s", true},  {"s", false},
+    {"s", true},  {"s", false},  {"s", true},   {"s", false},  {"s", true},  {"s", false},
+    {"t", true},  {"t", false},  {"t", true},   {"t", false},  {"t", true},  {"t", false},
+    {"u", true},  {"u", false},  {"u", true},   {"u", false},  {"u", true},  {"u", false},
+    {"u", true},  {"u", false},  {"u", true},   {"u", false},  {"u", true},  {"u", false},
+    {"w", true},  {"w", false},  {"y", true},   {"y", false},  {"y", true},  {"z", true},
+    {"z", false}, {"z", true},   {"z", false},  {"z", true},   {"z", false}, {"s", false},
+};
+static_assert(std::size(kFolded) == 0x180 - 0xC0);
+
+/// The words of a text: camelCase and snake_case split, letters and digits kept, lower-cased.
+/// Latin letters with diacritics are written without them ("São Paulo" is "sao paulo",
+/// "Pokémon" "pokemon": requests are often typed without them); other UTF-8 letters are kept as
+/// they are.
 std::vector<Token> tokens(std::string_view text) {
   std::vector<Token> out;
   Token current;
@@ -76,8 +121,33 @@ std::vector<Token> tokens(std::string_view text) {
     if (!current.text.empty()) out.push_back(std::move(current));
     current = {};
   };
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     const auto u = static_cast<unsigned char>(c);
+    if (u >= 0xC2 && u <= 0xC5 && i + 1 < text.size() &&
+        (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) {
+      const unsigned cp = ((u & 0x1FU) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3FU);
+      if (cp < 0xC0) {  // Latin-1's signs and spaces ("°", "©", "«", "¿", no-break space)
+        ++i;
+        flush();
+        prev = 0;
+        continue;
+      }
+      {
+        ++i;
+        const Folded& f = kFolded[cp - 0xC0];
+        if (f.ascii.empty()) {
+          flush();
+          prev = 0;
+          continue;
+        }
+        if (current.text.empty()) current.capital = f.upper;
+        if (!f.upper) current.upper = false;
+        current.text += f.ascii;
+        prev = f.upper ? 'A' : 'a';
+        continue;
+      }
+    }
     const bool letter = ascii::is_alpha(c) || u >= 0x80;
     const bool digit = ascii::is_digit(c);
     if (!letter && !digit && c != '\'') {

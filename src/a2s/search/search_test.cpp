@@ -89,6 +89,36 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
   EXPECT_EQ(names("author"), std::vector<std::string>{"Shelfmark"});
 }
 
+// A request typed without diacritics finds the definition written with them, and the other way
+// round; Latin-1's signs part words.
+TEST(Search, LettersWithDiacriticsMatchTheirPlainForms) {
+  SearchIndex index({
+      service("Pokémon TCG", "Cards of the Pokémon trading card game",
+              {{"Find Card", "Search cards by name"}}),
+      service("São Paulo Transit", "Buses and metro of São Paulo",
+              {{"Departures", "Next departures from a stop"}}),
+      service("Wetterdienst", "Weather for ZÜRICH and Straße-level forecasts",
+              {{"Forecast", "Hourly forecast"}}),
+      service("Cardshop", "Greeting cards", {{"Send Card", "Mail a greeting card"}}),
+  });
+  auto hits = index.search("pokemon cards");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Pokémon TCG");
+  hits = index.search("buses in sao paulo");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "São Paulo Transit");
+  hits = index.search("zurich strasse");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Wetterdienst");
+  hits = index.search("Pokémon");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Pokémon TCG");
+  // "°C" and "©" are not letters: "20°C" is the words "20" and "c".
+  hits = index.search("©hourly°forecast");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Wetterdienst");
+}
+
 TEST(Search, StemmingCamelCaseAndSynonyms) {
   SearchIndex index(corpus());
   auto hits = index.search("forecasts");
