@@ -221,6 +221,8 @@ const std::unordered_map<std::string, std::string>& own_stems() {
         {"organization",
          {"organization", "organizations", "organisation", "organisations", "organizational"}},
         {"organic", {"organic"}},
+        {"organiz",
+         {"organize", "organizes", "organized", "organizing", "organizer", "organizers"}},
         {"parking", {"parking"}},
         {"personality", {"personality", "personalities"}},
         {"physics", {"physics"}},
@@ -239,20 +241,134 @@ const std::unordered_map<std::string, std::string>& own_stems() {
   return kStems;
 }
 
+/// British spellings written the American way before stemming ("colour" color, "centre" center,
+/// "licence" license, "catalogue" catalog, "optimise" optimize), so that a request and a
+/// definition written on either side of the Atlantic meet: the stemmer keeps them apart.
+const std::unordered_map<std::string, std::string>& american_spellings() {
+  static const std::unordered_map<std::string, std::string> kWords = [] {
+    std::unordered_map<std::string, std::string> out;
+    const auto add = [&](const std::string& british, const std::string& american) {
+      if (british != american) out.emplace(british, american);
+    };
+    // -our: colour, coloured, colours, colouring.
+    for (const std::string base :
+         {"colour", "flavour", "favour", "honour", "labour", "behaviour", "humour", "neighbour",
+          "harbour", "rumour", "vapour", "savour", "armour", "endeavour", "odour", "parlour"}) {
+      std::string us = base;
+      us.erase(us.size() - 2, 1);  // "our" -> "or"
+      for (const std::string end : {"", "s", "ed", "ing", "ite", "ites", "hood", "hoods"}) {
+        add(base + end, us + end);
+      }
+    }
+    // -re: centre, centres, centred.
+    for (const std::string base : {"centre", "theatre", "metre", "litre", "fibre", "calibre",
+                                   "spectre", "lustre", "kilometre", "centimetre", "millimetre"}) {
+      const std::string stem = base.substr(0, base.size() - 2);
+      add(base, stem + "er");
+      add(base + "s", stem + "ers");
+      add(stem + "red", stem + "ered");
+    }
+    // -ise, -isation: optimise, optimised, optimises, optimising, optimisation, optimiser.
+    for (const std::string root :
+         {"real",       "recogn",    "optim",   "summar",     "personal",   "local",   "visual",
+          "synchron",   "categor",   "priorit", "final",      "initial",    "normal",  "serial",
+          "sanit",      "token",     "util",    "standard",   "monet",      "digit",   "anonym",
+          "custom",     "minim",     "maxim",   "emphas",     "apolog",     "memor",   "critic",
+          "special",    "general",   "capital", "central",    "legal",      "harmon",  "modern",
+          "mobil",      "stabil",    "steril",  "subsid",     "symbol",     "theor",   "vapor",
+          "vandal",     "familiar",  "fertil",  "hospital",   "immun",      "item",    "jeopard",
+          "magnet",     "material",  "metabol", "moistur",    "national",   "neutral", "patron",
+          "penal",      "plagiar",   "polar",   "popular",    "privat",     "public",  "rational",
+          "revolution", "scrutin",   "sensit",  "social",     "sympath",    "trivial", "urban",
+          "computer",   "container", "virtual", "parametr",   "random",     "raster",  "vector",
+          "organ",      "author",    "global",  "commercial", "industrial", "digital", "energ"}) {
+      for (const auto& [uk, us] :
+           std::initializer_list<std::pair<const char*, const char*>>{{"ise", "ize"},
+                                                                      {"ised", "ized"},
+                                                                      {"ises", "izes"},
+                                                                      {"ising", "izing"},
+                                                                      {"isation", "ization"},
+                                                                      {"isations", "izations"},
+                                                                      {"iser", "izer"},
+                                                                      {"isers", "izers"}}) {
+        add(root + uk, root + us);
+      }
+    }
+    // -ogue: catalogue, catalogues.
+    for (const std::string base : {"catalogue", "dialogue", "analogue", "monologue"}) {
+      const std::string us = base.substr(0, base.size() - 2);
+      add(base, us);
+      add(base + "s", us + "s");
+    }
+    for (const auto& [uk, us] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"licence", "license"},
+             {"licences", "licenses"},
+             {"defence", "defense"},
+             {"offence", "offense"},
+             {"programme", "program"},
+             {"programmes", "programs"},
+             {"analyse", "analyze"},
+             {"analysed", "analyzed"},
+             {"analysing", "analyzing"},
+             {"paralyse", "paralyze"},
+             {"catalyse", "catalyze"},
+             {"tyre", "tire"},
+             {"tyres", "tires"},
+             {"cheque", "check"},
+             {"cheques", "checks"},
+             {"jewellery", "jewelry"},
+             {"grey", "gray"},
+             {"aeroplane", "airplane"},
+             {"aeroplanes", "airplanes"},
+             {"aluminium", "aluminum"},
+             {"mould", "mold"},
+             {"plough", "plow"},
+             {"pyjamas", "pajamas"},
+             {"cosy", "cozy"},
+             {"sceptical", "skeptical"},
+             {"manoeuvre", "maneuver"},
+             {"paediatric", "pediatric"},
+             {"orthopaedic", "orthopedic"},
+             {"encyclopaedia", "encyclopedia"},
+             {"judgement", "judgment"},
+             {"storey", "story"},
+             {"storeys", "stories"},
+             {"kerb", "curb"},
+             {"draught", "draft"},
+             {"speciality", "specialty"},
+             {"yoghurt", "yogurt"},
+             {"doughnut", "donut"},
+             {"doughnuts", "donuts"},
+             {"enquiry", "inquiry"},
+             {"enquiries", "inquiries"},
+             {"enquire", "inquire"},
+             {"practise", "practice"},
+             {"mum", "mom"},
+             {"mums", "moms"}}) {
+      add(uk, us);
+    }
+    return out;
+  }();
+  return kWords;
+}
+
 /// The stemmer is not thread-safe: one per thread, with a memo of the words it stemmed (an
 /// index build stems the same few thousand words hundreds of thousands of times).
-std::string stem(const std::string& word) {
+std::string stem(const std::string& given) {
   thread_local Stemmer stemmer;
   thread_local std::unordered_map<std::string, std::string> memo;
   // A request's word can be as long as its body: only words of a usual length are remembered.
   constexpr std::size_t kLongest = 32;
-  if (word.size() > kLongest) return stemmer.stem(word);
-  if (auto it = memo.find(word); it != memo.end()) return it->second;
+  if (given.size() > kLongest) return stemmer.stem(given);
+  if (auto it = memo.find(given); it != memo.end()) return it->second;
   constexpr std::size_t kRemembered = 1 << 17;
   if (memo.size() >= kRemembered) memo.clear();
+  const auto& american = american_spellings();
+  const auto spelt = american.find(given);
+  const std::string& word = spelt != american.end() ? spelt->second : given;
   const auto& own = own_stems();
   const auto it = own.find(word);
-  return memo.emplace(word, it != own.end() ? it->second : stemmer.stem(word)).first->second;
+  return memo.emplace(given, it != own.end() ? it->second : stemmer.stem(word)).first->second;
 }
 
 /// Words that say when, not what: days, months, parts of the day. They count like names.
@@ -769,6 +885,9 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
     static const auto kNone = std::make_shared<const Lexical>();
     return kNone;
   }
+  // A British spelling relates as the American one does (WordNet writes most words that way).
+  const auto& american = american_spellings();
+  if (auto it = american.find(word); it != american.end()) return lexical(it->second);
   {
     const std::shared_lock lock(lexical_mutex);
     if (auto it = lexical_cache.find(word); it != lexical_cache.end()) return it->second;

@@ -119,6 +119,37 @@ TEST(Search, LettersWithDiacriticsMatchTheirPlainForms) {
   EXPECT_EQ(hits[0].definition->service_name, "Wetterdienst");
 }
 
+// A request in British spelling finds a definition in American spelling as the American
+// spelling would, and the other way round (not as a related word, at less weight).
+TEST(Search, BritishAndAmericanSpellingsMeet) {
+  SearchIndex index({
+      service("Palettely", "Color palettes from a photo", {{"Extract Colors", "Dominant colors"}}),
+      service("Squeezer", "Image optimizer", {{"Optimize Image", "Smaller files, same look"}}),
+      service("Ringdesk", "Call centre software", {{"Queue Call", "Route a caller to an agent"}}),
+      service("Licencely", "Software licence keys", {{"Check Licence", "Whether a key is valid"}}),
+      service("Fibrenet", "Fibre broadband availability", {{"Coverage", "Fibre at an address"}}),
+  });
+  const auto first = [&](const std::string& query) {
+    const auto hits = index.search(query);
+    return hits.empty() ? std::pair<std::string, double>{}
+                        : std::pair{hits[0].definition->service_name, hits[0].score};
+  };
+  for (const auto& [british, american, expected] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"colour palette", "color palette", "Palettely"},
+           {"optimise my images", "optimize my images", "Squeezer"},
+           {"image optimisation", "image optimization", "Squeezer"},
+           {"call centre", "call center", "Ringdesk"},
+           {"software licence", "software license", "Licencely"},
+           {"fibre coverage", "fiber coverage", "Fibrenet"}}) {
+    const auto uk = first(british);
+    const auto us = first(american);
+    EXPECT_EQ(uk.first, expected) << british;
+    EXPECT_EQ(us.first, expected) << american;
+    EXPECT_NEAR(uk.second, us.second, 1e-5) << british << " / " << american;
+  }
+}
+
 TEST(Search, StemmingCamelCaseAndSynonyms) {
   SearchIndex index(corpus());
   auto hits = index.search("forecasts");
