@@ -518,7 +518,8 @@ enum class Via : std::uint8_t {
   kBroader,
   kNarrower,
   kGloss,
-  kCooccurs
+  kCooccurs,
+  kJoined
 };
 
 std::string_view via_name(Via via) {
@@ -543,6 +544,8 @@ std::string_view via_name(Via via) {
       return "wordnet definition";
     case Via::kCooccurs:
       return "registry co-occurrence";
+    case Via::kJoined:
+      return "joined";
   }
   return "word";
 }
@@ -972,6 +975,30 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
     };
     curated(expansions(own), kCuratedWeight);
+    // Two neighbouring words the registry writes as one ("web hook": webhook, "back up": backup,
+    // "sign in": signin, the second a stop word) are that word, at full weight, in the group of
+    // each that is a content word. Only a word of the registry's texts counts (a service's name
+    // joined, "newyork", is not one).
+    const auto joined_term = [&](const std::string& joined) -> const std::uint32_t* {
+      if (!spelling.contains(joined)) return nullptr;
+      const auto* jid = term_id(stem(joined));
+      return jid != nullptr && (id == nullptr || *jid != *id) ? jid : nullptr;
+    };
+    const std::size_t at = content[k];
+    if (at > 0) {
+      if (const auto* jid = joined_term(toks[at - 1].text + w)) {
+        add_expansion(g.terms, *jid, 1.0F, Via::kJoined);
+        if (k > 0 && content[k - 1] + 1 == at && !p.groups.empty() &&
+            p.groups.back().word == toks[at - 1].text) {
+          add_expansion(p.groups.back().terms, *jid, 1.0F, Via::kJoined);
+        }
+      }
+    }
+    if (at + 1 < toks.size() && stop_word(toks[at + 1].text)) {
+      if (const auto* jid = joined_term(w + toks[at + 1].text)) {
+        add_expansion(g.terms, *jid, 1.0F, Via::kJoined);
+      }
+    }
     for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
       curated(expansions(Thesaurus::key(std::span(own_stems).last(n))), kPhraseWeight);
     }

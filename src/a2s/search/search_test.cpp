@@ -150,6 +150,30 @@ TEST(Search, BritishAndAmericanSpellingsMeet) {
   }
 }
 
+// Two words of a request that the registry writes as one are that word ("back up": backup,
+// "web hook": webhook), the second a stop word or not.
+TEST(Search, TwoWordsTheRegistryWritesAsOne) {
+  SearchIndex index({
+      service("Vaultly", "Photo backup to the cloud", {{"Backup Photos", "Copies every photo"}}),
+      service("Backroads", "Scenic back roads for a drive", {{"Find Roads", "Roads to drive"}}),
+      service("Hooksmith", "Webhook delivery with retries", {{"Send Webhook", "POST an event"}}),
+      service("Webpress", "Web pages from templates", {{"Render Page", "A page of the web"}}),
+  });
+  auto hits = index.search("back up my photos");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Vaultly");
+  hits = index.search("retry a failed web hook");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Hooksmith");
+  // The joined word counts for both words: the service is as relevant as for "backup photos".
+  const auto joined = index.search("backup photos");
+  ASSERT_FALSE(joined.empty());
+  hits = index.search("back up photos");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Vaultly");
+  EXPECT_NEAR(hits[0].score, joined[0].score, 1e-5);
+}
+
 TEST(Search, StemmingCamelCaseAndSynonyms) {
   SearchIndex index(corpus());
   auto hits = index.search("forecasts");
