@@ -519,7 +519,8 @@ enum class Via : std::uint8_t {
   kNarrower,
   kGloss,
   kCooccurs,
-  kJoined
+  kJoined,
+  kSplit
 };
 
 std::string_view via_name(Via via) {
@@ -546,6 +547,8 @@ std::string_view via_name(Via via) {
       return "registry co-occurrence";
     case Via::kJoined:
       return "joined";
+    case Via::kSplit:
+      return "split";
   }
   return "word";
 }
@@ -597,6 +600,8 @@ float relation_weight(const RelatedWord& r) {
 constexpr float kRegionWeight = 0.4F;
 /// A name that is not the task counts this much of what it would.
 constexpr float kNameWeight = 0.3F;
+/// A word the registry has only as two words: each of them.
+constexpr float kSplitWeight = 0.8F;
 /// Spelling corrections: one edit, two edits.
 constexpr float kSpellingWeight[3] = {1.0F, 0.8F, 0.6F};
 /// Terms the registry uses with a word: their association (cosine of co-occurrence, <= 1)
@@ -1060,6 +1065,22 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
           add_expansion(g.terms, partner.term, e.weight * kCooccursWeight * partner.association,
                         Via::kCooccurs);
         }
+      }
+    }
+    // A word the registry has only as two ("timezone": time zone, "zipcode": zip code) is those
+    // two, each a little below the word itself.
+    if (id == nullptr && !digits && w.size() >= 6 &&
+        std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_lower(c); })) {
+      for (std::size_t cut = 3; cut + 3 <= w.size(); ++cut) {
+        const std::string head = w.substr(0, cut);
+        const std::string tail = w.substr(cut);
+        if (!spelling.contains(head) || !spelling.contains(tail)) continue;
+        const auto* hid = term_id(stem(head));
+        const auto* tid = term_id(stem(tail));
+        if (hid == nullptr || tid == nullptr || stop_word(head) || stop_word(tail)) continue;
+        add_expansion(g.terms, *hid, kSplitWeight, Via::kSplit);
+        add_expansion(g.terms, *tid, kSplitWeight, Via::kSplit);
+        break;
       }
     }
     // A word nothing in the registry has, nor any word related to it, is perhaps misspelt; so

@@ -23,10 +23,10 @@ inline constexpr std::array<std::string_view, 6> kSearchFields = {
 
 /// How a request's word reached an indexed term (SearchOptions::explain).
 struct TermMatch {
-  std::string word;  ///< the request's word
-  std::string term;  ///< the indexed term (a stem)
-  std::string
-      via;  ///< "word", "spelling", "wordnet synonym", ..., "registry co-occurrence", "joined"
+  std::string word;   ///< the request's word
+  std::string term;   ///< the indexed term (a stem)
+  std::string via;    ///< "word", "spelling", "wordnet synonym", ..., "registry co-occurrence",
+                      ///< "joined", "split"
   double weight = 0;  ///< the expansion's weight, times the name factor
   double idf = 0;
   double score = 0;  ///< what it adds to the capability (before dividing by the ideal)

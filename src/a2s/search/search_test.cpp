@@ -172,6 +172,15 @@ TEST(Search, TwoWordsTheRegistryWritesAsOne) {
   ASSERT_FALSE(hits.empty());
   EXPECT_EQ(hits[0].definition->service_name, "Vaultly");
   EXPECT_NEAR(hits[0].score, joined[0].score, 1e-5);
+  // And the other way: a word of the request the registry writes as two.
+  SearchIndex two({
+      service("Clockwise", "Time zone of a place", {{"Zone Of", "The time zone at a point"}}),
+      service("Timesheet", "Hours worked", {{"Log Time", "Time spent on a task"}}),
+  });
+  hits = two.search("timezone lookup");
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].definition->service_name, "Clockwise");
+  ASSERT_FALSE(hits[0].capabilities.empty());
 }
 
 TEST(Search, StemmingCamelCaseAndSynonyms) {
