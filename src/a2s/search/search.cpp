@@ -127,26 +127,19 @@ std::vector<Token> tokens(std::string_view text) {
     if (u >= 0xC2 && u <= 0xC5 && i + 1 < text.size() &&
         (static_cast<unsigned char>(text[i + 1]) & 0xC0) == 0x80) {
       const unsigned cp = ((u & 0x1FU) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3FU);
-      if (cp < 0xC0) {  // Latin-1's signs and spaces ("°", "©", "«", "¿", no-break space)
-        ++i;
+      ++i;
+      // Latin-1's signs and spaces ("°", "©", "«", "¿", no-break space), × and ÷ part words.
+      const Folded* f = cp >= 0xC0 ? &kFolded[cp - 0xC0] : nullptr;
+      if (f == nullptr || f->ascii.empty()) {
         flush();
         prev = 0;
         continue;
       }
-      {
-        ++i;
-        const Folded& f = kFolded[cp - 0xC0];
-        if (f.ascii.empty()) {
-          flush();
-          prev = 0;
-          continue;
-        }
-        if (current.text.empty()) current.capital = f.upper;
-        if (!f.upper) current.upper = false;
-        current.text += f.ascii;
-        prev = f.upper ? 'A' : 'a';
-        continue;
-      }
+      if (current.text.empty()) current.capital = f->upper;
+      if (!f->upper) current.upper = false;
+      current.text += f->ascii;
+      prev = f->upper ? 'A' : 'a';
+      continue;
     }
     const bool letter = ascii::is_alpha(c) || u >= 0x80;
     const bool digit = ascii::is_digit(c);
