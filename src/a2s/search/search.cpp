@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -470,6 +471,23 @@ Fields fields_of(const Capability& cap, const std::vector<std::string>& service_
 /// Whether a word is a word: one the registry's texts use, or a WordNet lemma.
 using IsWord = std::function<bool(const std::string&)>;
 
+/// The two words a compound is written from ("weatherbit": weather, bit; "timezone": time,
+/// zone): of lower-case letters only, split at the longest head for which both halves are words,
+/// each at least 3 letters and one at least 4; nullopt when there is no such split.
+std::optional<std::pair<std::string, std::string>> halves(const std::string& w,
+                                                          const IsWord& is_word) {
+  if (w.size() < 6 || !std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_lower(c); })) {
+    return std::nullopt;
+  }
+  for (std::size_t cut = w.size() - 3; cut >= 3; --cut) {
+    std::string head = w.substr(0, cut);
+    std::string tail = w.substr(cut);
+    if (std::max(head.size(), tail.size()) < 4) continue;
+    if (is_word(head) && is_word(tail)) return std::pair{std::move(head), std::move(tail)};
+  }
+  return std::nullopt;
+}
+
 /// A service name's terms: its words', its joined form's, and the two halves of a compound
 /// word in it ("Weatherbit": weather, bit; "Currencylayer": currency, layer), so a request's
 /// "weather" finds the service its name describes.
@@ -478,17 +496,10 @@ std::vector<std::string> service_name_terms(const Definition& def, const IsWord&
   for (auto& w : words(def.service_name)) {
     if (stop_word(w)) continue;
     out.push_back(stem(w));
-    const bool letters = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_lower(c); });
-    if (!is_word || w.size() < 7 || !letters || is_word(w)) continue;
-    for (std::size_t cut = w.size() - 3; cut >= 3; --cut) {
-      const std::string head = w.substr(0, cut);
-      const std::string tail = w.substr(cut);
-      if (std::max(head.size(), tail.size()) < 4) continue;
-      if (is_word(head) && is_word(tail)) {
-        if (!stop_word(head)) out.push_back(stem(head));
-        if (!stop_word(tail)) out.push_back(stem(tail));
-        break;
-      }
+    if (!is_word || w.size() < 7 || is_word(w)) continue;
+    if (const auto split = halves(w, is_word)) {
+      if (!stop_word(split->first)) out.push_back(stem(split->first));
+      if (!stop_word(split->second)) out.push_back(stem(split->second));
     }
   }
   if (auto joined = joined_name(def.service_name); !joined.empty()) out.push_back(stem(joined));
@@ -1062,18 +1073,13 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     }
     // A word the registry has only as two ("timezone": time zone, "zipcode": zip code) is those
     // two, each a little below the word itself.
-    if (id == nullptr && !digits && w.size() >= 6 &&
-        std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_lower(c); })) {
-      for (std::size_t cut = 3; cut + 3 <= w.size(); ++cut) {
-        const std::string head = w.substr(0, cut);
-        const std::string tail = w.substr(cut);
-        if (!spelling.contains(head) || !spelling.contains(tail)) continue;
-        const auto* hid = term_id(stem(head));
-        const auto* tid = term_id(stem(tail));
-        if (hid == nullptr || tid == nullptr || stop_word(head) || stop_word(tail)) continue;
-        add_expansion(g.terms, *hid, kSplitWeight, Via::kSplit);
-        add_expansion(g.terms, *tid, kSplitWeight, Via::kSplit);
-        break;
+    if (id == nullptr) {
+      const auto registry_word = [&](const std::string& half) {
+        return !stop_word(half) && spelling.contains(half) && term_id(stem(half)) != nullptr;
+      };
+      if (const auto split = halves(w, registry_word)) {
+        add_expansion(g.terms, *term_id(stem(split->first)), kSplitWeight, Via::kSplit);
+        add_expansion(g.terms, *term_id(stem(split->second)), kSplitWeight, Via::kSplit);
       }
     }
     // A word nothing in the registry has, nor any word related to it, is perhaps misspelt; so
