@@ -71,8 +71,10 @@ struct Pool::Slot {
   asio::steady_timer timer;
   Clock::time_point deadline;
   std::optional<Result<Returned>> result;
-  bool running = false;  ///< sent to a worker
-  bool started = false;  ///< the worker said it began (before that, a dead worker ran none of it)
+  bool running = false;    ///< sent to a worker
+  bool pipelined = false;  ///< sent to a busy worker, behind its current request
+  bool started = false;    ///< the worker said it began (before that, a dead worker ran none of it)
+  Clock::time_point began;  ///< when it became its worker's current request
 };
 
 struct Pool::Worker {
@@ -82,6 +84,8 @@ struct Pool::Worker {
   js::FrameReader reader;
   enum class State { kStarting, kIdle, kBusy, kGone } state = State::kStarting;
   std::shared_ptr<Slot> current;
+  /// Written behind `current` (pipelined): the worker reads it when it has answered `current`.
+  std::shared_ptr<Slot> next;
   bool killed_for_time = false;
   std::string stderr_tail;
 };
@@ -152,7 +156,9 @@ asio::awaitable<Result<Returned>> Pool::run_on_strand(Job job) {
     auto [ec] = co_await slot->timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (slot->result) break;
     if (ec == asio::error::operation_aborted) continue;  // re-armed
-    if (!slot->running) {
+    if (!slot->running || slot->pipelined) {
+      // Still waiting: in the queue, or in a worker's input behind a request that runs on (the
+      // worker will find its deadline passed and run none of it).
       queue_.erase(std::remove(queue_.begin(), queue_.end(), slot), queue_.end());
       complete(*slot, timeout_error(timeout, "no JavaScript worker became free"));
       break;
@@ -171,6 +177,7 @@ asio::awaitable<Result<Returned>> Pool::run_on_strand(Job job) {
     if (!slot->result) complete(*slot, timeout_error(timeout));
     remove_gone();
     fill();
+    dispatch_queue();  // what the killed worker had been given behind the request
     break;
   }
   assert(strand_.running_in_this_thread());
@@ -380,39 +387,100 @@ Error Pool::to_error(const Slot& slot, const Failed& failed) const {
 }
 
 void Pool::finish_request(Worker& w) {
-  w.current.reset();
-  if (w.state == Worker::State::kBusy) w.state = Worker::State::kIdle;
+  if (w.current) {
+    // How long this endpoint's requests run: what decides whether others may wait behind one.
+    const auto took = Clock::now() - w.current->began;
+    auto [it, fresh] = typical_.try_emplace(w.current->job.label, took);
+    if (!fresh) it->second = (it->second * 3 + took) / 4;
+  }
+  w.current = std::move(w.next);
+  w.next.reset();
+  if (w.current) {
+    // The worker reads it now: it runs, and may be killed a grace period after its deadline.
+    w.current->pipelined = false;
+    w.current->began = Clock::now();
+    w.current->timer.expires_at(w.current->deadline + kKillGrace);
+  } else if (w.state == Worker::State::kBusy) {
+    w.state = Worker::State::kIdle;
+  }
   dispatch_queue();
 }
 
-/// Hands queued requests to idle workers. On the strand.
+/// Whether a request may be written behind `w`'s current one (dispatch_queue).
+bool Pool::may_wait_behind(const Worker& w) const {
+  if (w.state != Worker::State::kBusy || !w.current || w.next) return false;
+  const Slot& running = *w.current;
+  // A request that may call the host waits for answers the daemon writes to the same input.
+  if (const auto* call = std::get_if<CallFunction>(&running.job.request);
+      call != nullptr && call->host_calls) {
+    return false;
+  }
+  const auto it = typical_.find(running.job.label);
+  return it != typical_.end() && it->second < config_.pipeline_below &&
+         Clock::now() - running.began < config_.pipeline_below;
+}
+
+/// Writes `slot`'s request to worker `w`, as its current request or behind it. A worker that
+/// cannot be written to is retired, and the request queued again.
+void Pool::send(Worker& w, const std::shared_ptr<Slot>& slot, bool pipelined) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(slot->deadline - Clock::now());
+  if (left <= 0ms) {
+    complete(*slot, timeout_error(slot->job.timeout, "no JavaScript worker became free"));
+    return;
+  }
+  timeout_of(slot->job.request) = left;
+  std::visit(
+      [&](auto& r) {
+        r.deadline_ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(slot->deadline.time_since_epoch())
+                .count();
+      },
+      slot->job.request);
+  if (auto* call = std::get_if<CallFunction>(&slot->job.request)) {
+    call->busy = pipelined || !queue_.empty();
+  }
+  const ToWorker request = std::visit([](const auto& r) { return ToWorker(r); }, slot->job.request);
+  if (!w.child->write(frame(encode(request)))) {
+    queue_.push_front(slot);
+    retire(w, /*kill=*/true);
+    return;
+  }
+  slot->running = true;
+  slot->pipelined = pipelined;
+  if (pipelined) {
+    w.next = slot;  // its timer stays at the deadline: until the worker reads it, it waits
+    ++pipelined_;
+  } else {
+    w.state = Worker::State::kBusy;
+    w.current = slot;
+    slot->began = Clock::now();
+    // The worker interrupts itself at the deadline; the daemon kills it a grace period later.
+    slot->timer.expires_at(slot->deadline + kKillGrace);
+  }
+}
+
+/// Hands queued requests to workers. On the strand. Idle workers first; then a busy worker may
+/// be given one more, written behind its current request, which it reads as soon as it has
+/// answered (no wake-up of the worker, and no round trip through the daemon, between the two).
+/// Only behind a request of an endpoint whose requests have been short (pipeline_below), and
+/// that has not yet run that long itself: a request that turns out slow holds up at most the
+/// one behind it, whose own deadline still applies.
 void Pool::dispatch_queue() {
   assert(strand_.running_in_this_thread());
   for (auto& w : workers_) {
-    if (queue_.empty()) return;
-    if (w->state != Worker::State::kIdle) continue;
-    auto slot = queue_.front();
-    queue_.pop_front();
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(slot->deadline - Clock::now());
-    if (left <= 0ms) {
-      complete(*slot, timeout_error(slot->job.timeout, "no JavaScript worker became free"));
-      continue;
+    while (!queue_.empty() && w->state == Worker::State::kIdle) {
+      auto slot = std::move(queue_.front());
+      queue_.pop_front();
+      send(*w, slot, /*pipelined=*/false);
     }
-    timeout_of(slot->job.request) = left;
-    if (auto* call = std::get_if<CallFunction>(&slot->job.request)) call->busy = !queue_.empty();
-    const ToWorker request =
-        std::visit([](const auto& r) { return ToWorker(r); }, slot->job.request);
-    if (!w->child->write(frame(encode(request)))) {
-      queue_.push_front(slot);
-      retire(*w, /*kill=*/true);
-      continue;
+  }
+  for (auto& w : workers_) {
+    while (!queue_.empty() && may_wait_behind(*w)) {
+      auto slot = std::move(queue_.front());
+      queue_.pop_front();
+      send(*w, slot, /*pipelined=*/true);
     }
-    w->state = Worker::State::kBusy;
-    w->current = slot;
-    slot->running = true;
-    // The worker interrupts itself at the deadline; the daemon kills it a grace period later.
-    slot->timer.expires_at(slot->deadline + kKillGrace);
   }
 }
 
@@ -430,6 +498,18 @@ void Pool::retire(Worker& w, bool kill) {
                                      "the JavaScript worker running this call was stopped"));
     w.current.reset();
   }
+  requeue_next(w);
+}
+
+/// The request written behind the worker's current one never began: another worker takes it.
+void Pool::requeue_next(Worker& w) {
+  if (!w.next) return;
+  auto slot = std::move(w.next);
+  w.next.reset();
+  if (slot->result) return;  // its time already ran out
+  slot->running = false;
+  slot->pipelined = false;
+  queue_.push_front(std::move(slot));
 }
 
 void Pool::remove_gone() {
@@ -450,6 +530,7 @@ void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& resu
     slot->timer.expires_at(slot->deadline);
     queue_.push_front(std::move(slot));
   }
+  requeue_next(*w);
   if (w->current) {
     Slot& slot = *w->current;
     if (verdict) {

@@ -5,10 +5,12 @@
 /// - start() starts `size` workers; warm() says when one has answered Ready (or starting gave up),
 ///   stop() kills them for good and fails what waits.
 /// - run() queues a request until a worker is free, within its time limit; the worker gets the
-///   time left. A worker that dies before it said Started ran nothing of the request, which goes
-///   to another; one that dies after fails only its request (-32003, or "memory limit exceeded"
-///   when it died of the limit). The worker interrupts itself at the deadline (-32002, the worker
-///   stays); if it has not answered a second later it is killed and replaced.
+///   time left. A busy worker may be given one request behind its current one, when that one is
+///   known to be short (dispatch_queue): the worker reads it as soon as it has answered. A worker
+///   that dies before it said Started ran nothing of the request, which goes to another; one that
+///   dies after fails only its request (-32003, or "memory limit exceeded" when it died of the
+///   limit). The worker interrupts itself at the deadline (-32002, the worker stays); if it has not
+///   answered a second later it is killed and replaced.
 /// - Workers that end are replaced; after kMaxStartFailures failed starts in a row the pool stops
 ///   trying (what waits fails) until the next request.
 ///
@@ -31,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -59,6 +62,10 @@ struct PoolConfig {
   std::size_t size = 2;
   std::filesystem::path worker_program;    ///< the hearth-js-worker executable
   std::shared_ptr<const jail::Jail> jail;  ///< null: unconfined (tests, embeddings)
+  /// A request may be written behind a worker's current one (pipelined) only when the current
+  /// one's endpoint has run shorter than this of late, and the current one has not yet run this
+  /// long itself.
+  std::chrono::milliseconds pipeline_below{2};
 };
 
 /// `hearth-js-worker`: installed, PREFIX/libexec/hearth/; in the build tree, beside the binary
@@ -104,6 +111,9 @@ class Pool : public std::enable_shared_from_this<Pool> {
 
   const std::string& service() const { return config_.service; }
 
+  /// How many requests were written behind another on a busy worker (pipelined). Any thread.
+  std::uint64_t pipelined() const { return pipelined_.load(); }
+
   /// Lets workers started from now on read more code files (another endpoint joined the pool).
   void add_code_files(const std::vector<std::string>& files);
 
@@ -128,6 +138,9 @@ class Pool : public std::enable_shared_from_this<Pool> {
   Error to_error(const Slot& slot, const Failed& failed) const;
   void finish_request(Worker& w);
   void dispatch_queue();
+  void send(Worker& w, const std::shared_ptr<Slot>& slot, bool pipelined);
+  bool may_wait_behind(const Worker& w) const;
+  void requeue_next(Worker& w);
   void retire(Worker& w, bool kill);
   void remove_gone();
   void on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& result);
@@ -139,12 +152,15 @@ class Pool : public std::enable_shared_from_this<Pool> {
   std::mutex code_mutex_;  ///< guards config_.code_files (added while endpoints are created)
   std::vector<std::shared_ptr<Worker>> workers_;
   std::deque<std::shared_ptr<Slot>> queue_;
+  /// How long each endpoint's (Job::label's) requests have run of late: a moving average.
+  std::unordered_map<std::string, std::chrono::steady_clock::duration> typical_;
   std::uint64_t next_id_ = 0;
   std::uint64_t next_serial_ = 0;
   int start_failures_ = 0;
   bool broken_ = false;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> warm_{false};  ///< a worker was ready once, or starting gave up
+  std::atomic<std::uint64_t> pipelined_{0};
 };
 
 /// The -32002 error of a request that ran out of time (`why`: in parentheses after the message).

@@ -90,6 +90,7 @@ class JsWorkerPoolTest : public ::testing::Test {
     config.permissions = std::move(permissions);
     config.size = size;
     config.worker_program = std::move(program);
+    config.pipeline_below = pipeline_below_;
     auto made = std::make_shared<Pool>(io_.executor(), std::move(config));
     made->start();
     pools_.push_back(made);
@@ -125,6 +126,14 @@ class JsWorkerPoolTest : public ::testing::Test {
     return *start(p, std::move(job)).get();
   }
 
+  /// A call whose logs go to console_.
+  Job logged_call(const std::string& module, const std::string& function, json::value input,
+                  std::chrono::milliseconds timeout = 10s) {
+    Job job = call(module, function, std::move(input), timeout);
+    job.on_log = [this](const Log& log) { console_.add(log); };
+    return job;
+  }
+
   static Job call(const std::string& module, const std::string& function,
                   json::value input = nullptr, std::chrono::milliseconds timeout = 10s) {
     CallFunction request;
@@ -153,6 +162,8 @@ class JsWorkerPoolTest : public ::testing::Test {
     return job;
   }
 
+  /// PoolConfig::pipeline_below of the pools made from now on.
+  std::chrono::milliseconds pipeline_below_{PoolConfig{}.pipeline_below};
   proc::testing::IoThread io_;
   fs::path dir_;
   std::vector<std::shared_ptr<Pool>> pools_;
@@ -477,6 +488,169 @@ TEST_F(JsWorkerPoolTest, ARequestWaitsForAFreeWorkerOnlyWithinItsTimeLimit) {
   auto first = *busy.get();
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_EQ(first.value().value, 1);
+}
+
+/// Logs "ran N", spins for `ms` when asked, and returns N; `quick` only returns N.
+constexpr const char* kWorkModule =
+    "export function work(input) {\n"
+    "  console.log('ran ' + input.n);\n"
+    "  const end = Date.now() + (input.ms || 0);\n"
+    "  while (Date.now() < end) {}\n"
+    "  return input.n;\n"
+    "}\n"
+    "export const quick = (input) => input.n;\n";
+
+json::object work_input(int n, int ms = 0) {
+  return json::object{{"n", n}, {"ms", ms}};
+}
+
+TEST_F(JsWorkerPoolTest, ShortRequestsAreWrittenBehindTheOneRunningAndEachGetsItsOwnAnswer) {
+  write("echo.mjs", "export const echo = (input) => input.n;\n");
+  pipeline_below_ = 1h;  // whatever this machine's speed
+  auto p = pool(1);
+  ASSERT_TRUE(run(p, call("echo.mjs", "echo", json::object{{"n", 0}})).ok());
+  std::vector<std::future<std::optional<Result<Returned>>>> pending;
+  pending.reserve(60);
+  for (int i = 0; i < 60; ++i) {
+    pending.push_back(start(p, call("echo.mjs", "echo", json::object{{"n", i}})));
+  }
+  for (int i = 0; i < 60; ++i) {
+    auto r = *pending[static_cast<std::size_t>(i)].get();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value().value, i);
+  }
+  EXPECT_GT(p->pipelined(), 0u);
+}
+
+// Written behind a request that turned out to run long, a request whose time runs out meanwhile
+// fails at its own deadline, and none of it runs afterwards.
+TEST_F(JsWorkerPoolTest, ARequestWrittenBehindOneThatRunsLongRunsNoneOfItAfterItsDeadline) {
+  write("work.mjs", kWorkModule);
+  pipeline_below_ = 1h;
+  auto p = pool(1);
+  ASSERT_TRUE(run(p, call("work.mjs", "work", work_input(0))).ok());  // the endpoint is short
+  const auto began = std::chrono::steady_clock::now();
+  auto slow = start(p, logged_call("work.mjs", "work", work_input(1, 1500)));
+  auto behind = run(p, logged_call("work.mjs", "work", work_input(2), 300ms));
+  const auto took = std::chrono::steady_clock::now() - began;
+  EXPECT_EQ(p->pipelined(), 1u);
+  ASSERT_FALSE(behind.ok());
+  EXPECT_EQ(behind.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(behind.error().data.as_object().at("timeoutMs"), 300);
+  EXPECT_LT(took, 1000ms);
+  auto first = *slow.get();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first.value().value, 1);
+  // The worker has read the late request by now; the next one is answered after it.
+  auto after = run(p, logged_call("work.mjs", "work", work_input(3)));
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  const auto lines = console_.lines();
+  EXPECT_EQ(lines, (std::vector<std::string>{"info: ran 1", "info: ran 3"}));
+}
+
+// Nothing is written behind a request of an endpoint whose requests run long: a short request
+// waits for the first worker free, not for the longest request.
+TEST_F(JsWorkerPoolTest, ARequestIsNotWrittenBehindOneOfAnEndpointWhoseRequestsRunLong) {
+  write("work.mjs", kWorkModule);
+  auto p = pool(2);
+  auto warm_a = start(p, call("work.mjs", "work", work_input(0, 300)));
+  auto warm_b = start(p, call("work.mjs", "work", work_input(0, 300)));
+  ASSERT_TRUE(warm_a.get()->ok());
+  ASSERT_TRUE(warm_b.get()->ok());
+  auto longest = start(p, call("work.mjs", "work", work_input(1, 2000)));
+  auto shorter = start(p, call("work.mjs", "work", work_input(2, 200)));
+  auto quick = start(p, call("work.mjs", "quick", work_input(3)));
+  ASSERT_EQ(quick.wait_for(1200ms), std::future_status::ready);
+  auto r = *quick.get();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().value, 3);
+  EXPECT_EQ(longest.wait_for(0ms), std::future_status::timeout);
+  EXPECT_EQ(p->pipelined(), 0u);
+  ASSERT_TRUE(shorter.get()->ok());
+  ASSERT_TRUE(longest.get()->ok());
+}
+
+// A worker that dies with a request written behind its current one never began that request:
+// another worker runs it.
+TEST_F(JsWorkerPoolTest, ARequestWrittenBehindIsRunByAnotherWorkerWhenItsWorkerDies) {
+  write("work.mjs", kWorkModule);
+  pipeline_below_ = 1h;
+  auto p = pool(1);
+  ASSERT_TRUE(run(p, call("work.mjs", "work", work_input(0))).ok());
+  const auto before = workers_in(dir_);
+  ASSERT_EQ(before.size(), 1u);
+  auto doomed = start(p, logged_call("work.mjs", "work", work_input(1, 5000)));
+  auto behind = start(p, logged_call("work.mjs", "work", work_input(2)));
+  ASSERT_TRUE(wait_for_line("info: ran 1"));
+  EXPECT_EQ(p->pipelined(), 1u);
+  ::kill(before[0], SIGKILL);
+  auto r = *doomed.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("crashed"), std::string::npos) << r.error().message;
+  ASSERT_EQ(behind.wait_for(10s), std::future_status::ready);
+  r = *behind.get();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().value, 2);
+  EXPECT_NE(workers_in(dir_), before);
+}
+
+// A worker killed for ignoring its time limit never began the request written behind: another
+// worker runs it.
+TEST_F(JsWorkerPoolTest, ARequestWrittenBehindOneThatOverrunsItsDeadlineRunsOnTheNextWorker) {
+  ASSERT_EQ(::mkfifo((dir_ / "data" / "stuck").c_str(), 0600), 0);
+  write("maybe.mjs",
+        "export function maybe(input, ctx) {\n"
+        "  return input.stuck ? ctx.readFile('data/stuck') : input.n;\n"
+        "}\n");
+  permissions::Permissions files;
+  files.file_access = std::vector<std::string>{"data/**"};
+  pipeline_below_ = 1h;
+  auto p = pool(1, files);
+  ASSERT_TRUE(run(p, call("maybe.mjs", "maybe", json::object{{"n", 0}})).ok());
+  const auto before = workers_in(dir_);
+  ASSERT_EQ(before.size(), 1u);
+  auto stuck = start(p, call("maybe.mjs", "maybe", json::object{{"stuck", true}}, 300ms));
+  auto behind = start(p, call("maybe.mjs", "maybe", json::object{{"n", 7}}));
+  auto r = *stuck.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(p->pipelined(), 1u);
+  ASSERT_EQ(behind.wait_for(10s), std::future_status::ready);
+  r = *behind.get();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().value, 7);
+  EXPECT_NE(workers_in(dir_), before);
+}
+
+// A request that may call the host reads the host's answers from the worker's input: nothing is
+// written there behind it.
+TEST_F(JsWorkerPoolTest, NothingIsWrittenBehindARequestThatMayCallTheHost) {
+  write("ask.mjs",
+        "export async function ask(input, ctx) {\n"
+        "  let sum = 0;\n"
+        "  for (let i = 0; i < 5; i++) sum += (await ctx.invoke('cap', 'get', {i})).v;\n"
+        "  return sum + input.n;\n"
+        "}\n");
+  pipeline_below_ = 1h;
+  auto p = pool(1);
+  auto asking = [](int n) {
+    Job job = call("ask.mjs", "ask", json::object{{"n", n}});
+    std::get<CallFunction>(job.request).host_calls = true;
+    job.on_host_call = [](const HostCall&, const std::function<void(json::object)>& reply) {
+      reply(json::object{{"result", json::object{{"v", 1}}}});
+    };
+    return job;
+  };
+  ASSERT_TRUE(run(p, asking(0)).ok());
+  std::vector<std::future<std::optional<Result<Returned>>>> pending;
+  pending.reserve(30);
+  for (int i = 0; i < 30; ++i) pending.push_back(start(p, asking(i)));
+  for (int i = 0; i < 30; ++i) {
+    auto r = *pending[static_cast<std::size_t>(i)].get();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value().value, 5 + i);
+  }
+  EXPECT_EQ(p->pipelined(), 0u);
 }
 
 TEST_F(JsWorkerPoolTest, ManyRequestsShareThePoolAndEachGetsItsOwnAnswer) {

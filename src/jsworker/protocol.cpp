@@ -43,6 +43,7 @@ json::object to_object(const CallFunction& m) {
   o["endpoint"] = m.endpoint;
   o["input"] = m.input;
   o["timeoutMs"] = m.timeout.count();
+  if (m.deadline_ns) o["deadlineNs"] = *m.deadline_ns;
   if (m.mutation) o["mutation"] = true;
   if (m.keep_state) o["keepState"] = true;
   if (m.host_calls) o["hostCalls"] = true;
@@ -72,6 +73,7 @@ json::object to_object(const EvaluateSource& m) {
   if (m.clock_ms) o["clockMs"] = *m.clock_ms;
   if (m.io) o["io"] = true;
   o["timeoutMs"] = m.timeout.count();
+  if (m.deadline_ns) o["deadlineNs"] = *m.deadline_ns;
   return o;
 }
 
@@ -312,6 +314,7 @@ Result<ToWorker> decode_to_worker(const json::value& message) {
     m.endpoint = r.text("endpoint");
     m.input = r.any("input");
     m.timeout = std::chrono::milliseconds(r.signed_number("timeoutMs"));
+    if (r.has("deadlineNs")) m.deadline_ns = r.signed_number("deadlineNs");
     m.mutation = r.boolean("mutation");
     m.keep_state = r.boolean("keepState");
     m.host_calls = r.boolean("hostCalls");
@@ -335,6 +338,7 @@ Result<ToWorker> decode_to_worker(const json::value& message) {
     if (r.has("clockMs")) m.clock_ms = r.signed_number("clockMs");
     m.io = r.boolean("io");
     m.timeout = std::chrono::milliseconds(r.signed_number("timeoutMs"));
+    if (r.has("deadlineNs")) m.deadline_ns = r.signed_number("deadlineNs");
     return r.done<ToWorker>(std::move(m));
   }
   return unknown(type, "for a worker");

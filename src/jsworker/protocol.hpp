@@ -49,6 +49,11 @@ struct CallFunction {
   std::string endpoint;  ///< ctx.endpoint
   boost::json::value input;
   std::chrono::milliseconds timeout{0};  ///< the time left when the worker gets it
+  /// The same limit as a point in time: CLOCK_MONOTONIC (std::chrono::steady_clock, which the
+  /// worker shares with the daemon), in nanoseconds. The worker stops at the earlier of the two,
+  /// and answers a timeout without running anything when the point has passed before it begins
+  /// (a request written while the worker still ran another). Absent: timeoutMs alone.
+  std::optional<std::int64_t> deadline_ns;
   bool mutation = false;  ///< the files it touches are locked exclusively (else shared)
   /// The handler's `isolation: "worker"`: the module is instantiated once in a realm the worker
   /// keeps for the later calls of the same module (module state survives between them).
@@ -82,6 +87,7 @@ struct EvaluateSource {
   /// A `ctx` with readFile and fetch, as far as the pool's permissions allow them.
   bool io = false;
   std::chrono::milliseconds timeout{0};
+  std::optional<std::int64_t> deadline_ns;  ///< as CallFunction::deadline_ns
   bool operator==(const EvaluateSource&) const = default;
 };
 

@@ -75,6 +75,8 @@ TEST(JsWorkerProtocol, RequestsRoundTrip) {
   EXPECT_EQ(to_worker_round_trip(call), call);
   call.busy = true;
   EXPECT_EQ(to_worker_round_trip(call), call);
+  call.deadline_ns = std::int64_t{9'007'199'254'740'993};  // beyond a double's exact integers
+  EXPECT_EQ(to_worker_round_trip(call), call);
 
   EvaluateSource eval;
   eval.id = 7;
@@ -82,6 +84,8 @@ TEST(JsWorkerProtocol, RequestsRoundTrip) {
   eval.filename = "turn-3.js";
   eval.globals = parse(R"({"state":{"n":1},"limit":5,"names":["a","b"]})").as_object();
   eval.timeout = 5000ms;
+  EXPECT_EQ(to_worker_round_trip(eval), eval);
+  eval.deadline_ns = 123'456'789'000;
   EXPECT_EQ(to_worker_round_trip(eval), eval);
 }
 
@@ -138,6 +142,8 @@ TEST(JsWorkerProtocol, EncodesTheDocumentedMembers) {
   EXPECT_EQ(parse(encode(ToWorker(call))).as_object().at("mutation"), true);
   call.busy = true;
   EXPECT_EQ(parse(encode(ToWorker(call))).as_object().at("busy"), true);
+  call.deadline_ns = 77;
+  EXPECT_EQ(parse(encode(ToWorker(call))).as_object().at("deadlineNs"), 77);
 
   Init init;
   init.service = "s";

@@ -160,10 +160,32 @@ void answer(std::uint64_t id, const Outcome& out, bool evaluation) {
   if (out.kind == Outcome::Kind::kOutOfMemory) std::_Exit(0);
 }
 
+/// The time request `id` may run from now: its timeout, cut to what is left before its deadline
+/// (it may have waited in this worker's input behind another request). When nothing is left the
+/// request is answered as timed out here, and nullopt says that nothing of it is to run.
+std::optional<std::chrono::milliseconds> time_left(std::uint64_t id,
+                                                   std::chrono::milliseconds timeout,
+                                                   std::optional<std::int64_t> deadline_ns) {
+  if (!deadline_ns) return timeout;
+  const auto left =
+      std::chrono::nanoseconds(*deadline_ns) - std::chrono::steady_clock::now().time_since_epoch();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left);
+  if (ms.count() > 0) return std::min(timeout, ms);
+  Failed late;
+  late.id = id;
+  late.kind = FailureKind::kTimeout;
+  late.message = "Handler timed out after " + std::to_string(timeout.count()) +
+                 " ms (its time ran out before it began)";
+  send(late);
+  return std::nullopt;
+}
+
 // Each run() first tells the daemon the request began: a worker that dies before that is known
 // not to have run any of it, and the request is given to another worker.
 
 void run(js::Engine& engine, const CallFunction& call) {
+  const auto timeout = time_left(call.id, call.timeout, call.deadline_ns);
+  if (!timeout) return;
   send(Started{call.id});
   js::CallRequest request;
   request.id = call.id;
@@ -173,7 +195,7 @@ void run(js::Engine& engine, const CallFunction& call) {
   request.input_json = json::serialize(call.input);
   request.mutation = call.mutation;
   request.keep_state = call.keep_state;
-  request.timeout = call.timeout;
+  request.timeout = *timeout;
   js::CallSink sink = sink_for(call.id);
   if (call.host_calls) {
     sink.invoke = [id = call.id](std::string_view call_json) { return host_call(id, call_json); };
@@ -182,6 +204,8 @@ void run(js::Engine& engine, const CallFunction& call) {
 }
 
 void run(js::Engine& engine, const EvaluateSource& eval) {
+  const auto timeout = time_left(eval.id, eval.timeout, eval.deadline_ns);
+  if (!timeout) return;
   send(Started{eval.id});
   js::EvalRequest request;
   request.id = eval.id;
@@ -192,7 +216,7 @@ void run(js::Engine& engine, const EvaluateSource& eval) {
   request.prelude_filename = eval.prelude_filename;
   if (eval.clock_ms) request.clock_ms = static_cast<double>(*eval.clock_ms);
   request.io = eval.io;
-  request.timeout = eval.timeout;
+  request.timeout = *timeout;
   const js::CallSink sink = sink_for(eval.id);
   answer(eval.id, engine.evaluate(request, sink), /*evaluation=*/true);
 }
