@@ -361,12 +361,17 @@ class SpiderMonkeyEngine final : public Engine {
   }
 
   void after_answer() override {
-    if (++calls_since_gc_ >= kCallsPerGc || JS_GetGCParameter(cx_, JSGC_BYTES) > kGcBytes) {
+    if (full_collection_due()) {
       calls_since_gc_ = 0;
       JS_GC(cx_);
     } else {
+      ++calls_since_gc_;
       JS_MaybeGC(cx_);
     }
+  }
+
+  bool full_collection_due() const override {
+    return calls_since_gc_ + 1 >= kCallsPerGc || JS_GetGCParameter(cx_, JSGC_BYTES) > kGcBytes;
   }
 
   double measure_fresh_global(int iterations, bool eager_classes) override {

@@ -135,6 +135,9 @@ class Engine {
   /// The housekeeping of the last call or evaluation (a full garbage collection every so many),
   /// once its answer has gone: the caller does not wait for it. Call it after each.
   virtual void after_answer() = 0;
+  /// Whether the next after_answer() collects garbage in full (milliseconds, not microseconds):
+  /// asked before answering, so that the answer can say so.
+  virtual bool full_collection_due() const = 0;
 };
 
 }  // namespace hearth::js

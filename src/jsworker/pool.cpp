@@ -82,7 +82,8 @@ struct Pool::Worker {
   std::shared_ptr<proc::Duplex> child;
   std::shared_ptr<Confinement> confinement;
   js::FrameReader reader;
-  enum class State { kStarting, kIdle, kBusy, kGone } state = State::kStarting;
+  /// kCollecting: idle, but collecting garbage in full before it reads anything (a few ms).
+  enum class State { kStarting, kIdle, kCollecting, kBusy, kGone } state = State::kStarting;
   std::shared_ptr<Slot> current;
   /// Written behind `current` (pipelined): the worker reads it when it has answered `current`.
   std::shared_ptr<Slot> next;
@@ -304,6 +305,13 @@ void Pool::on_message(Worker& w, FromWorker message) {
     dispatch_queue();
     return;
   }
+  if (std::holds_alternative<Collected>(message)) {
+    if (w.state == Worker::State::kCollecting) {
+      w.state = Worker::State::kIdle;
+      dispatch_queue();
+    }
+    return;
+  }
   if (!w.current || request_id(message) != w.current->id) {
     return;  // about a request that already ended (timed out)
   }
@@ -342,8 +350,9 @@ void Pool::on_message(Worker& w, FromWorker message) {
                                  {"message", "this call may not reach the host"}}}});
     }
   } else if (auto* returned = std::get_if<Returned>(&message)) {
+    const bool collecting = returned->collecting;
     complete(slot, std::move(*returned));
-    finish_request(w);
+    finish_request(w, collecting);
   } else if (auto* failed = std::get_if<Failed>(&message)) {
     complete(slot, to_error(slot, *failed));
     if (failed->kind == FailureKind::kOutOfMemory) {
@@ -352,7 +361,7 @@ void Pool::on_message(Worker& w, FromWorker message) {
       retire(w, /*kill=*/false);
       return;
     }
-    finish_request(w);
+    finish_request(w, failed->collecting);
   }
 }
 
@@ -386,7 +395,7 @@ Error Pool::to_error(const Slot& slot, const Failed& failed) const {
                      std::move(message), std::move(data));
 }
 
-void Pool::finish_request(Worker& w) {
+void Pool::finish_request(Worker& w, bool collecting) {
   if (w.current) {
     // How long this endpoint's requests run: what decides whether others may wait behind one.
     const auto took = Clock::now() - w.current->began;
@@ -401,7 +410,7 @@ void Pool::finish_request(Worker& w) {
     w.current->began = Clock::now();
     w.current->timer.expires_at(w.current->deadline + kKillGrace);
   } else if (w.state == Worker::State::kBusy) {
-    w.state = Worker::State::kIdle;
+    w.state = collecting ? Worker::State::kCollecting : Worker::State::kIdle;
   }
   dispatch_queue();
 }
@@ -460,19 +469,22 @@ void Pool::send(Worker& w, const std::shared_ptr<Slot>& slot, bool pipelined) {
   }
 }
 
-/// Hands queued requests to workers. On the strand. Idle workers first; then a busy worker may
-/// be given one more, written behind its current request, which it reads as soon as it has
+/// Hands queued requests to workers. On the strand. Idle workers first, then those collecting
+/// garbage (a request waits there a few ms at most, and would wait in the queue for a busy
+/// worker); then a busy worker may be given one more, written behind its current request, which it reads as soon as it has
 /// answered (no wake-up of the worker, and no round trip through the daemon, between the two).
 /// Only behind a request of an endpoint whose requests have been short (pipeline_below), and
 /// that has not yet run that long itself: a request that turns out slow holds up at most the
 /// one behind it, whose own deadline still applies.
 void Pool::dispatch_queue() {
   assert(strand_.running_in_this_thread());
-  for (auto& w : workers_) {
-    while (!queue_.empty() && w->state == Worker::State::kIdle) {
-      auto slot = std::move(queue_.front());
-      queue_.pop_front();
-      send(*w, slot, /*pipelined=*/false);
+  for (const auto state : {Worker::State::kIdle, Worker::State::kCollecting}) {
+    for (auto& w : workers_) {
+      while (!queue_.empty() && w->state == state) {
+        auto slot = std::move(queue_.front());
+        queue_.pop_front();
+        send(*w, slot, /*pipelined=*/false);
+      }
     }
   }
   for (auto& w : workers_) {

@@ -136,7 +136,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void on_bytes(const std::shared_ptr<Worker>& worker, std::string_view bytes);
   void on_message(Worker& w, FromWorker message);
   Error to_error(const Slot& slot, const Failed& failed) const;
-  void finish_request(Worker& w);
+  void finish_request(Worker& w, bool collecting);
   void dispatch_queue();
   void send(Worker& w, const std::shared_ptr<Slot>& slot, bool pipelined);
   bool may_wait_behind(const Worker& w) const;

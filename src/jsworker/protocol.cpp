@@ -96,13 +96,20 @@ json::object to_object(const Publish& m) {
 json::object to_object(const Returned& m) {
   json::object o{{"t", "result"}, {"id", m.id}, {"value", m.value}};
   if (m.globals) o["globals"] = *m.globals;
+  if (m.collecting) o["collecting"] = true;
   return o;
 }
 
 json::object to_object(const Failed& m) {
-  return {{"t", "error"},         {"id", m.id},     {"kind", to_string(m.kind)},
-          {"message", m.message}, {"name", m.name}, {"stack", m.stack},
-          {"file", m.file},       {"line", m.line}, {"column", m.column}};
+  json::object o{{"t", "error"},         {"id", m.id},     {"kind", to_string(m.kind)},
+                 {"message", m.message}, {"name", m.name}, {"stack", m.stack},
+                 {"file", m.file},       {"line", m.line}, {"column", m.column}};
+  if (m.collecting) o["collecting"] = true;
+  return o;
+}
+
+json::object to_object(const Collected&) {
+  return {{"t", "collected"}};
 }
 
 // --- decoding -------------------------------------------------------------------------------
@@ -272,13 +279,14 @@ std::string encode(const FromWorker& message) {
 }
 
 std::string encode_returned(std::uint64_t id, std::string_view value_json,
-                            std::optional<std::string_view> globals_json) {
+                            std::optional<std::string_view> globals_json, bool collecting) {
   std::string out = R"({"t":"result","id":)" + std::to_string(id) + R"(,"value":)";
   out += value_json;
   if (globals_json) {
     out += R"(,"globals":)";
     out += *globals_json;
   }
+  if (collecting) out += R"(,"collecting":true)";
   out += '}';
   return out;
 }
@@ -381,6 +389,7 @@ Result<FromWorker> decode_from_worker(const json::value& message) {
     m.id = r.unsigned_number("id");
     m.value = r.any("value");
     m.globals = r.object("globals", false);
+    m.collecting = r.boolean("collecting");
     return r.done<FromWorker>(std::move(m));
   }
   if (type == "error") {
@@ -398,6 +407,7 @@ Result<FromWorker> decode_from_worker(const json::value& message) {
     m.file = r.text("file");
     m.line = r.unsigned_number("line");
     m.column = r.unsigned_number("column");
+    m.collecting = r.boolean("collecting");
     return r.done<FromWorker>(std::move(m));
   }
   if (type == "hostCall") {
@@ -406,13 +416,15 @@ Result<FromWorker> decode_from_worker(const json::value& message) {
     m.call = r.object("call", true).value_or(json::object());
     return r.done<FromWorker>(std::move(m));
   }
+  if (type == "collected") return r.done<FromWorker>(Collected{});
   return unknown(type, "from a worker");
 }
 
 std::uint64_t request_id(const FromWorker& message) {
   return std::visit(
       [](const auto& m) -> std::uint64_t {
-        if constexpr (std::is_same_v<std::decay_t<decltype(m)>, Ready>) {
+        using M = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<M, Ready> || std::is_same_v<M, Collected>) {
           return 0;
         } else {
           return m.id;

@@ -139,6 +139,9 @@ struct Returned {
   boost::json::value value;  ///< what the function returned (or its promise gave), as JSON
   /// EvaluateSource: the final values of its globals; absent for a function call.
   std::optional<boost::json::object> globals;
+  /// The worker collects garbage in full before it reads another request, and says Collected
+  /// when it has: a request is better given to another worker meanwhile.
+  bool collecting = false;
   bool operator==(const Returned&) const = default;
 };
 
@@ -160,7 +163,13 @@ struct Failed {
   std::string file;
   std::uint64_t line = 0;
   std::uint64_t column = 0;
+  bool collecting = false;  ///< as Returned::collecting
   bool operator==(const Failed&) const = default;
+};
+
+/// The full collection announced with an answer (Returned::collecting) is over.
+struct Collected {
+  bool operator==(const Collected&) const = default;
 };
 
 /// ctx.invoke during request `id`: {capability, method, params}. Answered by one HostAnswer.
@@ -170,7 +179,8 @@ struct HostCall {
   bool operator==(const HostCall&) const = default;
 };
 
-using FromWorker = std::variant<Ready, Started, Log, Publish, Returned, Failed, HostCall>;
+using FromWorker =
+    std::variant<Ready, Started, Log, Publish, Returned, Failed, HostCall, Collected>;
 
 // --- encoding -------------------------------------------------------------------------------
 
@@ -180,7 +190,8 @@ std::string encode(const FromWorker& message);
 /// The payload of a Returned whose value (and globals) are already JSON text, as the engine
 /// produces them: spliced in, not parsed again. Decodes to the same Returned as encode() of it.
 std::string encode_returned(std::uint64_t id, std::string_view value_json,
-                            std::optional<std::string_view> globals_json = std::nullopt);
+                            std::optional<std::string_view> globals_json = std::nullopt,
+                            bool collecting = false);
 
 /// `payload` with its frame's length prefix (js::encode_frame).
 std::string frame(std::string_view payload);

@@ -102,9 +102,15 @@ TEST(JsWorkerProtocol, WorkerMessagesRoundTrip) {
   EXPECT_EQ(from_worker_round_trip(returned), returned);
   returned.globals = parse(R"({"state":{"n":2}})").as_object();
   EXPECT_EQ(from_worker_round_trip(returned), returned);
+  returned.collecting = true;
+  EXPECT_EQ(from_worker_round_trip(returned), returned);
+  EXPECT_EQ(from_worker_round_trip(Collected{}), Collected{});
+  EXPECT_EQ(request_id(FromWorker(Collected{})), 0u);
   for (auto kind : {FailureKind::kThrown, FailureKind::kPermission, FailureKind::kTimeout,
                     FailureKind::kOutOfMemory, FailureKind::kConfig}) {
-    const Failed failed{9, kind, "boom", "TypeError", "f@a.mjs:3:7\n", "a.mjs", 3, 7};
+    Failed failed{9, kind, "boom", "TypeError", "f@a.mjs:3:7\n", "a.mjs", 3, 7};
+    EXPECT_EQ(from_worker_round_trip(failed), failed);
+    failed.collecting = true;
     EXPECT_EQ(from_worker_round_trip(failed), failed);
   }
 }
@@ -158,6 +164,7 @@ TEST(JsWorkerProtocol, EncodesTheDocumentedMembers) {
   EXPECT_EQ(encode(FromWorker(Failed{5, FailureKind::kOutOfMemory, "m", "", "", "", 0, 0})),
             R"({"t":"error","id":5,"kind":"oom","message":"m","name":"","stack":"","file":"",)"
             R"("line":0,"column":0})");
+  EXPECT_EQ(encode(FromWorker(Collected{})), R"({"t":"collected"})");
 }
 
 // The worker splices the engine's JSON text in: the same message as encoding the value.
@@ -166,6 +173,8 @@ TEST(JsWorkerProtocol, ASplicedResultDecodesLikeAnEncodedOne) {
             encode(FromWorker(Returned{12, parse(R"({"a":[1,2]})"), std::nullopt})));
   EXPECT_EQ(encode_returned(12, "null", std::string_view(R"({"s":1})")),
             encode(FromWorker(Returned{12, nullptr, parse(R"({"s":1})").as_object()})));
+  EXPECT_EQ(encode_returned(12, "1", std::nullopt, /*collecting=*/true),
+            encode(FromWorker(Returned{12, 1, std::nullopt, true})));
   auto decoded = decode_from_worker(parse(encode_returned(12, "\"x\"")));
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(std::get<Returned>(decoded.value()).value, "x");

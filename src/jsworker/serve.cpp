@@ -145,19 +145,30 @@ std::optional<std::string> host_call(std::uint64_t id, std::string_view call_jso
   return json::serialize(answer->answer);
 }
 
-/// Sends the answer of request `id`; ends the worker after the heap limit, whose engine state is
-/// not trusted (the daemon starts another).
-void answer(std::uint64_t id, const Outcome& out, bool evaluation) {
+/// Sends the answer of request `id`, saying whether the engine collects garbage in full next;
+/// ends the worker after the heap limit, whose engine state is not trusted (the daemon starts
+/// another).
+void answer(const js::Engine& engine, std::uint64_t id, const Outcome& out, bool evaluation) {
+  const bool collecting = engine.full_collection_due();
   if (out.kind == Outcome::Kind::kOk) {
     // The engine's JSON.stringify output: spliced in as it is, not parsed again.
     write_all(frame(encode_returned(
         id, out.value_json,
-        evaluation ? std::optional<std::string_view>(out.globals_json) : std::nullopt)));
+        evaluation ? std::optional<std::string_view>(out.globals_json) : std::nullopt,
+        collecting)));
     return;
   }
   send(Failed{id, failure_kind(out.kind), out.message, out.name, out.stack, out.file, out.line,
-              out.column});
+              out.column, collecting});
   if (out.kind == Outcome::Kind::kOutOfMemory) std::_Exit(0);
+}
+
+/// The housekeeping after an answer; the daemon hears when a full collection (announced with
+/// the answer) is over.
+void after_answer(js::Engine& engine) {
+  const bool collecting = engine.full_collection_due();
+  engine.after_answer();
+  if (collecting) send(Collected{});
 }
 
 /// The time request `id` may run from now: its timeout, cut to what is left before its deadline
@@ -200,7 +211,7 @@ void run(js::Engine& engine, const CallFunction& call) {
   if (call.host_calls) {
     sink.invoke = [id = call.id](std::string_view call_json) { return host_call(id, call_json); };
   }
-  answer(call.id, engine.call(request, sink), /*evaluation=*/false);
+  answer(engine, call.id, engine.call(request, sink), /*evaluation=*/false);
 }
 
 void run(js::Engine& engine, const EvaluateSource& eval) {
@@ -218,7 +229,7 @@ void run(js::Engine& engine, const EvaluateSource& eval) {
   request.io = eval.io;
   request.timeout = *timeout;
   const js::CallSink sink = sink_for(eval.id);
-  answer(eval.id, engine.evaluate(request, sink), /*evaluation=*/true);
+  answer(engine, eval.id, engine.evaluate(request, sink), /*evaluation=*/true);
 }
 
 /// Whether the daemon has written something not read yet (a request waiting).
@@ -260,7 +271,7 @@ int serve() {
     }
     if (const auto* call = std::get_if<CallFunction>(&request.value())) {
       run(*engine, *call);
-      engine->after_answer();
+      after_answer(*engine);
       // Nothing waiting (here, nor in the daemon's queue): the next isolated call of this module
       // gets its realm ready now.
       if (!call->keep_state && !call->busy && reader.buffered() == 0 && !input_waiting()) {
@@ -268,7 +279,7 @@ int serve() {
       }
     } else if (const auto* eval = std::get_if<EvaluateSource>(&request.value())) {
       run(*engine, *eval);
-      engine->after_answer();
+      after_answer(*engine);
     } else {
       std::fputs("hearth-js-worker: malformed frame: a second init, or an answer to no call\n",
                  stderr);
