@@ -471,11 +471,11 @@ void Pool::send(Worker& w, const std::shared_ptr<Slot>& slot, bool pipelined) {
 
 /// Hands queued requests to workers. On the strand. Idle workers first, then those collecting
 /// garbage (a request waits there a few ms at most, and would wait in the queue for a busy
-/// worker); then a busy worker may be given one more, written behind its current request, which it reads as soon as it has
-/// answered (no wake-up of the worker, and no round trip through the daemon, between the two).
-/// Only behind a request of an endpoint whose requests have been short (pipeline_below), and
-/// that has not yet run that long itself: a request that turns out slow holds up at most the
-/// one behind it, whose own deadline still applies.
+/// worker); then a busy worker may be given one more, written behind its current request, which it
+/// reads as soon as it has answered (no wake-up of the worker, and no round trip through the
+/// daemon, between the two). Only behind a request of an endpoint whose requests have been short
+/// (pipeline_below), and that has not yet run that long itself: a request that turns out slow holds
+/// up at most the one behind it, whose own deadline still applies.
 void Pool::dispatch_queue() {
   assert(strand_.running_in_this_thread());
   for (const auto state : {Worker::State::kIdle, Worker::State::kCollecting}) {
