@@ -40,6 +40,8 @@ namespace {
 constexpr std::uint64_t kWorkerAddressSpace = std::uint64_t{4} << 30;
 /// What a warm worker uses before any call (resident), added to the memory cgroup's limit.
 constexpr std::uint64_t kWorkerBaseline = std::uint64_t{64} << 20;
+/// The most labels whose typical run time a pool remembers (Pool::typical_).
+constexpr std::size_t kMaxTypical = 1024;
 
 std::uint64_t& id_of(std::variant<CallFunction, EvaluateSource>& request) {
   return std::visit([](auto& r) -> std::uint64_t& { return r.id; }, request);
@@ -399,6 +401,7 @@ void Pool::finish_request(Worker& w, bool collecting) {
   if (w.current) {
     // How long this endpoint's requests run: what decides whether others may wait behind one.
     const auto took = Clock::now() - w.current->began;
+    if (typical_.size() >= kMaxTypical) typical_.clear();  // labels are endpoints: rarely many
     auto [it, fresh] = typical_.try_emplace(w.current->job.label, took);
     if (!fresh) it->second = (it->second * 3 + took) / 4;
   }
@@ -534,6 +537,7 @@ void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& resu
   const bool was_starting = w->state == Worker::State::kStarting;
   std::optional<Error> verdict;
   if (w->confinement) verdict = w->confinement->finish(result);
+  requeue_next(*w);  // first: the current request, if it goes back too, goes in front of it
   if (w->current && !w->current->started && !w->current->result && !stopping_) {
     // Died before it began the request: nothing of it ran, another worker takes it.
     auto slot = w->current;
@@ -542,7 +546,6 @@ void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& resu
     slot->timer.expires_at(slot->deadline);
     queue_.push_front(std::move(slot));
   }
-  requeue_next(*w);
   if (w->current) {
     Slot& slot = *w->current;
     if (verdict) {

@@ -626,18 +626,33 @@ TEST_F(JsWorkerPoolTest, ARequestWrittenBehindOneThatOverrunsItsDeadlineRunsOnTh
 // A worker says with its answer that it collects garbage in full next (every hundred calls, a
 // few ms): one request at a time, the next goes to the other worker meanwhile rather than wait.
 TEST_F(JsWorkerPoolTest, RequestsGoToAnotherWorkerWhileOneCollectsGarbage) {
-  write("who.mjs", "const me = Math.random();\nexport const who = () => me;\n");
+  write("who.mjs",
+        "const me = Math.random();\n"
+        "export function who(input) {\n"
+        "  const end = Date.now() + input.ms;\n"
+        "  while (Date.now() < end) {}\n"
+        "  return me;\n"
+        "}\n");
   auto p = pool(2);
-  auto kept = [] {
-    Job job = call("who.mjs", "who");
+  auto kept = [](int ms) {
+    Job job = call("who.mjs", "who", json::object{{"ms", ms}});
     std::get<CallFunction>(job.request).keep_state = true;
     return job;
   };
-  ASSERT_TRUE(run(p, kept()).ok());
-  for (int i = 0; i < 100 && workers_in(dir_).size() < 2; ++i) std::this_thread::sleep_for(10ms);
+  std::set<double> ready;  // both workers, each seen answering
+  for (int i = 0; i < 100 && ready.size() < 2; ++i) {
+    auto a = start(p, kept(50));
+    auto b = start(p, kept(50));
+    for (auto* f : {&a, &b}) {
+      auto r = *f->get();
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      ready.insert(r.value().value.as_double());
+    }
+  }
+  ASSERT_EQ(ready.size(), 2u);
   std::set<double> answered_by;
   for (int i = 0; i < 250; ++i) {  // one at a time: without collections, the first worker idle
-    auto r = run(p, kept());
+    auto r = run(p, kept(0));
     ASSERT_TRUE(r.ok()) << r.error().message;
     answered_by.insert(r.value().value.as_double());
   }
