@@ -149,6 +149,16 @@ class JsWorkerPoolTest : public ::testing::Test {
     return job;
   }
 
+  /// The request written behind a worker that died answers `n`, from the worker started after.
+  void expect_answered_by_another_worker(std::future<std::optional<Result<Returned>>>& behind,
+                                         int n, const std::vector<pid_t>& workers_before) {
+    ASSERT_EQ(behind.wait_for(10s), std::future_status::ready);
+    auto r = *behind.get();
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value().value, n);
+    EXPECT_NE(workers_in(dir_), workers_before);
+  }
+
   Job eval(const std::string& source, json::object globals = {},
            std::chrono::milliseconds timeout = 10s) {
     EvaluateSource request;
@@ -585,14 +595,10 @@ TEST_F(JsWorkerPoolTest, ARequestWrittenBehindIsRunByAnotherWorkerWhenItsWorkerD
   ASSERT_TRUE(wait_for_line("info: ran 1"));
   EXPECT_EQ(p->pipelined(), 1u);
   ::kill(before[0], SIGKILL);
-  auto r = *doomed.get();
+  const auto r = *doomed.get();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("crashed"), std::string::npos) << r.error().message;
-  ASSERT_EQ(behind.wait_for(10s), std::future_status::ready);
-  r = *behind.get();
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r.value().value, 2);
-  EXPECT_NE(workers_in(dir_), before);
+  expect_answered_by_another_worker(behind, 2, before);
 }
 
 // A worker killed for ignoring its time limit never began the request written behind: another
@@ -612,15 +618,11 @@ TEST_F(JsWorkerPoolTest, ARequestWrittenBehindOneThatOverrunsItsDeadlineRunsOnTh
   ASSERT_EQ(before.size(), 1u);
   auto stuck = start(p, call("maybe.mjs", "maybe", json::object{{"stuck", true}}, 300ms));
   auto behind = start(p, call("maybe.mjs", "maybe", json::object{{"n", 7}}));
-  auto r = *stuck.get();
+  const auto r = *stuck.get();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
   EXPECT_EQ(p->pipelined(), 1u);
-  ASSERT_EQ(behind.wait_for(10s), std::future_status::ready);
-  r = *behind.get();
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r.value().value, 7);
-  EXPECT_NE(workers_in(dir_), before);
+  expect_answered_by_another_worker(behind, 7, before);
 }
 
 // A worker says with its answer that it collects garbage in full next (every hundred calls, a
