@@ -123,6 +123,16 @@ class JsWorkerPoolTest : public ::testing::Test {
         asio::use_future);
   }
 
+  /// `n` requests at once, `make(i)` the i-th.
+  template <class Make>
+  std::vector<std::future<std::optional<Result<Returned>>>> start_all(
+      const std::shared_ptr<Pool>& p, int n, const Make& make) {
+    std::vector<std::future<std::optional<Result<Returned>>>> pending;
+    pending.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) pending.push_back(start(p, make(i)));
+    return pending;
+  }
+
   Result<Returned> run(const std::shared_ptr<Pool>& p, Job job) {
     return *start(p, std::move(job)).get();
   }
@@ -272,11 +282,7 @@ TEST_F(JsWorkerPoolTest, AllocatingCallsOneAtATimeAndManyAtOnceStayCorrect) {
     if (i % 40 == 0) std::this_thread::sleep_for(20ms);  // some calls find the worker idle
   }
   // Many at once: the worker is told others wait (nothing prepared between them).
-  std::vector<std::future<std::optional<Result<Returned>>>> all;
-  all.reserve(60);
-  for (int i = 0; i < 60; ++i) {
-    all.push_back(start(p, call("alloc.mjs", "f", json::object{{"n", i}})));
-  }
+  auto all = start_all(p, 60, [](int i) { return call("alloc.mjs", "f", json::object{{"n", i}}); });
   for (int i = 0; i < 60; ++i) {
     auto r = *all[static_cast<std::size_t>(i)].get();
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -520,11 +526,9 @@ TEST_F(JsWorkerPoolTest, ShortRequestsAreWrittenBehindTheOneRunningAndEachGetsIt
   pipeline_below_ = 1h;  // whatever this machine's speed
   auto p = pool(1);
   ASSERT_TRUE(run(p, call("echo.mjs", "echo", json::object{{"n", 0}})).ok());
-  std::vector<std::future<std::optional<Result<Returned>>>> pending;
-  pending.reserve(60);
-  for (int i = 0; i < 60; ++i) {
-    pending.push_back(start(p, call("echo.mjs", "echo", json::object{{"n", i}})));
-  }
+  auto pending = start_all(p, 60, [](int i) {
+    return call("echo.mjs", "echo", json::object{{"n", i}});
+  });
   for (int i = 0; i < 60; ++i) {
     auto r = *pending[static_cast<std::size_t>(i)].get();
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -681,9 +685,7 @@ TEST_F(JsWorkerPoolTest, NothingIsWrittenBehindARequestThatMayCallTheHost) {
     return job;
   };
   ASSERT_TRUE(run(p, asking(0)).ok());
-  std::vector<std::future<std::optional<Result<Returned>>>> pending;
-  pending.reserve(30);
-  for (int i = 0; i < 30; ++i) pending.push_back(start(p, asking(i)));
+  auto pending = start_all(p, 30, asking);
   for (int i = 0; i < 30; ++i) {
     auto r = *pending[static_cast<std::size_t>(i)].get();
     ASSERT_TRUE(r.ok()) << r.error().message;
