@@ -44,6 +44,12 @@ std::vector<std::shared_ptr<const Definition>> corpus() {
   };
 }
 
+/// The name of the service ranked first for `query`, or "nothing".
+std::string first(const SearchIndex& index, std::string_view query) {
+  const auto hits = index.search(query);
+  return hits.empty() ? std::string("nothing") : hits[0].definition->service_name;
+}
+
 TEST(Search, RanksTheObviousServiceFirst) {
   SearchIndex index(corpus());
   auto hits = index.search("What's the weather for this Thursday?");
@@ -101,22 +107,12 @@ TEST(Search, LettersWithDiacriticsMatchTheirPlainForms) {
               {{"Forecast", "Hourly forecast"}}),
       service("Cardshop", "Greeting cards", {{"Send Card", "Mail a greeting card"}}),
   });
-  auto hits = index.search("pokemon cards");
-  ASSERT_FALSE(hits.empty());
-  EXPECT_EQ(hits[0].definition->service_name, "Pokémon TCG");
-  hits = index.search("buses in sao paulo");
-  ASSERT_FALSE(hits.empty());
-  EXPECT_EQ(hits[0].definition->service_name, "São Paulo Transit");
-  hits = index.search("zurich strasse");
-  ASSERT_FALSE(hits.empty());
-  EXPECT_EQ(hits[0].definition->service_name, "Wetterdienst");
-  hits = index.search("Pokémon");
-  ASSERT_FALSE(hits.empty());
-  EXPECT_EQ(hits[0].definition->service_name, "Pokémon TCG");
+  EXPECT_EQ(first(index, "pokemon cards"), "Pokémon TCG");
+  EXPECT_EQ(first(index, "buses in sao paulo"), "São Paulo Transit");
+  EXPECT_EQ(first(index, "zurich strasse"), "Wetterdienst");
+  EXPECT_EQ(first(index, "Pokémon"), "Pokémon TCG");
   // "°C" and "©" are not letters: "20°C" is the words "20" and "c".
-  hits = index.search("©hourly°forecast");
-  ASSERT_FALSE(hits.empty());
-  EXPECT_EQ(hits[0].definition->service_name, "Wetterdienst");
+  EXPECT_EQ(first(index, "©hourly°forecast"), "Wetterdienst");
 }
 
 // A request in British spelling finds a definition in American spelling as the American
@@ -159,16 +155,12 @@ TEST(Search, TwoWordsTheRegistryWritesAsOne) {
       service("Hooksmith", "Webhook delivery with retries", {{"Send Webhook", "POST an event"}}),
       service("Webpress", "Web pages from templates", {{"Render Page", "A page of the web"}}),
   });
-  auto hits = index.search("back up my photos");
-  ASSERT_FALSE(hits.empty());
-  EXPECT_EQ(hits[0].definition->service_name, "Vaultly");
-  hits = index.search("retry a failed web hook");
-  ASSERT_FALSE(hits.empty());
-  EXPECT_EQ(hits[0].definition->service_name, "Hooksmith");
+  EXPECT_EQ(first(index, "back up my photos"), "Vaultly");
+  EXPECT_EQ(first(index, "retry a failed web hook"), "Hooksmith");
   // The joined word counts for both words: the service is as relevant as for "backup photos".
   const auto joined = index.search("backup photos");
   ASSERT_FALSE(joined.empty());
-  hits = index.search("back up photos");
+  const auto hits = index.search("back up photos");
   ASSERT_FALSE(hits.empty());
   EXPECT_EQ(hits[0].definition->service_name, "Vaultly");
   EXPECT_NEAR(hits[0].score, joined[0].score, 1e-5);
@@ -177,10 +169,10 @@ TEST(Search, TwoWordsTheRegistryWritesAsOne) {
       service("Clockwise", "Time zone of a place", {{"Zone Of", "The time zone at a point"}}),
       service("Timesheet", "Hours worked", {{"Log Time", "Time spent on a task"}}),
   });
-  hits = two.search("timezone lookup");
-  ASSERT_FALSE(hits.empty());
-  EXPECT_EQ(hits[0].definition->service_name, "Clockwise");
-  ASSERT_FALSE(hits[0].capabilities.empty());
+  const auto split = two.search("timezone lookup");
+  ASSERT_FALSE(split.empty());
+  EXPECT_EQ(split[0].definition->service_name, "Clockwise");
+  ASSERT_FALSE(split[0].capabilities.empty());
 }
 
 TEST(Search, StemmingCamelCaseAndSynonyms) {
@@ -260,11 +252,6 @@ std::vector<std::shared_ptr<const Definition>> everyday() {
       service("Transit Phoenix", "Bus and light rail departures in the Phoenix area",
               {{"Departures", "Next departures from a stop"}}),
   };
-}
-
-std::string first(const SearchIndex& index, std::string_view query) {
-  const auto hits = index.search(query);
-  return hits.empty() ? std::string("nothing") : hits[0].definition->service_name;
 }
 
 TEST(Search, MisspeltWordsFindTheRegistrysWord) {
