@@ -145,10 +145,10 @@ std::optional<std::string> host_call(std::uint64_t id, std::string_view call_jso
   return json::serialize(answer->answer);
 }
 
-/// Sends the answer of request `id`, saying whether the engine collects garbage in full next;
-/// ends the worker after the heap limit, whose engine state is not trusted (the daemon starts
-/// another).
-void answer(const js::Engine& engine, std::uint64_t id, const Outcome& out, bool evaluation) {
+/// Sends the answer of request `id`, saying whether the engine collects garbage in full next
+/// (returned: after_answer() says when that is over); ends the worker after the heap limit, whose
+/// engine state is not trusted (the daemon starts another).
+bool answer(const js::Engine& engine, std::uint64_t id, const Outcome& out, bool evaluation) {
   const bool collecting = engine.full_collection_due();
   if (out.kind == Outcome::Kind::kOk) {
     // The engine's JSON.stringify output: spliced in as it is, not parsed again.
@@ -156,19 +156,19 @@ void answer(const js::Engine& engine, std::uint64_t id, const Outcome& out, bool
         id, out.value_json,
         evaluation ? std::optional<std::string_view>(out.globals_json) : std::nullopt,
         collecting)));
-    return;
+    return collecting;
   }
   send(Failed{id, failure_kind(out.kind), out.message, out.name, out.stack, out.file, out.line,
               out.column, collecting});
   if (out.kind == Outcome::Kind::kOutOfMemory) std::_Exit(0);
+  return collecting;
 }
 
-/// The housekeeping after an answer; the daemon hears when a full collection (announced with
-/// the answer) is over.
-void after_answer(js::Engine& engine) {
-  const bool collecting = engine.full_collection_due();
+/// The housekeeping after an answer; the daemon hears when the full collection the answer
+/// announced is over.
+void after_answer(js::Engine& engine, bool announced) {
   engine.after_answer();
-  if (collecting) send(Collected{});
+  if (announced) send(Collected{});
 }
 
 /// The time request `id` may run from now: its timeout, cut to what is left before its deadline
@@ -192,11 +192,12 @@ std::optional<std::chrono::milliseconds> time_left(std::uint64_t id,
 }
 
 // Each run() first tells the daemon the request began: a worker that dies before that is known
-// not to have run any of it, and the request is given to another worker.
+// not to have run any of it, and the request is given to another worker. Each returns whether
+// its answer announced a full collection.
 
-void run(js::Engine& engine, const CallFunction& call) {
+bool run(js::Engine& engine, const CallFunction& call) {
   const auto timeout = time_left(call.id, call.timeout, call.deadline_ns);
-  if (!timeout) return;
+  if (!timeout) return false;
   send(Started{call.id});
   js::CallRequest request;
   request.id = call.id;
@@ -211,12 +212,12 @@ void run(js::Engine& engine, const CallFunction& call) {
   if (call.host_calls) {
     sink.invoke = [id = call.id](std::string_view call_json) { return host_call(id, call_json); };
   }
-  answer(engine, call.id, engine.call(request, sink), /*evaluation=*/false);
+  return answer(engine, call.id, engine.call(request, sink), /*evaluation=*/false);
 }
 
-void run(js::Engine& engine, const EvaluateSource& eval) {
+bool run(js::Engine& engine, const EvaluateSource& eval) {
   const auto timeout = time_left(eval.id, eval.timeout, eval.deadline_ns);
-  if (!timeout) return;
+  if (!timeout) return false;
   send(Started{eval.id});
   js::EvalRequest request;
   request.id = eval.id;
@@ -229,7 +230,7 @@ void run(js::Engine& engine, const EvaluateSource& eval) {
   request.io = eval.io;
   request.timeout = *timeout;
   const js::CallSink sink = sink_for(eval.id);
-  answer(engine, eval.id, engine.evaluate(request, sink), /*evaluation=*/true);
+  return answer(engine, eval.id, engine.evaluate(request, sink), /*evaluation=*/true);
 }
 
 /// Whether the daemon has written something not read yet (a request waiting).
@@ -270,16 +271,14 @@ int serve() {
       return 2;
     }
     if (const auto* call = std::get_if<CallFunction>(&request.value())) {
-      run(*engine, *call);
-      after_answer(*engine);
+      after_answer(*engine, run(*engine, *call));
       // Nothing waiting (here, nor in the daemon's queue): the next isolated call of this module
       // gets its realm ready now.
       if (!call->keep_state && !call->busy && reader.buffered() == 0 && !input_waiting()) {
         engine->prepare(call->module);
       }
     } else if (const auto* eval = std::get_if<EvaluateSource>(&request.value())) {
-      run(*engine, *eval);
-      after_answer(*engine);
+      after_answer(*engine, run(*engine, *eval));
     } else {
       std::fputs("hearth-js-worker: malformed frame: a second init, or an answer to no call\n",
                  stderr);
