@@ -7,6 +7,7 @@
 // the task's events reach the frame as host:event. The frame never sees the daemon, its
 // transport or the token.
 import { addFrameOwner, reportIgnored } from './view-host.js';
+import { el, railList } from './kit.js';
 
 const PROTOCOL = 'lime.agentApp.bridge';
 const VERSION = 1;
@@ -17,13 +18,6 @@ const CSS_VARIABLES = {
   '--border': '--hearth-border', '--accent': '--hearth-accent', '--accent-fg': '--hearth-accent-fg',
   '--danger': '--hearth-danger', '--ok': '--hearth-ok', '--radius': '--hearth-radius', '--font': '--hearth-font',
 };
-
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 function themeMode() {
   return matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
@@ -295,24 +289,15 @@ export class AppsPanel {
 
   renderList() {
     this.onList();
-    const ul = this.listEl;
-    ul.textContent = '';
-    ul.closest('[data-rail-section]').hidden = this.apps.length === 0;
-    for (const app of this.apps) {
-      for (const entry of app.entries) {
-        const key = `${app.appId}/${entry.key}`;
-        const li = el('li');
-        const b = el('button', 'service-item', undefined);
-        b.type = 'button';
-        b.dataset.app = app.appId;
-        b.dataset.entry = entry.key;
-        b.append(el('span', 'service-name', entry.title || entry.key), el('span', 'service-meta', `${app.displayName}${app.dev ? ' · dev' : ''}`));
-        if (this.selected === key) b.setAttribute('aria-current', 'true');
-        b.addEventListener('click', () => this.select(app.appId, entry.key));
-        li.append(b);
-        ul.append(li);
-      }
-    }
+    this.listEl.closest('[data-rail-section]').hidden = this.apps.length === 0;
+    railList(this.listEl, this.apps.flatMap((app) => app.entries.map((entry) => ({
+      key: `${app.appId}/${entry.key}`,
+      data: { app: app.appId, entry: entry.key },
+      name: entry.title || entry.key,
+      meta: `${app.displayName}${app.dev ? ' · dev' : ''}`,
+      current: this.selected === `${app.appId}/${entry.key}`,
+      onClick: () => this.select(app.appId, entry.key),
+    }))));
   }
 
   async select(appId, entryKey) {

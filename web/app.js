@@ -9,6 +9,7 @@ import { AppsPanel } from './app-host.js';
 import { RegistryPanel } from './registry.js';
 import { VaultPanel } from './vault.js';
 import { ConnectPanel } from './connect.js';
+import { railList } from './kit.js';
 import {
   ViewMount,
   onIgnoredMessage,
@@ -273,28 +274,16 @@ async function explainOffline(token) {
 // -- the daemon's panels (registry, vault, connect) ----------------------------------------------
 
 function renderDaemonList() {
-  const ul = $('daemon-list');
-  ul.textContent = '';
-  if (!state.panels) return;
-  for (const [name, panel] of Object.entries(state.panels)) {
-    const li = document.createElement('li');
-    const b = document.createElement('button');
-    b.type = 'button';
-    b.className = 'service-item';
-    b.dataset.panel = name;
-    if (state.panel === name) b.setAttribute('aria-current', 'true');
-    const title = document.createElement('span');
-    title.className = 'service-name';
-    title.textContent = PANEL_TITLES[name];
-    const meta = document.createElement('span');
-    meta.className = 'service-meta';
-    meta.textContent = panel.available === false ? 'not enabled' : panel.available === null ? '…' : panel.summary();
-    if (panel.available === false || (panel.empty && panel.empty())) b.dataset.absent = 'true';
-    b.append(title, meta);
-    b.addEventListener('click', () => selectPanel(name));
-    li.append(b);
-    ul.append(li);
-  }
+  const panels = Object.entries(state.panels || {});
+  railList($('daemon-list'), panels.map(([name, panel]) => ({
+    key: name,
+    data: { panel: name },
+    name: PANEL_TITLES[name],
+    meta: panel.available === false ? 'not enabled' : panel.available === null ? '…' : panel.summary(),
+    absent: panel.available === false || (panel.empty && panel.empty()),
+    current: state.panel === name,
+    onClick: () => selectPanel(name),
+  })));
 }
 
 function hidePanel() {
@@ -378,49 +367,43 @@ async function loadServices({ changed = [], removed = [], reconnected = false } 
 }
 
 function renderServiceList() {
-  const ul = $('service-list');
-  ul.textContent = '';
-  const select = $('service-select');
-  select.textContent = '';
+  railList($('service-list'), state.services.map((s) => ({
+    key: s.name,
+    data: { service: s.name },
+    name: s.name,
+    meta: `v${s.version} · ${(s.endpoints || []).length} endpoints`,
+    badge: s.hasView ? 'view' : null,
+    current: s.name === state.selected,
+    onClick: () => selectService(s.name),
+  })));
+  const options = [];
   for (const s of state.services) {
-    const li = document.createElement('li');
-    const b = document.createElement('button');
-    b.type = 'button';
-    b.className = 'service-item';
-    b.dataset.service = s.name;
-    if (s.name === state.selected) b.setAttribute('aria-current', 'true');
-    const name = document.createElement('span');
-    name.className = 'service-name';
-    name.textContent = s.name;
-    const meta = document.createElement('span');
-    meta.className = 'service-meta';
-    meta.textContent = `v${s.version} · ${(s.endpoints || []).length} endpoints`;
-    b.append(name, meta);
-    if (s.hasView) {
-      const badge = document.createElement('span');
-      badge.className = 'badge view-badge';
-      badge.textContent = 'view';
-      b.append(badge);
-    }
-    b.addEventListener('click', () => selectService(s.name));
-    li.append(b);
-    ul.append(li);
-    select.append(new Option(s.name + (s.hasView ? ' ▣' : ''), s.name, false, s.name === state.selected));
+    options.push([s.name + (s.hasView ? ' ▣' : ''), s.name, s.name === state.selected]);
   }
   // On narrow screens the select stands for the rail: the workspaces are in it too.
   for (const w of state.workspaces ? state.workspaces.workspaces : []) {
-    const id = `workspace:${w.workspaceId}`;
-    select.append(new Option(`${w.workspaceId} (workspace)`, id, false, state.workspaces.selected === w.workspaceId));
+    options.push([`${w.workspaceId} (workspace)`, `workspace:${w.workspaceId}`, state.workspaces.selected === w.workspaceId]);
   }
   for (const a of state.apps ? state.apps.apps : []) {
     for (const e of a.entries) {
       const key = `${a.appId}/${e.key}`;
-      select.append(new Option(`${e.title || e.key} (${a.displayName})`, `app:${key}`, false, state.apps.selected === key));
+      options.push([`${e.title || e.key} (${a.displayName})`, `app:${key}`, state.apps.selected === key]);
     }
   }
   for (const name of Object.keys(state.panels || {})) {
-    select.append(new Option(`${PANEL_TITLES[name]} (daemon)`, `panel:${name}`, false, state.panel === name));
+    options.push([`${PANEL_TITLES[name]} (daemon)`, `panel:${name}`, state.panel === name]);
   }
+  // Like the rail's buttons, an open select is rebuilt only when its choices changed.
+  const select = $('service-select');
+  const same = select.options.length === options.length &&
+    options.every(([label, value], i) => select.options[i].text === label && select.options[i].value === value);
+  if (!same) {
+    select.textContent = '';
+    for (const [label, value] of options) select.append(new Option(label, value));
+  }
+  options.forEach(([, , selected], i) => {
+    select.options[i].selected = selected;
+  });
 }
 
 function closeService() {

@@ -1,4 +1,4 @@
-// Small DOM helpers shared by the page's daemon panels (registry.js, vault.js, connect.js).
+// Small DOM helpers shared by the page's panels (registry.js, vault.js, connect.js) and its rail.
 // Everything is put in the page as text, never as HTML.
 
 export function el(tag, className, text) {
@@ -13,6 +13,50 @@ export function button(text, className = 'ghost', attrs = {}) {
   b.type = 'button';
   for (const [k, v] of Object.entries(attrs)) b.dataset[k] = v;
   return b;
+}
+
+const railLooks = new WeakMap();
+
+/// Fills a rail list (services, workspaces, apps, daemon panels) with one button an item:
+/// { key, data (the button's data-* attributes), name, meta, badge, absent, current, onClick }.
+/// The rail is rendered again whenever one of the page's lists loads or the selection moves. A
+/// button whose item looks the same is kept, with only its aria-current updated: a button rebuilt
+/// between a press and its release would lose that click.
+export function railList(ul, items) {
+  const kept = new Map();
+  for (const li of ul.children) kept.set(li.dataset.key, li);
+  const lis = items.map((item) => {
+    const look = JSON.stringify([item.data, item.name, item.meta, item.badge || null, Boolean(item.absent)]);
+    let li = kept.get(item.key);
+    if (!li || railLooks.get(li) !== look) {
+      li = el('li');
+      li.dataset.key = item.key;
+      railLooks.set(li, look);
+      const b = el('button', 'service-item');
+      b.type = 'button';
+      Object.assign(b.dataset, item.data);
+      if (item.absent) b.dataset.absent = 'true';
+      b.append(el('span', 'service-name', item.name), el('span', 'service-meta', item.meta));
+      if (item.badge) b.append(el('span', 'badge view-badge', item.badge));
+      b.addEventListener('click', item.onClick);
+      li.append(b);
+    }
+    if (item.current) li.firstChild.setAttribute('aria-current', 'true');
+    else li.firstChild.removeAttribute('aria-current');
+    return li;
+  });
+  placeChildren(ul, lis);
+}
+
+/// Makes `nodes` the children of `parent`, in order, moving as little as it can: the children
+/// that are not wanted go first, so that a kept node is never taken out to be put back (a press
+/// on a node that leaves the document, even for a moment, never becomes a click).
+export function placeChildren(parent, nodes) {
+  const wanted = new Set(nodes);
+  for (const child of [...parent.children]) if (!wanted.has(child)) child.remove();
+  nodes.forEach((node, i) => {
+    if (parent.children[i] !== node) parent.insertBefore(node, parent.children[i] || null);
+  });
 }
 
 /// The head of a panel, styled like a service's: a title, badges and a line of description.

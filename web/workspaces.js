@@ -6,6 +6,7 @@
 // shows the diff, "Apply" runs the same script at the version the dry run saw. Every history entry
 // shows its diff; a committed script's change can be reverted (workspace/revert, after a
 // confirmation). Everything is put in the page as text, never as HTML.
+import { el, placeChildren, railList } from './kit.js';
 
 const HISTORY_SHOWN = 12;
 const VALUE_SHOWN = 400;
@@ -39,13 +40,6 @@ export function renderDiff(patch, inverse) {
   return list;
 }
 
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
 export class WorkspacesPanel {
   /// rpc(method, params) -> Promise; onSelect(): the page hides what it showed before.
   constructor({ rpc, client, list, section, onSelect, log, onList }) {
@@ -60,6 +54,7 @@ export class WorkspacesPanel {
     this.selected = null;
     this.seq = 0;
     this.subscribed = new Set();
+    this.shown = null; // what render() keeps across renders of the same workspace
     client.on('workspace/changed', (params) => {
       this.log('push', `workspace ${params.workspaceId} v${params.version}: ${params.changed.join(', ') || 'no public state'} (${params.actor})`);
       if (params.workspaceId === this.selected) this.refresh();
@@ -89,20 +84,15 @@ export class WorkspacesPanel {
 
   renderList() {
     this.onList();
-    const ul = this.listEl;
-    ul.textContent = '';
-    ul.closest('[data-rail-section]').hidden = this.workspaces.length === 0;
-    for (const w of this.workspaces) {
-      const li = el('li');
-      const b = el('button', 'service-item');
-      b.type = 'button';
-      b.dataset.workspace = w.workspaceId;
-      if (w.workspaceId === this.selected) b.setAttribute('aria-current', 'true');
-      b.append(el('span', 'service-name', w.workspaceId), el('span', 'service-meta', `v${w.version} · workspace`));
-      b.addEventListener('click', () => this.select(w.workspaceId));
-      li.append(b);
-      ul.append(li);
-    }
+    this.listEl.closest('[data-rail-section]').hidden = this.workspaces.length === 0;
+    railList(this.listEl, this.workspaces.map((w) => ({
+      key: w.workspaceId,
+      data: { workspace: w.workspaceId },
+      name: w.workspaceId,
+      meta: `v${w.version} · workspace`,
+      current: w.workspaceId === this.selected,
+      onClick: () => this.select(w.workspaceId),
+    })));
   }
 
   hide() {
@@ -151,20 +141,34 @@ export class WorkspacesPanel {
     this.section.append(el('div', 'banner error', `Could not read the workspace: ${e.message}`));
   }
 
+  /// Shows the workspace. A live change renders it again: the states are redrawn, while the
+  /// script editor and the history entries already shown are kept as they are (an entry never
+  /// changes once written), so that an open diff, a revert being confirmed or a press on a
+  /// button survives it.
   render(view, entries) {
     const s = this.section;
-    s.textContent = '';
-    const head = el('header', 'service-head');
+    let shown = this.shown;
+    if (!shown || shown.id !== view.workspace || !s.contains(shown.history)) {
+      s.textContent = '';
+      shown = { id: view.workspace, head: el('header', 'service-head'), grid: el('div', 'ws-states'), list: el('ol', 'log-list'), items: new Map() };
+      shown.list.id = 'workspace-history';
+      shown.history = el('section', 'ws-history');
+      shown.history.append(el('h2', null, 'Recent changes'), shown.list);
+      s.append(shown.head, this.scriptBox(view.workspace, view.version), shown.grid, shown.history);
+      this.shown = shown;
+    } else {
+      this.scriptBox(view.workspace, view.version);
+    }
+
     const row = el('div', 'service-title-row');
     const title = el('h1', null, view.workspace);
     title.id = 'workspace-title';
     const version = el('span', 'badge', `v${view.version}`);
     version.id = 'workspace-version';
     row.append(title, version, el('span', this.subscribed.has(view.workspace) ? 'badge live' : 'badge', this.subscribed.has(view.workspace) ? 'live' : 'not live'));
-    head.append(row, el('p', 'muted', view.description || ''));
-    s.append(head);
+    shown.head.replaceChildren(row, el('p', 'muted', view.description || ''));
 
-    const grid = el('div', 'ws-states');
+    const cards = [];
     for (const st of view.states) {
       const card = el('article', 'ws-state');
       card.dataset.state = st.name;
@@ -187,21 +191,15 @@ export class WorkspacesPanel {
       } else {
         card.append(el('pre', 'ws-value', JSON.stringify(st.value, null, 2)));
       }
-      grid.append(card);
+      cards.push(card);
     }
+    shown.grid.replaceChildren(...cards);
 
-    s.append(this.scriptBox(view.workspace, view.version));
-    s.append(grid);
-
-    const hist = el('section', 'ws-history');
-    hist.append(el('h2', null, 'Recent changes'));
-    const ol = el('ol', 'log-list');
-    ol.id = 'workspace-history';
-    const shown = entries.slice(-HISTORY_SHOWN).reverse();
-    if (shown.length === 0) ol.append(el('li', 'muted', 'No script has run yet.'));
-    for (const e of shown) ol.append(this.historyItem(view.workspace, e));
-    hist.append(ol);
-    s.append(hist);
+    const latest = entries.slice(-HISTORY_SHOWN).reverse();
+    const items = new Map();
+    for (const e of latest) items.set(e.seq, shown.items.get(e.seq) || this.historyItem(view.workspace, e));
+    shown.items = items;
+    placeChildren(shown.list, latest.length ? [...items.values()] : [el('li', 'muted', 'No script has run yet.')]);
   }
 
   historyItem(id, e) {
@@ -221,14 +219,19 @@ export class WorkspacesPanel {
     // A committed change of a script (or of a revert) can be undone; a source's cannot.
     if (e.outcome === 'committed' && e.version != null && e.kind !== 'source') {
       const actions = el('div', 'ws-entry-actions');
-      const revert = el('button', 'ghost small', 'Revert…');
-      revert.type = 'button';
-      revert.dataset.action = 'revert';
-      revert.addEventListener('click', () => this.confirmRevert(id, e, actions));
-      actions.append(revert);
+      this.revertButton(id, e, actions);
       li.append(actions);
     }
     return li;
+  }
+
+  revertButton(id, e, actions, result) {
+    const revert = el('button', 'ghost small', 'Revert…');
+    revert.type = 'button';
+    revert.dataset.action = 'revert';
+    revert.addEventListener('click', () => this.confirmRevert(id, e, actions));
+    actions.replaceChildren(revert);
+    if (result) actions.append(result);
   }
 
   confirmRevert(id, e, actions) {
@@ -242,13 +245,14 @@ export class WorkspacesPanel {
     const no = el('button', 'ghost small', 'Cancel');
     no.type = 'button';
     const out = el('p', 'ws-revert-result');
-    no.addEventListener('click', () => this.refresh());
+    no.addEventListener('click', () => this.revertButton(id, e, actions));
     yes.addEventListener('click', async () => {
       yes.disabled = true;
       try {
         const r = await this.rpc('workspace/revert', { workspaceId: id, version: e.version });
         out.className = 'ws-revert-result ok';
         out.textContent = r.committed ? `Reverted: now v${r.version}.` : 'Nothing to revert.';
+        this.revertButton(id, e, actions, out);
         await this.refresh();
       } catch (err) {
         yes.disabled = false;

@@ -25,6 +25,26 @@ after(async () => {
   await daemon?.stop();
 });
 
+test('a click on a service lands although the list is refreshed between press and release', async () => {
+  const page = await openPage(browser, daemon);
+  await page.waitForSelector('#service-title:text-is("simple-notes")');
+  const target = await page.waitForSelector('#service-list [data-service="todo-manager"]');
+  const box = await target.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  // Another service changes while the button is held: the list is refreshed under the pointer.
+  const file = path.join(path.dirname(todo), 'notes', 'lavs.json');
+  const original = fs.readFileSync(file, 'utf8');
+  fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(original), version: '9.9.9' }, null, 2));
+  await page.waitForSelector('#service-list [data-service="simple-notes"] .service-meta:text("v9.9.9")', { timeout: 10000 });
+  await page.mouse.up();
+  await page.waitForSelector('#service-title:text-is("todo-manager")', { timeout: 5000 });
+  assert.ok(await target.evaluate((b) => b.isConnected), 'the unchanged button was kept');
+  fs.writeFileSync(file, original);
+  await page.waitForSelector('#service-list [data-service="simple-notes"] .service-meta:not(:text("v9.9.9"))', { timeout: 10000 });
+  await page.context().close();
+});
+
 test('an edited manifest remounts its view; a removed service leaves the list', async () => {
   const page = await openPage(browser, daemon);
   await selectService(page, 'todo-manager');

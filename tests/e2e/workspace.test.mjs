@@ -71,3 +71,28 @@ test('a change made elsewhere shows up live, with its history', async () => {
   assert.deepEqual(page.problems, []);
   await page.context().close();
 });
+
+test('a revert being confirmed and an open diff survive a change made elsewhere', async () => {
+  const page = await openPage(browser, daemon);
+  await page.click('#workspace-list [data-workspace="product-search"]');
+  await page.waitForSelector('#workspace .badge.live');
+  const first = await daemon.post('workspace/execute', { workspaceId: 'product-search', script: "search_box_state.search_pattern = 'coffee';" });
+  assert.equal(first.result.committed, true, JSON.stringify(first));
+  const entry = `#workspace-history [data-version="${first.result.version}"]`;
+  await page.click(`${entry} .ws-entry-diff summary`);
+  await page.click(`${entry} [data-action=revert]`);
+  const yes = await page.waitForSelector(`${entry} [data-action=confirm-revert]`);
+  // Another change arrives while the person reads the confirmation: the workspace is shown again.
+  const second = await daemon.post('workspace/execute', { workspaceId: 'product-search', script: "recommendation = {productId: 3, reason: 'meanwhile'};" });
+  assert.equal(second.result.committed, true, JSON.stringify(second));
+  await page.waitForSelector(`#workspace-history [data-version="${second.result.version}"]`);
+  assert.equal(await yes.evaluate((b) => b.isConnected), true, 'the confirmation is the same');
+  assert.equal(await page.$eval(`${entry} .ws-entry-diff`, (d) => d.open), true, 'the open diff stays open');
+  await yes.click();
+  await waitFor(async () => (await page.textContent('#workspace-history')).includes(`reverts v${first.result.version}`),
+    { what: 'the revert in the history' });
+  assert.match(await page.textContent(entry), /Reverted: now v/);
+  assert.equal(await page.isVisible(`${entry} [data-action=revert]`), true, 'the entry offers its revert again');
+  assert.deepEqual(page.problems, []);
+  await page.context().close();
+});
