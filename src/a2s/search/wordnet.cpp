@@ -53,6 +53,13 @@ class Mapped {
 
 constexpr std::array<char, 4> kPos = {'n', 'v', 'a', 'r'};
 constexpr std::array<std::string_view, 4> kPosName = {"noun", "verb", "adj", "adv"};
+/// Lexicographer files of nouns (lexnames(5WN)) that hold names: languages, peoples and
+/// organisations, places, rivers and mountains, people.
+constexpr unsigned kNounCommunication = 10;
+constexpr unsigned kNounGroup = 14;
+constexpr unsigned kNounLocation = 15;
+constexpr unsigned kNounObject = 17;
+constexpr unsigned kNounPerson = 18;
 
 /// The line of `file` that starts at or contains `at`.
 std::string_view line_at(std::string_view file, std::size_t at) {
@@ -104,6 +111,7 @@ std::string word_of(std::string_view lemma) {
 }
 
 struct Synset {
+  unsigned lex_file = 0;  ///< the lexicographer file: what kind of thing (15: noun.location)
   std::vector<std::string_view> words;
   struct Pointer {
     std::string_view symbol;
@@ -136,7 +144,7 @@ bool parse_synset(std::string_view line, Synset& out) {
   const std::size_t bar = line.find(" | ");
   const auto f = fields(line.substr(0, bar));
   if (bar != std::string_view::npos) out.gloss = line.substr(bar + 3);
-  if (f.size() < 4) return false;
+  if (f.size() < 4 || !number(f[1], out.lex_file)) return false;
   unsigned words = 0;
   if (!number(f[3], words, 16)) return false;
   std::size_t i = 4;
@@ -374,10 +382,28 @@ bool WordNet::proper_noun(std::string_view word) const {
     return word_of(w) == word_of(base);
   });
   if (written == s.words.end()) return false;
-  const std::string_view w = *written;
-  const bool capital = !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
-  const bool lower = std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
-  if (!capital || !lower) return false;
+  const auto capitalised = [](std::string_view w) {
+    return !w.empty() && w[0] >= 'A' && w[0] <= 'Z' &&
+           std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+  };
+  if (!capitalised(*written)) return false;
+  // Written with a capital as a place, a river or a mountain, a people or a person, or a
+  // language: units and things have one too ("Calorie", "WiFi"), and are no names. "Cambridge"
+  // is first the university, and a city too.
+  const auto names = [](unsigned lex_file) {
+    return lex_file == kNounCommunication || lex_file == kNounGroup || lex_file == kNounLocation ||
+           lex_file == kNounObject || lex_file == kNounPerson;
+  };
+  bool a_name = false;
+  for (const std::size_t offset : Impl::offsets(impl_->find(0, base))) {
+    Synset sense;
+    if (!impl_->synset(0, offset, sense) || !names(sense.lex_file)) continue;
+    a_name = std::any_of(sense.words.begin(), sense.words.end(), [&](std::string_view w) {
+      return word_of(w) == word_of(base) && capitalised(w);
+    });
+    if (a_name) break;
+  }
+  if (!a_name) return false;
   // A word that is also a common adjective is used as one ("mobile", not Mobile, Alabama); a
   // proper adjective keeps its capital ("German").
   std::string adjective;

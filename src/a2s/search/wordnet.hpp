@@ -47,8 +47,9 @@ class WordNet {
   bool known(std::string_view word) const;
 
   /// Whether the most frequent noun sense of `word` is a proper noun, written with a capital in
-  /// the database: a place, a person, a people or a language ("phoenix", "paris", "german",
-  /// "english").
+  /// the database, and one of its capitalised senses a place, a river or mountain, a person, a
+  /// people or a language ("phoenix", "paris", "german", "english"; not "calories", whose
+  /// "Calorie" is a unit).
   bool proper_noun(std::string_view word) const;
 
   /// Whether the most frequent noun sense of `word` is an instance: one named place or person

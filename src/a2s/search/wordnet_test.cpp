@@ -116,6 +116,9 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   EXPECT_TRUE(wn->proper_noun("english"));
   EXPECT_FALSE(wn->proper_noun("weather"));
   EXPECT_FALSE(wn->proper_noun("apple"));
+  // Capitalised in the database, but a unit ("Calorie"), not a place, a people or a language.
+  EXPECT_FALSE(wn->proper_noun("calories"));
+  EXPECT_TRUE(wn->proper_noun("cambridge"));  // first the university; a city too
   EXPECT_TRUE(wn->known("space station"));
   EXPECT_FALSE(wn->known("wheather"));
 }
