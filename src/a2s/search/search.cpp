@@ -663,6 +663,7 @@ struct SearchIndex::Impl {
     bool proper = false;    ///< a proper noun: a place, a person, a people, a language
     bool instance = false;  ///< one place or person: its relations are no use
     bool time = false;      ///< a word of time ("friday", "tonight"): says when, not what
+    bool in_use = false;    ///< some sense seen in WordNet's tagged corpus (not "anna", a coin)
     std::vector<std::pair<std::uint32_t, std::pair<float, Relation>>> related;
   };
   std::shared_ptr<const Lexical> lexical(const std::string& word) const;
@@ -907,6 +908,7 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   auto lex = std::make_shared<Lexical>();
   lex->known = wordnet->known(word);
   if (lex->known) {
+    lex->in_use = wordnet->in_use(word);
     lex->proper = wordnet->proper_noun(word);
     lex->instance = lex->proper && wordnet->names_instance(word);
   }
@@ -1028,7 +1030,12 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     };
     const auto lex = wordnet != nullptr ? lexical(w) : nullptr;
     if (lex != nullptr && !digits && w.size() >= 3) {
-      relate(*lex, id != nullptr);
+      // A capitalised word WordNet does not know, or knows only in senses its tagged corpus
+      // never met, is a brand or a name ("YouTube", "Safari", "Anna"); one in capitals
+      // throughout is an acronym, often the task itself ("USD", "ISS"). Such a name's senses
+      // (Anna: a coin) are not what the request means.
+      const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->in_use;
+      if (!brand) relate(*lex, id != nullptr);
       bool proper_phrase = false;
       if (k > 0 && content[k - 1] + 1 == content[k]) {
         const std::string& before = toks[content[k - 1]].text;
@@ -1044,9 +1051,6 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
           p.groups.back().name = true;
         }
       }
-      // A capitalised word WordNet does not know is a brand ("YouTube"); one in capitals
-      // throughout is an acronym, often the task itself ("USD", "ISS").
-      const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->known;
       g.name = lex->proper || lex->time || brand || proper_phrase;
     }
     if (id == nullptr && !g.terms.empty()) {

@@ -288,6 +288,34 @@ TEST(Search, WordNetRelatesTheRequestsWordsBelowTheWordsThemselves) {
   EXPECT_LT(m.weight, 1.0);
 }
 
+TEST(Search, ACapitalisedWordWordNetHasOnlyInRareSensesIsAName) {
+  SearchIndex index(everyday());
+  const auto read_as_name = [&](const std::string& request, const std::string& word) {
+    for (const auto& w : index.interpret(request)) {
+      if (w.word == word) return w.name;
+    }
+    return false;
+  };
+  // "anna" is in WordNet only as a coin its tagged corpus never met: written with a capital
+  // inside a request, it is someone's name; "Weather" is a word in use.
+  EXPECT_TRUE(read_as_name("did Anna reply to my mail", "anna"));
+  EXPECT_FALSE(read_as_name("did anna reply to my mail", "anna"));
+  EXPECT_FALSE(read_as_name("check the Weather today", "weather"));
+  EXPECT_FALSE(read_as_name("Safari keeps crashing", "safari"));  // the request's first word
+  // Nor does such a name reach what WordNet says of the word: a coin service for "Anna".
+  auto defs = everyday();
+  defs.push_back(service("Numista", "Old coin catalogue", {{"Coins", "Find a coin by country"}}));
+  SearchIndex coins(defs);
+  const auto reaches_coins = [&](const std::string& request) {
+    for (const auto& w : coins.interpret(request)) {
+      if (w.word == "anna") return !w.terms.empty();
+    }
+    return false;
+  };
+  EXPECT_FALSE(reaches_coins("did Anna reply to my mail"));
+  EXPECT_TRUE(reaches_coins("price of an anna"));
+}
+
 TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   SearchIndex index(everyday());
   EXPECT_EQ(first(index, "weather forecast in Phoenix"), "Skycast");

@@ -371,6 +371,23 @@ bool WordNet::known(std::string_view word) const {
   return false;
 }
 
+bool WordNet::in_use(std::string_view word) const {
+  const std::string lemma = lemma_of(word);
+  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+    for (const auto& form : impl_->base_forms(p, lemma)) {
+      // lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...
+      const auto f = fields(impl_->find(p, form));
+      std::size_t pointers = 0;
+      std::size_t tagged = 0;
+      if (f.size() > 3 && number(f[3], pointers) && f.size() > 5 + pointers &&
+          number(f[5 + pointers], tagged) && tagged > 0) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool WordNet::proper_noun(std::string_view word) const {
   const std::string lemma = lemma_of(word);
   std::string base;

@@ -46,6 +46,11 @@ class WordNet {
   /// Whether `word` (lower case; a phrase with spaces) or one of its base forms is a lemma.
   bool known(std::string_view word) const;
 
+  /// Whether some sense of `word` (any part of speech) was seen in the tagged corpus WordNet's
+  /// sense counts come from: not so for rare words such as "anna" (a coin) or "safari", which a
+  /// request writing them with a capital uses as names.
+  bool in_use(std::string_view word) const;
+
   /// Whether the most frequent noun sense of `word` is a proper noun, written with a capital in
   /// the database, and one of its capitalised senses a place, a river or mountain, a person, a
   /// people or a language ("phoenix", "paris", "german", "english"; not "calories", whose

@@ -119,6 +119,11 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   // Capitalised in the database, but a unit ("Calorie"), not a place, a people or a language.
   EXPECT_FALSE(wn->proper_noun("calories"));
   EXPECT_TRUE(wn->proper_noun("cambridge"));  // first the university; a city too
+  // Whether a sense of the word was seen in the tagged corpus: "bob" as a verb was.
+  EXPECT_FALSE(wn->in_use("anna"));
+  EXPECT_FALSE(wn->in_use("safari"));
+  EXPECT_TRUE(wn->in_use("bob"));
+  EXPECT_TRUE(wn->in_use("views"));
   EXPECT_TRUE(wn->known("space station"));
   EXPECT_FALSE(wn->known("wheather"));
 }
