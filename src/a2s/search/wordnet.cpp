@@ -306,16 +306,22 @@ struct WordNet::Impl {
     return false;
   }
 
+  /// Where an index line's sense counts are among its fields (after the pointer symbols), 0 when
+  /// the line is malformed: lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...
+  static std::size_t sense_counts_at(const std::vector<std::string_view>& f) {
+    std::size_t pointers = 0;
+    if (f.size() < 4 || !number(f[3], pointers) || f.size() < 6 + pointers) return 0;
+    return 4 + pointers;
+  }
+
   /// The synset offsets of an index line, in sense order.
   static std::vector<std::size_t> offsets(std::string_view line) {
     const auto f = fields(line);
     std::vector<std::size_t> out;
-    // lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...
     std::size_t count = 0;
-    std::size_t pointers = 0;
-    if (f.size() < 4 || !number(f[2], count) || !number(f[3], pointers)) return out;
-    const std::size_t first = 4 + pointers + 2;
-    for (std::size_t i = first; i < f.size() && out.size() < count; ++i) {
+    const std::size_t at = sense_counts_at(f);
+    if (at == 0 || !number(f[2], count)) return out;
+    for (std::size_t i = at + 2; i < f.size() && out.size() < count; ++i) {
       std::size_t offset = 0;
       if (number(f[i], offset)) out.push_back(offset);
     }
@@ -375,14 +381,10 @@ bool WordNet::in_use(std::string_view word) const {
   const std::string lemma = lemma_of(word);
   for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
     for (const auto& form : impl_->base_forms(p, lemma)) {
-      // lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...
       const auto f = fields(impl_->find(p, form));
-      std::size_t pointers = 0;
+      const std::size_t at = Impl::sense_counts_at(f);
       std::size_t tagged = 0;
-      if (f.size() > 3 && number(f[3], pointers) && f.size() > 5 + pointers &&
-          number(f[5 + pointers], tagged) && tagged > 0) {
-        return true;
-      }
+      if (at != 0 && number(f[at + 1], tagged) && tagged > 0) return true;
     }
   }
   return false;
