@@ -167,8 +167,9 @@ int seal(const fs::path& file, bool to_stdout) {
 void print_reading(const std::vector<a2s::QueryWord>& reading) {
   std::printf("reading of the request:\n");
   for (const auto& w : reading) {
-    std::printf("  %s%s:", w.word.c_str(),
-                w.name ? " (a name: counts 0.3 unless it names the service)" : "");
+    std::printf("  %s%s%s:", w.word.c_str(),
+                w.name ? " (a name: counts 0.3 unless it names the service)" : "",
+                w.place ? " (a place: services whose texts name only other places count 0.6)" : "");
     if (w.terms.empty()) std::printf(" matches nothing in the registry");
     for (const auto& t : w.terms) {
       std::printf(" %s (%s %.2f)", t.term.c_str(), t.via.c_str(), t.weight);
@@ -223,6 +224,9 @@ int search(const std::vector<fs::path>& dirs, const std::vector<std::string>& wo
     std::printf("%.3f  %s  (%s)\n", hit.score, hit.definition->service_name.c_str(),
                 hit.definition->domain.c_str());
     std::printf("       %s\n", hit.definition->service_description.c_str());
+    if (hit.elsewhere) {
+      std::printf("       (its texts name only places other than the request's: x0.6)\n");
+    }
     for (const auto& cap : hit.capabilities) {
       const auto& c = hit.definition->capabilities[cap.index];
       std::printf("  %.3f  %s: %s\n", cap.score, c.name.c_str(), c.description.c_str());

@@ -889,6 +889,43 @@ def test_cli_check_search_execute(tmp_path):
         w.close()
 
 
+def test_search_counts_a_service_of_another_place_less_and_says_so(tmp_path):
+    registry = tmp_path / "registry"
+    registry.mkdir()
+    for file, name, description in [
+            ("global.yaml", "WeatherService", None),
+            ("tokyo.yaml", "SakuraSky", "Weather forecasts for Tokyo and the rest of Japan")]:
+        (registry / file).write_text(definition_yaml(f"api.{name.lower()}.example", name=name,
+                                                     description=description))
+        seal(registry / file)
+
+    def search(query):
+        r = subprocess.run([hearth_bin(), "registry", "search", "--registry", str(registry), "--json",
+                            "--explain", query], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        return out, {s["name"]: s for s in out["services"]}
+
+    _, plain = search("weather forecast")
+    out, by_name = search("weather forecast in nairobi")
+    assert by_name["SakuraSky"].get("elsewhere") is True
+    assert "elsewhere" not in by_name["WeatherService"]
+    assert by_name["SakuraSky"]["relevance_score"] == pytest.approx(
+        0.6 * plain["SakuraSky"]["relevance_score"], abs=0.002)
+    assert by_name["WeatherService"]["relevance_score"] == plain["WeatherService"]["relevance_score"]
+    words = {w["word"]: w for w in out["explanation"]["words"]}
+    assert words["nairobi"].get("place") is True and "place" not in words["weather"]
+    # Kyoto is in Japan (whose name the service's texts have): that service comes first.
+    out, by_name = search("weather forecast in kyoto")
+    assert "elsewhere" not in by_name["SakuraSky"]
+    assert out["services"][0]["name"] == "SakuraSky"
+    assert "elsewhere" not in plain["SakuraSky"]
+    r = subprocess.run([hearth_bin(), "registry", "search", "--registry", str(registry), "--explain",
+                        "weather", "forecast", "in", "nairobi"], capture_output=True, text=True)
+    assert "nairobi (a name" in r.stdout and "(a place:" in r.stdout
+    assert "its texts name only places other than the request's" in r.stdout
+
+
 # -- the bundled examples ----------------------------------------------------------------------
 
 def test_the_registry_examples_run_against_their_servers(tmp_path):

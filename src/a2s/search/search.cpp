@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -602,6 +603,9 @@ float relation_weight(const RelatedWord& r) {
 
 /// A place that holds a named place ("vienna": europe) counts this much of the name.
 constexpr float kRegionWeight = 0.4F;
+/// A service whose texts name only places other than the request's (a jobs board for Germany,
+/// asked for jobs in Nairobi) keeps this much of its relevance.
+constexpr float kElsewhereWeight = 0.6F;
 /// A name that is not the task counts this much of what it would.
 constexpr float kNameWeight = 0.3F;
 /// A word the registry has only as two words: each of them.
@@ -648,6 +652,14 @@ struct SearchIndex::Impl {
   std::vector<std::uint32_t> joined_term;
 
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> named_by;
+  /// Per service (when WordNet is there): the places its texts name, and the places that hold
+  /// those, as WordNet synset offsets, each sorted.
+  struct Scope {
+    std::vector<std::uint32_t> own;
+    std::vector<std::uint32_t> held;
+  };
+  std::vector<Scope> scopes;
+  std::vector<std::uint32_t> scoped;  ///< the services whose scope names a place
   /// Per term: the terms the registry's texts use with it most (strongest first).
   std::vector<std::vector<Partner>> partners;
   /// Surface words of the registry's texts, for spelling correction; their stems' term ids.
@@ -664,6 +676,7 @@ struct SearchIndex::Impl {
     bool instance = false;  ///< one place or person: its relations are no use
     bool time = false;      ///< a word of time ("friday", "tonight"): says when, not what
     bool in_use = false;    ///< some sense seen in WordNet's tagged corpus (not "anna", a coin)
+    std::vector<std::uint32_t> place;  ///< the place it names, then those that hold it
     std::vector<std::pair<std::uint32_t, std::pair<float, Relation>>> related;
   };
   std::shared_ptr<const Lexical> lexical(const std::string& word) const;
@@ -678,11 +691,14 @@ struct SearchIndex::Impl {
   struct Group {
     std::string word;
     bool name = false;
+    bool place = false;  ///< a place (Plan::places)
     std::vector<Expansion> terms;
   };
   struct Plan {
     std::vector<Group> groups;
-    std::vector<std::uint32_t> named;  ///< services the request names, sorted
+    std::vector<std::uint32_t> named;   ///< services the request names, sorted
+    std::vector<std::uint32_t> places;  ///< the places the request names, sorted
+    std::vector<std::uint32_t> within;  ///< those and the places that hold them, sorted
   };
 
   const std::uint32_t* term_id(const std::string& t) const {
@@ -703,6 +719,87 @@ struct SearchIndex::Impl {
       }
     }
     into.push_back({term, weight, via});
+  }
+  /// The place a word or two-word phrase names, then the places that hold it (WordNet::place).
+  using Place = std::vector<PlacePart>;
+  using PlaceOf = std::function<const Place&(const std::string&)>;
+
+  /// The places a service's descriptions and capability names name, written with their
+  /// capitals ("Tokyo", "Sao Paulo", "Canadian"), and those that hold them. Its own name is
+  /// left out: a brand more often than a place. Places with nothing in common within two steps
+  /// (London and Tokyo, named as examples of time zones; both are in Eurasia) say the service
+  /// works anywhere: no scope.
+  static Scope scope_of(const Definition& def, const PlaceOf& place) {
+    Scope scope;
+    std::vector<const Place*> named;
+    const auto scan = [&](std::string_view text) {
+      const auto toks = tokens(text);
+      for (std::size_t i = 0; i < toks.size(); ++i) {
+        if (!toks[i].capital) continue;
+        const Place* found = nullptr;
+        if (i + 1 < toks.size() && toks[i + 1].capital) {
+          found = &place(toks[i].text + ' ' + toks[i + 1].text);
+          if (!found->empty()) ++i;
+        }
+        if (found == nullptr || found->empty()) found = &place(toks[i].text);
+        if (found->empty()) continue;
+        const bool seen = std::any_of(named.begin(), named.end(), [&](const Place* n) {
+          return n->front().offset == found->front().offset;
+        });
+        if (!seen) named.push_back(found);
+      }
+    };
+    scan(def.service_description);
+    for (const auto& cap : def.capabilities) {
+      scan(cap.name);
+      scan(cap.description);
+    }
+    if (named.empty()) return scope;
+    const auto near = [](const Place* n) {
+      std::vector<std::size_t> out;
+      for (const auto& part : *n) {
+        if (part.steps <= 2) out.push_back(part.offset);
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    std::vector<std::size_t> common = near(named.front());
+    for (const Place* n : named) {
+      const std::vector<std::size_t> mine = near(n);
+      std::vector<std::size_t> both;
+      std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
+                            std::back_inserter(both));
+      common = std::move(both);
+    }
+    if (common.empty()) return scope;
+    for (const Place* n : named) {
+      scope.own.push_back(static_cast<std::uint32_t>(n->front().offset));
+      for (std::size_t k = 1; k < n->size(); ++k) {
+        scope.held.push_back(static_cast<std::uint32_t>((*n)[k].offset));
+      }
+    }
+    for (auto* set : {&scope.own, &scope.held}) {
+      std::sort(set->begin(), set->end());
+      set->erase(std::unique(set->begin(), set->end()), set->end());
+    }
+    return scope;
+  }
+
+  /// Whether the request names a place and the service's texts name only others: none of them
+  /// holds, or lies in, a place of the request's.
+  bool elsewhere(const Plan& p, std::uint32_t service) const {
+    if (p.places.empty() || service >= scopes.size() || scopes[service].own.empty()) return false;
+    const Scope& s = scopes[service];
+    const auto in = [](const std::vector<std::uint32_t>& set, std::uint32_t x) {
+      return std::binary_search(set.begin(), set.end(), x);
+    };
+    for (const auto o : s.own) {
+      if (in(p.within, o)) return false;
+    }
+    for (const auto h : s.held) {
+      if (in(p.places, h)) return false;
+    }
+    return !in(p.named, service);
   }
   float factor(const Group& g, const Plan& p, std::uint32_t service) const {
     if (!g.name) return 1.0F;
@@ -877,6 +974,22 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
       p.shrink_to_fit();
     }
   }
+  // Where each service works, as its texts say (Impl::scope_of).
+  if (d.wordnet != nullptr) {
+    std::unordered_map<std::string, Impl::Place> known;
+    const Impl::PlaceOf place = [&](const std::string& w) -> const Impl::Place& {
+      auto [it, fresh] = known.try_emplace(w);
+      if (fresh && w.size() >= 2) it->second = d.wordnet->place(w, /*pertaining=*/true);
+      return it->second;
+    };
+    d.scopes.reserve(d.definitions.size());
+    for (const auto& def : d.definitions) {
+      d.scopes.push_back(Impl::scope_of(*def, place));
+      if (!d.scopes.back().own.empty()) {
+        d.scoped.push_back(static_cast<std::uint32_t>(d.scopes.size() - 1));
+      }
+    }
+  }
   // The spelling vocabulary: surface words whose stem is a term.
   std::vector<std::pair<std::string, std::uint32_t>> vocabulary;
   for (auto& [w, count] : surface) {
@@ -911,6 +1024,11 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
     lex->in_use = wordnet->in_use(word);
     lex->proper = wordnet->proper_noun(word);
     lex->instance = lex->proper && wordnet->names_instance(word);
+    if (lex->proper) {
+      for (const auto& part : wordnet->place(word, /*pertaining=*/false)) {
+        lex->place.push_back(static_cast<std::uint32_t>(part.offset));
+      }
+    }
   }
   // A named place or person, or a word of time ("thursday", "weekend"), says where or when,
   // not what: its relations (a person's trade, a weekday's "day") would only add noise; a
@@ -1037,6 +1155,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->in_use;
       if (!brand) relate(*lex, id != nullptr);
       bool proper_phrase = false;
+      const std::vector<std::uint32_t>* where = &lex->place;
       if (k > 0 && content[k - 1] + 1 == content[k]) {
         const std::string& before = toks[content[k - 1]].text;
         std::string pair = before;
@@ -1050,6 +1169,15 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         if (proper_phrase && !p.groups.empty() && p.groups.back().word == before) {
           p.groups.back().name = true;
         }
+        if (!phrase->place.empty()) {  // "sao paulo", not "paulo"
+          where = &phrase->place;
+          if (!p.groups.empty() && p.groups.back().word == before) p.groups.back().place = true;
+        }
+      }
+      if (!where->empty()) {
+        g.place = true;
+        p.places.push_back(where->front());
+        p.within.insert(p.within.end(), where->begin(), where->end());
       }
       g.name = lex->proper || lex->time || brand || proper_phrase;
     }
@@ -1133,8 +1261,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       if (all || joined) p.named.push_back(service);
     }
   }
-  std::sort(p.named.begin(), p.named.end());
-  p.named.erase(std::unique(p.named.begin(), p.named.end()), p.named.end());
+  for (auto* set : {&p.named, &p.places, &p.within}) {
+    std::sort(set->begin(), set->end());
+    set->erase(std::unique(set->begin(), set->end()), set->end());
+  }
   return p;
 }
 
@@ -1150,6 +1280,8 @@ struct Scratch {
   std::vector<std::uint32_t> touched;   ///< documents with a score
   std::vector<float> service_score;     ///< per service
   std::vector<std::uint32_t> services;  ///< services with a score
+  std::vector<std::uint8_t> away;       ///< per service: of another place than the request's
+  std::vector<std::uint32_t> aways;     ///< services marked in `away`
   std::uint32_t word = 0;
 
   void fit(std::size_t docs, std::size_t service_count) {
@@ -1158,7 +1290,10 @@ struct Scratch {
       best.assign(docs, 0.0F);
       mark.assign(docs, 0);
     }
-    if (service_score.size() < service_count) service_score.assign(service_count, 0.0F);
+    if (service_score.size() < service_count) {
+      service_score.assign(service_count, 0.0F);
+      away.assign(service_count, 0);
+    }
   }
 };
 
@@ -1211,9 +1346,22 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
   }
   std::vector<ServiceHit> out;
   if (ideal > 0) {
+    // Services of other places than the request's, marked once (few services name a place).
+    if (!plan.places.empty()) {
+      for (const auto service : d.scoped) {
+        if (d.elsewhere(plan, service)) {
+          sc.away[service] = 1;
+          sc.aways.push_back(service);
+        }
+      }
+    }
+    const auto scaled = [&](std::uint32_t doc) {
+      const double relevance = std::min(1.0, static_cast<double>(sc.score[doc] / ideal));
+      return sc.away[d.docs[doc].service] != 0 ? relevance * kElsewhereWeight : relevance;
+    };
     // A service's score is its best capability's.
     for (const auto doc : sc.touched) {
-      const double relevance = std::min(1.0, static_cast<double>(sc.score[doc] / ideal));
+      const double relevance = scaled(doc);
       if (relevance <= 0 || relevance < options.min_score) continue;
       const auto service = d.docs[doc].service;
       if (sc.service_score[service] == 0.0F) sc.services.push_back(service);
@@ -1234,10 +1382,11 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
       ServiceHit hit;
       hit.definition = d.definitions[service];
       hit.score = sc.service_score[service];
+      hit.elsewhere = options.explain && sc.away[service] != 0;
       const auto begin = d.first_doc[service];
       const auto end = begin + static_cast<std::uint32_t>(hit.definition->capabilities.size());
       for (auto doc = begin; doc < end; ++doc) {
-        const double relevance = std::min(1.0, static_cast<double>(sc.score[doc] / ideal));
+        const double relevance = scaled(doc);
         if (relevance <= 0 || relevance < options.min_score) continue;
         CapabilityHit cap{d.docs[doc].capability, relevance, {}};
         if (options.explain) cap.matches = d.explain(plan, doc);
@@ -1256,6 +1405,8 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
   // Leave the scratch space clean for the next query.
   for (const auto doc : sc.touched) sc.score[doc] = 0.0F;
   for (const auto service : sc.services) sc.service_score[service] = 0.0F;
+  for (const auto service : sc.aways) sc.away[service] = 0;
+  sc.aways.clear();
   sc.touched.clear();
   sc.services.clear();
   return out;
@@ -1315,6 +1466,7 @@ std::vector<QueryWord> SearchIndex::interpret(std::string_view query) const {
     QueryWord w;
     w.word = g.word;
     w.name = g.name;
+    w.place = g.place;
     for (const auto& e : g.terms) {
       w.terms.push_back({d.term_text[e.term], std::string(via_name(e.via)), e.weight});
     }
@@ -1341,6 +1493,10 @@ std::size_t SearchIndex::memory_bytes() const {
   }
   bytes += d.vocabulary.bucket_count() * sizeof(void*);
   bytes += d.spelling.memory_bytes() + d.spelling_term.capacity() * sizeof(std::uint32_t);
+  for (const auto& s : d.scopes) {
+    bytes += sizeof(Impl::Scope) + (s.own.capacity() + s.held.capacity()) * sizeof(std::uint32_t);
+  }
+  bytes += d.scoped.capacity() * sizeof(std::uint32_t);
   return bytes;
 }
 
@@ -1362,6 +1518,7 @@ json::value registry_response(const std::vector<ServiceHit>& hits) {
     s["domain"] = def.domain;
     s["version"] = def.version;
     s["relevance_score"] = rounded(hit.score);
+    if (hit.elsewhere) s["elsewhere"] = true;
     json::array caps;
     const json::array* written = nullptr;
     if (const auto* c = json::member(def.document, "capabilities"); c != nullptr && c->is_array()) {
@@ -1399,7 +1556,9 @@ json::value query_explanation(const std::vector<QueryWord>& words) {
     for (const auto& t : w.terms) {
       ts.push_back(json::object{{"term", t.term}, {"via", t.via}, {"weight", rounded(t.weight)}});
     }
-    out.push_back(json::object{{"word", w.word}, {"name", w.name}, {"terms", std::move(ts)}});
+    json::object word{{"word", w.word}, {"name", w.name}, {"terms", std::move(ts)}};
+    if (w.place) word["place"] = true;
+    out.push_back(std::move(word));
   }
   return json::object{{"words", std::move(out)}};
 }

@@ -43,6 +43,9 @@ struct ServiceHit {
   std::shared_ptr<const Definition> definition;
   double score = 0;                         ///< relevance_score in [0, 1]
   std::vector<CapabilityHit> capabilities;  ///< best first; only those that matched
+  /// With SearchOptions::explain: the request names a place and this service's texts name only
+  /// others, so its relevance counts kElsewhereWeight (0.6) of what its words make.
+  bool elsewhere = false;
 };
 
 struct SearchOptions {
@@ -55,7 +58,8 @@ struct SearchOptions {
 /// What a request's word was read as: the terms it looks for, each with its weight.
 struct QueryWord {
   std::string word;
-  bool name = false;  ///< a place or brand: counts kNameWeight unless it names the service
+  bool name = false;   ///< a place or brand: counts kNameWeight unless it names the service
+  bool place = false;  ///< a place: services whose texts name only other places count less
   struct Term {
     std::string term;
     std::string via;
@@ -91,8 +95,9 @@ class SearchIndex {
 /// variables as the definition wrote them.
 json::value registry_response(const std::vector<ServiceHit>& hits);
 
-/// The explanation members: `{"words": [{"word", "name", "terms": [{"term", "via",
-/// "weight"}]}]}` for the query, and each capability's `matches` (see TermMatch).
+/// The explanation members: `{"words": [{"word", "name", "place"?, "terms": [{"term", "via",
+/// "weight"}]}]}` for the query, and each capability's `matches` (see TermMatch); a service
+/// whose texts name only places other than the request's has `"elsewhere": true`.
 json::value query_explanation(const std::vector<QueryWord>& words);
 json::value matches_json(const std::vector<TermMatch>& matches);
 

@@ -347,6 +347,59 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   EXPECT_EQ(first(index, "bus departures Transit Phoenix"), "Transit Phoenix");
 }
 
+// A service whose texts name only places other than the request's counts less: a jobs board
+// for Germany is not asked for jobs in Nairobi, but is for jobs in Munich; a service naming
+// places with nothing in common (time zones from London to Tokyo) works anywhere.
+TEST(Search, AServiceOfAnotherPlaceCountsLess) {
+  SearchIndex index({
+      service("Berlin Tech Jobs", "Software and startup positions across Germany",
+              {{"Tech Listings", "Developer and product jobs at startups in German cities"}}),
+      service("Jobhound", "Job listings search by keyword, location and salary",
+              {{"Search Jobs", "Open positions at companies and startups by title and city"}}),
+      service("Zonewise", "Time zones of the world",
+              {{"Local Time", "The time in any city, from London to Tokyo, for a job interview"}}),
+  });
+  EXPECT_EQ(first(index, "jobs at startups"), "Berlin Tech Jobs");
+  EXPECT_EQ(first(index, "jobs at startups in munich"), "Berlin Tech Jobs");
+  EXPECT_EQ(first(index, "jobs at startups in Europe"), "Berlin Tech Jobs");
+  EXPECT_EQ(first(index, "jobs at startups in nairobi"), "Jobhound");
+  SearchOptions options;
+  options.explain = true;
+  const auto hits = index.search("jobs at startups in nairobi", options);
+  double berlin = -1;
+  double zonewise = -1;
+  for (const auto& h : hits) {
+    if (h.definition->service_name == "Berlin Tech Jobs") {
+      EXPECT_TRUE(h.elsewhere);
+      berlin = h.score;
+    }
+    if (h.definition->service_name == "Zonewise") {
+      EXPECT_FALSE(h.elsewhere);
+      zonewise = h.score;
+    }
+    if (h.definition->service_name == "Jobhound") {
+      EXPECT_FALSE(h.elsewhere);
+    }
+  }
+  EXPECT_GT(berlin, 0);
+  EXPECT_GT(zonewise, 0);
+  const auto plain = index.search("jobs at startups in munich", options);
+  ASSERT_FALSE(plain.empty());
+  EXPECT_FALSE(plain[0].elsewhere);
+  const auto response = registry_response(hits);
+  bool marked = false;
+  for (const auto& s : response.at("services").get_array()) {
+    marked = marked || (s.at("name") == json::value("Berlin Tech Jobs") &&
+                        s.at("elsewhere") == json::value(true));
+  }
+  EXPECT_TRUE(marked);
+  std::vector<std::string> places;
+  for (const auto& w : index.interpret("jobs in sao paulo or nairobi")) {
+    if (w.place) places.push_back(w.word);
+  }
+  EXPECT_EQ(places, (std::vector<std::string>{"sao", "paulo", "nairobi"}));
+}
+
 // The curated vocabulary (thesaurus.txt) reads phrases of neighbouring words, stop words
 // between them left out: "text to speech" and "space station" name tasks that their words alone
 // do not.

@@ -442,6 +442,74 @@ bool WordNet::names_instance(std::string_view word) const {
                      [](const Synset::Pointer& p) { return p.symbol == "@i"; });
 }
 
+std::vector<PlacePart> WordNet::place(std::string_view word, bool pertaining, int levels) const {
+  std::vector<PlacePart> out;
+  const std::string lemma = lemma_of(word);
+  // A place: a city, region or country (noun.location), or a continent (noun.object, with such
+  // places as parts; a river or a mountain range has none).
+  const auto location = [&](std::size_t offset) {
+    Synset s;
+    if (!impl_->synset(0, offset, s)) return false;
+    if (s.lex_file == kNounLocation) return true;
+    if (s.lex_file != kNounObject) return false;
+    return std::any_of(s.pointers.begin(), s.pointers.end(), [&](const Synset::Pointer& ptr) {
+      Synset part;
+      return ptr.symbol == "%p" && ptr.pos == 0 && impl_->synset(0, ptr.offset, part) &&
+             part.lex_file == kNounLocation;
+    });
+  };
+  if (proper_noun(word)) {
+    for (const auto& form : impl_->base_forms(0, lemma)) {
+      const auto senses = Impl::offsets(impl_->find(0, form));
+      if (senses.empty()) continue;
+      if (location(senses.front())) out.push_back({senses.front(), 0});
+      break;
+    }
+  }
+  if (out.empty() && pertaining) {
+    // A proper adjective ("Canadian", written with its capital) whose first sense pertains to a
+    // place.
+    std::string base;
+    Synset a;
+    if (impl_->first_sense(2, lemma, base, a) &&
+        std::any_of(a.words.begin(), a.words.end(), [&](std::string_view w) {
+          return word_of(w) == word_of(base) && !w.empty() && w[0] >= 'A' && w[0] <= 'Z';
+        })) {
+      for (const auto& ptr : a.pointers) {
+        if (ptr.symbol == "\\" && ptr.pos == 0 && location(ptr.offset)) {
+          out.push_back({ptr.offset, 0});
+          break;
+        }
+      }
+    }
+  }
+  if (out.empty()) return out;
+  // A word that also names a language says which language more often than where: "English
+  // dictionary", "Spanish verbs", "Java SDK".
+  for (const auto& form : impl_->base_forms(0, lemma)) {
+    for (const std::size_t offset : Impl::offsets(impl_->find(0, form))) {
+      Synset s;
+      if (impl_->synset(0, offset, s) && s.lex_file == kNounCommunication) return {};
+    }
+  }
+  // Every whole it is part of, breadth first: Tokyo is part of both Honshu and Japan.
+  std::size_t level_start = 0;
+  for (int level = 1; level <= levels && level_start < out.size(); ++level) {
+    const std::size_t level_end = out.size();
+    for (std::size_t i = level_start; i < level_end; ++i) {
+      Synset s;
+      if (!impl_->synset(0, out[i].offset, s)) continue;
+      for (const auto& ptr : s.pointers) {
+        const bool seen = std::any_of(out.begin(), out.end(),
+                                      [&](const PlacePart& p) { return p.offset == ptr.offset; });
+        if (ptr.symbol == "#p" && ptr.pos == 0 && !seen) out.push_back({ptr.offset, level});
+      }
+    }
+    level_start = level_end;
+  }
+  return out;
+}
+
 std::vector<std::string> WordNet::regions(std::string_view word, int levels) const {
   std::vector<std::string> out;
   std::string base;

@@ -31,6 +31,13 @@ struct RelatedWord {
   std::uint8_t sense = 0;  ///< the looked-up word's sense it came from, 0 = most frequent
 };
 
+/// A place WordNet::place reached: its synset's offset in data.noun (its identity), and how
+/// many part-of steps it is from the place the word names.
+struct PlacePart {
+  std::size_t offset = 0;
+  int steps = 0;
+};
+
 class WordNet {
  public:
   /// nullptr when `dir` lacks the database files.
@@ -60,6 +67,13 @@ class WordNet {
   /// Whether the most frequent noun sense of `word` is an instance: one named place or person
   /// ("phoenix", "einstein"), not a kind ("german").
   bool names_instance(std::string_view word) const;
+
+  /// The place `word` names and the places that hold it: the place itself first (0 steps),
+  /// then breadth first up to `levels` steps along every part-of relation ("tokyo": Tokyo;
+  /// Honshu, Japan; ... Asia). With `pertaining`, an adjective of a place stands for it
+  /// ("canadian": Canada). Empty when `word` names no place, or also names a language
+  /// ("english", "java").
+  std::vector<PlacePart> place(std::string_view word, bool pertaining, int levels = 4) const;
 
   /// The places that hold the place `word` names, nearest first, up to `levels` steps along
   /// its most frequent sense's part-of relations ("vienna": austria, europe).
