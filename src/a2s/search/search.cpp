@@ -979,7 +979,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     std::unordered_map<std::string, Impl::Place> known;
     const Impl::PlaceOf place = [&](const std::string& w) -> const Impl::Place& {
       auto [it, fresh] = known.try_emplace(w);
-      if (fresh && w.size() >= 2) it->second = d.wordnet->place(w, /*pertaining=*/true);
+      if (fresh && w.size() >= 2) it->second = d.wordnet->place(w);
       return it->second;
     };
     d.scopes.reserve(d.definitions.size());
@@ -1025,7 +1025,7 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
     lex->proper = wordnet->proper_noun(word);
     lex->instance = lex->proper && wordnet->names_instance(word);
     if (lex->proper) {
-      for (const auto& part : wordnet->place(word, /*pertaining=*/false)) {
+      for (const auto& part : wordnet->place(word)) {
         lex->place.push_back(static_cast<std::uint32_t>(part.offset));
       }
     }

@@ -398,6 +398,12 @@ TEST(Search, AServiceOfAnotherPlaceCountsLess) {
     if (w.place) places.push_back(w.word);
   }
   EXPECT_EQ(places, (std::vector<std::string>{"sao", "paulo", "nairobi"}));
+  // The adjective of a place stands for it; a language's does not.
+  places.clear();
+  for (const auto& w : index.interpret("canadian jobs for english teachers")) {
+    if (w.place) places.push_back(w.word);
+  }
+  EXPECT_EQ(places, std::vector<std::string>{"canadian"});
 }
 
 // The curated vocabulary (thesaurus.txt) reads phrases of neighbouring words, stop words

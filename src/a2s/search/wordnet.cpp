@@ -442,7 +442,7 @@ bool WordNet::names_instance(std::string_view word) const {
                      [](const Synset::Pointer& p) { return p.symbol == "@i"; });
 }
 
-std::vector<PlacePart> WordNet::place(std::string_view word, bool pertaining, int levels) const {
+std::vector<PlacePart> WordNet::place(std::string_view word, int levels) const {
   std::vector<PlacePart> out;
   const std::string lemma = lemma_of(word);
   // A place: a city, region or country (noun.location), or a continent (noun.object, with such
@@ -466,7 +466,7 @@ std::vector<PlacePart> WordNet::place(std::string_view word, bool pertaining, in
       break;
     }
   }
-  if (out.empty() && pertaining) {
+  if (out.empty()) {
     // A proper adjective ("Canadian", written with its capital) whose first sense pertains to a
     // place.
     std::string base;

@@ -119,16 +119,16 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   // Capitalised in the database, but a unit ("Calorie"), not a place, a people or a language.
   EXPECT_FALSE(wn->proper_noun("calories"));
   EXPECT_TRUE(wn->proper_noun("cambridge"));  // first the university; a city too
-  // The place a word names, then every place that holds it; a place's adjective stands for it
-  // only when asked, and a word that also names a language is none.
-  const auto offsets = [&](std::string_view word, bool pertaining) {
+  // The place a word names, then every place that holds it; a place's adjective stands for it,
+  // and a word that also names a language is none.
+  const auto offsets = [&](std::string_view word) {
     std::vector<std::size_t> out;
-    for (const auto& part : wn->place(word, pertaining)) out.push_back(part.offset);
+    for (const auto& part : wn->place(word)) out.push_back(part.offset);
     return out;
   };
-  const auto nairobi = wn->place("nairobi", false);
-  const auto kenya = offsets("kenya", false);
-  const auto africa = offsets("africa", false);  // a continent: noun.object, with places as parts
+  const auto nairobi = wn->place("nairobi");
+  const auto kenya = offsets("kenya");
+  const auto africa = offsets("africa");  // a continent: noun.object, with places as parts
   ASSERT_FALSE(nairobi.empty());
   ASSERT_FALSE(kenya.empty());
   ASSERT_FALSE(africa.empty());
@@ -142,15 +142,14 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   EXPECT_EQ(step_of(kenya.front()), 1);
   EXPECT_EQ(step_of(africa.front()), 2);
   EXPECT_EQ(std::find(africa.begin(), africa.end(), kenya.front()), africa.end());
-  EXPECT_EQ(offsets("canadian", true).front(), offsets("canada", false).front());
-  EXPECT_TRUE(wn->place("canadian", false).empty());
-  EXPECT_TRUE(wn->place("english", true).empty());     // a language
-  EXPECT_TRUE(wn->place("java", false).empty());       // an island, and a language
-  EXPECT_TRUE(wn->place("cambridge", false).empty());  // first the university
-  EXPECT_TRUE(wn->place("thames", false).empty());     // a river
-  EXPECT_TRUE(wn->place("calories", true).empty());
-  EXPECT_TRUE(wn->place("weather", true).empty());
-  EXPECT_GT(wn->place("sao paulo", false).size(), 1U);
+  EXPECT_EQ(offsets("canadian").front(), offsets("canada").front());
+  EXPECT_TRUE(wn->place("english").empty());    // a language
+  EXPECT_TRUE(wn->place("java").empty());       // an island, and a language
+  EXPECT_TRUE(wn->place("cambridge").empty());  // first the university
+  EXPECT_TRUE(wn->place("thames").empty());     // a river
+  EXPECT_TRUE(wn->place("calories").empty());
+  EXPECT_TRUE(wn->place("weather").empty());
+  EXPECT_GT(wn->place("sao paulo").size(), 1U);
   // Whether a sense of the word was seen in the tagged corpus: "bob" as a verb was.
   EXPECT_FALSE(wn->in_use("anna"));
   EXPECT_FALSE(wn->in_use("safari"));
