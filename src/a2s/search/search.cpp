@@ -724,9 +724,9 @@ struct SearchIndex::Impl {
   using Place = std::vector<PlacePart>;
   using PlaceOf = std::function<const Place&(const std::string&)>;
 
-  /// The places a service's descriptions and capability names name, written with their
-  /// capitals ("Tokyo", "Sao Paulo", "Canadian"), and those that hold them. Its own name is
-  /// left out: a brand more often than a place. Places with nothing in common within two steps
+  /// The places a service's name, description and capabilities name, written with their
+  /// capitals ("Tokyo", "Sao Paulo", "Canadian"), and those that hold them. Places with nothing
+  /// in common within two steps
   /// (London and Tokyo, named as examples of time zones; both are in Eurasia) say the service
   /// works anywhere: no scope.
   static Scope scope_of(const Definition& def, const PlaceOf& place) {
@@ -749,6 +749,7 @@ struct SearchIndex::Impl {
         if (!seen) named.push_back(found);
       }
     };
+    scan(def.service_name);
     scan(def.service_description);
     for (const auto& cap : def.capabilities) {
       scan(cap.name);

@@ -398,6 +398,14 @@ TEST(Search, AServiceOfAnotherPlaceCountsLess) {
     if (w.place) places.push_back(w.word);
   }
   EXPECT_EQ(places, (std::vector<std::string>{"sao", "paulo", "nairobi"}));
+  // A place in the service's name counts as one in its texts.
+  SearchIndex radio({service("Dublin Radio", "Community radio stations streaming online",
+                             {{"Stations", "Radio stations and their streams"}}),
+                     service("Airwaves", "Internet radio directory",
+                             {{"Find Stations", "Radio stations by genre and country"}})});
+  EXPECT_EQ(first(radio, "radio stations"), "Dublin Radio");
+  EXPECT_EQ(first(radio, "radio stations in brazil"), "Airwaves");
+  EXPECT_EQ(first(radio, "radio stations in ireland"), "Dublin Radio");
   // The adjective of a place stands for it; a language's does not.
   places.clear();
   for (const auto& w : index.interpret("canadian jobs for english teachers")) {
