@@ -458,13 +458,13 @@ std::vector<PlacePart> WordNet::place(std::string_view word, int levels) const {
              part.lex_file == kNounLocation;
     });
   };
-  if (proper_noun(word)) {
-    for (const auto& form : impl_->base_forms(0, lemma)) {
-      const auto senses = Impl::offsets(impl_->find(0, form));
-      if (senses.empty()) continue;
-      if (location(senses.front())) out.push_back({senses.front(), 0});
-      break;
-    }
+  // The first noun sense a place (one synset read), and written as a name (proper_noun reads
+  // every sense): most capitalised words of a registry are neither.
+  for (const auto& form : impl_->base_forms(0, lemma)) {
+    const auto senses = Impl::offsets(impl_->find(0, form));
+    if (senses.empty()) continue;
+    if (location(senses.front()) && proper_noun(word)) out.push_back({senses.front(), 0});
+    break;
   }
   if (out.empty()) {
     // A proper adjective ("Canadian", written with its capital) whose first sense pertains to a
