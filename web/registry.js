@@ -109,6 +109,7 @@ export class RegistryPanel {
     input.id = 'registry-query';
     input.placeholder = 'What do you want to do? (weather forecast, book a hotel…)';
     input.setAttribute('aria-label', 'Search the registry');
+    input.maxLength = 4096; // registry/search reads at most 4,096 bytes; past that it says so
     input.value = this.query;
     const go = el('button', 'primary', 'Search');
     go.type = 'submit';

@@ -43,6 +43,9 @@ constexpr float kCuratedWeight = 0.5F;
 constexpr float kPhraseWeight = 0.6F;
 constexpr float kSynonymWeight = 0.6F;
 
+/// The longest word read as a word: split into two words, indexed for spelling correction.
+constexpr std::size_t kLongestWord = SpellingIndex::kLongestWord;
+
 const std::unordered_set<std::string>& stop_words() {
   static const std::unordered_set<std::string> kWords = {
       "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could", "do", "for", "from",
@@ -477,7 +480,10 @@ using IsWord = std::function<bool(const std::string&)>;
 /// each at least 3 letters and one at least 4; nullopt when there is no such split.
 std::optional<std::pair<std::string, std::string>> halves(const std::string& w,
                                                           const IsWord& is_word) {
-  if (w.size() < 6 || !std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_lower(c); })) {
+  // Each cut copies and looks up both halves: a longer word is no compound of two words, and
+  // would cost the square of its length.
+  if (w.size() < 6 || w.size() > kLongestWord ||
+      !std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_lower(c); })) {
     return std::nullopt;
   }
   for (std::size_t cut = w.size() - 3; cut >= 3; --cut) {
@@ -819,7 +825,9 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   std::unordered_map<std::string, std::string> surface_stem;
   const auto count_surface = [&](std::string_view text) {
     for (auto& w : words(text)) {
-      if (stop_word(w) || w.size() < 3) continue;
+      // A word past kLongestWord (an identifier, a key) is no spelling to correct toward; the
+      // spelling index keeps the square of a word's length in deletions.
+      if (stop_word(w) || w.size() < 3 || w.size() > kLongestWord) continue;
       ++surface[w];
     }
   };

@@ -492,6 +492,21 @@ TEST(Search, AVeryLongWordIsReadAsNothing) {
   }
 }
 
+// A definition's very long word (a key, an identifier) is kept as a term but neither split into
+// two words nor indexed for spelling: both cost the square of its length.
+TEST(Search, AVeryLongWordInADefinitionCostsItsLengthOnly) {
+  std::string key;
+  for (std::size_t i = 0; i < 1500; ++i) key += static_cast<char>('a' + (i * 7 + i / 26) % 26);
+  SearchIndex index({service("Keyvault" + key, "Stores keys such as " + key,
+                             {{"Store Key", "Keep a secret key " + key}}),
+                     service("Skycast", "Weather forecasts", {{"Forecast", "Weather forecast"}})});
+  // Indexed for spelling, its deletions alone would take over 30 MB (and seconds to make).
+  EXPECT_LT(index.memory_bytes(), std::size_t{4} << 20);
+  EXPECT_EQ(first(index, "weather forecast"), "Skycast");
+  EXPECT_EQ(first(index, key), "Keyvault" + key);
+  EXPECT_EQ(first(index, "store a secret key"), "Keyvault" + key);
+}
+
 TEST(Search, ExplainsWhichTermsMatchedWhichFields) {
   SearchIndex index(everyday());
   SearchOptions options;

@@ -46,7 +46,7 @@ SpellingIndex::SpellingIndex(std::vector<std::pair<std::string, std::uint32_t>> 
   std::sort(words_.begin(), words_.end());
   for (std::uint32_t id = 0; id < words_.size(); ++id) {
     const std::string& w = words_[id].first;
-    if (w.size() < 3) continue;
+    if (w.size() < 3 || w.size() > kLongestWord) continue;
     longest_ = std::max(longest_, w.size());
     // A query word within two edits is at least 8 letters (allowed()), so only words of 6 or
     // more need their two-letter deletions.

@@ -5,6 +5,7 @@
 /// real (optimal string alignment) distance. Queries cost a few dozen lookups, whatever the
 /// vocabulary's size.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,6 +16,10 @@ namespace hearth::a2s {
 
 class SpellingIndex {
  public:
+  /// Longer vocabulary words are kept (contains()) but not indexed for correction: a word's
+  /// deletions number the square of its length, and such a word is an identifier, not a word.
+  static constexpr std::size_t kLongestWord = 64;
+
   SpellingIndex() = default;
   /// `words`: the vocabulary, sorted by word, each with how often it occurs (ties between equally
   /// close words go to the more frequent).

@@ -17,9 +17,21 @@ Result<std::size_t> limit_param(const json::object& params) {
   return static_cast<std::size_t>(limit.value_or(10));
 }
 
+/// A search request is a sentence or a few. Reading one costs a few WordNet lookups a word on
+/// the I/O thread (some 30 us a word never seen before, docs/a2s.md), so its length is bounded.
+constexpr std::size_t kMaxQueryBytes = 4096;
+
 asio::awaitable<Result<json::value>> search(Gateway& gateway, const Request& request) {
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto query, rpc::required_string(*params, "query"));
+  if (query.size() > kMaxQueryBytes) {
+    Error e =
+        invalid_param("'query' is " + std::to_string(query.size()) +
+                          " bytes; a search request is at most " + std::to_string(kMaxQueryBytes),
+                      "query", "maxBytes");
+    e.data.as_object()["maxBytes"] = kMaxQueryBytes;
+    co_return e;
+  }
   HEARTH_CO_ASSIGN_OR_RETURN(auto limit, limit_param(*params));
   HEARTH_CO_ASSIGN_OR_RETURN(auto explain, rpc::bool_param(*params, "explain"));
   co_return gateway.search(query, limit, explain);
