@@ -306,6 +306,30 @@ struct WordNet::Impl {
     return false;
   }
 
+  /// The noun synsets `start` is part of, breadth first up to `levels` steps, after `start`
+  /// itself (0 steps): along every part-of relation (`every`: Tokyo is part of both Honshu and
+  /// Japan), or only each synset's first (Vienna, Austria, Europe, Eurasia; not also the West).
+  std::vector<PlacePart> wholes(std::size_t start, int levels, bool every) const {
+    std::vector<PlacePart> out{{start, 0}};
+    std::size_t level_start = 0;
+    for (int level = 1; level <= levels && level_start < out.size(); ++level) {
+      const std::size_t level_end = out.size();
+      for (std::size_t i = level_start; i < level_end; ++i) {
+        Synset s;
+        if (!synset(0, out[i].offset, s)) continue;
+        for (const auto& ptr : s.pointers) {
+          if (ptr.symbol != "#p" || ptr.pos != 0) continue;
+          const bool seen = std::any_of(out.begin(), out.end(),
+                                        [&](const PlacePart& p) { return p.offset == ptr.offset; });
+          if (!seen) out.push_back({ptr.offset, level});
+          if (!every) break;
+        }
+      }
+      level_start = level_end;
+    }
+    return out;
+  }
+
   /// Where an index line's sense counts are among its fields (after the pointer symbols), 0 when
   /// the line is malformed: lemma pos synset_cnt p_cnt [ptr...] sense_cnt tagsense_cnt offset...
   static std::size_t sense_counts_at(const std::vector<std::string_view>& f) {
@@ -492,37 +516,20 @@ std::vector<PlacePart> WordNet::place(std::string_view word, int levels) const {
       if (impl_->synset(0, offset, s) && s.lex_file == kNounCommunication) return {};
     }
   }
-  // Every whole it is part of, breadth first: Tokyo is part of both Honshu and Japan.
-  std::size_t level_start = 0;
-  for (int level = 1; level <= levels && level_start < out.size(); ++level) {
-    const std::size_t level_end = out.size();
-    for (std::size_t i = level_start; i < level_end; ++i) {
-      Synset s;
-      if (!impl_->synset(0, out[i].offset, s)) continue;
-      for (const auto& ptr : s.pointers) {
-        const bool seen = std::any_of(out.begin(), out.end(),
-                                      [&](const PlacePart& p) { return p.offset == ptr.offset; });
-        if (ptr.symbol == "#p" && ptr.pos == 0 && !seen) out.push_back({ptr.offset, level});
-      }
-    }
-    level_start = level_end;
-  }
-  return out;
+  return impl_->wholes(out.front().offset, levels, /*every=*/true);
 }
 
 std::vector<std::string> WordNet::regions(std::string_view word, int levels) const {
   std::vector<std::string> out;
-  std::string base;
-  Synset s;
-  if (!impl_->first_sense(0, lemma_of(word), base, s)) return out;
-  for (int level = 0; level < levels; ++level) {
-    const auto part_of = std::find_if(s.pointers.begin(), s.pointers.end(),
-                                      [](const Synset::Pointer& p) { return p.symbol == "#p"; });
-    if (part_of == s.pointers.end()) break;
-    Synset whole;
-    if (!impl_->synset(part_of->pos, part_of->offset, whole)) break;
-    for (const auto& w : whole.words) out.push_back(word_of(w));
-    s = std::move(whole);
+  for (const auto& form : impl_->base_forms(0, lemma_of(word))) {
+    const auto senses = Impl::offsets(impl_->find(0, form));
+    if (senses.empty()) continue;
+    for (const auto& whole : impl_->wholes(senses.front(), levels, /*every=*/false)) {
+      Synset s;
+      if (whole.steps == 0 || !impl_->synset(0, whole.offset, s)) continue;
+      for (const auto& w : s.words) out.push_back(word_of(w));
+    }
+    break;
   }
   return out;
 }
