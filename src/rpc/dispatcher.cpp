@@ -15,6 +15,7 @@ namespace asio = boost::asio;
 
 json::object make_error_response(const json::value& id, const Error& error) {
   json::object out;
+  out.reserve(3);
   out["jsonrpc"] = "2.0";
   out["id"] = id;
   out["error"] = to_json(error);
@@ -23,6 +24,7 @@ json::object make_error_response(const json::value& id, const Error& error) {
 
 json::object make_result_response(const json::value& id, json::value result) {
   json::object out;
+  out.reserve(3);
   out["jsonrpc"] = "2.0";
   out["id"] = id;
   out["result"] = std::move(result);
@@ -31,6 +33,7 @@ json::object make_result_response(const json::value& id, json::value result) {
 
 json::object make_notification(std::string_view method, json::value params) {
   json::object out;
+  out.reserve(3);
   out["jsonrpc"] = "2.0";
   out["method"] = method;
   out["params"] = std::move(params);
@@ -78,36 +81,31 @@ json::object Dispatcher::error_response(const json::value& id, const Error& erro
               Result<json::value>(error)));
 }
 
-namespace {
-
-/// A response's text with the id exactly as the client wrote it (`id_text`, when known).
-std::string body_text(const json::value& body, const std::string& id_text) {
-  if (id_text.empty() || !body.is_object()) return json::dump(body);
-  // Responses are built with "jsonrpc" then "id" first: the id's text goes where the DOM's
-  // null stands.
-  json::object copy = body.get_object();
-  copy["id"] = nullptr;
-  std::string text = json::dump(copy);
-  constexpr std::string_view kHead = R"({"jsonrpc":"2.0","id":null)";
-  if (text.rfind(kHead, 0) != 0) return json::dump(body);
-  return std::string(kHead.substr(0, kHead.size() - 4)) + id_text + text.substr(kHead.size());
-}
-
-}  // namespace
-
 std::string Dispatcher::to_text(const Reply& reply) {
-  if (!reply.raw_result) return body_text(reply.body, reply.id_text);
-  // The body ends with "result":null} (make_result_response builds jsonrpc, id, result); the
-  // kept text takes the null's place.
-  std::string text = body_text(reply.body, reply.id_text);
-  constexpr std::string_view kTail = R"("result":null})";
-  if (text.size() >= kTail.size() &&
-      text.compare(text.size() - kTail.size(), kTail.size(), kTail) == 0) {
-    text.resize(text.size() - 5);
-    text += *reply.raw_result;
-    text += '}';
+  if (!reply.body.is_object()) return json::dump(reply.body);
+  // Written member by member in one pass (a response is written for every request): the id as
+  // the client wrote it (`id_text`, when known) in place of the DOM's, and the kept result text
+  // (`raw_result`) in place of the null the body holds for it.
+  const json::object& body = reply.body.get_object();
+  std::string out;
+  out.reserve(64 + reply.id_text.size() + (reply.raw_result ? reply.raw_result->size() : 0));
+  out.push_back('{');
+  bool first = true;
+  for (const auto& member : body) {
+    if (!first) out.push_back(',');
+    first = false;
+    json::serialize_string_to(out, member.key());
+    out.push_back(':');
+    if (member.key() == "id" && !reply.id_text.empty()) {
+      out += reply.id_text;
+    } else if (member.key() == "result" && reply.raw_result && member.value().is_null()) {
+      out += *reply.raw_result;
+    } else {
+      json::serialize_to(out, member.value());
+    }
   }
-  return text;
+  out.push_back('}');
+  return out;
 }
 
 asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
@@ -247,20 +245,25 @@ asio::awaitable<std::optional<std::vector<Dispatcher::Reply>>> Dispatcher::handl
     return numbers;
   };
   using Replies = std::optional<std::vector<Reply>>;
+  // One reply, moved in: a braced list would copy it, its whole body included.
+  auto just = [](Reply one) {
+    Replies replies(std::in_place);
+    replies->push_back(std::move(one));
+    return replies;
+  };
   if (!message.is_array()) {
     auto one = co_await handle_one(std::move(message), std::move(session), options,
                                    numbers_of(json::RawNumber::kNoElement));
     if (!one) co_return Replies{};
-    co_return Replies{std::vector<Reply>{std::move(*one)}};
+    co_return just(std::move(*one));
   }
 
   auto& batch = message.get_array();
   auto whole = [&](const std::string& why) {
-    return Replies{
-        std::vector<Reply>{Reply{json::value(error_response(nullptr, invalid_request(why, ""),
-                                                            nullptr, session, options.envelope)),
-                                 {},
-                                 nullptr}}};
+    return just(Reply{json::value(error_response(nullptr, invalid_request(why, ""), nullptr,
+                                                 session, options.envelope)),
+                      {},
+                      nullptr});
   };
   if (batch.empty()) co_return whole("an empty batch");
   if (batch.size() > limits_.max_batch) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -9,6 +10,26 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <cstdlib>
+#include <new>
+
+// Every allocation of this test program is counted, so that a test can tell how many a
+// request's way through the dispatcher makes.
+namespace {
+std::atomic<std::size_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t /*size*/) noexcept {
+  std::free(p);
+}
 
 namespace hearth::rpc {
 namespace {
@@ -42,6 +63,17 @@ class DispatcherTest : public ::testing::Test {
     dispatcher_.add("release", [this](const Request&) -> asio::awaitable<Result<json::value>> {
       release_timer_.cancel();
       co_return "done";
+    });
+    // A large result, with the allocations its making took.
+    dispatcher_.add("large", [this](const Request&) -> asio::awaitable<Result<json::value>> {
+      const std::size_t before = g_allocations.load();
+      json::array items;
+      for (int i = 0; i < 500; ++i) {
+        items.push_back(json::object{{"description", "a string too long to be kept inline"}});
+      }
+      json::value result(std::move(items));
+      made_ = g_allocations.load() - before;
+      co_return result;
     });
     // A result kept as text where the transport allows it, else as a value.
     dispatcher_.add("kept", [](const Request& r) -> asio::awaitable<Result<json::value>> {
@@ -82,6 +114,7 @@ class DispatcherTest : public ::testing::Test {
   asio::steady_timer release_timer_;
   Dispatcher dispatcher_;
   int calls_ = 0;
+  std::size_t made_ = 0;  ///< allocations "large" made its result with
 };
 
 int code_of(const json::value& response) {
@@ -101,6 +134,17 @@ TEST_F(DispatcherTest, ResultEchoesStringNumberAndNullIds) {
             R"({"jsonrpc":"2.0","id":7,"result":[1]})");
   EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":null,"method":"echo"})"),
             R"({"jsonrpc":"2.0","id":null,"result":null})");
+}
+
+TEST_F(DispatcherTest, AResultIsNotCopiedOnItsWayOut) {
+  // A copy of the result would make as many allocations again as making it did (1,500 here:
+  // each object, its key and its string); the rest of a request's way is a few dozen.
+  const std::size_t before = g_allocations.load();
+  const std::string text = send(R"({"jsonrpc":"2.0","id":1,"method":"large"})");
+  const std::size_t all = g_allocations.load() - before;
+  ASSERT_GE(made_, 1000U);
+  EXPECT_LT(all - made_, made_ / 4) << "made " << made_ << ", all " << all;
+  EXPECT_EQ(json::parse(text).at("result").as_array().size(), 500U);
 }
 
 TEST_F(DispatcherTest, AResultKeptAsTextIsWrittenAsIs) {
