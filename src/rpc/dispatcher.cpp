@@ -147,12 +147,12 @@ asio::awaitable<std::optional<Dispatcher::Reply>> Dispatcher::handle_one(
     co_return refuse(invalid_request("'method' must be a string", "method"));
   }
   json::value params = nullptr;
-  if (const json::value* p = obj.if_contains("params")) {
+  if (json::value* p = obj.if_contains("params")) {
     if (!p->is_object() && !p->is_array()) {
       co_return refuse(
           invalid_request("'params' must be an object or an array when present", "params"));
     }
-    params = *p;
+    params = std::move(*p);  // the message is this call's own: its params are not copied
   }
   if (const json::RawNumber* n = numbers.out_of_range) {
     // The DOM holds another number than the client sent: passing it on would change the input.

@@ -26,7 +26,9 @@ struct Request {
   json::value id;  ///< string, number or null; absent for notifications
   bool notification = false;
   std::string method;
-  json::value params;  ///< object, array or null when absent
+  /// Object, array or null when absent. Mutable so that a method may move a large member out
+  /// (rpc::take_param) rather than copy it: the request is its call's own.
+  mutable json::value params;
   std::shared_ptr<Session> session;
   bool envelope = false;  ///< answer with a LAFS envelope (docs/protocol.md, "LAFS envelopes")
   json::object lafs;  ///< in envelope mode: _fields, _expand, _mvi, _budget, taken out of params

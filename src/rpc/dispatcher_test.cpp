@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "rpc/params.hpp"
+
 // Every allocation of this test program is counted, so that a test can tell how many a
 // request's way through the dispatcher makes.
 namespace {
@@ -74,6 +76,11 @@ class DispatcherTest : public ::testing::Test {
       json::value result(std::move(items));
       made_ = g_allocations.load() - before;
       co_return result;
+    });
+    // The size of the input it takes out of its params.
+    dispatcher_.add("take", [](const Request& r) -> asio::awaitable<Result<json::value>> {
+      const json::value input = take_param(r, "input");
+      co_return input.is_array() ? static_cast<std::int64_t>(input.get_array().size()) : -1;
     });
     // A result kept as text where the transport allows it, else as a value.
     dispatcher_.add("kept", [](const Request& r) -> asio::awaitable<Result<json::value>> {
@@ -145,6 +152,34 @@ TEST_F(DispatcherTest, AResultIsNotCopiedOnItsWayOut) {
   ASSERT_GE(made_, 1000U);
   EXPECT_LT(all - made_, made_ / 4) << "made " << made_ << ", all " << all;
   EXPECT_EQ(json::parse(text).at("result").as_array().size(), 500U);
+}
+
+TEST_F(DispatcherTest, ParamsAreNotCopiedOnTheirWayIn) {
+  std::string items;
+  for (int i = 0; i < 500; ++i) {
+    items += std::string(i == 0 ? "" : ",") + R"({"description":"a string too long to be inline"})";
+  }
+  const std::string text =
+      R"({"jsonrpc":"2.0","id":1,"method":"take","params":{"input":[)" + items + "]}}";
+  std::size_t before = g_allocations.load();
+  ASSERT_TRUE(json::parse_text(text).ok());
+  const std::size_t parsing = g_allocations.load() - before;
+  before = g_allocations.load();
+  EXPECT_EQ(send(text), R"({"jsonrpc":"2.0","id":1,"result":500})");
+  const std::size_t all = g_allocations.load() - before;
+  // Parsing makes each object, its key and its string (1,500 allocations); a copy of the params
+  // on the way to the method would make as many again.
+  ASSERT_GE(parsing, 1000U);
+  EXPECT_LT(all, parsing + parsing / 4) << "parsing " << parsing << ", all " << all;
+  // The member taken is gone from the params; a member absent, or params not an object, is null.
+  Request request;
+  request.params = json::object{{"input", json::array{1, 2}}, {"other", 3}};
+  EXPECT_EQ(take_param(request, "input"), (json::array{1, 2}));
+  EXPECT_TRUE(request.params.at("input").is_null());
+  EXPECT_EQ(request.params.at("other"), 3);
+  EXPECT_TRUE(take_param(request, "absent").is_null());
+  request.params = json::array{1};
+  EXPECT_TRUE(take_param(request, "input").is_null());
 }
 
 TEST_F(DispatcherTest, AResultKeptAsTextIsWrittenAsIs) {

@@ -62,4 +62,10 @@ json::value value_param(const json::object& params, std::string_view name) {
   return v != nullptr ? *v : json::value(nullptr);
 }
 
+json::value take_param(const Request& request, std::string_view name) {
+  if (!request.params.is_object()) return nullptr;
+  json::value* v = request.params.get_object().if_contains(name);
+  return v != nullptr ? json::value(std::move(*v)) : json::value(nullptr);
+}
+
 }  // namespace hearth::rpc

@@ -40,5 +40,8 @@ Result<std::optional<std::int64_t>> int_param(
 
 /// A member as it is; null when absent.
 json::value value_param(const json::object& params, std::string_view name);
+/// A member of the request's params moved out (null there afterwards), not copied: for a value
+/// as large as the client sent (an endpoint's input). Null when absent or params is no object.
+json::value take_param(const Request& request, std::string_view name);
 
 }  // namespace hearth::rpc

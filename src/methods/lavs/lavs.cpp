@@ -28,7 +28,7 @@ asio::awaitable<Result<json::value>> call(Host& host, const Request& request, Ta
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
-  json::value input = rpc::value_param(*params, "input");  // named: see common/blocking.hpp
+  json::value input = rpc::take_param(request, "input");  // named: see common/blocking.hpp
   host::Caller caller = caller_of(request);
   co_return co_await host.call(*service, target.endpoint, std::move(input), std::move(caller));
 }
@@ -45,7 +45,7 @@ asio::awaitable<Result<json::value>> subscribe(Host& host, const Request& reques
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, rpc::params_object(request));
   HEARTH_CO_ASSIGN_OR_RETURN(auto service, service_of(host, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
-  json::value input = rpc::value_param(*params, "input");
+  json::value input = rpc::take_param(request, "input");
   auto subscriber = session_subscriber(request.session);  // named: see common/blocking.hpp
   HEARTH_CO_ASSIGN_OR_RETURN(
       std::string id, co_await host.subscribe(std::move(subscriber), service, target.endpoint,

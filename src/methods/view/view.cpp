@@ -93,7 +93,7 @@ asio::awaitable<Result<json::value>> call(Context& c, const Request& request, Ta
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, params_of(request));
   HEARTH_CO_ASSIGN_OR_RETURN(Mounted m, mounted(c, request, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
-  json::value input = rpc::value_param(*params, "input");
+  json::value input = rpc::take_param(request, "input");
   host::Caller caller = caller_of(request, m.mount.id);
   co_return co_await c.host.call(*m.service, target.endpoint, std::move(input), std::move(caller));
 }
@@ -102,7 +102,7 @@ asio::awaitable<Result<json::value>> subscribe(Context& c, const Request& reques
   HEARTH_CO_ASSIGN_OR_RETURN(const json::object* params, params_of(request));
   HEARTH_CO_ASSIGN_OR_RETURN(Mounted m, mounted(c, request, *params, target));
   HEARTH_CO_ASSIGN_OR_RETURN(target.endpoint, rpc::required_string(*params, "endpoint"));
-  json::value input = rpc::value_param(*params, "input");
+  json::value input = rpc::take_param(request, "input");
   auto subscriber = lavs::session_subscriber(request.session);  // named: see common/blocking.hpp
   HEARTH_CO_ASSIGN_OR_RETURN(
       std::string id, co_await c.host.subscribe(std::move(subscriber), m.service, target.endpoint,
