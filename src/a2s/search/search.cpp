@@ -473,6 +473,12 @@ Fields fields_of(const Capability& cap, const std::vector<std::string>& service_
 }
 
 /// Whether a word is a word: one the registry's texts use, or a WordNet lemma.
+/// Sorts `ids` and drops repeats.
+void sort_unique(std::vector<std::uint32_t>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
 using IsWord = std::function<bool(const std::string&)>;
 
 /// The two words a compound is written from ("weatherbit": weather, bit; "timezone": time,
@@ -732,9 +738,8 @@ struct SearchIndex::Impl {
 
   /// The places a service's name, description and capabilities name, written with their
   /// capitals ("Tokyo", "Sao Paulo", "Canadian"), and those that hold them. Places with nothing
-  /// in common within two steps
-  /// (London and Tokyo, named as examples of time zones; both are in Eurasia) say the service
-  /// works anywhere: no scope.
+  /// in common within two steps (London and Tokyo, named as examples of time zones; both are in
+  /// Eurasia) say the service works anywhere: no scope.
   static Scope scope_of(const Definition& def, const PlaceOf& place) {
     Scope scope;
     std::vector<const Place*> named;
@@ -785,10 +790,8 @@ struct SearchIndex::Impl {
         scope.held.push_back(static_cast<std::uint32_t>((*n)[k].offset));
       }
     }
-    for (auto* set : {&scope.own, &scope.held}) {
-      std::sort(set->begin(), set->end());
-      set->erase(std::unique(set->begin(), set->end()), set->end());
-    }
+    sort_unique(scope.own);
+    sort_unique(scope.held);
     return scope;
   }
 
@@ -908,8 +911,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     for (const auto& t : name_word_terms(*d.definitions[s])) {
       if (const auto* id = d.term_id(t)) ids.push_back(*id);
     }
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    sort_unique(ids);
     for (const auto id : ids) d.named_by[id].push_back(s);
     d.name_terms.push_back(std::move(ids));
     std::uint32_t joined = Impl::kNone;
@@ -940,8 +942,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
           for (const auto& t : fields[doc].terms[f]) ids.push_back(d.vocabulary.at(t));
         }
       }
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      sort_unique(ids);
       for (const auto id : ids) ++sdf[id];
       sets.push_back(std::move(ids));
     }
@@ -1270,10 +1271,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       if (all || joined) p.named.push_back(service);
     }
   }
-  for (auto* set : {&p.named, &p.places, &p.within}) {
-    std::sort(set->begin(), set->end());
-    set->erase(std::unique(set->begin(), set->end()), set->end());
-  }
+  for (auto* set : {&p.named, &p.places, &p.within}) sort_unique(*set);
   return p;
 }
 
