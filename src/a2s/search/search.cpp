@@ -622,8 +622,10 @@ constexpr float kElsewhereWeight = 0.6F;
 constexpr float kNameWeight = 0.3F;
 /// A word the registry has only as two words: each of them.
 constexpr float kSplitWeight = 0.8F;
-/// Spelling corrections: one edit, two edits.
+/// Spelling corrections by edits (none, one, two or more); and the share of that kept when the
+/// word is a word WordNet knows.
 constexpr float kSpellingWeight[3] = {1.0F, 0.8F, 0.6F};
+constexpr float kKnownWordSpelling = 0.5F;
 /// Terms the registry uses with a word: their association (cosine of co-occurrence, <= 1)
 /// times this.
 constexpr float kCooccursWeight = 0.3F;
@@ -1229,9 +1231,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
     const bool stray = id != nullptr && !spelling.contains(w) && (lex == nullptr || !lex->known);
     if ((g.terms.empty() || stray) && !digits) {
+      // A word WordNet knows is seldom a misspelling of another ("aloud" is not "cloud").
+      const float known = lex != nullptr && lex->known ? kKnownWordSpelling : 1.0F;
       for (const auto& c : spelling.correct(w)) {
-        add_expansion(g.terms, spelling_term[c.word], kSpellingWeight[std::min(c.distance, 2U)],
-                      Via::kSpelling);
+        add_expansion(g.terms, spelling_term[c.word],
+                      known * kSpellingWeight[std::min(c.distance, 2U)], Via::kSpelling);
       }
     }
     // Strongest first (by what each can add: idf times weight); an expansion worth under a

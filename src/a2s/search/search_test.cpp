@@ -271,6 +271,24 @@ TEST(Search, MisspeltWordsFindTheRegistrysWord) {
   }
 }
 
+TEST(Search, AWordWordNetKnowsIsCorrectedAtHalfWeight) {
+  // "aloud" matches nothing here and is one edit from "cloud"; being a word itself, it is
+  // seldom a misspelling of "cloud", so the correction counts half of a misspelt word's (0.8
+  // for one edit).
+  SearchIndex index({service("Nimbus Drive", "Cloud file storage", {{"Upload", "Store a file"}}),
+                     service("Pixelry", "Photo editing", {{"Crop", "Crop a photo"}})});
+  const auto weight = [&](std::string_view query, std::string_view word) {
+    for (const auto& w : index.interpret(query)) {
+      for (const auto& t : w.terms) {
+        if (w.word == word && t.via == "spelling" && t.term == "cloud") return t.weight;
+      }
+    }
+    return 0.0;
+  };
+  EXPECT_FLOAT_EQ(weight("read it aloud", "aloud"), 0.4F);
+  EXPECT_FLOAT_EQ(weight("clowd backup", "clowd"), 0.8F);
+}
+
 TEST(Search, WordNetRelatesTheRequestsWordsBelowTheWordsThemselves) {
   SearchIndex index(everyday());
   EXPECT_EQ(first(index, "how bad is the smog today"), "Airwatch");

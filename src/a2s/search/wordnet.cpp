@@ -425,7 +425,9 @@ bool WordNet::proper_noun(std::string_view word) const {
     return word_of(w) == word_of(base);
   });
   if (written == s.words.end()) return false;
+  // Of a phrase, its first word: "New_York" is a name, "ZIP_code" an acronym's phrase.
   const auto capitalised = [](std::string_view w) {
+    w = w.substr(0, w.find('_'));
     return !w.empty() && w[0] >= 'A' && w[0] <= 'Z' &&
            std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
   };

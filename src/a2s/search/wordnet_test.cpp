@@ -111,7 +111,9 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
                                                              "oesterreich", "europe", "eurasia"}));
   EXPECT_EQ(wn->regions("vienna", 1).front(), "austria");
   EXPECT_TRUE(wn->regions("weather").empty());
-  EXPECT_FALSE(wn->proper_noun("sms"));     // an acronym
+  EXPECT_FALSE(wn->proper_noun("sms"));       // an acronym
+  EXPECT_FALSE(wn->proper_noun("zip code"));  // "ZIP code": an acronym's phrase, no name
+  EXPECT_TRUE(wn->proper_noun("new york"));
   EXPECT_FALSE(wn->proper_noun("mobile"));  // a common adjective first
   EXPECT_TRUE(wn->proper_noun("english"));
   EXPECT_FALSE(wn->proper_noun("weather"));
