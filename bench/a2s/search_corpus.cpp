@@ -1,7 +1,7 @@
 // a2s_search_corpus: service search on a registry of ~1,000 definitions and requests written to
 // it (bench/a2s/corpus, docs/a2s-search-results.md), beside a plain BM25 baseline.
 //
-//   a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--misses] [--scale N]
+//   a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--terse] [--misses] [--scale N]
 //                     [--min-top1 X] [--min-top5 Y] [--explain REQUEST]
 //
 // CORPUS_DIR/services/*.yaml: {category, services: [{name, domain, description,
@@ -14,6 +14,9 @@
 // were read. --scale N also times
 // every request on the registry copied up to N definitions (names suffixed), for mean and p99.
 // --explain REQUEST prints one request's first five with what matched, and nothing else.
+// --terse gives each service the shape a registry generated from a one-line public catalogue
+// has: its name, its description, and one capability named for its category with the same
+// description; the capabilities' own texts are left out.
 // Exits 1 when hearth's top-1 or top-5 is under the floor given, 2 on bad input.
 #include <algorithm>
 #include <chrono>
@@ -85,33 +88,42 @@ std::vector<fs::path> sorted_files(const fs::path& dir, std::string_view prefix)
 }
 
 /// A definition as A2S has it: the catalogue entry's texts, one API key, each capability a GET.
-std::shared_ptr<a2s::Definition> definition_of(const json::object& s) {
+/// `terse`: as a registry generated from a one-line catalogue would have it, the service's
+/// capabilities replaced by one named for its category, described by the service's description.
+std::shared_ptr<a2s::Definition> definition_of(const json::object& s, const std::string& category,
+                                               bool terse) {
   auto def = std::make_shared<a2s::Definition>();
   def->service_name = string_at(s, "name");
   def->domain = string_at(s, "domain");
   def->service_description = string_at(s, "description");
   def->version = "1.0";
   def->checksum = std::string(64, '0');
+  const auto add = [&](std::string name, std::string description) {
+    a2s::Capability cap;
+    cap.name = std::move(name);
+    cap.description = std::move(description);
+    a2s::Variable key;
+    key.name = "API_KEY";
+    key.description = "API key for " + def->service_name;
+    key.storage = a2s::Storage::kService;
+    cap.input.push_back(std::move(key));
+    def->capabilities.push_back(std::move(cap));
+  };
+  if (terse) {
+    add(category, def->service_description);
+    return def;
+  }
   const json::value* caps = s.if_contains("capabilities");
   if (caps != nullptr && caps->is_array()) {
     for (const auto& c : caps->get_array()) {
       const json::object* co = c.if_object();
-      if (co == nullptr) continue;
-      a2s::Capability cap;
-      cap.name = string_at(*co, "name");
-      cap.description = string_at(*co, "description");
-      a2s::Variable key;
-      key.name = "API_KEY";
-      key.description = "API key for " + def->service_name;
-      key.storage = a2s::Storage::kService;
-      cap.input.push_back(std::move(key));
-      def->capabilities.push_back(std::move(cap));
+      if (co != nullptr) add(string_at(*co, "name"), string_at(*co, "description"));
     }
   }
   return def;
 }
 
-bool load(const fs::path& dir, Definitions& defs, std::vector<Request>& requests) {
+bool load(const fs::path& dir, bool terse, Definitions& defs, std::vector<Request>& requests) {
   std::set<std::string> names;
   for (const auto& file : sorted_files(dir / "services", "")) {
     json::value doc;
@@ -128,7 +140,7 @@ bool load(const fs::path& dir, Definitions& defs, std::vector<Request>& requests
         std::fprintf(stderr, "%s: a service without a name\n", file.c_str());
         return false;
       }
-      auto def = definition_of(*s);
+      auto def = definition_of(*s, string_at(*root, "category"), terse);
       if (!names.insert(def->service_name).second) {
         std::fprintf(stderr, "%s: %s is defined twice\n", file.c_str(), def->service_name.c_str());
         return false;
@@ -256,7 +268,7 @@ std::string percent(std::size_t part, std::size_t whole) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--misses] "
+               "usage: a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--terse] [--misses] "
                "[--scale N] [--min-top1 X] [--min-top5 Y] [--explain REQUEST]\n");
   return 2;
 }
@@ -271,10 +283,13 @@ int main(int argc, char** argv) {
   double min_top1 = 0;
   double min_top5 = 0;
   std::string explain;
+  bool terse = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--split" && i + 1 < argc) {
       split = argv[++i];
+    } else if (arg == "--terse") {
+      terse = true;
     } else if (arg == "--misses") {
       show_misses = true;
     } else if (arg == "--scale" && i + 1 < argc) {
@@ -294,7 +309,7 @@ int main(int argc, char** argv) {
   if (dir.empty()) return usage();
   Definitions defs;
   std::vector<Request> all;
-  if (!load(dir, defs, all)) return 2;
+  if (!load(dir, terse, defs, all)) return 2;
   std::vector<Request> requests;
   for (auto& r : all) {
     if (split == "all" || r.split == split) requests.push_back(std::move(r));

@@ -60,7 +60,10 @@ const std::unordered_set<std::string>& stop_words() {
       "should", "shall", "may", "might", "must", "am", "were", "been", "being", "has", "had",
       "having", "usually", "really", "very", "anything", "something", "much", "many", "here",
       "these", "those", "they", "he", "she", "him", "her", "his", "if", "but", "not", "ive", "im",
-      "id", "hey", "thanks", "look", "looking", "lets", "wants", "needs", "gives", "right"};
+      "id", "hey", "thanks", "look", "looking", "lets", "wants", "needs", "gives", "right",
+      // pronouns WordNet does not have, which would otherwise be split ("every" "one")
+      "everyone", "everybody", "everything", "someone", "somebody", "anyone", "anybody", "nobody",
+      "myself", "yourself", "itself", "ourselves", "themselves", "whose", "whom", "mine", "yours"};
   return kWords;
 }
 
@@ -622,10 +625,11 @@ constexpr float kElsewhereWeight = 0.6F;
 constexpr float kNameWeight = 0.3F;
 /// A word the registry has only as two words: each of them.
 constexpr float kSplitWeight = 0.8F;
-/// Spelling corrections by edits (none, one, two or more); and the share of that kept when the
-/// word is a word WordNet knows.
+/// Spelling corrections by edits (none, one, two or more).
 constexpr float kSpellingWeight[3] = {1.0F, 0.8F, 0.6F};
-constexpr float kKnownWordSpelling = 0.5F;
+/// What a spelling correction or a split keeps of its weight when the request's word is one
+/// WordNet knows: a real word is seldom a misspelling of another, or two words run together.
+constexpr float kKnownWordShare = 0.5F;
 /// Terms the registry uses with a word: their association (cosine of co-occurrence, <= 1)
 /// times this.
 constexpr float kCooccursWeight = 0.3F;
@@ -1222,8 +1226,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         return !stop_word(half) && spelling.contains(half) && term_id(stem(half)) != nullptr;
       };
       if (const auto split = halves(w, registry_word)) {
-        add_expansion(g.terms, *term_id(stem(split->first)), kSplitWeight, Via::kSplit);
-        add_expansion(g.terms, *term_id(stem(split->second)), kSplitWeight, Via::kSplit);
+        // A word WordNet knows ("outside") is seldom two words run together.
+        const float weight = kSplitWeight * (lex != nullptr && lex->known ? kKnownWordShare : 1.0F);
+        add_expansion(g.terms, *term_id(stem(split->first)), weight, Via::kSplit);
+        add_expansion(g.terms, *term_id(stem(split->second)), weight, Via::kSplit);
       }
     }
     // A word nothing in the registry has, nor any word related to it, is perhaps misspelt; so
@@ -1232,7 +1238,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     const bool stray = id != nullptr && !spelling.contains(w) && (lex == nullptr || !lex->known);
     if ((g.terms.empty() || stray) && !digits) {
       // A word WordNet knows is seldom a misspelling of another ("aloud" is not "cloud").
-      const float known = lex != nullptr && lex->known ? kKnownWordSpelling : 1.0F;
+      const float known = lex != nullptr && lex->known ? kKnownWordShare : 1.0F;
       for (const auto& c : spelling.correct(w)) {
         add_expansion(g.terms, spelling_term[c.word],
                       known * kSpellingWeight[std::min(c.distance, 2U)], Via::kSpelling);

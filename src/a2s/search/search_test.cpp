@@ -271,7 +271,7 @@ TEST(Search, MisspeltWordsFindTheRegistrysWord) {
   }
 }
 
-TEST(Search, AWordWordNetKnowsIsCorrectedAtHalfWeight) {
+TEST(Search, AWordWordNetKnowsIsCorrectedOrSplitAtHalfWeight) {
   // "aloud" matches nothing here and is one edit from "cloud"; being a word itself, it is
   // seldom a misspelling of "cloud", so the correction counts half of a misspelt word's (0.8
   // for one edit).
@@ -287,6 +287,24 @@ TEST(Search, AWordWordNetKnowsIsCorrectedAtHalfWeight) {
   };
   EXPECT_FLOAT_EQ(weight("read it aloud", "aloud"), 0.4F);
   EXPECT_FLOAT_EQ(weight("clowd backup", "clowd"), 0.8F);
+  // The same for a word the registry has only as two: "outside" is seldom "out side", where
+  // "timezone" is "time zone" (0.8). A pronoun WordNet lacks ("everyone") is no word at all.
+  SearchIndex two({service("Sidecar", "Side dishes to take out", {{"Order", "Order a side"}}),
+                   service("Clockwise", "Time zone of a place", {{"Zone", "The time zone"}})});
+  const auto split = [&](std::string_view query) {
+    double w = 0;
+    bool read = false;
+    for (const auto& word : two.interpret(query)) {
+      read = read || word.word == query;
+      for (const auto& t : word.terms) {
+        if (t.via == "split") w = t.weight;
+      }
+    }
+    return read ? w : -1.0;
+  };
+  EXPECT_FLOAT_EQ(split("outside"), 0.4F);
+  EXPECT_FLOAT_EQ(split("timezone"), 0.8F);
+  EXPECT_EQ(split("everyone"), -1.0);
 }
 
 TEST(Search, WordNetRelatesTheRequestsWordsBelowTheWordsThemselves) {
