@@ -74,8 +74,11 @@ SUBSCRIBERS=10000 ROUNDS=5 THREADS=2 bash bench/fanout/run.sh "$BUILD"
 (ulimit -n "$(ulimit -Hn)" && "$BIN/hearth-fanout" --floor 1 --subscribers 10000 --rounds 5)
 
 # Service search (docs/a2s-search-results.md): the corpus of 1,000+ definitions with BM25 beside
-# it, timed at 10,000 definitions; then the generated 10,000-definition registry.
+# it, timed at 10,000 definitions, and in a one-line catalogue's shape; then the generated
+# 10,000-definition registry.
 echo
 "$BIN/a2s_search_corpus" bench/a2s/corpus --scale 10000
+echo
+"$BIN/a2s_search_corpus" bench/a2s/corpus --terse
 echo
 "$BIN/a2s_search_bench" --benchmark_filter=NONE
