@@ -578,19 +578,26 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) con
   }
   constexpr std::size_t kNarrowerAtMost = 8;
   constexpr std::size_t kSimilarAtMost = 6;
+  constexpr std::ptrdiff_t kSatellitesAtMost = 8;
   for (const auto& s : found) {
     const bool noun = s.pos == 0;
     const bool first = s.rank == 0;
     const bool early = s.rank <= 1;
     std::size_t narrower = 0;
     std::size_t similar = 0;
+    // A head adjective of many satellites ("bad": corked, fearful, sad, ...) lists kinds of
+    // it, not words that mean it: none of them is taken.
+    const auto satellites = std::count_if(s.synset.pointers.begin(), s.synset.pointers.end(),
+                                          [](const Synset::Pointer& p) { return p.symbol == "&"; });
+    const bool kinds = satellites > kSatellitesAtMost;
     for (const auto& ptr : s.synset.pointers) {
+      if (ptr.symbol == "&" && kinds) continue;
       Relation relation;
       if (s.pos == 3) {
         if (ptr.symbol != "\\") continue;
         relation = Relation::kSimilar;
       } else if (ptr.symbol == "&" || ptr.symbol == "\\" || ptr.symbol == "=") {
-        // An adjective's head synset lists dozens of satellites ("bad": "severe", "sad", ...).
+        // Similar words, pertainyms and attributes: the first few.
         if (++similar > kSimilarAtMost) continue;
         relation = Relation::kSimilar;
       } else if (ptr.symbol == "+") {

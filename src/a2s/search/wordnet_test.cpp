@@ -113,6 +113,10 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   EXPECT_TRUE(wn->regions("weather").empty());
   EXPECT_FALSE(wn->proper_noun("sms"));       // an acronym
   EXPECT_FALSE(wn->proper_noun("zip code"));  // "ZIP code": an acronym's phrase, no name
+  // A head adjective's satellites are its kinds when there are many ("bad": 21, corked among
+  // them), its likenesses when few ("expensive": costly).
+  EXPECT_FALSE(has(wn->related("bad"), "corked", Relation::kSimilar));
+  EXPECT_TRUE(has(wn->related("expensive"), "costly", Relation::kSimilar));
   EXPECT_TRUE(wn->proper_noun("new york"));
   EXPECT_FALSE(wn->proper_noun("mobile"));  // a common adjective first
   EXPECT_TRUE(wn->proper_noun("english"));
