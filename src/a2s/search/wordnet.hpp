@@ -58,11 +58,6 @@ class WordNet {
   /// request writing them with a capital uses as names.
   bool in_use(std::string_view word) const;
 
-  /// How often `word` (in any of its base forms and parts of speech) was tagged in the corpus
-  /// WordNet's sense counts come from (cntlist.rev): a measure of how common it is in English,
-  /// 0 for a word never tagged or without that file.
-  std::size_t tagged(std::string_view word) const;
-
   /// Whether the most frequent noun sense of `word` is a proper noun, written with a capital in
   /// the database, and one of its capitalised senses a place, a river or mountain, a person, a
   /// people or a language ("phoenix", "paris", "german", "english"; not "calories", whose
