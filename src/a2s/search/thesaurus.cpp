@@ -15,8 +15,10 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// The comma-separated items of one side, each as its terms; false if one has none or too many.
-bool side(std::string_view text, const Thesaurus::Terms& terms,
+/// The comma-separated items of one side, each as its terms; false if one has none or too many,
+/// or, among the words looked up (`keys`), if a phrase keeps a single word: that word alone
+/// would be looked up, wherever the request has it ("id check" as "check").
+bool side(std::string_view text, const Thesaurus::Terms& terms, bool keys,
           std::vector<std::vector<std::string>>& out, std::string& why) {
   while (true) {
     const auto comma = text.find(',');
@@ -24,6 +26,10 @@ bool side(std::string_view text, const Thesaurus::Terms& terms,
     auto t = terms(item);
     if (t.empty()) {
       why = item.empty() ? "an empty item" : "\"" + std::string(item) + "\" has only stop words";
+      return false;
+    }
+    if (keys && t.size() == 1 && item.find(' ') != std::string_view::npos) {
+      why = "\"" + std::string(item) + "\" is one word but for stop words; write that word";
       return false;
     }
     if (t.size() > Thesaurus::kLongest) {
@@ -75,10 +81,10 @@ Thesaurus Thesaurus::parse(std::string_view text, const Terms& terms,
     const auto arrow = line.find("=>");
     bool ok = false;
     if (arrow != std::string_view::npos) {
-      ok = side(line.substr(0, arrow), terms, from, why) &&
-           side(line.substr(arrow + 2), terms, to, why);
+      ok = side(line.substr(0, arrow), terms, true, from, why) &&
+           side(line.substr(arrow + 2), terms, false, to, why);
     } else {
-      ok = side(line, terms, from, why);
+      ok = side(line, terms, true, from, why);
       if (ok && from.size() < 2) {
         ok = false;
         why = "one item and no \"=>\"";

@@ -86,17 +86,24 @@ TEST(Thesaurus, MalformedLinesAreSkippedAndNamed) {
       "a, b => c\n"
       "one two three four => many\n"
       "x,, y => z\n"
-      "good => nice\n",
+      "good => nice\n"
+      "the check => verify\n"
+      "go back, return => to the start\n",
       simple_terms, &errors);
-  EXPECT_EQ(errors, (Strings{"line 2: one item and no \"=>\"", "line 3: an empty item",
-                             "line 4: an empty item", "line 5: \"a\" has only stop words",
-                             "line 6: \"one two three four\" is longer than 3 words",
-                             "line 7: an empty item"}));
+  EXPECT_EQ(
+      errors,
+      (Strings{"line 2: one item and no \"=>\"", "line 3: an empty item", "line 4: an empty item",
+               "line 5: \"a\" has only stop words",
+               "line 6: \"one two three four\" is longer than 3 words", "line 7: an empty item",
+               "line 9: \"the check\" is one word but for stop words; write that word"}));
+  // A phrase that keeps one word is refused among the words looked up, not among the terms.
+  EXPECT_EQ(found(t, "go back"), (Strings{"start"}));
   EXPECT_EQ(found(t, "ok"), (Strings{"fine"}));
   EXPECT_EQ(found(t, "good"), (Strings{"nice"}));
   EXPECT_TRUE(found(t, "left").empty());
   EXPECT_TRUE(found(t, "x").empty());
-  EXPECT_EQ(t.size(), 2U);
+  EXPECT_TRUE(found(t, "check").empty());
+  EXPECT_EQ(t.size(), 4U);
 }
 
 TEST(Thesaurus, AnItemThatIsItsOwnExpansionAddsNothing) {
