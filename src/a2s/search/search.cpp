@@ -1006,7 +1006,21 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
       }
     }
   }
-  // The spelling vocabulary: surface words whose stem is a term.
+  // The spelling vocabulary: surface words whose stem is a term, and the lemmas WordNet has
+  // for them ("prettifying": prettify), so that a misspelt lemma ("prettfy") is corrected to a
+  // word whose stem the registry has.
+  if (d.wordnet != nullptr) {
+    std::vector<std::pair<std::string, std::uint32_t>> more;
+    for (const auto& [w, count] : surface) {
+      for (auto& base : d.wordnet->base_forms(w)) {
+        if (base.size() < 3 || base.find('_') != std::string::npos || surface.count(base) != 0) {
+          continue;
+        }
+        if (stem(base) == stem(w)) more.emplace_back(std::move(base), count);
+      }
+    }
+    for (auto& [w, count] : more) surface.emplace(std::move(w), count);
+  }
   std::vector<std::pair<std::string, std::uint32_t>> vocabulary;
   for (auto& [w, count] : surface) {
     if (d.term_id(stem(w)) != nullptr) vocabulary.emplace_back(w, count);

@@ -271,6 +271,20 @@ TEST(Search, MisspeltWordsFindTheRegistrysWord) {
   }
 }
 
+TEST(Search, AMisspeltLemmaFindsTheRegistrysInflectedWord) {
+  // The registry writes only "prettifying"; "prettfy" is one edit from its lemma, "prettify",
+  // which WordNet gives for it and whose stem is the registry's term.
+  SearchIndex index({service("Formline", "JSON and YAML prettifying", {{"Format", "Formats it"}}),
+                     service("Pixelry", "Photo editing", {{"Crop", "Crop a photo"}})});
+  EXPECT_EQ(first(index, "prettfy this json"), "Formline");
+  bool corrected = false;
+  for (const auto& w : index.interpret("prettfy")) {
+    for (const auto& t : w.terms)
+      corrected = corrected || (t.via == "spelling" && t.term == "prettifi");
+  }
+  EXPECT_TRUE(corrected);
+}
+
 TEST(Search, AWordWordNetKnowsIsCorrectedOrSplitAtHalfWeight) {
   // "aloud" matches nothing here and is one edit from "cloud"; being a word itself, it is
   // seldom a misspelling of "cloud", so the correction counts half of a misspelt word's (0.8

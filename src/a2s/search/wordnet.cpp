@@ -401,6 +401,19 @@ bool WordNet::known(std::string_view word) const {
   return false;
 }
 
+std::vector<std::string> WordNet::base_forms(std::string_view word) const {
+  const std::string lemma = lemma_of(word);
+  std::vector<std::string> out;
+  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+    for (auto& form : impl_->base_forms(p, lemma)) {
+      if (form != lemma && std::find(out.begin(), out.end(), form) == out.end()) {
+        out.push_back(std::move(form));
+      }
+    }
+  }
+  return out;
+}
+
 bool WordNet::in_use(std::string_view word) const {
   const std::string lemma = lemma_of(word);
   for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {

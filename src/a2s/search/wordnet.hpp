@@ -53,6 +53,10 @@ class WordNet {
   /// Whether `word` (lower case; a phrase with spaces) or one of its base forms is a lemma.
   bool known(std::string_view word) const;
 
+  /// The lemmas `word` is an inflected form of, in any part of speech, other than itself
+  /// ("prettifying": prettify; "recipes": recipe; "went": go).
+  std::vector<std::string> base_forms(std::string_view word) const;
+
   /// Whether some sense of `word` (any part of speech) was seen in the tagged corpus WordNet's
   /// sense counts come from: not so for rare words such as "anna" (a coin) or "safari", which a
   /// request writing them with a capital uses as names.
