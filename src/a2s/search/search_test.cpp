@@ -279,8 +279,9 @@ TEST(Search, AMisspeltLemmaFindsTheRegistrysInflectedWord) {
   EXPECT_EQ(first(index, "prettfy this json"), "Formline");
   bool corrected = false;
   for (const auto& w : index.interpret("prettfy")) {
-    for (const auto& t : w.terms)
+    for (const auto& t : w.terms) {
       corrected = corrected || (t.via == "spelling" && t.term == "prettifi");
+    }
   }
   EXPECT_TRUE(corrected);
 }
