@@ -3,10 +3,15 @@
 /// N connections each send the same POST back to back for a duration (or until a total request
 /// count), check every response (status 200, a "result" member, the expected substring), and the
 /// run ends with one JSON line on stdout:
-///   {"requests":..,"failures":..,"seconds":..,"rps":..,"p50_us":..,"p99_us":..,"connections":..}
+///   {"requests":..,"failures":..,"seconds":..,"rps":..,"p50_us":..,"p99_us":..,"connections":..,
+///    "cpu_us":..}
+/// where cpu_us is the client's own CPU time (user + system) over the run, so that a benchmark
+/// can tell the server's share of a saturated machine from the client's.
 /// A failed connection counts as a failure and is re-established, so a flaky server shows up in
 /// `failures` rather than stopping the run. Exit status: 0 after a run (failures or not), 2 on
 /// bad flags.
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -324,13 +329,20 @@ int main(int argc, char** argv) {
     }
   }
   std::sort(latencies.begin(), latencies.end());
+  rusage self{};
+  ::getrusage(RUSAGE_SELF, &self);
+  const auto micros = [](const timeval& t) {
+    return static_cast<unsigned long long>(t.tv_sec) * 1000000ULL +
+           static_cast<unsigned long long>(t.tv_usec);
+  };
   std::printf(
       "{\"requests\":%llu,\"failures\":%llu,\"seconds\":%.3f,\"rps\":%.1f,\"p50_us\":%u,\"p99_us\":"
       "%u,"
-      "\"connections\":%zu}\n",
+      "\"connections\":%zu,\"cpu_us\":%llu}\n",
       static_cast<unsigned long long>(requests), static_cast<unsigned long long>(failures), seconds,
       seconds > 0 ? static_cast<double>(requests) / seconds : 0.0, percentile(latencies, 0.50),
-      percentile(latencies, 0.99), options->connections);
+      percentile(latencies, 0.99), options->connections,
+      micros(self.ru_utime) + micros(self.ru_stime));
   // Failures are data (in the JSON), not a tool error: scripts tabulate them.
   return 0;
 }
