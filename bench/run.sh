@@ -60,11 +60,13 @@ ROUNDS=1 bash bench/agentapp/apps.sh "$BUILD"
 echo
 python3 bench/agentapp/events.py --rounds 1 "$BUILD"
 
-# Issue 41's comparisons: the seed's runtime (function and script endpoints), /mcp against
-# lavs/call, lavs/manifest against the echo server, and the fan-out to 10,000 subscribers beside
-# the machine's own floor for it.
+# Issue 41's comparisons: the seed's runtime (function and script endpoints) and the floor of a
+# JS call beside it, /mcp against lavs/call, lavs/manifest against the echo server, and the
+# fan-out to 10,000 subscribers beside the machine's own floor for it.
 echo
 ROUNDS=1 bash bench/seed/run.sh "$BUILD"
+echo
+ROUNDS=1 bash bench/seed/floor.sh "$BUILD"
 echo
 ROUNDS=1 bash bench/mcp/run.sh "$BUILD"
 echo
