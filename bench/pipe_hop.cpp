@@ -175,8 +175,8 @@ int main(int argc, char** argv) {
   rusage before{};
   ::getrusage(RUSAGE_SELF, &before);
   const auto start = Clock::now();
-  const auto stop = start + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(o.seconds));
+  const auto stop =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
   const auto send = [&](Peer& p) {
     p.sent.push_back(Clock::now());
     return write_all(p.to, request.data(), request.size());
