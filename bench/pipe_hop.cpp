@@ -115,7 +115,8 @@ std::uint64_t micros(const timeval& t) {
 
 std::uint64_t percentile(const std::vector<std::uint32_t>& sorted, double p) {
   if (sorted.empty()) return 0;
-  return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(p * sorted.size()))];
+  const auto at = static_cast<std::size_t>(p * static_cast<double>(sorted.size()));
+  return sorted[std::min(sorted.size() - 1, at)];
 }
 
 }  // namespace
