@@ -32,19 +32,40 @@ Status AuditLog::open(const std::filesystem::path& file) {
 }
 
 std::string AuditLog::format(const AuditRecord& record, std::chrono::system_clock::time_point now) {
-  json::object line;
-  line["time"] = utc_timestamp(now);
-  line["service"] = record.service;
-  line["endpoint"] = record.endpoint;
-  line["method"] = record.method;
-  line["transport"] = record.transport;
-  if (!record.client.empty()) line["client"] = record.client;
-  if (!record.mount.empty()) line["mount"] = record.mount;
-  line["durationMs"] = static_cast<double>(record.duration.count()) / 1000.0;
-  line["outcome"] = !record.outcome.empty() ? record.outcome : (record.error ? "error" : "ok");
-  if (record.error) line["code"] = static_cast<int>(*record.error);
-  if (!record.detail.empty()) line["detail"] = record.detail;
-  return json::dump(line) + "\n";
+  // Written member by member into one string (one line a call: no JSON object built for it),
+  // in the order a reader sees them; every string value escaped as JSON requires.
+  std::string line;
+  line.reserve(192);
+  const auto member = [&line](std::string_view key) {
+    line += line.empty() ? "{\"" : ",\"";
+    line += key;
+    line += "\":";
+  };
+  const auto text = [&](std::string_view key, std::string_view value) {
+    member(key);
+    json::serialize_string_to(line, value);
+  };
+  text("time", utc_timestamp(now));
+  text("service", record.service);
+  text("endpoint", record.endpoint);
+  text("method", record.method);
+  text("transport", record.transport);
+  if (!record.client.empty()) text("client", record.client);
+  if (!record.mount.empty()) text("mount", record.mount);
+  member("durationMs");
+  json::serialize_number_to(line, static_cast<double>(record.duration.count()) / 1000.0);
+  text("outcome", !record.outcome.empty() ? std::string_view(record.outcome)
+                                          : (record.error ? "error" : "ok"));
+  if (record.error) {
+    member("code");
+    line += std::to_string(static_cast<int>(*record.error));
+  }
+  if (!record.detail.empty()) {
+    member("detail");
+    line += json::serialize(record.detail);
+  }
+  line += "}\n";
+  return line;
 }
 
 void AuditLog::record(const AuditRecord& record) {

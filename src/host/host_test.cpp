@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <set>
 
@@ -97,6 +98,32 @@ TEST(AuditLogTest, FormatsOneJsonLine) {
   auto plain = json::parse(AuditLog::format(bare, std::chrono::system_clock::now()));
   EXPECT_FALSE(plain.as_object().contains("client"));
   EXPECT_FALSE(plain.as_object().contains("mount"));
+}
+
+TEST(AuditLogTest, ALineIsOneJsonObjectWhateverTheClientCallsItself) {
+  // X-Hearth-Client is the client's own words: quotes, a line break or a control character in
+  // it must neither end the line nor forge a member.
+  AuditRecord r;
+  r.service = "svc";
+  r.endpoint = "echo";
+  r.method = "lavs/call";
+  r.transport = "http";
+  r.duration = std::chrono::microseconds(250);
+  r.client = "x\",\"outcome\":\"ok\"}\n{\"forged\":\u0001\\";
+  r.outcome = "needs_input";
+  r.detail = json::object{{"domain", "api.example.com"}, {"status", 401}};
+  const auto line = AuditLog::format(
+      r, std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123)));
+  EXPECT_EQ(line,
+            "{\"time\":\"2023-11-14T22:13:20.123Z\",\"service\":\"svc\",\"endpoint\":\"echo\","
+            "\"method\":\"lavs/call\",\"transport\":\"http\","
+            "\"client\":\"x\\\",\\\"outcome\\\":\\\"ok\\\"}\\n{\\\"forged\\\":\\u0001\\\\\","
+            "\"durationMs\":0.25,\"outcome\":\"needs_input\","
+            "\"detail\":{\"domain\":\"api.example.com\",\"status\":401}}\n");
+  EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
+  const auto v = json::parse(line);
+  EXPECT_EQ(v.at("client").as_string(), r.client);
+  EXPECT_EQ(v.at("outcome"), "needs_input");
 }
 
 }  // namespace
