@@ -28,6 +28,7 @@
 #include <boost/beast/http.hpp>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -271,7 +272,8 @@ asio::awaitable<void> connection(const Options& options, const tcp::endpoint& en
 
 std::uint32_t percentile(const std::vector<std::uint32_t>& sorted, double p) {
   if (sorted.empty()) return 0;
-  auto index = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  const auto index =
+      static_cast<std::size_t>(std::lround(p * static_cast<double>(sorted.size() - 1)));
   return sorted[std::min(index, sorted.size() - 1)];
 }
 
@@ -302,7 +304,7 @@ int main(int argc, char** argv) {
                              std::chrono::duration<double>(options->duration));
   for (auto& s : stats) {
     asio::co_spawn(asio::make_strand(ioc), connection(*options, endpoint, run, s),
-                   [&s](std::exception_ptr e) {
+                   [&s](const std::exception_ptr& e) {
                      if (!e) return;
                      try {
                        std::rethrow_exception(e);

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -113,9 +114,10 @@ std::uint64_t micros(const timeval& t) {
   return static_cast<std::uint64_t>(t.tv_sec) * 1000000U + static_cast<std::uint64_t>(t.tv_usec);
 }
 
+/// The nearest-rank percentile, as hearth-load reports it.
 std::uint64_t percentile(const std::vector<std::uint32_t>& sorted, double p) {
   if (sorted.empty()) return 0;
-  const auto at = static_cast<std::size_t>(p * static_cast<double>(sorted.size()));
+  const auto at = static_cast<std::size_t>(std::lround(p * static_cast<double>(sorted.size() - 1)));
   return sorted[std::min(sorted.size() - 1, at)];
 }
 
