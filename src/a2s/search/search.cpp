@@ -63,7 +63,7 @@ const std::unordered_set<std::string>& stop_words() {
       "id", "hey", "thanks", "look", "looking", "lets", "wants", "needs", "gives", "right",
       // pronouns WordNet does not have, which would otherwise be split ("every" "one")
       "everyone", "everybody", "everything", "someone", "somebody", "anyone", "anybody", "nobody",
-      "myself", "yourself", "itself", "ourselves", "themselves", "whose", "whom", "mine", "yours"};
+      "myself", "yourself", "itself", "ourselves", "themselves", "whose", "whom", "yours"};
   return kWords;
 }
 
@@ -1012,11 +1012,14 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   if (d.wordnet != nullptr) {
     std::vector<std::pair<std::string, std::uint32_t>> more;
     for (const auto& [w, count] : surface) {
-      for (auto& base : d.wordnet->base_forms(w)) {
+      const auto bases = d.wordnet->base_forms(w);
+      if (bases.empty()) continue;
+      const std::string own = stem(w);
+      for (const auto& base : bases) {
         if (base.size() < 3 || base.find('_') != std::string::npos || surface.count(base) != 0) {
           continue;
         }
-        if (stem(base) == stem(w)) more.emplace_back(std::move(base), count);
+        if (stem(base) == own) more.emplace_back(base, count);
       }
     }
     for (auto& [w, count] : more) surface.emplace(std::move(w), count);
@@ -1177,6 +1180,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
     };
     const auto lex = wordnet != nullptr ? lexical(w) : nullptr;
+    // A word WordNet knows is seldom a misspelling of another ("aloud" is not "cloud") or two
+    // words run together ("outside" is not "out side"): corrections and splits count less.
+    const bool known_word = lex != nullptr && lex->known;
+    const float known_share = known_word ? kKnownWordShare : 1.0F;
     if (lex != nullptr && !digits && w.size() >= 3) {
       // A capitalised word WordNet does not know, or knows only in senses its tagged corpus
       // never met, is a brand or a name ("YouTube", "Safari", "Anna"); one in capitals
@@ -1240,8 +1247,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         return !stop_word(half) && spelling.contains(half) && term_id(stem(half)) != nullptr;
       };
       if (const auto split = halves(w, registry_word)) {
-        // A word WordNet knows ("outside") is seldom two words run together.
-        const float weight = kSplitWeight * (lex != nullptr && lex->known ? kKnownWordShare : 1.0F);
+        const float weight = kSplitWeight * known_share;
         add_expansion(g.terms, *term_id(stem(split->first)), weight, Via::kSplit);
         add_expansion(g.terms, *term_id(stem(split->second)), weight, Via::kSplit);
       }
@@ -1249,13 +1255,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // A word nothing in the registry has, nor any word related to it, is perhaps misspelt; so
     // is one whose stem matched by chance but which neither the registry's texts nor WordNet
     // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
-    const bool stray = id != nullptr && !spelling.contains(w) && (lex == nullptr || !lex->known);
+    const bool stray = id != nullptr && !spelling.contains(w) && !known_word;
     if ((g.terms.empty() || stray) && !digits) {
-      // A word WordNet knows is seldom a misspelling of another ("aloud" is not "cloud").
-      const float known = lex != nullptr && lex->known ? kKnownWordShare : 1.0F;
       for (const auto& c : spelling.correct(w)) {
         add_expansion(g.terms, spelling_term[c.word],
-                      known * kSpellingWeight[std::min(c.distance, 2U)], Via::kSpelling);
+                      known_share * kSpellingWeight[std::min(c.distance, 2U)], Via::kSpelling);
       }
     }
     // Strongest first (by what each can add: idf times weight); an expansion worth under a
