@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "host/testing.hpp"
 
@@ -67,12 +69,18 @@ TEST(HostLoad, HttpHandlerOnASubscriptionIsRefusedAtLoad) {
             "endpoints[0].handler: http handlers cannot serve subscriptions");
 }
 
-TEST(AuditLogTest, FormatsOneJsonLine) {
+/// A record of a call of endpoint "echo" of service "svc".
+AuditRecord echo_call(std::string method, std::string transport) {
   AuditRecord r;
   r.service = "svc";
   r.endpoint = "echo";
-  r.method = "view/call";
-  r.transport = "ws";
+  r.method = std::move(method);
+  r.transport = std::move(transport);
+  return r;
+}
+
+TEST(AuditLogTest, FormatsOneJsonLine) {
+  AuditRecord r = echo_call("view/call", "ws");
   r.duration = std::chrono::microseconds(1500);
   r.error = ErrorCode::kTimeout;
   r.client = "hearth-cli";
@@ -90,11 +98,7 @@ TEST(AuditLogTest, FormatsOneJsonLine) {
   EXPECT_EQ(v.at("client"), "hearth-cli");
   EXPECT_EQ(v.at("mount"), "m42");
   // Left out when empty.
-  AuditRecord bare;
-  bare.service = "svc";
-  bare.endpoint = "echo";
-  bare.method = "lavs/call";
-  bare.transport = "http";
+  const AuditRecord bare = echo_call("lavs/call", "http");
   auto plain = json::parse(AuditLog::format(bare, std::chrono::system_clock::now()));
   EXPECT_FALSE(plain.as_object().contains("client"));
   EXPECT_FALSE(plain.as_object().contains("mount"));
@@ -103,11 +107,7 @@ TEST(AuditLogTest, FormatsOneJsonLine) {
 TEST(AuditLogTest, ALineIsOneJsonObjectWhateverTheClientCallsItself) {
   // X-Hearth-Client is the client's own words: quotes, a line break or a control character in
   // it must neither end the line nor forge a member.
-  AuditRecord r;
-  r.service = "svc";
-  r.endpoint = "echo";
-  r.method = "lavs/call";
-  r.transport = "http";
+  AuditRecord r = echo_call("lavs/call", "http");
   r.duration = std::chrono::microseconds(250);
   r.client = "x\",\"outcome\":\"ok\"}\n{\"forged\":\u0001\\";
   r.outcome = "needs_input";
