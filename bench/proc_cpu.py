@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Prints the CPU time (user + system, in microseconds) of process PID and of all its
 descendants together, those alive and those it has reaped: "<pid's own> <descendants'>". Benchmarks read it before and after a run
-to give CPU time per request (bench/seed/run.sh). Usage: proc_cpu.py PID"""
+to give CPU time per request (bench/seed/run.sh). Usage: proc_cpu.py PID
+
+Imported, per_request() reads one such run back (bench/seed/run.sh, bench/seed/floor.sh)."""
+import json
 import os
 import sys
 
@@ -39,4 +42,19 @@ def main():
     print(f"{cpu.get(root, 0) * TICK_US:.0f} {total * TICK_US:.0f}")
 
 
-main()
+def per_request(work, name):
+    """The hearth-load report WORK/NAME.json, with the CPU a request of the server
+    ("own_us") and of its descendants ("kids_us") from WORK/NAME.cpu0 and .cpu1 (this script's
+    output before and after the run), and of the load client ("client_us") from its own report."""
+    x = json.load(open(os.path.join(work, f"{name}.json")))
+    before = [float(v) for v in open(os.path.join(work, f"{name}.cpu0")).read().split()]
+    after = [float(v) for v in open(os.path.join(work, f"{name}.cpu1")).read().split()]
+    n = max(1, x["requests"])
+    x["own_us"] = (after[0] - before[0]) / n
+    x["kids_us"] = (after[1] - before[1]) / n
+    x["client_us"] = x.get("cpu_us", 0) / n
+    return x
+
+
+if __name__ == "__main__":
+    main()

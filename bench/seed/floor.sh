@@ -66,16 +66,12 @@ done
 
 python3 - "$work" "$ROUNDS" "$CONNECTIONS" "$DURATION" <<'PY'
 import json, os, sys
+sys.path.insert(0, "bench")
+from proc_cpu import per_request
 work, rounds, conns, dur = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def load(name, c, i):
-    x = json.load(open(os.path.join(work, f"{name}-{c}-{i}.json")))
-    before = [float(v) for v in open(os.path.join(work, f"{name}-{c}-{i}.cpu0")).read().split()]
-    after = [float(v) for v in open(os.path.join(work, f"{name}-{c}-{i}.cpu1")).read().split()]
-    n = max(1, x["requests"])
-    x["server"] = (after[0] - before[0]) / n
-    x["kids"] = (after[1] - before[1]) / n
-    x["client"] = x["cpu_us"] / n
-    x["total"] = x["server"] + x["kids"] + x["client"]
+    x = per_request(work, f"{name}-{c}-{i}")
+    x["total"] = x["own_us"] + x["kids_us"] + x["client_us"]
     return x
 def number(name, i):
     return float(open(os.path.join(work, f"{name}-{i}")).read())
@@ -89,8 +85,8 @@ print("|---:|---|---:|---:|---:|---:|---:|---:|")
 for i in range(1, rounds + 1):
     for name in ("echo", "seed", "default", "worker"):
         x = load(name, conns, i)
-        print(f"| {i} | {name} | {x['rps']:.0f} | {x['p50_us']} | {x['server']:.1f} | "
-              f"{x['kids']:.1f} | {x['client']:.1f} | {x['total']:.1f} |")
+        print(f"| {i} | {name} | {x['rps']:.0f} | {x['p50_us']} | {x['own_us']:.1f} | "
+              f"{x['kids_us']:.1f} | {x['client_us']:.1f} | {x['total']:.1f} |")
 print()
 print("| round | SpiderMonkey a call: fresh realm / prepared realm / kept module (us) | "
       "pipe hop at saturation: CPU a round trip (us) | pipe hop, one at a time: p50 (us) |")

@@ -54,17 +54,13 @@ for round in $(seq "$ROUNDS"); do
 done
 
 python3 - "$work" "$ROUNDS" "$CONNECTIONS" "$DURATION" "$THREADS" "$JS_WORKERS" <<'PY'
-import json, os, sys
+import os, sys
+sys.path.insert(0, "bench")
+from proc_cpu import per_request
 work, rounds, conns, dur, threads, workers = sys.argv[1:]
 rounds = int(rounds)
 def r(name, i):
-    x = json.load(open(os.path.join(work, f"{name}-{i}.json")))
-    before = [float(v) for v in open(os.path.join(work, f"{name}-{i}.cpu0")).read().split()]
-    after = [float(v) for v in open(os.path.join(work, f"{name}-{i}.cpu1")).read().split()]
-    n = max(1, x["requests"])
-    x["own_us"] = (after[0] - before[0]) / n
-    x["kids_us"] = (after[1] - before[1]) / n
-    return x
+    return per_request(work, f"{name}-{i}")
 print(f"{conns} keep-alive connections, {dur} s a target, {rounds} rounds interleaved; hearth: "
       f"{threads} I/O thread(s), {workers} JS workers; nproc {os.cpu_count()}\n")
 groups = [
