@@ -633,6 +633,10 @@ constexpr float kKnownWordShare = 0.5F;
 /// Terms the registry uses with a word: their association (cosine of co-occurrence, <= 1)
 /// times this.
 constexpr float kCooccursWeight = 0.3F;
+/// A word in the names of this many services, and of at least one in this many, is common to
+/// names ("API"): a request names a service without it.
+constexpr std::size_t kCommonNameWordAtLeast = 3;
+constexpr std::size_t kCommonNameWordShare = 200;
 /// Terms a word expands to, at most (the strongest kept), and the least an expansion must be
 /// worth against the strongest term of its word.
 constexpr std::size_t kExpansionsAtMost = 12;
@@ -911,15 +915,26 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   for (std::size_t t = 0; t < df.size(); ++t) {
     d.idf[t] = static_cast<float>(std::log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)));
   }
-  // Names, for "does the request name this service".
+  // Names, for "does the request name this service". A word many services' names share
+  // ("API", "DB", "Network") does not tell them apart: "the bible" names "Bible API" without
+  // it, unless the name has no other word.
+  std::vector<std::vector<std::uint32_t>> name_ids(d.definitions.size());
+  std::unordered_map<std::uint32_t, std::uint32_t> names_with;
   for (std::uint32_t s = 0; s < d.definitions.size(); ++s) {
-    std::vector<std::uint32_t> ids;
     for (const auto& t : name_word_terms(*d.definitions[s])) {
-      if (const auto* id = d.term_id(t)) ids.push_back(*id);
+      if (const auto* id = d.term_id(t)) name_ids[s].push_back(*id);
     }
-    sort_unique(ids);
+    sort_unique(name_ids[s]);
+    for (const auto id : name_ids[s]) ++names_with[id];
+  }
+  const auto common_name_word =
+      std::max<std::size_t>(kCommonNameWordAtLeast, d.definitions.size() / kCommonNameWordShare);
+  for (std::uint32_t s = 0; s < d.definitions.size(); ++s) {
+    auto ids = std::move(name_ids[s]);
     for (const auto id : ids) d.named_by[id].push_back(s);
-    d.name_terms.push_back(std::move(ids));
+    std::vector<std::uint32_t> own = ids;
+    std::erase_if(own, [&](std::uint32_t id) { return names_with[id] >= common_name_word; });
+    d.name_terms.push_back(own.empty() ? std::move(ids) : std::move(own));
     std::uint32_t joined = Impl::kNone;
     if (auto j = joined_name(d.definitions[s]->service_name); !j.empty()) {
       if (const auto* id = d.term_id(stem(j))) {
@@ -1283,6 +1298,23 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     }
     if (g.terms.size() > kExpansionsAtMost) g.terms.resize(kExpansionsAtMost);
     p.groups.push_back(std::move(g));
+  }
+  // One word of the request is one piece of evidence: another word's expansion to it ("video
+  // games": game -> video; "basketball game": basketball -> game) would count it twice.
+  {
+    std::vector<std::uint32_t> word_terms;
+    for (const auto& g : p.groups) {
+      if (!g.terms.empty() && g.terms.front().via == Via::kWord) {
+        word_terms.push_back(g.terms.front().term);
+      }
+    }
+    sort_unique(word_terms);
+    for (auto& g : p.groups) {
+      std::erase_if(g.terms, [&](const Expansion& e) {
+        return e.via != Via::kWord && e.via != Via::kJoined &&
+               std::binary_search(word_terms.begin(), word_terms.end(), e.term);
+      });
+    }
   }
   // The services the request names: every term of the service's name is a word of the request.
   std::sort(own_stems.begin(), own_stems.end());

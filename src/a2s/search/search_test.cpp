@@ -480,6 +480,39 @@ TEST(Search, TheCuratedVocabularyReadsPhrasesOfTheRequest) {
   EXPECT_TRUE(index.search("station").empty());
 }
 
+// One word of the request is one piece of evidence. The curated vocabulary relates "game" to
+// "video" ("gaming": video game); when the request says "video" itself, that expansion would
+// count the word twice, for every film service.
+TEST(Search, AnotherWordsExpansionDoesNotCountARequestWordTwice) {
+  SearchIndex index({
+      service("Reelbase", "Movies", {{"Video", "Movies"}}),
+      service("Questdex", "500,000+ games for 50 platforms including mobiles",
+              {{"Games", "500,000+ games for 50 platforms including mobiles"}}),
+      service("Clipcut", "Video editing", {{"Trim", "Trim a video clip"}}),
+      service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}}),
+      service("Cabnow", "Rides in town", {{"Ride", "Book a taxi ride"}}),
+  });
+  EXPECT_EQ(reach(index, "video games", "games", "synonym table", "video"), 0);
+  EXPECT_GT(reach(index, "video games", "video", "word", "video"), 0);
+  EXPECT_EQ(first(index, "new video games for switch"), "Questdex");
+}
+
+// A request names a service without the words many names share: "the bible" names "Bible
+// API" (four of the names say "API"), whose name then counts in full.
+TEST(Search, ARequestNamesAServiceWithoutTheWordsNamesShare) {
+  SearchIndex index({
+      service("Bible API", "Scripture in many languages", {{"Passage", "A passage by reference"}}),
+      service("Poetry API", "Poems and epics by author", {{"Poem", "A poem and its verses"}}),
+      service("Quote API", "Famous quotes", {{"Quote", "A random quote"}}),
+      service("Cat API", "Pictures of cats", {{"Cat", "A random cat picture"}}),
+      service("Lyrics Finder", "Song lyrics", {{"Lyrics", "The verses and chorus of a song"}}),
+  });
+  EXPECT_EQ(first(index, "a verse from the Bible"), "Bible API");
+  EXPECT_EQ(first(index, "verses of the bible"), "Bible API");
+  // The shared word alone names nothing, and a name of nothing but shared words needs them.
+  EXPECT_EQ(first(index, "quote"), "Quote API");
+}
+
 TEST(Search, TermsTheRegistryUsesTogetherCarryAWordOneStepFurther) {
   // "bucks" is no word of the registry; WordNet makes it "dollar", and "dollar" goes with
   // "remittance" in two services, so the one that only says "remittance" is found too, below.
