@@ -383,6 +383,21 @@ bool when_word(const std::string& w) {
   return kWords.count(w) != 0;
 }
 
+/// Periods of time, which say when after a word of `when_before` ("this week", "next year").
+bool period_word(const std::string& w) {
+  static const std::unordered_set<std::string> kWords = {
+      "week",    "weeks",  "month",  "months", "year",  "years",  "season",
+      "quarter", "day",    "days",   "night",  "hour",  "decade", "century",
+      "spring",  "summer", "autumn", "fall",   "winter"};
+  return kWords.count(w) != 0;
+}
+
+bool when_before(const std::string& w) {
+  static const std::unordered_set<std::string> kWords = {"this",   "next", "last",    "every",
+                                                         "coming", "past", "previous"};
+  return kWords.count(w) != 0;
+}
+
 bool stop_word(const std::string& w) {
   return stop_words().count(w) != 0;
 }
@@ -1205,7 +1220,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       // throughout is an acronym, often the task itself ("USD", "ISS"). Such a name's senses
       // (Anna: a coin) are not what the request means.
       const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->in_use;
-      if (!brand) relate(*lex, id != nullptr);
+      // A period after "this", "next", "last" or "every" ("this week", "next month") says when,
+      // as a weekday does.
+      const bool when = period_word(w) && content[k] > 0 && when_before(toks[content[k] - 1].text);
+      if (!brand && !when) relate(*lex, id != nullptr);
       bool proper_phrase = false;
       const std::vector<std::uint32_t>* where = &lex->place;
       if (k > 0 && content[k - 1] + 1 == content[k]) {
@@ -1231,7 +1249,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         p.places.push_back(where->front());
         p.within.insert(p.within.end(), where->begin(), where->end());
       }
-      g.name = lex->proper || lex->time || brand || proper_phrase;
+      g.name = lex->proper || lex->time || brand || proper_phrase || when;
     }
     if (id == nullptr && !g.terms.empty()) {
       // A word the registry does not have reached it through WordNet ("bucks": dollar); one

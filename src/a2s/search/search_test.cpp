@@ -384,6 +384,30 @@ TEST(Search, APlaceCountsLessThanTheTaskUnlessItNamesTheService) {
   EXPECT_EQ(first(index, "bus departures Transit Phoenix"), "Transit Phoenix");
 }
 
+// A period after "this", "next", "last" or "every" says when, as a weekday does: it counts like
+// a name, and is not expanded. Alone ("week planner") it is a word like any other.
+TEST(Search, APeriodAfterThisOrNextSaysWhen) {
+  SearchIndex index({
+      service("Holidayly", "Public holidays by country",
+              {{"Holidays", "The public holidays of a country"}}),
+      service("Weekplan", "Plan your week", {{"Week", "Tasks for the week ahead"}}),
+      service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}}),
+  });
+  const auto names = [&](std::string_view query) {
+    std::vector<std::string> out;
+    for (const auto& w : index.interpret(query)) {
+      if (w.name) out.push_back(w.word);
+    }
+    return out;
+  };
+  EXPECT_EQ(names("holidays next week"), std::vector<std::string>{"week"});
+  EXPECT_EQ(names("every year"), std::vector<std::string>{"year"});
+  EXPECT_EQ(names("week planner"), std::vector<std::string>{});
+  EXPECT_EQ(first(index, "public holidays next week"), "Holidayly");
+  EXPECT_EQ(first(index, "holidays this week"), "Holidayly");
+  EXPECT_EQ(first(index, "a planner for my week"), "Weekplan");
+}
+
 // A service whose texts name only places other than the request's counts less: a jobs board
 // for Germany is not asked for jobs in Nairobi, but is for jobs in Munich; a service naming
 // places with nothing in common (time zones from London to Tokyo) works anywhere.
