@@ -648,6 +648,7 @@ constexpr float kKnownWordShare = 0.5F;
 /// Terms the registry uses with a word: their association (cosine of co-occurrence, <= 1)
 /// times this.
 constexpr float kCooccursWeight = 0.3F;
+constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
 /// A word in the names of this many services, and of at least one in this many, is common to
 /// names ("API"): a request names a service without it.
 constexpr std::size_t kCommonNameWordAtLeast = 3;
@@ -1147,12 +1148,14 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   for (std::size_t i = 0; i < toks.size(); ++i) {
     if (!stop_word(toks[i].text)) content.push_back(i);
   }
+  std::vector<std::size_t> group_of(content.size(), kNoGroup);  // per content word (or none)
   for (std::size_t k = 0; k < content.size(); ++k) {
     const Token& tok = toks[content[k]];
     const std::string& w = tok.text;
     const std::string own = stem(w);
     own_stems.push_back(own);
     if (!seen.insert(own).second) continue;
+    group_of[k] = p.groups.size();
     Group g;
     g.word = w;
     const std::uint32_t* id = term_id(own);
@@ -1191,8 +1194,23 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         add_expansion(g.terms, *jid, 1.0F, Via::kJoined);
       }
     }
+    // A phrase's meaning is the request's in the groups of each of its words ("read later":
+    // bookmark, in both): a service matching one of the words alone ("read") would otherwise
+    // outweigh one that says what the phrase means.
     for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
-      curated(expansions(Thesaurus::key(std::span(own_stems).last(n))), kPhraseWeight);
+      const auto* meaning = expansions(Thesaurus::key(std::span(own_stems).last(n)));
+      curated(meaning, kPhraseWeight);
+      if (meaning == nullptr) continue;
+      for (std::size_t j = k + 1 - n; j < k; ++j) {
+        if (group_of[j] == kNoGroup) continue;
+        auto& other = p.groups[group_of[j]];
+        for (const auto& e : *meaning) {
+          if (const auto* eid = term_id(e);
+              eid != nullptr && (other.terms.empty() || other.terms.front().term != *eid)) {
+            add_expansion(other.terms, *eid, kPhraseWeight, Via::kCurated);
+          }
+        }
+      }
     }
     const bool digits = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); });
     // A word the registry has keeps only its close relations (synonyms, similar and derived

@@ -537,6 +537,23 @@ TEST(Search, ARequestNamesAServiceWithoutTheWordsNamesShare) {
   EXPECT_EQ(first(index, "quote"), "Quote API");
 }
 
+// A phrase of the curated vocabulary ("read later": bookmark) says what the request means in
+// the groups of each of its words: a service matching one of them alone ("read") does not
+// outweigh the one that says what the phrase means.
+TEST(Search, APhrasesMeaningCountsForEachOfItsWords) {
+  SearchIndex index({
+      service("Stashly", "Bookmarking service", {{"Bookmarks", "Bookmarking service"}}),
+      service("Pagecount", "Read books online", {{"Read", "Read a book online"}}),
+      service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}}),
+      service("Cabnow", "Rides in town", {{"Ride", "Book a taxi ride"}}),
+  });
+  EXPECT_GT(reach(index, "read later", "read", "synonym table", "bookmark"), 0);
+  EXPECT_GT(reach(index, "read later", "later", "synonym table", "bookmark"), 0);
+  EXPECT_EQ(reach(index, "read books", "read", "synonym table", "bookmark"), 0);
+  EXPECT_EQ(first(index, "read later"), "Stashly");
+  EXPECT_EQ(first(index, "keep this to read later"), "Stashly");
+}
+
 TEST(Search, TermsTheRegistryUsesTogetherCarryAWordOneStepFurther) {
   // "bucks" is no word of the registry; WordNet makes it "dollar", and "dollar" goes with
   // "remittance" in two services, so the one that only says "remittance" is found too, below.
