@@ -384,11 +384,12 @@ bool when_word(const std::string& w) {
 }
 
 /// Periods of time, which say when after a word of `when_before` ("this week", "next year").
+/// Not "day" nor "hour": "on this day" names what a history service gives, "every hour" what an
+/// hourly forecast does.
 bool period_word(const std::string& w) {
   static const std::unordered_set<std::string> kWords = {
-      "week",    "weeks",  "month",  "months", "year",  "years",  "season",
-      "quarter", "day",    "days",   "night",  "hour",  "decade", "century",
-      "spring",  "summer", "autumn", "fall",   "winter"};
+      "week",   "weeks",   "month",  "months", "year",   "years", "season", "quarter",
+      "decade", "century", "spring", "summer", "autumn", "fall",  "winter"};
   return kWords.count(w) != 0;
 }
 
@@ -1205,10 +1206,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         if (group_of[j] == kNoGroup) continue;
         auto& other = p.groups[group_of[j]];
         for (const auto& e : *meaning) {
-          if (const auto* eid = term_id(e);
-              eid != nullptr && (other.terms.empty() || other.terms.front().term != *eid)) {
+          // (A word's own term keeps its full weight: add_expansion keeps the higher.)
+          if (const auto* eid = term_id(e))
             add_expansion(other.terms, *eid, kPhraseWeight, Via::kCurated);
-          }
         }
       }
     }
