@@ -1207,8 +1207,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         auto& other = p.groups[group_of[j]];
         for (const auto& e : *meaning) {
           // (A word's own term keeps its full weight: add_expansion keeps the higher.)
-          if (const auto* eid = term_id(e))
+          if (const auto* eid = term_id(e)) {
             add_expansion(other.terms, *eid, kPhraseWeight, Via::kCurated);
+          }
         }
       }
     }
