@@ -951,7 +951,19 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     for (const auto id : ids) d.named_by[id].push_back(s);
     std::vector<std::uint32_t> own = ids;
     std::erase_if(own, [&](std::uint32_t id) { return names_with[id] >= common_name_word; });
-    d.name_terms.push_back(own.empty() ? std::move(ids) : std::move(own));
+    // What is left must not be only places: "City, Berlin" is not named by "weather in Berlin".
+    const auto only_places = [&] {
+      if (d.wordnet == nullptr) return false;
+      std::vector<std::uint32_t> places;
+      for (const auto& w : words(d.definitions[s]->service_name)) {
+        if (d.wordnet->place(w).empty()) continue;
+        if (const auto* id = d.term_id(stem(w))) places.push_back(*id);
+      }
+      sort_unique(places);
+      return std::includes(places.begin(), places.end(), own.begin(), own.end());
+    };
+    const bool shortened = !own.empty() && own.size() < ids.size() && !only_places();
+    d.name_terms.push_back(shortened ? std::move(own) : std::move(ids));
     std::uint32_t joined = Impl::kNone;
     if (auto j = joined_name(d.definitions[s]->service_name); !j.empty()) {
       if (const auto* id = d.term_id(stem(j))) {

@@ -535,6 +535,17 @@ TEST(Search, ARequestNamesAServiceWithoutTheWordsNamesShare) {
   EXPECT_EQ(first(index, "verses of the bible"), "Bible API");
   // The shared word alone names nothing, and a name of nothing but shared words needs them.
   EXPECT_EQ(first(index, "quote"), "Quote API");
+  // Nor does a place alone name a service: "weather in Berlin" does not name "City, Berlin".
+  SearchIndex cities({
+      service("City, Berlin", "Berlin city open data", {{"Datasets", "Open data of the city"}}),
+      service("City, Prague", "Prague city open data", {{"Datasets", "Open data of the city"}}),
+      service("City, Helsinki", "Helsinki city open data", {{"Datasets", "Open data of the city"}}),
+      service("Skycast", "Weather", {{"Weather", "Weather"}}),
+      service("Rainline", "Weather and forecasts", {{"Weather", "Weather and forecasts"}}),
+      service("Meteobox", "Weather data", {{"Weather", "Weather data"}}),
+  });
+  EXPECT_EQ(first(cities, "weather in Berlin"), "Skycast");
+  EXPECT_EQ(first(cities, "open data of Berlin"), "City, Berlin");
 }
 
 // A phrase of the curated vocabulary ("read later": bookmark) says what the request means in
