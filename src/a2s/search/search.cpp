@@ -946,6 +946,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   }
   const auto common_name_word =
       std::max<std::size_t>(kCommonNameWordAtLeast, d.definitions.size() / kCommonNameWordShare);
+  std::unordered_map<std::string, bool> place_word;  // whether WordNet names a place by it
   for (std::uint32_t s = 0; s < d.definitions.size(); ++s) {
     auto ids = std::move(name_ids[s]);
     for (const auto id : ids) d.named_by[id].push_back(s);
@@ -956,7 +957,9 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
       if (d.wordnet == nullptr) return false;
       std::vector<std::uint32_t> places;
       for (const auto& w : words(d.definitions[s]->service_name)) {
-        if (d.wordnet->place(w).empty()) continue;
+        auto [known, fresh] = place_word.try_emplace(w, false);
+        if (fresh) known->second = !d.wordnet->place(w).empty();
+        if (!known->second) continue;
         if (const auto* id = d.term_id(stem(w))) places.push_back(*id);
       }
       sort_unique(places);
