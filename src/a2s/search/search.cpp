@@ -41,6 +41,10 @@ constexpr float kK1 = 1.2F;
 constexpr float kCuratedWeight = 0.5F;
 /// A phrase of the curated vocabulary says more than one word of it.
 constexpr float kPhraseWeight = 0.6F;
+/// A curated phrase's meaning in the groups of its other words: below its last word's, so that
+/// a service holding a broad word of the meaning ("cheap flights": fare) does not get twice what
+/// the phrase's own words give.
+constexpr float kPhraseOtherWordsWeight = 0.45F;
 constexpr float kSynonymWeight = 0.6F;
 
 /// The longest word read as a word: split into two words, indexed for spelling correction.
@@ -1211,8 +1215,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
     }
     // A phrase's meaning is the request's in the groups of each of its words ("read later":
-    // bookmark, in both): a service matching one of the words alone ("read") would otherwise
-    // outweigh one that says what the phrase means.
+    // bookmark, in both; at kPhraseOtherWordsWeight in the others): a service matching one of the
+    // words alone ("read") would otherwise outweigh one that says what the phrase means.
     for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
       const auto* meaning = expansions(Thesaurus::key(std::span(own_stems).last(n)));
       curated(meaning, kPhraseWeight);
@@ -1223,7 +1227,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         for (const auto& e : *meaning) {
           // (A word's own term keeps its full weight: add_expansion keeps the higher.)
           if (const auto* eid = term_id(e)) {
-            add_expansion(other.terms, *eid, kPhraseWeight, Via::kCurated);
+            add_expansion(other.terms, *eid, kPhraseOtherWordsWeight, Via::kCurated);
           }
         }
       }

@@ -563,6 +563,13 @@ TEST(Search, APhrasesMeaningCountsForEachOfItsWords) {
   EXPECT_EQ(reach(index, "read books", "read", "synonym table", "bookmark"), 0);
   EXPECT_EQ(first(index, "read later"), "Stashly");
   EXPECT_EQ(first(index, "keep this to read later"), "Stashly");
+  // Below the phrase's last word, though: a service holding a broad word of a meaning ("cheap
+  // flights": fare) gets from the two groups about what one of the phrase's words gives, not
+  // twice the phrase's weight.
+  const double last = reach(index, "read later", "later", "synonym table", "bookmark");
+  const double other = reach(index, "read later", "read", "synonym table", "bookmark");
+  EXPECT_LT(other, last);
+  EXPECT_LT(other + last, 1.1);
 }
 
 TEST(Search, TermsTheRegistryUsesTogetherCarryAWordOneStepFurther) {
