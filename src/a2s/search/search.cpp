@@ -936,6 +936,13 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   for (std::size_t t = 0; t < df.size(); ++t) {
     d.idf[t] = static_cast<float>(std::log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)));
   }
+  // The place a word names, asked of WordNet once per index (names here, scopes below).
+  std::unordered_map<std::string, Impl::Place> known_places;
+  const Impl::PlaceOf place = [&](const std::string& w) -> const Impl::Place& {
+    auto [it, fresh] = known_places.try_emplace(w);
+    if (fresh && w.size() >= 2 && d.wordnet != nullptr) it->second = d.wordnet->place(w);
+    return it->second;
+  };
   // Names, for "does the request name this service". A word many services' names share
   // ("API", "DB", "Network") does not tell them apart: "the bible" names "Bible API" without
   // it, unless the name has no other word.
@@ -950,7 +957,6 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   }
   const auto common_name_word =
       std::max<std::size_t>(kCommonNameWordAtLeast, d.definitions.size() / kCommonNameWordShare);
-  std::unordered_map<std::string, bool> place_word;  // whether WordNet names a place by it
   for (std::uint32_t s = 0; s < d.definitions.size(); ++s) {
     auto ids = std::move(name_ids[s]);
     for (const auto id : ids) d.named_by[id].push_back(s);
@@ -961,9 +967,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
       if (d.wordnet == nullptr) return false;
       std::vector<std::uint32_t> places;
       for (const auto& w : words(d.definitions[s]->service_name)) {
-        auto [known, fresh] = place_word.try_emplace(w, false);
-        if (fresh) known->second = !d.wordnet->place(w).empty();
-        if (!known->second) continue;
+        if (place(w).empty()) continue;
         if (const auto* id = d.term_id(stem(w))) places.push_back(*id);
       }
       sort_unique(places);
@@ -1043,12 +1047,6 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   }
   // Where each service works, as its texts say (Impl::scope_of).
   if (d.wordnet != nullptr) {
-    std::unordered_map<std::string, Impl::Place> known;
-    const Impl::PlaceOf place = [&](const std::string& w) -> const Impl::Place& {
-      auto [it, fresh] = known.try_emplace(w);
-      if (fresh && w.size() >= 2) it->second = d.wordnet->place(w);
-      return it->second;
-    };
     d.scopes.reserve(d.definitions.size());
     for (const auto& def : d.definitions) {
       d.scopes.push_back(Impl::scope_of(*def, place));
@@ -1181,15 +1179,16 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     const std::uint32_t* id = term_id(own);
     if (id != nullptr) add_expansion(g.terms, *id, 1.0F, Via::kWord);
     // The curated vocabulary: the word, and the phrases it ends ("text to speech").
-    const auto curated = [&](const std::vector<std::string>* more, float weight) {
+    const auto curated = [&](const std::vector<std::string>* more, float weight,
+                             std::vector<Expansion>& into) {
       if (more == nullptr) return;
       for (const auto& e : *more) {
         if (const auto* eid = term_id(e); eid != nullptr && (id == nullptr || *eid != *id)) {
-          add_expansion(g.terms, *eid, weight, Via::kCurated);
+          add_expansion(into, *eid, weight, Via::kCurated);
         }
       }
     };
-    curated(expansions(own), kCuratedWeight);
+    curated(expansions(own), kCuratedWeight, g.terms);
     // Two neighbouring words the registry writes as one ("web hook": webhook, "back up": backup,
     // "sign in": signin, the second a stop word) are that word, at full weight, in the group of
     // each that is a content word. Only a word of the registry's texts counts (a service's name
@@ -1219,16 +1218,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // words alone ("read") would otherwise outweigh one that says what the phrase means.
     for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
       const auto* meaning = expansions(Thesaurus::key(std::span(own_stems).last(n)));
-      curated(meaning, kPhraseWeight);
-      if (meaning == nullptr) continue;
+      curated(meaning, kPhraseWeight, g.terms);
       for (std::size_t j = k + 1 - n; j < k; ++j) {
-        if (group_of[j] == kNoGroup) continue;
-        auto& other = p.groups[group_of[j]];
-        for (const auto& e : *meaning) {
-          // (A word's own term keeps its full weight: add_expansion keeps the higher.)
-          if (const auto* eid = term_id(e)) {
-            add_expansion(other.terms, *eid, kPhraseOtherWordsWeight, Via::kCurated);
-          }
+        // (A word's own term keeps its full weight: add_expansion keeps the higher.)
+        if (group_of[j] != kNoGroup) {
+          curated(meaning, kPhraseOtherWordsWeight, p.groups[group_of[j]].terms);
         }
       }
     }
