@@ -593,6 +593,20 @@ std::string_view via_name(Via via) {
   return "word";
 }
 
+/// Whether an expansion says what its word means (rather than what it relates to: broader and
+/// narrower words, a definition's words, co-occurrence).
+bool close_via(Via via) {
+  switch (via) {
+    case Via::kBroader:
+    case Via::kNarrower:
+    case Via::kGloss:
+    case Via::kCooccurs:
+      return false;
+    default:
+      return true;
+  }
+}
+
 Via via_of(Relation r) {
   switch (r) {
     case Relation::kSynonym:
@@ -730,6 +744,7 @@ struct SearchIndex::Impl {
     std::uint32_t term;
     float weight;
     Via via;
+    bool phrase = false;  ///< the meaning of a curated phrase the word is in
   };
   struct Group {
     std::string word;
@@ -750,18 +765,19 @@ struct SearchIndex::Impl {
   }
 
   Plan plan(std::string_view query) const;
-  static void add_expansion(std::vector<Expansion>& into, std::uint32_t term, float weight,
-                            Via via) {
+  static void add_expansion(std::vector<Expansion>& into, std::uint32_t term, float weight, Via via,
+                            bool phrase = false) {
     for (auto& e : into) {
       if (e.term == term) {
         if (weight > e.weight) {
           e.weight = weight;
           e.via = via;
+          e.phrase = phrase;
         }
         return;
       }
     }
-    into.push_back({term, weight, via});
+    into.push_back({term, weight, via, phrase});
   }
   /// The place a word or two-word phrase names, then the places that hold it (WordNet::place).
   using Place = std::vector<PlacePart>;
@@ -1167,6 +1183,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     if (!stop_word(toks[i].text)) content.push_back(i);
   }
   std::vector<std::size_t> group_of(content.size(), kNoGroup);  // per content word (or none)
+  struct PhraseUse {
+    const std::vector<std::string>* meaning;
+    std::vector<std::size_t> groups;  ///< its words' groups, its last word's first
+  };
+  std::vector<PhraseUse> phrases;  // the curated phrases the request has
   for (std::size_t k = 0; k < content.size(); ++k) {
     const Token& tok = toks[content[k]];
     const std::string& w = tok.text;
@@ -1180,15 +1201,15 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     if (id != nullptr) add_expansion(g.terms, *id, 1.0F, Via::kWord);
     // The curated vocabulary: the word, and the phrases it ends ("text to speech").
     const auto curated = [&](const std::vector<std::string>* more, float weight,
-                             std::vector<Expansion>& into) {
+                             std::vector<Expansion>& into, bool phrase) {
       if (more == nullptr) return;
       for (const auto& e : *more) {
         if (const auto* eid = term_id(e); eid != nullptr && (id == nullptr || *eid != *id)) {
-          add_expansion(into, *eid, weight, Via::kCurated);
+          add_expansion(into, *eid, weight, Via::kCurated, phrase);
         }
       }
     };
-    curated(expansions(own), kCuratedWeight, g.terms);
+    curated(expansions(own), kCuratedWeight, g.terms, /*phrase=*/false);
     // Two neighbouring words the registry writes as one ("web hook": webhook, "back up": backup,
     // "sign in": signin, the second a stop word) are that word, at full weight, in the group of
     // each that is a content word. Only a word of the registry's texts counts (a service's name
@@ -1218,13 +1239,17 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // words alone ("read") would otherwise outweigh one that says what the phrase means.
     for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
       const auto* meaning = expansions(Thesaurus::key(std::span(own_stems).last(n)));
-      curated(meaning, kPhraseWeight, g.terms);
+      if (meaning == nullptr) continue;
+      curated(meaning, kPhraseWeight, g.terms, /*phrase=*/true);
+      PhraseUse use{.meaning = meaning, .groups = {group_of[k]}};
       for (std::size_t j = k + 1 - n; j < k; ++j) {
         // (A word's own term keeps its full weight: add_expansion keeps the higher.)
         if (group_of[j] != kNoGroup) {
-          curated(meaning, kPhraseOtherWordsWeight, p.groups[group_of[j]].terms);
+          curated(meaning, kPhraseOtherWordsWeight, p.groups[group_of[j]].terms, /*phrase=*/true);
+          use.groups.push_back(group_of[j]);
         }
       }
+      phrases.push_back(std::move(use));
     }
     const bool digits = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); });
     // A word the registry has keeps only its close relations (synonyms, similar and derived
@@ -1364,6 +1389,25 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         return e.via != Via::kWord && e.via != Via::kJoined &&
                std::binary_search(word_terms.begin(), word_terms.end(), e.term);
       });
+    }
+  }
+  // A curated phrase's meaning counts in each of its words' groups, as what the words say
+  // together. A term of it that one of its words reaches on its own ("big file": large, which
+  // "big" means) is that word's evidence: in the other words' groups it would count again.
+  for (const auto& use : phrases) {
+    for (const auto& m : *use.meaning) {
+      const auto* t = term_id(m);
+      if (t == nullptr) continue;
+      const auto own = [&](std::size_t gi) {
+        return std::any_of(
+            p.groups[gi].terms.begin(), p.groups[gi].terms.end(),
+            [&](const Expansion& e) { return e.term == *t && !e.phrase && close_via(e.via); });
+      };
+      if (std::none_of(use.groups.begin(), use.groups.end(), own)) continue;
+      for (const auto gi : use.groups) {
+        std::erase_if(p.groups[gi].terms,
+                      [&](const Expansion& e) { return e.term == *t && e.phrase; });
+      }
     }
   }
   // The services the request names: every term of the service's name is a word of the request.

@@ -572,6 +572,31 @@ TEST(Search, APhrasesMeaningCountsForEachOfItsWords) {
   EXPECT_LT(other + last, 1.1);
 }
 
+// A term of a phrase's meaning that one of the phrase's words reaches on its own ("big file":
+// large, which "big" means) counts in that word's group only: counted in each word's group, a
+// service saying "large" about anything (a large collection of jokes) outranked the file
+// services. A word outside the phrase that means the same is evidence of its own: "ibuprofen"
+// means a drug, and so does "side effects".
+TEST(Search, APhrasesMeaningDoesNotRecountWhatOneOfItsWordsSays) {
+  SearchIndex index({
+      service("Jokebox", "Large collection of jokes", {{"Jokes", "A large collection of jokes"}}),
+      service("Dropfile", "Upload and share files", {{"Upload", "Upload a file and share it"}}),
+      service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}}),
+      service("Cabnow", "Rides in town", {{"Ride", "Book a taxi ride"}}),
+      service("Medfacts", "Drug labels", {{"Drugs", "Adverse events of a drug"}}),
+      service("Gigmap", "Concert listings", {{"Events", "Concerts and events near you"}}),
+  });
+  EXPECT_GT(reach(index, "send a big file", "big", "wordnet synonym", "larg"), 0);
+  EXPECT_EQ(reach(index, "send a big file", "file", "synonym table", "larg"), 0);
+  EXPECT_EQ(reach(index, "send a big file", "send", "synonym table", "larg"), 0);
+  // What no word of the phrase says alone stays in each word's group.
+  EXPECT_GT(reach(index, "send a big file", "file", "synonym table", "upload"), 0);
+  EXPECT_GT(reach(index, "send a big file", "send", "synonym table", "upload"), 0);
+  EXPECT_EQ(first(index, "send a big file"), "Dropfile");
+  EXPECT_GT(reach(index, "side effects of ibuprofen", "effects", "synonym table", "drug"), 0);
+  EXPECT_EQ(first(index, "side effects of ibuprofen"), "Medfacts");
+}
+
 TEST(Search, TermsTheRegistryUsesTogetherCarryAWordOneStepFurther) {
   // "bucks" is no word of the registry; WordNet makes it "dollar", and "dollar" goes with
   // "remittance" in two services, so the one that only says "remittance" is found too, below.
