@@ -422,12 +422,16 @@ std::vector<std::string> terms(std::string_view text) {
 struct Curated {
   std::vector<std::string> errors;
   Thesaurus thesaurus;
+  SpellingIndex word_keys;  ///< its one-word keys (stems), for misspellings of them
 };
 const Curated& curated_vocabulary() {
   static const Curated kCurated = [] {
     Curated c;
     c.thesaurus = Thesaurus::parse(
         kThesaurusText, [](std::string_view text) { return terms(text); }, &c.errors);
+    std::vector<std::pair<std::string, std::uint32_t>> keys;
+    for (auto& k : c.thesaurus.word_keys()) keys.emplace_back(std::move(k), 1);
+    c.word_keys = SpellingIndex(std::move(keys));
     return c;
   }();
   return kCurated;
@@ -607,6 +611,12 @@ bool close_via(Via via) {
   }
 }
 
+/// Whether a WordNet relation says what the word means (a synonym, a similar or derived word)
+/// rather than what it relates to.
+bool close_relation(Relation r) {
+  return r == Relation::kSynonym || r == Relation::kSimilar || r == Relation::kDerived;
+}
+
 Via via_of(Relation r) {
   switch (r) {
     case Relation::kSynonym:
@@ -765,6 +775,7 @@ struct SearchIndex::Impl {
   }
 
   Plan plan(std::string_view query) const;
+  std::vector<std::string> dictionary_corrections(const std::string& word) const;
   static void add_expansion(std::vector<Expansion>& into, std::uint32_t term, float weight, Via via,
                             bool phrase = false) {
     for (auto& e : into) {
@@ -1171,6 +1182,54 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   return lexical_cache.emplace(word, std::move(lex)).first->second;
 }
 
+/// Words a misspelt `word` (one the registry has nothing close to) may stand for, at most
+/// three, each with the same first letter (typing seldom misses it): the curated vocabulary's
+/// words closest to it ("doggoo": doggo), then the words one edit away (a letter left out,
+/// added, changed, or two swapped) that are WordNet lemmas, those its tagged corpus met first.
+/// A curated word is given as its stem. For a word of at least 4 letters.
+std::vector<std::string> SearchIndex::Impl::dictionary_corrections(const std::string& word) const {
+  constexpr std::size_t kShortest = 4;
+  constexpr std::size_t kAtMost = 3;
+  std::vector<std::string> out;
+  if (word.size() < kShortest || word.size() > kLongestWord) return out;
+  const auto& keys = curated_vocabulary().word_keys;
+  for (const auto& c : keys.correct(stem(word), kAtMost)) {
+    if (keys.word(c.word).front() == word.front()) out.push_back(keys.word(c.word));
+  }
+  if (wordnet == nullptr || out.size() == kAtMost) return out;
+  std::vector<std::string> candidates;
+  std::string c;
+  for (std::size_t i = 1; i <= word.size(); ++i) {
+    for (char l = 'a'; l <= 'z'; ++l) {
+      c = word;  // added
+      c.insert(c.begin() + static_cast<std::ptrdiff_t>(i), l);
+      if (wordnet->is_lemma(c)) candidates.push_back(c);
+      if (i == word.size() || l == word[i]) continue;
+      c = word;  // changed
+      c[i] = l;
+      if (wordnet->is_lemma(c)) candidates.push_back(c);
+    }
+    if (i == word.size()) break;
+    c = word;  // left out
+    c.erase(i, 1);
+    if (wordnet->is_lemma(c)) candidates.push_back(c);
+    if (i + 1 < word.size() && word[i] != word[i + 1]) {
+      c = word;  // swapped
+      std::swap(c[i], c[i + 1]);
+      if (wordnet->is_lemma(c)) candidates.push_back(c);
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  std::stable_partition(candidates.begin(), candidates.end(),
+                        [&](const std::string& w) { return wordnet->in_use(w); });
+  for (auto& cand : candidates) {
+    if (out.size() == kAtMost) break;
+    out.push_back(std::move(cand));
+  }
+  return out;
+}
+
 SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   Plan p;
   auto toks = tokens(query);
@@ -1188,6 +1247,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     std::vector<std::size_t> groups;  ///< its words' groups, its last word's first
   };
   std::vector<PhraseUse> phrases;  // the curated phrases the request has
+  constexpr std::size_t kDictionaryTriesAtMost = 4;
+  std::size_t dictionary_tries = 0;  // words looked up in dictionary_corrections
   for (std::size_t k = 0; k < content.size(); ++k) {
     const Token& tok = toks[content[k]];
     const std::string& w = tok.text;
@@ -1257,10 +1318,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // ("smog", "pizza"), where they are the only way in.
     const auto relate = [&](const Lexical& lex, bool close_only) {
       for (const auto& [term, how] : lex.related) {
-        if (close_only && !lex.instance && how.second != Relation::kSynonym &&
-            how.second != Relation::kSimilar && how.second != Relation::kDerived) {
-          continue;
-        }
+        if (close_only && !lex.instance && !close_relation(how.second)) continue;
         if (id == nullptr || term != *id) {
           add_expansion(g.terms, term, how.first, via_of(how.second));
         }
@@ -1347,9 +1405,39 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
     const bool stray = id != nullptr && !spelling.contains(w) && !known_word;
     if ((g.terms.empty() || stray) && !digits) {
-      for (const auto& c : spelling.correct(w)) {
-        add_expansion(g.terms, spelling_term[c.word],
-                      known_share * kSpellingWeight[std::min(c.distance, 2U)], Via::kSpelling);
+      // A misspelt word means what its correction means: the correction's own term, and what
+      // the curated vocabulary and WordNet relate to it ("ppems": poem, poetry), at the
+      // correction's weight.
+      const auto means_as = [&](const std::string& word, float scale) {
+        const std::string own_stem = stem(word);
+        const auto* cid = term_id(own_stem);
+        if (cid != nullptr) add_expansion(g.terms, *cid, scale, Via::kSpelling);
+        if (const auto* more = expansions(own_stem)) {
+          for (const auto& m : *more) {
+            if (const auto* mid = term_id(m)) {
+              add_expansion(g.terms, *mid, scale * kCuratedWeight, Via::kSpelling);
+            }
+          }
+        }
+        if (wordnet == nullptr) return;
+        const auto lx = lexical(word);
+        if (lx->instance || lx->time) return;
+        for (const auto& [term, how] : lx->related) {
+          if (cid != nullptr && !close_relation(how.second)) continue;
+          add_expansion(g.terms, term, scale * how.first, Via::kSpelling);
+        }
+      };
+      const auto corrections = spelling.correct(w);
+      for (const auto& c : corrections) {
+        means_as(spelling.word(c.word), known_share * kSpellingWeight[std::min(c.distance, 2U)]);
+      }
+      // Nothing in the registry is that close: perhaps a misspelling of a word the registry
+      // lacks but WordNet or the curated vocabulary have ("kirty": kitty, a cat).
+      // (A few such words a request: each tries some 54 words a letter of it.)
+      if (corrections.empty() && !known_word && !tok.capital &&
+          dictionary_tries < kDictionaryTriesAtMost) {
+        ++dictionary_tries;
+        for (const auto& c : dictionary_corrections(w)) means_as(c, kSpellingWeight[1]);
       }
     }
     // Strongest first (by what each can add: idf times weight); an expansion worth under a

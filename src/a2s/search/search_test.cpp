@@ -291,6 +291,38 @@ TEST(Search, AMisspeltLemmaFindsTheRegistrysInflectedWord) {
   EXPECT_GT(reach(index, "prettfy", "prettfy", "spelling", "prettifi"), 0);
 }
 
+// A misspelt word means what its correction means: the correction's related words join the
+// group too ("ppems": poem, and the curated vocabulary's "poetry"), at the correction's weight.
+TEST(Search, AMisspeltWordMeansWhatItsCorrectionMeans) {
+  SearchIndex index({
+      service("Versebook", "Poetry of every age", {{"Verses", "Poetry by author and title"}}),
+      service("Poemday", "A poem a day", {{"Today", "The poem of the day"}}),
+      service("Pixelry", "Photo editing", {{"Crop", "Crop a photo"}}),
+  });
+  EXPECT_GT(reach(index, "ppems by author", "ppems", "spelling", "poem"), 0);
+  EXPECT_FLOAT_EQ(reach(index, "ppems by author", "ppems", "spelling", "poetri"),
+                  0.8F * 0.5F);  // one edit, then the curated vocabulary
+  EXPECT_EQ(first(index, "ppems by author"), "Versebook");
+}
+
+// A word the registry has nothing close to may be a misspelling of one it lacks but WordNet or
+// the curated vocabulary know: "kirty" is one edit from "kitty", a cat. The first letter is
+// kept, as typing seldom misses it: "yeet" is no misspelt "meet".
+TEST(Search, AMisspellingOfAWordTheRegistryLacksFindsItsMeaning) {
+  SearchIndex index({
+      service("Catpics", "Random cat pictures for your apps, by breed and with tags",
+              {{"Cat", "A random cat picture, by breed and with tags"}}),
+      service("Picbox", "Pictures", {{"Pictures", "Pictures"}}),
+      service("Gatherly", "Local events calendar", {{"Events", "Events near you"}}),
+      service("Pixelry", "Photo editing", {{"Crop", "Crop a photo"}}),
+  });
+  EXPECT_GT(reach(index, "kirty pictures", "kirty", "spelling", "cat"), 0);
+  EXPECT_EQ(first(index, "kirty pictures"), "Catpics");
+  // "meet" reaches events, through the curated vocabulary and WordNet.
+  EXPECT_GT(reach(index, "meeet new people", "meeet", "spelling", "event"), 0);
+  EXPECT_EQ(reach(index, "what does yeet mean", "yeet", "spelling", "event"), 0);
+}
+
 TEST(Search, AWordWordNetKnowsIsCorrectedOrSplitAtHalfWeight) {
   // "aloud" matches nothing here and is one edit from "cloud"; being a word itself, it is
   // seldom a misspelling of "cloud", so the correction counts half of a misspelt word's (0.8

@@ -109,6 +109,15 @@ Thesaurus Thesaurus::parse(std::string_view text, const Terms& terms,
   return out;
 }
 
+std::vector<std::string> Thesaurus::word_keys() const {
+  std::vector<std::string> out;
+  for (const auto& [key, unused] : table_) {
+    if (key.find(' ') == std::string::npos) out.push_back(key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 const std::vector<std::string>* Thesaurus::find(const std::string& key) const {
   auto it = table_.find(key);
   return it == table_.end() ? nullptr : &it->second;

@@ -30,6 +30,8 @@ class Thesaurus {
   /// them), most specific first, or nullptr.
   const std::vector<std::string>* find(const std::string& key) const;
 
+  /// The keys of one word (a word's stem, not a phrase's), sorted.
+  std::vector<std::string> word_keys() const;
   /// `terms` joined by one space: a phrase's key.
   static std::string key(std::span<const std::string> terms);
 

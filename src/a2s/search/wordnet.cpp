@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -223,6 +224,9 @@ struct WordNet::Impl {
   std::array<Mapped, 4> data;
   std::array<std::size_t, 4> first_line{};  ///< past the licence lines
   std::array<std::unordered_map<std::string, std::vector<std::string>>, 4> exceptions;
+  /// is_lemma's set: the hashes of the one-word lemmas, sorted; made once, on first use.
+  mutable std::once_flag lemma_hashes_made;
+  mutable std::vector<std::size_t> lemma_hashes;
 
   /// The index line of `lemma` in part of speech `pos`, or empty.
   std::string_view find(int pos, std::string_view lemma) const {
@@ -397,6 +401,35 @@ bool WordNet::known(std::string_view word) const {
   const std::string lemma = lemma_of(word);
   for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
     if (!impl_->base_forms(p, lemma).empty()) return true;
+  }
+  return false;
+}
+
+bool WordNet::is_lemma(std::string_view word) const {
+  std::call_once(impl_->lemma_hashes_made, [this] {
+    auto& hashes = impl_->lemma_hashes;
+    for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+      const std::string_view file = impl_->index[p].text();
+      for (std::size_t at = impl_->first_line[p]; at < file.size();) {
+        const std::string_view line = line_at(file, at);
+        const std::string_view head = line.substr(0, line.find(' '));
+        if (head.find('_') == std::string_view::npos) {
+          hashes.push_back(std::hash<std::string_view>{}(head));
+        }
+        at += line.size() + 1;
+      }
+    }
+    std::sort(hashes.begin(), hashes.end());
+    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+    hashes.shrink_to_fit();
+  });
+  if (!std::binary_search(impl_->lemma_hashes.begin(), impl_->lemma_hashes.end(),
+                          std::hash<std::string_view>{}(word))) {
+    return false;
+  }
+  const std::string lemma = lemma_of(word);
+  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+    if (!impl_->find(p, lemma).empty()) return true;
   }
   return false;
 }

@@ -74,6 +74,11 @@ TEST_F(TinyWordNet, ReadsSynonymsBroaderTermsGlossesAndInstances) {
   EXPECT_TRUE(wn->known("smogs"));  // the exception list
   EXPECT_TRUE(wn->known("air pollution"));
   EXPECT_FALSE(wn->known("wheather"));
+  // A lemma as written: not an inflected form, not a phrase.
+  EXPECT_TRUE(wn->is_lemma("smog"));
+  EXPECT_FALSE(wn->is_lemma("smogs"));
+  EXPECT_FALSE(wn->is_lemma("wheather"));
+  EXPECT_FALSE(wn->is_lemma("air pollution"));
   const auto smog = wn->related("smogs");
   EXPECT_TRUE(has(smog, "smogginess", Relation::kSynonym));
   EXPECT_TRUE(has(smog, "air pollution", Relation::kBroader));
@@ -179,6 +184,10 @@ TEST(SystemWordNet, FindsLemmasThroughoutTheIndexFiles) {
       if (line.empty() || line[0] == ' ' || n % 25 != 0) continue;
       const std::string lemma = line.substr(0, line.find(' '));
       ASSERT_TRUE(wn->known(lemma)) << pos << ": " << lemma;
+      if (lemma.find('_') == std::string::npos) {
+        ASSERT_TRUE(wn->is_lemma(lemma)) << pos << ": " << lemma;
+        ASSERT_FALSE(wn->is_lemma(lemma + "qx")) << pos << ": " << lemma;
+      }
       ++checked;
     }
   }
