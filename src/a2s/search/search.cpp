@@ -667,6 +667,8 @@ constexpr float kRegionWeight = 0.4F;
 constexpr float kElsewhereWeight = 0.6F;
 /// A name that is not the task counts this much of what it would.
 constexpr float kNameWeight = 0.3F;
+/// Each word of a two-word name ("sao paulo") counts this much: the name is one thing.
+constexpr float kTwoWordNameShare = 0.5F;
 /// A word the registry has only as two words: each of them.
 constexpr float kSplitWeight = 0.8F;
 /// Spelling corrections by edits (none, one, two or more).
@@ -760,6 +762,9 @@ struct SearchIndex::Impl {
     std::string word;
     bool name = false;
     bool place = false;  ///< a place (Plan::places)
+    /// What the group counts of a word's weight: half for each word of a two-word name ("sao
+    /// paulo"), which names one thing.
+    float share = 1.0F;
     std::vector<Expansion> terms;
   };
   struct Plan {
@@ -869,9 +874,12 @@ struct SearchIndex::Impl {
     }
     return !in(p.named, service);
   }
+  /// What a group's match in a service's document counts: its share, times kNameWeight for a
+  /// name the service is not named by.
   float factor(const Group& g, const Plan& p, std::uint32_t service) const {
-    if (!g.name) return 1.0F;
-    return std::binary_search(p.named.begin(), p.named.end(), service) ? 1.0F : kNameWeight;
+    if (!g.name) return g.share;
+    return std::binary_search(p.named.begin(), p.named.end(), service) ? g.share
+                                                                       : g.share * kNameWeight;
   }
   std::vector<TermMatch> explain(const Plan& p, std::uint32_t doc) const;
 };
@@ -1353,6 +1361,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         proper_phrase = phrase->proper;
         if (proper_phrase && !p.groups.empty() && p.groups.back().word == before) {
           p.groups.back().name = true;
+          p.groups.back().share = g.share = kTwoWordNameShare;
         }
         if (!phrase->place.empty()) {  // "sao paulo", not "paulo"
           where = &phrase->place;
@@ -1569,9 +1578,10 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
     const bool single = g.terms.size() == 1;
     for (const auto& e : g.terms) {
       const float idf = d.idf[e.term] * e.weight;
-      share = std::max(share, idf * name_share);
+      share = std::max(share, idf * name_share * g.share);
       for (const auto& p : d.postings[e.term]) {
-        const float v = idf * p.weight * (g.name ? d.factor(g, plan, d.docs[p.doc].service) : 1.0F);
+        const float v =
+            idf * p.weight * (g.name ? d.factor(g, plan, d.docs[p.doc].service) : g.share);
         if (single) {
           // One term: its value is the word's (no best-of-group needed).
           if (sc.score[p.doc] == 0.0F) sc.touched.push_back(p.doc);

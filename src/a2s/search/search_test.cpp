@@ -580,6 +580,33 @@ TEST(Search, ARequestNamesAServiceWithoutTheWordsNamesShare) {
   EXPECT_EQ(first(cities, "open data of Berlin"), "City, Berlin");
 }
 
+// A name of two words ("sao paulo") names one thing: each word counts half of what a one-word
+// name counts. Counted twice, the city of two words made a service named for it outrank the
+// one the task asks for ("fight a chargeback from a customer in sao paulo").
+TEST(Search, ATwoWordNameCountsAsMuchAsAOneWordName) {
+  SearchIndex index({
+      service("Refundly", "Refunds", {{"Refund", "Refund a card payment"}}),
+      service("Sao Paulo Pay", "Payments in Sao Paulo", {{"Pay", "Take a payment in Sao Paulo"}}),
+      service("Lima Pay", "Payments in Lima", {{"Pay", "Take a payment in Lima"}}),
+      service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}}),
+      service("Cabnow", "Rides in town", {{"Ride", "Book a taxi ride"}}),
+      service("Clinicly", "Doctors near you", {{"Doctors", "Find a doctor by specialty"}}),
+  });
+  const auto score = [&](std::string_view query, std::string_view name) {
+    for (const auto& h : index.search(query)) {
+      if (h.definition->service_name == name) return h.score;
+    }
+    return 0.0;
+  };
+  const double sao_paulo = score("refund a payment in sao paulo", "Sao Paulo Pay");
+  const double lima = score("refund a payment in lima", "Lima Pay");
+  ASSERT_GT(lima, 0);
+  // (The longer name makes the texts a little longer: a little less, not twice as much.)
+  EXPECT_LE(sao_paulo, lima);
+  EXPECT_GT(sao_paulo, 0.8 * lima);
+  EXPECT_EQ(first(index, "refund a payment in sao paulo"), "Refundly");
+}
+
 // A phrase of the curated vocabulary ("read later": bookmark) says what the request means in
 // the groups of each of its words: a service matching one of them alone ("read") does not
 // outweigh the one that says what the phrase means.
