@@ -1438,7 +1438,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       };
       const auto corrections = spelling.correct(w);
       for (const auto& c : corrections) {
-        means_as(spelling.word(c.word), known_share * kSpellingWeight[std::min(c.distance, 2U)]);
+        const float weight = known_share * kSpellingWeight[std::min(c.distance, 2U)];
+        // (A lemma of the registry's inflected word is indexed under that word's term.)
+        add_expansion(g.terms, spelling_term[c.word], weight, Via::kSpelling);
+        means_as(spelling.word(c.word), weight);
       }
       // Nothing in the registry is that close: perhaps a misspelling of a word the registry
       // lacks but WordNet or the curated vocabulary have ("kirty": kitty, a cat).
