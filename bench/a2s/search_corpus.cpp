@@ -1,7 +1,7 @@
 // a2s_search_corpus: service search on a registry of ~1,000 definitions and requests written to
 // it (bench/a2s/corpus, docs/a2s-search-results.md), beside a plain BM25 baseline.
 //
-//   a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--terse] [--misses] [--scale N]
+//   a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--terse] [--typos] [--misses] [--scale N]
 //                     [--min-top1 X] [--min-top5 Y] [--explain REQUEST]
 //
 // CORPUS_DIR/services/*.yaml: {category, services: [{name, domain, description,
@@ -16,9 +16,14 @@
 // --explain REQUEST prints one request's first five with what matched, and nothing else.
 // --terse gives each service the shape a registry generated from a one-line public catalogue
 // has: its name, its description, and one capability named for its category with the same
-// description; the capabilities' own texts are left out.
+// description; the capabilities' own texts are left out. --typos replaces the requests by
+// those of every class but "typo", each with one typing mistake in one of its two longest
+// lower-case words (a letter left out, swapped, changed to a keyboard neighbour, doubled, or a
+// neighbour added; places and kinds from a fixed sequence), in its own class: compared class by
+// class with the run without it, what a mistyped request loses.
 // Exits 1 when hearth's top-1 or top-5 is under the floor given, 2 on bad input.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -268,9 +273,81 @@ std::string percent(std::size_t part, std::size_t whole) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--terse] [--misses] "
-               "[--scale N] [--min-top1 X] [--min-top5 Y] [--explain REQUEST]\n");
+               "usage: a2s_search_corpus CORPUS_DIR [--split dev|test|all] [--terse] [--typos] "
+               "[--misses] [--scale N] [--min-top1 X] [--min-top5 Y] [--explain REQUEST]\n");
   return 2;
+}
+
+/// `word` with one typing mistake of kind `kind` at letter `at` (1 <= at < size - 1): a letter
+/// left out, two swapped, one changed to its neighbour on the keyboard, one doubled, or a
+/// neighbour typed beside it.
+std::string mistake(const std::string& word, unsigned kind, std::size_t at) {
+  static const char* const kRows[] = {"qwertyuiop", "asdfghjkl", "zxcvbnm"};
+  const auto neighbour = [](char c) {
+    for (const char* row : kRows) {
+      const std::string_view r(row);
+      const auto i = r.find(c);
+      if (i != std::string_view::npos) return i + 1 < r.size() ? r[i + 1] : r[i - 1];
+    }
+    return c;
+  };
+  std::string w = word;
+  switch (kind % 5) {
+    case 0:
+      w.erase(at, 1);
+      break;
+    case 1:
+      std::swap(w[at], w[at + 1]);
+      break;
+    case 2:
+      w[at] = neighbour(w[at]);
+      break;
+    case 3:
+      w.insert(at, 1, w[at]);
+      break;
+    default:
+      w.insert(at, 1, neighbour(w[at]));
+      break;
+  }
+  return w;
+}
+
+/// The requests of every class but "typo", each again with one typing mistake in one of its two
+/// longest lower-case words of 5 letters or more (one request per word), in the same class:
+/// what a request's class keeps when it is mistyped. The same requests each run.
+std::vector<Request> with_typos(const std::vector<Request>& requests) {
+  std::vector<Request> out;
+  std::uint32_t state = 7;  // a fixed linear congruential sequence: places and kinds
+  unsigned kind = 0;
+  for (const auto& r : requests) {
+    if (r.kind == "typo") continue;
+    std::vector<std::pair<std::size_t, std::size_t>> words;  // (start, length)
+    for (std::size_t i = 0; i < r.query.size();) {
+      std::size_t j = i;
+      while (j < r.query.size() && std::isalpha(static_cast<unsigned char>(r.query[j])) != 0) ++j;
+      if (j == i) {
+        ++i;
+        continue;
+      }
+      const bool lower = std::all_of(r.query.begin() + static_cast<std::ptrdiff_t>(i),
+                                     r.query.begin() + static_cast<std::ptrdiff_t>(j),
+                                     [](char c) { return c >= 'a' && c <= 'z'; });
+      if (lower && j - i >= 5) words.emplace_back(i, j - i);
+      i = j;
+    }
+    std::stable_sort(words.begin(), words.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (words.size() > 2) words.resize(2);
+    for (const auto& [start, length] : words) {
+      state = state * 1103515245U + 12345U;
+      const std::size_t at = 1 + (state >> 16) % (length - 2);
+      Request t = r;
+      t.query = r.query.substr(0, start) + mistake(r.query.substr(start, length), kind++, at) +
+                r.query.substr(start + length);
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -284,12 +361,15 @@ int main(int argc, char** argv) {
   double min_top5 = 0;
   std::string explain;
   bool terse = false;
+  bool typos = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--split" && i + 1 < argc) {
       split = argv[++i];
     } else if (arg == "--terse") {
       terse = true;
+    } else if (arg == "--typos") {
+      typos = true;
     } else if (arg == "--misses") {
       show_misses = true;
     } else if (arg == "--scale" && i + 1 < argc) {
@@ -314,6 +394,7 @@ int main(int argc, char** argv) {
   for (auto& r : all) {
     if (split == "all" || r.split == split) requests.push_back(std::move(r));
   }
+  if (typos) requests = with_typos(requests);
   if (defs.empty() || requests.empty()) {
     std::fprintf(stderr, "no definitions or no requests\n");
     return 2;
