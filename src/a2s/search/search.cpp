@@ -753,9 +753,9 @@ struct SearchIndex::Impl {
   mutable std::unordered_map<std::string, std::shared_ptr<const Lexical>> lexical_cache;
 
   struct Expansion {
-    std::uint32_t term;
-    float weight;
-    Via via;
+    std::uint32_t term = 0;
+    float weight = 0;
+    Via via = Via::kWord;
     bool phrase = false;  ///< the meaning of a curated phrase the word is in
   };
   struct Group {
