@@ -1193,8 +1193,8 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
 /// Words a misspelt `word` (one the registry has nothing close to) may stand for, at most
 /// three, each with the same first letter (typing seldom misses it): the curated vocabulary's
 /// words closest to it ("doggoo": doggo), then the words one edit away (a letter left out,
-/// added, changed, or two swapped) that are WordNet lemmas, those its tagged corpus met first.
-/// A curated word is given as its stem. For a word of at least 4 letters.
+/// added, changed, or two swapped) that are WordNet lemmas its tagged corpus met. A curated
+/// word is given as its stem. For a word of at least 4 letters.
 std::vector<std::string> SearchIndex::Impl::dictionary_corrections(const std::string& word) const {
   constexpr std::size_t kShortest = 4;
   constexpr std::size_t kAtMost = 3;
@@ -1229,8 +1229,9 @@ std::vector<std::string> SearchIndex::Impl::dictionary_corrections(const std::st
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-  std::stable_partition(candidates.begin(), candidates.end(),
-                        [&](const std::string& w) { return wordnet->in_use(w); });
+  // A lemma WordNet's tagged corpus never met ("wheatear", a bird, one edit from "wheaterr") is
+  // seldom what a mistyped word meant.
+  std::erase_if(candidates, [&](const std::string& w) { return !wordnet->in_use(w); });
   for (auto& cand : candidates) {
     if (out.size() == kAtMost) break;
     out.push_back(std::move(cand));

@@ -315,8 +315,12 @@ TEST(Search, AMisspellingOfAWordTheRegistryLacksFindsItsMeaning) {
       service("Picbox", "Pictures", {{"Pictures", "Pictures"}}),
       service("Gatherly", "Local events calendar", {{"Events", "Events near you"}}),
       service("Pixelry", "Photo editing", {{"Crop", "Crop a photo"}}),
+      service("Birdsong", "Songbird calls", {{"Songbirds", "Calls of a songbird"}}),
   });
   EXPECT_GT(reach(index, "kirty pictures", "kirty", "spelling", "cat"), 0);
+  // Nor is a lemma WordNet's tagged corpus never met: "wheaterr" is no misspelt "wheatear" (a
+  // songbird) but, two edits away, "weather".
+  EXPECT_EQ(reach(index, "wheaterr", "wheaterr", "spelling", "songbird"), 0);
   EXPECT_EQ(first(index, "kirty pictures"), "Catpics");
   // "meet" reaches events, through the curated vocabulary and WordNet.
   EXPECT_GT(reach(index, "meeet new people", "meeet", "spelling", "event"), 0);
