@@ -318,8 +318,8 @@ TEST(Search, AMisspellingOfAWordTheRegistryLacksFindsItsMeaning) {
       service("Birdsong", "Songbird calls", {{"Songbirds", "Calls of a songbird"}}),
   });
   EXPECT_GT(reach(index, "kirty pictures", "kirty", "spelling", "cat"), 0);
-  // Nor is a lemma WordNet's tagged corpus never met: "wheaterr" is no misspelt "wheatear" (a
-  // songbird) but, two edits away, "weather".
+  // Nor is a lemma WordNet's tagged corpus never met: "wheaterr" is no misspelt "wheatear", a
+  // songbird (it is "weather", three edits away: beyond what is corrected).
   EXPECT_EQ(reach(index, "wheaterr", "wheaterr", "spelling", "songbird"), 0);
   EXPECT_EQ(first(index, "kirty pictures"), "Catpics");
   // "meet" reaches events, through the curated vocabulary and WordNet.
