@@ -1376,6 +1376,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
       g.name = lex->proper || lex->time || brand || proper_phrase || when;
     }
+    // A number says how many, which year or what size, not what is asked for: "50 quid" is no
+    // request for a service of "up to 50 GB". It counts as a name does.
+    if (digits) g.name = true;
     if (id == nullptr && !g.terms.empty()) {
       // A word the registry does not have reached it through WordNet ("bucks": dollar); one
       // more step from the strongest of those terms, through the curated vocabulary and the

@@ -58,7 +58,8 @@ struct SearchOptions {
 /// What a request's word was read as: the terms it looks for, each with its weight.
 struct QueryWord {
   std::string word;
-  bool name = false;   ///< a place or brand: counts kNameWeight unless it names the service
+  bool name = false;   ///< a place, brand, time or number: counts kNameWeight unless it names
+                       ///< the service
   bool place = false;  ///< a place: services whose texts name only other places count less
   struct Term {
     std::string term;

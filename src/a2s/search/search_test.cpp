@@ -584,6 +584,28 @@ TEST(Search, ARequestNamesAServiceWithoutTheWordsNamesShare) {
   EXPECT_EQ(first(cities, "open data of Berlin"), "City, Berlin");
 }
 
+// A number says how many, which year or what size: it counts as a name does, so that "50
+// quid" does not make a service "up to 50 GB" the one asked for.
+TEST(Search, ANumberCountsAsANameDoes) {
+  SearchIndex index({
+      service("Sendbig", "Large file transfer up to 50 GB with expiring download links",
+              {{"Send Transfer", "Uploads big files and emails a download link to recipients"}}),
+      service("Pennywise",
+              "Reference data on world currencies with ISO codes, symbols and issuing countries",
+              {{"Country Currency", "Which currency a country uses"}}),
+      service("Forexa", "Currency exchange rates", {{"Rates", "Today's currency rates"}}),
+      service("Coinbook", "Currency history", {{"History", "Past currency rates"}}),
+      service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}}),
+      service("Cabnow", "Rides in town", {{"Ride", "Book a taxi ride"}}),
+  });
+  bool number = false;
+  for (const auto& w : index.interpret("how many bucks is 50 quid")) {
+    if (w.word == "50") number = w.name;
+  }
+  EXPECT_TRUE(number);
+  EXPECT_NE(first(index, "how many bucks is 50 quid"), "Sendbig");
+}
+
 // A name of two words ("sao paulo") names one thing: each word counts half of what a one-word
 // name counts. Counted twice, the city of two words made a service named for it outrank the
 // one the task asks for ("fight a chargeback from a customer in sao paulo").
