@@ -997,16 +997,35 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     for (const auto id : ids) d.named_by[id].push_back(s);
     std::vector<std::uint32_t> own = ids;
     std::erase_if(own, [&](std::uint32_t id) { return names_with[id] >= common_name_word; });
-    // What is left must not be only places: "City, Berlin" is not named by "weather in Berlin".
+    // What is left must not be only places: "City, Berlin" is not named by "weather in Berlin",
+    // nor "City, New York Open Data" by "weather in new york" (a place of two words).
     const auto only_places = [&] {
       if (d.wordnet == nullptr) return false;
       std::vector<std::uint32_t> places;
-      for (const auto& w : words(d.definitions[s]->service_name)) {
-        if (place(w).empty()) continue;
-        if (const auto* id = d.term_id(stem(w))) places.push_back(*id);
+      const auto add = [&](std::vector<std::uint32_t>& into, const std::string& w) {
+        if (const auto* id = d.term_id(stem(w))) into.push_back(*id);
+      };
+      const auto ws = words(d.definitions[s]->service_name);
+      for (const auto& w : ws) {
+        if (!place(w).empty()) add(places, w);
       }
       sort_unique(places);
-      return std::includes(places.begin(), places.end(), own.begin(), own.end());
+      if (std::includes(places.begin(), places.end(), own.begin(), own.end())) return true;
+      // A word left is perhaps part of a place of two words: asked only of such pairs.
+      const auto left = [&](const std::string& w) {
+        const auto* id = d.term_id(stem(w));
+        return id != nullptr && std::binary_search(own.begin(), own.end(), *id) &&
+               !std::binary_search(places.begin(), places.end(), *id);
+      };
+      std::vector<std::uint32_t> more = places;
+      for (std::size_t i = 0; i + 1 < ws.size(); ++i) {
+        if ((left(ws[i]) || left(ws[i + 1])) && !place(ws[i] + ' ' + ws[i + 1]).empty()) {
+          add(more, ws[i]);
+          add(more, ws[i + 1]);
+        }
+      }
+      sort_unique(more);
+      return std::includes(more.begin(), more.end(), own.begin(), own.end());
     };
     const bool shortened = !own.empty() && own.size() < ids.size() && !only_places();
     d.name_terms.push_back(shortened ? std::move(own) : std::move(ids));

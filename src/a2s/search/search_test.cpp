@@ -581,6 +581,23 @@ TEST(Search, ARequestNamesAServiceWithoutTheWordsNamesShare) {
       service("Meteobox", "Weather data", {{"Weather", "Weather data"}}),
   });
   EXPECT_EQ(first(cities, "weather in Berlin"), "Skycast");
+  // A place of two words neither.
+  SearchIndex two({
+      service("City, New York Open Data", "New York (US) City Open Data",
+              {{"Datasets", "Open data of the city"}}),
+      service("City, Berlin Open Data", "Berlin city open data",
+              {{"Datasets", "Open data of the city"}}),
+      service("City, Helsinki Open Data", "Helsinki city open data",
+              {{"Datasets", "Open data of the city"}}),
+      service("Skycast", "Weather", {{"Weather", "Weather"}}),
+      service("Rainline", "Weather and forecasts", {{"Weather", "Weather and forecasts"}}),
+      service("Meteobox", "Weather data", {{"Weather", "Weather data"}}),
+      service("Stormly", "Weather alerts", {{"Weather", "Severe weather alerts"}}),
+      service("Cloudcast", "Weather maps", {{"Weather", "Weather radar maps"}}),
+      service("Dewpoint", "Weather history", {{"Weather", "Past weather"}}),
+      service("Breezy", "Wind and weather", {{"Weather", "Wind and weather"}}),
+  });
+  EXPECT_NE(first(two, "weather in new york"), "City, New York Open Data");
   EXPECT_EQ(first(cities, "open data of Berlin"), "City, Berlin");
 }
 
