@@ -680,6 +680,7 @@ constexpr float kKnownWordShare = 0.5F;
 /// times this.
 constexpr float kCooccursWeight = 0.3F;
 constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
+constexpr std::uint32_t kNoTerm = static_cast<std::uint32_t>(-1);
 /// A word in the names of this many services, and of at least one in this many, is common to
 /// names ("API"): a request names a service without it.
 constexpr std::size_t kCommonNameWordAtLeast = 3;
@@ -757,6 +758,8 @@ struct SearchIndex::Impl {
     float weight = 0;
     Via via = Via::kWord;
     bool phrase = false;  ///< the meaning of a curated phrase the word is in
+    /// The term a second step went through ("isbn": book, then reserve), or kNoTerm.
+    std::uint32_t through = kNoTerm;
   };
   struct Group {
     std::string word;
@@ -782,18 +785,14 @@ struct SearchIndex::Impl {
   Plan plan(std::string_view query) const;
   std::vector<std::string> dictionary_corrections(const std::string& word) const;
   static void add_expansion(std::vector<Expansion>& into, std::uint32_t term, float weight, Via via,
-                            bool phrase = false) {
+                            bool phrase = false, std::uint32_t through = kNoTerm) {
     for (auto& e : into) {
       if (e.term == term) {
-        if (weight > e.weight) {
-          e.weight = weight;
-          e.via = via;
-          e.phrase = phrase;
-        }
+        if (weight > e.weight) e = {term, weight, via, phrase, through};
         return;
       }
     }
-    into.push_back({term, weight, via, phrase});
+    into.push_back({term, weight, via, phrase, through});
   }
   /// The place a word or two-word phrase names, then the places that hold it (WordNet::place).
   using Place = std::vector<PlacePart>;
@@ -1410,13 +1409,14 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         if (const auto* more = expansions(term_text[e.term])) {
           for (const auto& m : *more) {
             if (const auto* mid = term_id(m)) {
-              add_expansion(g.terms, *mid, e.weight * kCuratedWeight, Via::kCurated);
+              add_expansion(g.terms, *mid, e.weight * kCuratedWeight, Via::kCurated,
+                            /*phrase=*/false, e.term);
             }
           }
         }
         for (const auto& partner : partners[e.term]) {
           add_expansion(g.terms, partner.term, e.weight * kCooccursWeight * partner.association,
-                        Via::kCooccurs);
+                        Via::kCooccurs, /*phrase=*/false, e.term);
         }
       }
     }
@@ -1508,9 +1508,14 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     }
     sort_unique(word_terms);
     for (auto& g : p.groups) {
+      // (Nor may a second step through another word's term: "find a book by isbn" would
+      // count "book" again, as what the curated vocabulary and the registry relate to it.)
+      const auto words_term = [&](std::uint32_t t) {
+        return std::binary_search(word_terms.begin(), word_terms.end(), t);
+      };
       std::erase_if(g.terms, [&](const Expansion& e) {
         return e.via != Via::kWord && e.via != Via::kJoined &&
-               std::binary_search(word_terms.begin(), word_terms.end(), e.term);
+               (words_term(e.term) || (e.through != kNoTerm && words_term(e.through)));
       });
     }
   }

@@ -557,6 +557,21 @@ TEST(Search, AnotherWordsExpansionDoesNotCountARequestWordTwice) {
   EXPECT_EQ(first(index, "new video games for switch"), "Questdex");
 }
 
+// Nor does a second step through another word of the request: "isbn" (no word of this registry)
+// reaches "book" through the curated vocabulary, and "book" reaches "reserve" (a booking); that
+// would count the request's "book" again, for a bank's "Federal Reserve".
+TEST(Search, ASecondStepThroughAnotherWordDoesNotCountItAgain) {
+  SearchIndex index({
+      service("Fedstat", "Economic data from the Federal Reserve Bank",
+              {{"Series", "Economic data from the Federal Reserve Bank"}}),
+      service("Shelfbase", "Books", {{"Books", "Books"}}),
+      service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}}),
+      service("Cabnow", "Rides in town", {{"Ride", "Book a taxi ride"}}),
+  });
+  EXPECT_EQ(reach(index, "find a book by isbn", "isbn", "synonym table", "reserv"), 0);
+  EXPECT_GT(reach(index, "an isbn", "isbn", "synonym table", "reserv"), 0);
+}
+
 // A request names a service without the words many names share: "the bible" names "Bible
 // API" (four of the names say "API"), whose name then counts in full.
 TEST(Search, ARequestNamesAServiceWithoutTheWordsNamesShare) {
