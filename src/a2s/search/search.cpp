@@ -1507,12 +1507,12 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
     }
     sort_unique(word_terms);
+    const auto words_term = [&](std::uint32_t t) {
+      return std::binary_search(word_terms.begin(), word_terms.end(), t);
+    };
+    // (Nor may a second step through another word's term: "find a book by isbn" would count
+    // "book" again, as what the curated vocabulary and the registry relate to it.)
     for (auto& g : p.groups) {
-      // (Nor may a second step through another word's term: "find a book by isbn" would
-      // count "book" again, as what the curated vocabulary and the registry relate to it.)
-      const auto words_term = [&](std::uint32_t t) {
-        return std::binary_search(word_terms.begin(), word_terms.end(), t);
-      };
       std::erase_if(g.terms, [&](const Expansion& e) {
         return e.via != Via::kWord && e.via != Via::kJoined &&
                (words_term(e.term) || (e.through != kNoTerm && words_term(e.through)));
