@@ -611,12 +611,6 @@ bool close_via(Via via) {
   }
 }
 
-/// Whether a WordNet relation says what the word means (a synonym, a similar or derived word)
-/// rather than what it relates to.
-bool close_relation(Relation r) {
-  return r == Relation::kSynonym || r == Relation::kSimilar || r == Relation::kDerived;
-}
-
 Via via_of(Relation r) {
   switch (r) {
     case Relation::kSynonym:
@@ -1289,11 +1283,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     if (id != nullptr) add_expansion(g.terms, *id, 1.0F, Via::kWord);
     // The curated vocabulary: the word, and the phrases it ends ("text to speech").
     const auto curated = [&](const std::vector<std::string>* more, float weight,
-                             std::vector<Expansion>& into, bool phrase) {
+                             std::vector<Expansion>& into, bool phrase, Via via = Via::kCurated) {
       if (more == nullptr) return;
       for (const auto& e : *more) {
         if (const auto* eid = term_id(e); eid != nullptr && (id == nullptr || *eid != *id)) {
-          add_expansion(into, *eid, weight, Via::kCurated, phrase);
+          add_expansion(into, *eid, weight, via, phrase);
         }
       }
     };
@@ -1343,11 +1337,14 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // A word the registry has keeps only its close relations (synonyms, similar and derived
     // words); broader and narrower words and definitions are for a word it does not have
     // ("smog", "pizza"), where they are the only way in.
-    const auto relate = [&](const Lexical& lex, bool close_only) {
+    // (A correction's relations come this way too, at its weight and as "spelling".)
+    const auto relate = [&](const Lexical& lex, bool close_only, float scale = 1.0F,
+                            std::optional<Via> as = std::nullopt) {
       for (const auto& [term, how] : lex.related) {
-        if (close_only && !lex.instance && !close_relation(how.second)) continue;
+        const Via via = via_of(how.second);
+        if (close_only && !lex.instance && !close_via(via)) continue;
         if (id == nullptr || term != *id) {
-          add_expansion(g.terms, term, how.first, via_of(how.second));
+          add_expansion(g.terms, term, scale * how.first, as.value_or(via));
         }
       }
     };
@@ -1444,20 +1441,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         const std::string own_stem = stem(word);
         const auto* cid = term_id(own_stem);
         if (cid != nullptr) add_expansion(g.terms, *cid, scale, Via::kSpelling);
-        if (const auto* more = expansions(own_stem)) {
-          for (const auto& m : *more) {
-            if (const auto* mid = term_id(m)) {
-              add_expansion(g.terms, *mid, scale * kCuratedWeight, Via::kSpelling);
-            }
-          }
-        }
+        curated(expansions(own_stem), scale * kCuratedWeight, g.terms, /*phrase=*/false,
+                Via::kSpelling);
         if (wordnet == nullptr) return;
         const auto lx = lexical(word);
-        if (lx->instance || lx->time) return;
-        for (const auto& [term, how] : lx->related) {
-          if (cid != nullptr && !close_relation(how.second)) continue;
-          add_expansion(g.terms, term, scale * how.first, Via::kSpelling);
-        }
+        if (!lx->instance && !lx->time) relate(*lx, cid != nullptr, scale, Via::kSpelling);
       };
       const auto corrections = spelling.correct(w);
       for (const auto& c : corrections) {
