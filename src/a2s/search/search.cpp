@@ -393,7 +393,7 @@ bool when_word(const std::string& w) {
 bool period_word(const std::string& w) {
   static const std::unordered_set<std::string> kWords = {
       "week",   "weeks",   "month",  "months", "year",   "years", "season", "quarter",
-      "decade", "century", "spring", "summer", "autumn", "fall",  "winter"};
+      "decade", "century", "spring", "summer", "autumn", "fall",  "winter", "night"};
   return kWords.count(w) != 0;
 }
 
@@ -1360,8 +1360,13 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       // (Anna: a coin) are not what the request means.
       const bool brand = tok.capital && !tok.upper && content[k] > 0 && !lex->in_use;
       // A period after "this", "next", "last" or "every" ("this week", "next month") says when,
-      // as a weekday does.
-      const bool when = period_word(w) && content[k] > 0 && when_before(toks[content[k] - 1].text);
+      // as a weekday does; and so does that word before a period or a word of time ("next
+      // friday", "last night"), which is no request for a service named "Next".
+      const std::size_t at_word = content[k];
+      const bool when =
+          (period_word(w) && at_word > 0 && when_before(toks[at_word - 1].text)) ||
+          (when_before(w) && at_word + 1 < toks.size() &&
+           (period_word(toks[at_word + 1].text) || when_word(toks[at_word + 1].text)));
       if (!brand && !when) relate(*lex, id != nullptr);
       bool proper_phrase = false;
       const std::vector<std::uint32_t>* where = &lex->place;

@@ -428,6 +428,8 @@ TEST(Search, APeriodAfterThisOrNextSaysWhen) {
               {{"Holidays", "The public holidays of a country"}}),
       service("Weekplan", "Plan your week", {{"Week", "Tasks for the week ahead"}}),
       service("Skyview", "Forecasts", {{"Forecast", "Weather forecasts"}}),
+      service("NextRide", "Next departures", {{"Next", "The next departures of a bus stop"}}),
+      service("Calendly", "Calendar", {{"Events", "The events on a calendar"}}),
   });
   const auto names = [&](std::string_view query) {
     std::vector<std::string> out;
@@ -436,12 +438,20 @@ TEST(Search, APeriodAfterThisOrNextSaysWhen) {
     }
     return out;
   };
-  EXPECT_EQ(names("holidays next week"), std::vector<std::string>{"week"});
-  EXPECT_EQ(names("every year"), std::vector<std::string>{"year"});
+  EXPECT_EQ(names("holidays next week"), (std::vector<std::string>{"next", "week"}));
+  EXPECT_EQ(names("every year"), (std::vector<std::string>{"every", "year"}));
   EXPECT_EQ(names("week planner"), std::vector<std::string>{});
   EXPECT_EQ(first(index, "public holidays next week"), "Holidayly");
   EXPECT_EQ(first(index, "holidays this week"), "Holidayly");
   EXPECT_EQ(first(index, "a planner for my week"), "Weekplan");
+  // The word before a period or a word of time says when too ("next friday", "last night").
+  EXPECT_EQ(names("calendar next week"), (std::vector<std::string>{"next", "week"}));
+  EXPECT_EQ(names("forecast for next friday"), (std::vector<std::string>{"next", "friday"}));
+  EXPECT_EQ(names("forecast for last night"), (std::vector<std::string>{"last", "night"}));
+  EXPECT_EQ(names("next bus"), std::vector<std::string>{});
+  EXPECT_EQ(first(index, "what's on my calendar next week"), "Calendly");
+  EXPECT_EQ(first(index, "weather forecast for next friday"), "Skyview");
+  EXPECT_EQ(first(index, "next bus"), "NextRide");
 }
 
 // A service whose texts name only places other than the request's counts less: a jobs board
