@@ -215,6 +215,7 @@ const std::unordered_map<std::string, std::string>& own_stems() {
          {"authorization", "authorizations", "authorisation", "authorisations", "authorize",
           "authorizes", "authorized", "authorizing", "authorise", "authorises", "authorised",
           "authorising"}},
+        {"attraction", {"attraction", "attractions"}},
         {"authority", {"authority", "authorities"}},
         {"conversation", {"conversation", "conversations", "conversational"}},
         {"conversion", {"conversion", "conversions"}},
@@ -234,6 +235,8 @@ const std::unordered_map<std::string, std::string>& own_stems() {
         {"position", {"position", "positions", "positioning"}},
         {"productivity", {"productivity"}},
         {"securities", {"securities"}},
+        {"spelling", {"spelling", "spellings", "spelled", "spelt", "spellcheck", "spellchecker"}},
+        {"trained", {"trained", "pretrained"}},
         {"training", {"training", "trainings"}},
         {"university", {"university", "universities"}},
     };
@@ -428,7 +431,12 @@ const Curated& curated_vocabulary() {
   static const Curated kCurated = [] {
     Curated c;
     c.thesaurus = Thesaurus::parse(
-        kThesaurusText, [](std::string_view text) { return terms(text); }, &c.errors);
+        kThesaurusText, [](std::string_view text) { return terms(text); }, &c.errors,
+        [](std::string_view text) {
+          std::vector<std::string> out;
+          for (auto& w : words(text)) out.push_back(stem(w));
+          return out;
+        });
     std::vector<std::pair<std::string, std::uint32_t>> keys;
     for (auto& k : c.thesaurus.word_keys()) keys.emplace_back(std::move(k), 1);
     c.word_keys = SpellingIndex(std::move(keys));
@@ -440,6 +448,11 @@ const Curated& curated_vocabulary() {
 /// What a word's stem or a phrase's stems expand to in the curated vocabulary.
 const std::vector<std::string>* expansions(const std::string& key) {
   return curated_vocabulary().thesaurus.find(key);
+}
+
+/// What a quoted phrase of the curated vocabulary ("how far") expands to, by its words' stems.
+const std::vector<std::string>* literal_expansions(const std::string& key) {
+  return curated_vocabulary().thesaurus.find_literal(key);
 }
 
 void variable_text(const Variables& vars, std::string& out) {
@@ -759,6 +772,7 @@ struct SearchIndex::Impl {
     std::string word;
     bool name = false;
     bool place = false;  ///< a place (Plan::places)
+    bool time = false;   ///< says when ("monday", "next week"): names no service
     /// What the group counts of a word's weight: half for each word of a two-word name ("sao
     /// paulo"), which names one thing.
     float share = 1.0F;
@@ -1268,6 +1282,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     std::vector<std::size_t> groups;  ///< its words' groups, its last word's first
   };
   std::vector<PhraseUse> phrases;  // the curated phrases the request has
+  std::vector<std::string> token_stems;  // every token's stem, stop words too (made when asked)
   constexpr std::size_t kDictionaryTriesAtMost = 4;
   std::size_t dictionary_tries = 0;  // words looked up in dictionary_corrections
   for (std::size_t k = 0; k < content.size(); ++k) {
@@ -1319,12 +1334,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // A phrase's meaning is the request's in the groups of each of its words ("read later":
     // bookmark, in both; at kPhraseOtherWordsWeight in the others): a service matching one of the
     // words alone ("read") would otherwise outweigh one that says what the phrase means.
-    for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
-      const auto* meaning = expansions(Thesaurus::key(std::span(own_stems).last(n)));
-      if (meaning == nullptr) continue;
+    const auto use_phrase = [&](const std::vector<std::string>* meaning, std::size_t from) {
       curated(meaning, kPhraseWeight, g.terms, /*phrase=*/true);
       PhraseUse use{.meaning = meaning, .groups = {group_of[k]}};
-      for (std::size_t j = k + 1 - n; j < k; ++j) {
+      for (std::size_t j = from; j < k; ++j) {
         // (A word's own term keeps its full weight: add_expansion keeps the higher.)
         if (group_of[j] != kNoGroup) {
           curated(meaning, kPhraseOtherWordsWeight, p.groups[group_of[j]].terms, /*phrase=*/true);
@@ -1332,6 +1345,38 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         }
       }
       phrases.push_back(std::move(use));
+    };
+    for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
+      const auto* meaning = expansions(Thesaurus::key(std::span(own_stems).last(n)));
+      if (meaning != nullptr) use_phrase(meaning, k + 1 - n);
+    }
+    // A quoted phrase, its stop words included ("how cold", "things to do"), counts at its last
+    // content word: the tokens from `first` to `last`, this word the last content word among
+    // them.
+    {
+      const std::size_t next = k + 1 < content.size() ? content[k + 1] : toks.size();
+      std::vector<std::string> stems;
+      for (std::size_t first = at + 1 >= Thesaurus::kLongestLiteral
+                                   ? at + 1 - Thesaurus::kLongestLiteral
+                                   : 0;
+           first <= at; ++first) {
+        for (std::size_t last = std::max(at, first + 1);
+             last < next && last < first + Thesaurus::kLongestLiteral; ++last) {
+          if (token_stems.empty()) {
+            for (const auto& t : toks) token_stems.push_back(stem(t.text));
+          }
+          stems.assign(token_stems.begin() + static_cast<std::ptrdiff_t>(first),
+                       token_stems.begin() + static_cast<std::ptrdiff_t>(last + 1));
+          const auto* meaning = literal_expansions(Thesaurus::key(stems));
+          if (meaning == nullptr) continue;
+          std::size_t from = k;  // the first content word in the phrase
+          while (from > 0 && content[from - 1] >= first) --from;
+          use_phrase(meaning, from);
+          // The phrase is an idiom: its word means what the phrase does ("things to do" asks
+          // for no service of "things").
+          std::erase_if(g.terms, [](const Expansion& e) { return e.via == Via::kWord; });
+        }
+      }
     }
     const bool digits = std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); });
     // A word the registry has keeps only its close relations (synonyms, similar and derived
@@ -1395,6 +1440,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         p.within.insert(p.within.end(), where->begin(), where->end());
       }
       g.name = lex->proper || lex->time || brand || proper_phrase || when;
+      g.time = lex->time || when;
     }
     // A number says how many, which year or what size, not what is asked for: "50 quid" is no
     // request for a service of "up to 50 GB". It counts as a name does.
@@ -1532,9 +1578,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     }
   }
   // The services the request names: every term of the service's name is a word of the request.
+  // A word of time says when, even where a service is called by it ("open on monday" is no
+  // request for Monday, a work planner).
   std::sort(own_stems.begin(), own_stems.end());
   for (const auto& g : p.groups) {
-    if (!g.name || g.terms.empty() || g.terms.front().via != Via::kWord) continue;
+    if (!g.name || g.time || g.terms.empty() || g.terms.front().via != Via::kWord) continue;
     auto it = named_by.find(g.terms.front().term);
     if (it == named_by.end()) continue;
     for (const auto service : it->second) {

@@ -99,6 +99,12 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
               {{"Find Author", "Books written by an author"}}),
       service("Keyturn", "OAuth authorization server",
               {{"Issue Token", "Grant an authorization token"}}),
+      service("Grimoire", "Spells of a fantasy game", {{"Spell", "One spell and its effects"}}),
+      service("Proofly", "Spelling and grammar checks",
+              {{"Check", "Mark spelling mistakes in a text"}}),
+      service("Railtimes", "Train departures", {{"Departures", "The next trains from a station"}}),
+      service("Modelhub", "Pretrained vision models",
+              {{"Models", "Models trained on public images"}}),
   });
   const auto names = [&](const std::string& query) {
     std::vector<std::string> out;
@@ -110,6 +116,12 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
   EXPECT_EQ(names("customers"), std::vector<std::string>{"Helpdeck"});
   EXPECT_EQ(names("authorization"), std::vector<std::string>{"Keyturn"});
   EXPECT_EQ(names("author"), std::vector<std::string>{"Shelfmark"});
+  // (WordNet relates "spelling" and "spell" as words derived from one another: below the word.)
+  EXPECT_EQ(first(index, "spelling"), "Proofly");
+  EXPECT_EQ(first(index, "how to check my spelling"), "Proofly");
+  EXPECT_EQ(first(index, "spells"), "Grimoire");
+  EXPECT_EQ(names("trains"), std::vector<std::string>{"Railtimes"});
+  EXPECT_EQ(names("trained models"), std::vector<std::string>{"Modelhub"});
 }
 
 // A request typed without diacritics finds the definition written with them, and the other way
@@ -454,6 +466,19 @@ TEST(Search, APeriodAfterThisOrNextSaysWhen) {
   EXPECT_EQ(first(index, "next bus"), "NextRide");
 }
 
+// A word of time says when, even where a service is called by it: "open on monday" is no
+// request for Monday, a work planner, whose name would otherwise count in full.
+TEST(Search, AWordOfTimeNamesNoService) {
+  SearchIndex index({
+      service("Monday", "Read and update the data of a monday.com account",
+              {{"Boards", "Read and update boards and items"}}),
+      service("Museo", "Art collections", {{"Objects", "The objects of a museum's collection"}}),
+  });
+  EXPECT_EQ(first(index, "is the museum open on monday"), "Museo");
+  EXPECT_EQ(first(index, "is the museum open on Monday"), "Museo");
+  EXPECT_EQ(first(index, "monday boards"), "Monday");
+}
+
 // A service whose texts name only places other than the request's counts less: a jobs board
 // for Germany is not asked for jobs in Nairobi, but is for jobs in Munich; a service naming
 // places with nothing in common (time zones from London to Tokyo) works anywhere.
@@ -553,6 +578,29 @@ TEST(Search, TheCuratedVocabularyReadsPhrasesOfTheRequest) {
 // One word of the request is one piece of evidence. The curated vocabulary relates "game" to
 // "video" ("gaming": video game); when the request says "video" itself, that expansion would
 // count the word twice, for every film service.
+// A quoted phrase of the curated vocabulary is read with its stop words ("how cold", "things
+// to do"): what a question or a phrasal verb asks, which its content word alone does not say.
+// The phrase is an idiom: its word counts for the phrase's meaning, not for itself.
+TEST(Search, AQuotedPhraseReadsTheRequestsStopWordsToo) {
+  SearchIndex index({
+      service("Skyview", "Weather forecasts", {{"Forecast", "Temperature and rain by the hour"}}),
+      service("Cold Storage", "Cold storage for files", {{"Archive", "Keep files cold"}}),
+      service("Stranger Things Quotes", "Quotes from the series",
+              {{"Quote", "Returns Stranger Things quotes"}}),
+      service("Wayfarer", "Attractions and activities",
+              {{"Attractions", "Tourist attractions and activities of a city"}}),
+  });
+  EXPECT_EQ(first(index, "how cold is it in oslo"), "Skyview");
+  EXPECT_EQ(first(index, "cold storage for old files"), "Cold Storage");
+  EXPECT_EQ(first(index, "things to do in oslo"), "Wayfarer");
+  EXPECT_EQ(first(index, "stranger things quotes"), "Stranger Things Quotes");
+  // The phrase's words must be neighbours, as written.
+  EXPECT_NEAR(reach(index, "how cold is it", "cold", "synonym table", "weather"), 0.6, 1e-6);
+  EXPECT_EQ(reach(index, "how is it cold", "cold", "synonym table", "weather"), 0);
+  EXPECT_EQ(reach(index, "things to do", "things", "word"), 0);
+  EXPECT_EQ(reach(index, "things to quote", "things", "word"), 1);
+}
+
 TEST(Search, AnotherWordsExpansionDoesNotCountARequestWordTwice) {
   SearchIndex index({
       service("Reelbase", "Movies", {{"Video", "Movies"}}),

@@ -15,28 +15,59 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+/// One item of a side: its terms, and whether it is a quoted phrase (all its words kept).
+struct Item {
+  std::vector<std::string> terms;
+  bool literal = false;
+};
+
 /// The comma-separated items of one side, each as its terms; false if one has none or too many,
 /// or, among the words looked up (`keys`), if a phrase keeps a single word: that word alone
-/// would be looked up, wherever the request has it ("id check" as "check").
-bool side(std::string_view text, const Thesaurus::Terms& terms, bool keys,
-          std::vector<std::vector<std::string>>& out, std::string& why) {
+/// would be looked up, wherever the request has it ("id check" as "check"). Quoted items are
+/// for the words looked up, read by `every_word`.
+bool side(std::string_view text, const Thesaurus::Terms& terms, const Thesaurus::Terms& every_word,
+          bool keys, std::vector<Item>& out, std::string& why) {
   while (true) {
     const auto comma = text.find(',');
-    const std::string_view item = trim(text.substr(0, comma));
-    auto t = terms(item);
-    if (t.empty()) {
-      why = item.empty() ? "an empty item" : "\"" + std::string(item) + "\" has only stop words";
-      return false;
+    std::string_view item = trim(text.substr(0, comma));
+    const auto quoted = [&] { return "\"" + std::string(item) + "\""; };
+    if (item.size() >= 2 && item.front() == '"' && item.back() == '"') {
+      item = item.substr(1, item.size() - 2);
+      if (!keys || !every_word) {
+        why = "a quoted phrase " + quoted() + " where only words are read";
+        return false;
+      }
+      auto all = every_word(item);
+      const auto content = terms(item);
+      if (content.empty()) {
+        why = quoted() + " has only stop words";
+        return false;
+      }
+      if (all.size() == content.size()) {
+        why = quoted() + " has no stop word; write it without quotes";
+        return false;
+      }
+      if (all.size() > Thesaurus::kLongestLiteral) {
+        why = quoted() + " is longer than 4 words";
+        return false;
+      }
+      out.push_back({std::move(all), true});
+    } else {
+      auto t = terms(item);
+      if (t.empty()) {
+        why = item.empty() ? "an empty item" : quoted() + " has only stop words";
+        return false;
+      }
+      if (keys && t.size() == 1 && item.find(' ') != std::string_view::npos) {
+        why = quoted() + " is one word but for stop words; write that word, or quote the phrase";
+        return false;
+      }
+      if (t.size() > Thesaurus::kLongest) {
+        why = quoted() + " is longer than 3 words";
+        return false;
+      }
+      out.push_back({std::move(t), false});
     }
-    if (keys && t.size() == 1 && item.find(' ') != std::string_view::npos) {
-      why = "\"" + std::string(item) + "\" is one word but for stop words; write that word";
-      return false;
-    }
-    if (t.size() > Thesaurus::kLongest) {
-      why = "\"" + std::string(item) + "\" is longer than 3 words";
-      return false;
-    }
-    out.push_back(std::move(t));
     if (comma == std::string_view::npos) return true;
     text.remove_prefix(comma + 1);
   }
@@ -56,8 +87,9 @@ std::string Thesaurus::key(std::span<const std::string> terms) {
   return k;
 }
 
-void Thesaurus::add(const std::vector<std::string>& from, const std::vector<std::string>& to) {
-  auto& into = table_[key(from)];
+void Thesaurus::add(Table& table, const std::vector<std::string>& from,
+                    const std::vector<std::string>& to) {
+  auto& into = table[key(from)];
   for (const auto& t : to) {
     // A phrase's own words are matched as themselves already.
     if (std::find(from.begin(), from.end(), t) != from.end()) continue;
@@ -66,7 +98,7 @@ void Thesaurus::add(const std::vector<std::string>& from, const std::vector<std:
 }
 
 Thesaurus Thesaurus::parse(std::string_view text, const Terms& terms,
-                           std::vector<std::string>* errors) {
+                           std::vector<std::string>* errors, const Terms& every_word) {
   Thesaurus out;
   std::size_t number = 0;
   while (!text.empty()) {
@@ -75,16 +107,17 @@ Thesaurus Thesaurus::parse(std::string_view text, const Terms& terms,
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++number;
     if (line.empty() || line.front() == '#') continue;
-    std::vector<std::vector<std::string>> from;
-    std::vector<std::vector<std::string>> to;
+    std::vector<Item> from;
+    std::vector<Item> to;
     std::string why;
     const auto arrow = line.find("=>");
     bool ok = false;
     if (arrow != std::string_view::npos) {
-      ok = side(line.substr(0, arrow), terms, true, from, why) &&
-           side(line.substr(arrow + 2), terms, false, to, why);
+      ok = side(line.substr(0, arrow), terms, every_word, true, from, why) &&
+           side(line.substr(arrow + 2), terms, every_word, false, to, why);
     } else {
-      ok = side(line, terms, true, from, why);
+      // Words that mean the same are terms as well as words: none may be quoted.
+      ok = side(line, terms, {}, true, from, why);
       if (ok && from.size() < 2) {
         ok = false;
         why = "one item and no \"=>\"";
@@ -99,13 +132,15 @@ Thesaurus Thesaurus::parse(std::string_view text, const Terms& terms,
     for (const auto& f : from) {
       flat.clear();
       for (const auto& t : to) {
-        if (t == f) continue;  // a word that means the same is not its own expansion
-        flat.insert(flat.end(), t.begin(), t.end());
+        if (t.terms == f.terms) continue;  // a word that means the same is not its own expansion
+        flat.insert(flat.end(), t.terms.begin(), t.terms.end());
       }
-      out.add(f, flat);
+      add(f.literal ? out.literal_ : out.table_, f.terms, flat);
     }
   }
-  std::erase_if(out.table_, [](const auto& entry) { return entry.second.empty(); });
+  for (auto* table : {&out.table_, &out.literal_}) {
+    std::erase_if(*table, [](const auto& entry) { return entry.second.empty(); });
+  }
   return out;
 }
 
@@ -121,6 +156,11 @@ std::vector<std::string> Thesaurus::word_keys() const {
 const std::vector<std::string>* Thesaurus::find(const std::string& key) const {
   auto it = table_.find(key);
   return it == table_.end() ? nullptr : &it->second;
+}
+
+const std::vector<std::string>* Thesaurus::find_literal(const std::string& key) const {
+  auto it = literal_.find(key);
+  return it == literal_.end() ? nullptr : &it->second;
 }
 
 }  // namespace hearth::a2s

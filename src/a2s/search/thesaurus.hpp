@@ -21,14 +21,18 @@ class Thesaurus {
 
   /// Reads the format of thesaurus.txt: `WORDS => TERMS` (comma-separated words or phrases of
   /// at most kLongest words), or `A, B, C` for words that mean the same, each expanding to the
-  /// others; `#` starts a comment line. A malformed line is skipped and described in `errors`
-  /// ("line 12: ...").
+  /// others; `#` starts a comment line. A phrase of WORDS in double quotes ("how far", "things
+  /// to do") is read word for word, its stop words kept (`every_word`: a text's words stemmed,
+  /// none left out), at most kLongestLiteral words of which one at least is no stop word. A
+  /// malformed line is skipped and described in `errors` ("line 12: ...").
   static Thesaurus parse(std::string_view text, const Terms& terms,
-                         std::vector<std::string>* errors = nullptr);
+                         std::vector<std::string>* errors = nullptr, const Terms& every_word = {});
 
   /// The terms a word or phrase expands to (its terms joined by one space, as `key` makes
   /// them), most specific first, or nullptr.
   const std::vector<std::string>* find(const std::string& key) const;
+  /// The terms a quoted phrase expands to, by the key of its words, stop words included.
+  const std::vector<std::string>* find_literal(const std::string& key) const;
 
   /// The keys of one word (a word's stem, not a phrase's), sorted.
   std::vector<std::string> word_keys() const;
@@ -37,12 +41,17 @@ class Thesaurus {
 
   /// Words a phrase may have at most.
   static constexpr std::size_t kLongest = 3;
+  /// Words a quoted phrase may have at most, its stop words counted.
+  static constexpr std::size_t kLongestLiteral = 4;
 
-  std::size_t size() const { return table_.size(); }
+  std::size_t size() const { return table_.size() + literal_.size(); }
 
  private:
-  void add(const std::vector<std::string>& from, const std::vector<std::string>& to);
-  std::unordered_map<std::string, std::vector<std::string>> table_;
+  using Table = std::unordered_map<std::string, std::vector<std::string>>;
+  static void add(Table& table, const std::vector<std::string>& from,
+                  const std::vector<std::string>& to);
+  Table table_;
+  Table literal_;  ///< the quoted phrases, by the key of all their words
 };
 
 }  // namespace hearth::a2s

@@ -95,7 +95,8 @@ TEST(Thesaurus, MalformedLinesAreSkippedAndNamed) {
       (Strings{"line 2: one item and no \"=>\"", "line 3: an empty item", "line 4: an empty item",
                "line 5: \"a\" has only stop words",
                "line 6: \"one two three four\" is longer than 3 words", "line 7: an empty item",
-               "line 9: \"the check\" is one word but for stop words; write that word"}));
+               "line 9: \"the check\" is one word but for stop words; write that word, or quote "
+               "the phrase"}));
   // A phrase that keeps one word is refused among the words looked up, not among the terms.
   EXPECT_EQ(found(t, "go back"), (Strings{"start"}));
   EXPECT_EQ(found(t, "ok"), (Strings{"fine"}));
@@ -104,6 +105,55 @@ TEST(Thesaurus, MalformedLinesAreSkippedAndNamed) {
   EXPECT_TRUE(found(t, "x").empty());
   EXPECT_TRUE(found(t, "check").empty());
   EXPECT_EQ(t.size(), 4U);
+}
+
+/// simple_terms with no word left out: the words of a quoted phrase.
+std::vector<std::string> every_word(std::string_view text) {
+  std::vector<std::string> out;
+  std::string word;
+  const auto flush = [&] {
+    if (word.size() > 3 && word.back() == 's') word.pop_back();
+    if (!word.empty()) out.push_back(word);
+    word.clear();
+  };
+  for (const char c : text) {
+    if (c >= 'a' && c <= 'z') {
+      word += c;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+// A quoted phrase is read word for word, its stop words kept, and looked up apart from the
+// phrases of content words alone: "things to do" is not "things".
+TEST(Thesaurus, AQuotedPhraseKeepsItsStopWords) {
+  std::vector<std::string> errors;
+  const auto t = Thesaurus::parse(
+      "\"things to do\", sightseeing => attraction, activity\n"
+      "\"to the\" => nothing\n"
+      "\"sunny day\" => weather\n"
+      "\"go to the big shops\" => shopping\n"
+      "weather => \"to the sky\"\n"
+      "\"to do\", chore\n",
+      simple_terms, &errors, every_word);
+  EXPECT_EQ(t.find_literal("thing to do") == nullptr ? Strings{} : *t.find_literal("thing to do"),
+            (Strings{"attraction", "activity"}));
+  EXPECT_EQ(found(t, "sightseeing"), (Strings{"attraction", "activity"}));
+  EXPECT_TRUE(found(t, "thing").empty());
+  EXPECT_EQ(t.find_literal("thing"), nullptr);
+  EXPECT_EQ(errors, (Strings{"line 2: \"to the\" has only stop words",
+                             "line 3: \"sunny day\" has no stop word; write it without quotes",
+                             "line 4: \"go to the big shops\" is longer than 4 words",
+                             "line 5: a quoted phrase \"to the sky\" where only words are read",
+                             "line 6: a quoted phrase \"to do\" where only words are read"}));
+  // Without a reader of every word, a quoted phrase is refused.
+  std::vector<std::string> refused;
+  const auto none = Thesaurus::parse("\"things to do\" => attraction\n", simple_terms, &refused);
+  EXPECT_EQ(none.size(), 0U);
+  EXPECT_EQ(refused.size(), 1U);
 }
 
 TEST(Thesaurus, AnItemThatIsItsOwnExpansionAddsNothing) {
