@@ -1317,7 +1317,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       return jid != nullptr && (id == nullptr || *jid != *id) ? jid : nullptr;
     };
     const std::size_t at = content[k];
-    if (at > 0) {
+    // (Not after an article: "a long document" is not "along", nor "a way" "away".)
+    const auto article = [](const std::string& t) { return t == "a" || t == "an" || t == "the"; };
+    if (at > 0 && !article(toks[at - 1].text)) {
       if (const auto* jid = joined_term(toks[at - 1].text + w)) {
         add_expansion(g.terms, *jid, 1.0F, Via::kJoined);
         if (k > 0 && content[k - 1] + 1 == at && !p.groups.empty() &&

@@ -193,6 +193,13 @@ TEST(Search, TwoWordsTheRegistryWritesAsOne) {
   ASSERT_FALSE(hits.empty());
   EXPECT_EQ(hits[0].definition->service_name, "Vaultly");
   EXPECT_NEAR(hits[0].score, joined[0].score, 1e-5);
+  // Not after an article: "a long report" is not "along".
+  SearchIndex article({
+      service("Shortlink", "Shorten long links", {{"Shorten", "A short link for a long one"}}),
+      service("Alongside", "Walk along a route", {{"Along", "Points along a route"}}),
+  });
+  EXPECT_EQ(reach(article, "a long report", "long", "joined"), 0);
+  EXPECT_EQ(first(article, "a long report"), "Shortlink");
   // And the other way: a word of the request the registry writes as two.
   SearchIndex two({
       service("Clockwise", "Time zone of a place", {{"Zone Of", "The time zone at a point"}}),
