@@ -76,6 +76,7 @@ struct Token {
   std::string text;
   bool capital = false;  ///< its first letter
   bool upper = true;     ///< every letter
+  bool glued = false;    ///< written on to the previous token: camelCase ("YouTube": "Tube")
 };
 
 /// A Latin letter with a diacritic (U+00C0 to U+017F) as the ASCII letters it is written with
@@ -165,7 +166,10 @@ std::vector<Token> tokens(std::string_view text) {
       continue;  // "what's" -> "whats"
     }
     // camelCase: a capital after a small letter starts a new word.
-    if (ascii::is_upper(c) && prev != 0 && ascii::is_lower(prev)) flush();
+    if (ascii::is_upper(c) && prev != 0 && ascii::is_lower(prev)) {
+      flush();
+      current.glued = true;
+    }
     if (current.text.empty()) current.capital = ascii::is_upper(c);
     if (ascii::is_lower(c)) current.upper = false;
     current.text += static_cast<char>(ascii::lower(c));
@@ -674,6 +678,9 @@ constexpr float kRegionWeight = 0.4F;
 constexpr float kElsewhereWeight = 0.6F;
 /// A name that is not the task counts this much of what it would.
 constexpr float kNameWeight = 0.3F;
+/// A name that names a service counts this much for that service: the request asks for it
+/// ("upload files to Dropbox", where a file service's description says more of files).
+constexpr float kNamedWeight = 1.5F;
 /// Each word of a two-word name ("sao paulo") counts this much: the name is one thing.
 constexpr float kTwoWordNameShare = 0.5F;
 /// A word the registry has only as two words: each of them.
@@ -881,12 +888,12 @@ struct SearchIndex::Impl {
     }
     return !in(p.named, service);
   }
-  /// What a group's match in a service's document counts: its share, times kNameWeight for a
-  /// name the service is not named by.
+  /// What a group's match in a service's document counts: its share, times kNamedWeight for
+  /// a name the service is named by and kNameWeight for one it is not.
   float factor(const Group& g, const Plan& p, std::uint32_t service) const {
     if (!g.name) return g.share;
-    return std::binary_search(p.named.begin(), p.named.end(), service) ? g.share
-                                                                       : g.share * kNameWeight;
+    return g.share * (std::binary_search(p.named.begin(), p.named.end(), service) ? kNamedWeight
+                                                                                  : kNameWeight);
   }
   std::vector<TermMatch> explain(const Plan& p, std::uint32_t doc) const;
 };
@@ -1268,6 +1275,18 @@ std::vector<std::string> SearchIndex::Impl::dictionary_corrections(const std::st
 SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   Plan p;
   auto toks = tokens(query);
+  // A word written in camelCase that the registry has whole ("YouTube", "GitHub") is that one
+  // word, not its parts ("tube"); one it does not have is read in parts ("sendMessage").
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    std::size_t end = i + 1;
+    std::string whole = toks[i].text;
+    while (end < toks.size() && toks[end].glued) whole += toks[end++].text;
+    if (end == i + 1 || term_id(stem(whole)) == nullptr) continue;
+    toks[i].text = std::move(whole);
+    toks[i].upper = false;
+    toks.erase(toks.begin() + static_cast<std::ptrdiff_t>(i + 1),
+               toks.begin() + static_cast<std::ptrdiff_t>(end));
+  }
   std::unordered_set<std::string> seen;
   std::vector<std::string> own_stems;
   // Each content word is a group; a pair of neighbouring words WordNet knows as a phrase

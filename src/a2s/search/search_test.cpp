@@ -473,6 +473,18 @@ TEST(Search, APeriodAfterThisOrNextSaysWhen) {
   EXPECT_EQ(first(index, "next bus"), "NextRide");
 }
 
+// A request that names a service asks for it: its name counts more than a word of the task,
+// which another service's texts may say more of.
+TEST(Search, ARequestThatNamesAServiceAsksForIt) {
+  SearchIndex index({
+      service("Dropbox", "Cloud storage", {{"Upload", "Store a file in a folder"}}),
+      service("Filestack", "File uploads for apps",
+              {{"Upload Files", "Upload files from your app to a bucket"}}),
+  });
+  EXPECT_EQ(first(index, "upload files to Dropbox from my app"), "Dropbox");
+  EXPECT_EQ(first(index, "upload files from my app"), "Filestack");
+}
+
 // A word of time says when, even where a service is called by it: "open on monday" is no
 // request for Monday, a work planner, whose name would otherwise count in full.
 TEST(Search, AWordOfTimeNamesNoService) {
