@@ -1300,7 +1300,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     const std::vector<std::string>* meaning;
     std::vector<std::size_t> groups;  ///< its words' groups, its last word's first
   };
-  std::vector<PhraseUse> phrases;  // the curated phrases the request has
+  std::vector<PhraseUse> phrases;        // the curated phrases the request has
   std::vector<std::string> token_stems;  // every token's stem, stop words too (made when asked)
   constexpr std::size_t kDictionaryTriesAtMost = 4;
   std::size_t dictionary_tries = 0;  // words looked up in dictionary_corrections
@@ -1377,9 +1377,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     {
       const std::size_t next = k + 1 < content.size() ? content[k + 1] : toks.size();
       std::vector<std::string> stems;
-      for (std::size_t first = at + 1 >= Thesaurus::kLongestLiteral
-                                   ? at + 1 - Thesaurus::kLongestLiteral
-                                   : 0;
+      for (std::size_t first =
+               at + 1 >= Thesaurus::kLongestLiteral ? at + 1 - Thesaurus::kLongestLiteral : 0;
            first <= at; ++first) {
         for (std::size_t last = std::max(at, first + 1);
              last < next && last < first + Thesaurus::kLongestLiteral; ++last) {

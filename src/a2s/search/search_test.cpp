@@ -824,6 +824,27 @@ TEST(Search, ACompoundServiceNameFindsItsWords) {
   EXPECT_GT(hits[0].capabilities[0].matches[0].fields[2], 0);  // service.name
 }
 
+// A word of the request written in camelCase that the registry has whole ("YouTube", the name
+// of a service) is that one word; one it does not have is read in parts ("sendMessage").
+TEST(Search, ACamelCaseWordTheRegistryHasWholeIsOneWord) {
+  SearchIndex index({
+      service("YouTube", "Videos and channels", {{"Search", "Find videos"}}),
+      service("Tube Map", "London Underground lines", {{"Lines", "The tube lines of London"}}),
+      service("Mailer", "Send email", {{"Send Message", "Send a message to an address"}}),
+  });
+  const auto words = [&](std::string_view query) {
+    std::vector<std::string> out;
+    for (const auto& w : index.interpret(query)) out.push_back(w.word);
+    return out;
+  };
+  EXPECT_EQ(words("watch videos on YouTube"),
+            (std::vector<std::string>{"watch", "videos", "youtube"}));
+  EXPECT_EQ(words("sendMessage"), (std::vector<std::string>{"send", "message"}));
+  EXPECT_EQ(first(index, "cat videos on YouTube"), "YouTube");
+  EXPECT_EQ(first(index, "sendMessage"), "Mailer");
+  EXPECT_EQ(first(index, "tube lines"), "Tube Map");
+}
+
 // A request's words are the client's: a word as long as a request body is no lemma and has no
 // correction, and searching for it ends (its deletions alone would take the cube of its length).
 TEST(Search, AVeryLongWordIsReadAsNothing) {
