@@ -238,6 +238,7 @@ const std::unordered_map<std::string, std::string>& own_stems() {
         {"physics", {"physics"}},
         {"position", {"position", "positions", "positioning"}},
         {"productivity", {"productivity"}},
+        {"reservation", {"reservation", "reservations"}},
         {"securities", {"securities"}},
         {"spelling", {"spelling", "spellings", "spelled", "spelt", "spellcheck", "spellchecker"}},
         {"trained", {"trained", "pretrained"}},
@@ -407,6 +408,22 @@ bool period_word(const std::string& w) {
 bool when_before(const std::string& w) {
   static const std::unordered_set<std::string> kWords = {"this",   "next", "last",    "every",
                                                          "coming", "past", "previous"};
+  return kWords.count(w) != 0;
+}
+
+/// Words after which a word is a noun or an adjective ("a book", "my flight").
+bool determiner(const std::string& w) {
+  static const std::unordered_set<std::string> kWords = {
+      "a",   "an",   "the",   "my",    "your",  "our",  "their", "his",    "her",
+      "its", "this", "these", "those", "every", "each", "some",  "another"};
+  return kWords.count(w) != 0;
+}
+
+/// Words after which "to" and a word make a verb ("how to spell", "want to book").
+bool verb_before_to(const std::string& w) {
+  static const std::unordered_set<std::string> kWords = {
+      "how",  "want", "wants",  "need", "needs", "have", "has", "going",
+      "like", "able", "trying", "try",  "where", "what", "way", "learn"};
   return kWords.count(w) != 0;
 }
 
@@ -763,7 +780,10 @@ struct SearchIndex::Impl {
     std::vector<std::uint32_t> place;  ///< the place it names, then those that hold it
     std::vector<std::pair<std::uint32_t, std::pair<float, Relation>>> related;
   };
-  std::shared_ptr<const Lexical> lexical(const std::string& word) const;
+  /// What WordNet says of `word`, its related words taken from the senses in `parts` (a mask
+  /// of WordNet::Parts) when it has any there.
+  std::shared_ptr<const Lexical> lexical(const std::string& word,
+                                         unsigned parts = WordNet::kAnyPart) const;
   mutable std::shared_mutex lexical_mutex;
   mutable std::unordered_map<std::string, std::shared_ptr<const Lexical>> lexical_cache;
 
@@ -1153,7 +1173,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
 SearchIndex::~SearchIndex() = default;
 
 std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
-    const std::string& word) const {
+    const std::string& word, unsigned parts) const {
   // WordNet's longest lemma has 71 letters; a longer word (a request's words are the client's)
   // is none, and is neither looked up nor remembered.
   constexpr std::size_t kLongestLemma = 80;
@@ -1163,10 +1183,15 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   }
   // A British spelling relates as the American one does (WordNet writes most words that way).
   const auto& american = american_spellings();
-  if (auto it = american.find(word); it != american.end()) return lexical(it->second);
+  if (auto it = american.find(word); it != american.end()) return lexical(it->second, parts);
+  std::string key = word;
+  if (parts != WordNet::kAnyPart) {
+    key += '#';
+    key += std::to_string(parts);
+  }
   {
     const std::shared_lock lock(lexical_mutex);
-    if (auto it = lexical_cache.find(word); it != lexical_cache.end()) return it->second;
+    if (auto it = lexical_cache.find(key); it != lexical_cache.end()) return it->second;
   }
   auto lex = std::make_shared<Lexical>();
   lex->known = wordnet->known(word);
@@ -1187,12 +1212,12 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   if (lex->known && !lex->instance && !lex->time) {
     const auto own = words(word);
     std::unordered_map<std::uint32_t, std::pair<float, Relation>> best;
-    for (const auto& r : wordnet->related(word)) {
+    for (const auto& r : wordnet->related(word, 4, parts)) {
       // A phrase counts by its head, its last word ("air pollution": pollution), a little less.
-      const auto parts = words(r.word);
-      if (parts.empty()) continue;
-      const std::string& head = parts.back();
-      const float weight = relation_weight(r) * (parts.size() > 1 ? 0.8F : 1.0F);
+      const auto phrase = words(r.word);
+      if (phrase.empty()) continue;
+      const std::string& head = phrase.back();
+      const float weight = relation_weight(r) * (phrase.size() > 1 ? 0.8F : 1.0F);
       if (stop_word(head) || std::find(own.begin(), own.end(), head) != own.end()) continue;
       const auto* id = term_id(stem(head));
       if (id == nullptr) continue;
@@ -1220,7 +1245,7 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   constexpr std::size_t kRemembered = 1 << 16;
   const std::unique_lock lock(lexical_mutex);
   if (lexical_cache.size() >= kRemembered) lexical_cache.clear();
-  return lexical_cache.emplace(word, std::move(lex)).first->second;
+  return lexical_cache.emplace(std::move(key), std::move(lex)).first->second;
 }
 
 /// Words a misspelt `word` (one the registry has nothing close to) may stand for, at most
@@ -1413,7 +1438,23 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         }
       }
     };
-    const auto lex = wordnet != nullptr ? lexical(w) : nullptr;
+    // The part of speech the request uses the word in, where its neighbours say: after a
+    // determiner a noun or an adjective ("find a book"); first and before a determiner, or after
+    // "how to", "want to" and the like, a verb ("book a table", "how to spell"). WordNet's
+    // relations are then taken from those senses ("book": reserve only as a verb).
+    unsigned parts = WordNet::kAnyPart;
+    {
+      const std::string* before = at > 0 ? &toks[at - 1].text : nullptr;
+      const std::string* after = at + 1 < toks.size() ? &toks[at + 1].text : nullptr;
+      if (before != nullptr && determiner(*before)) {
+        parts = WordNet::kNoun | WordNet::kAdjective;
+      } else if ((at == 0 && after != nullptr && determiner(*after)) ||
+                 (before != nullptr && *before == "to" && at >= 2 &&
+                  verb_before_to(toks[at - 2].text))) {
+        parts = WordNet::kVerb;
+      }
+    }
+    const auto lex = wordnet != nullptr ? lexical(w, parts) : nullptr;
     // A word WordNet knows is seldom a misspelling of another ("aloud" is not "cloud") or two
     // words run together ("outside" is not "out side"): corrections and splits count less.
     const bool known_word = lex != nullptr && lex->known;

@@ -105,6 +105,8 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
       service("Railtimes", "Train departures", {{"Departures", "The next trains from a station"}}),
       service("Modelhub", "Pretrained vision models",
               {{"Models", "Models trained on public images"}}),
+      service("Fedstats", "Federal Reserve economic data", {{"Series", "Rates and money supply"}}),
+      service("Tablehop", "Restaurant reservations", {{"Reserve", "Reservations at restaurants"}}),
   });
   const auto names = [&](const std::string& query) {
     std::vector<std::string> out;
@@ -122,6 +124,10 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
   EXPECT_EQ(first(index, "spells"), "Grimoire");
   EXPECT_EQ(names("trains"), std::vector<std::string>{"Railtimes"});
   EXPECT_EQ(names("trained models"), std::vector<std::string>{"Modelhub"});
+  EXPECT_EQ(reach(index, "reservations", "reservations", "word", "reservation"), 1);
+  EXPECT_EQ(reach(index, "reservations", "reservations", "word", "reserv"), 0);
+  EXPECT_EQ(first(index, "reservations"), "Tablehop");
+  EXPECT_EQ(first(index, "federal reserve"), "Fedstats");
 }
 
 // A request typed without diacritics finds the definition written with them, and the other way
@@ -483,6 +489,22 @@ TEST(Search, ARequestThatNamesAServiceAsksForIt) {
   });
   EXPECT_EQ(first(index, "upload files to Dropbox from my app"), "Dropbox");
   EXPECT_EQ(first(index, "upload files from my app"), "Filestack");
+}
+
+// WordNet's relations come from the senses of the part of speech the request uses a word in,
+// where its neighbours say: "book" reserves as a verb ("book a table"), not as a noun ("find a
+// book", "how to book" aside).
+TEST(Search, AWordRelatesThroughThePartOfSpeechItIsUsedIn) {
+  SearchIndex index({
+      service("Tablehop", "Reserve a table", {{"Reserve", "Reserve a table at a restaurant"}}),
+      service("Shelf", "Books and reviews", {{"Books", "Books by title"}}),
+  });
+  EXPECT_GT(reach(index, "book a table", "book", "wordnet synonym", "reserv"), 0);
+  EXPECT_GT(reach(index, "how to book a table", "book", "wordnet synonym", "reserv"), 0);
+  EXPECT_EQ(reach(index, "find a book", "book", "wordnet synonym", "reserv"), 0);
+  EXPECT_EQ(reach(index, "my book", "book", "wordnet synonym", "reserv"), 0);
+  // Where the neighbours do not say, every part of speech.
+  EXPECT_GT(reach(index, "book tables", "book", "wordnet synonym", "reserv"), 0);
 }
 
 // A word of time says when, even where a service is called by it: "open on monday" is no

@@ -582,7 +582,7 @@ std::vector<std::string> WordNet::regions(std::string_view word, int levels) con
   return out;
 }
 
-std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) const {
+std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, unsigned parts) const {
   const std::string lemma = lemma_of(word);
   std::vector<RelatedWord> out;
   std::unordered_set<std::string> seen;
@@ -606,7 +606,14 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses) con
     Synset synset;
   };
   std::vector<Sense> found;
+  // Only the parts of speech asked for, if the word has a sense in one of them.
+  bool any = false;
+  for (int p = 0; p < static_cast<int>(kPos.size()) && !any; ++p) {
+    any = (parts & (1U << p)) != 0 && !impl_->base_forms(p, lemma).empty();
+  }
+  if (!any) parts = kAnyPart;
   for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+    if ((parts & (1U << p)) == 0) continue;
     for (const auto& base : impl_->base_forms(p, lemma)) {
       const auto offsets = Impl::offsets(impl_->find(p, base));
       int keep = p == 0 ? senses : std::min(senses, 2);

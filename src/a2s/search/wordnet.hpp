@@ -88,9 +88,20 @@ class WordNet {
   /// its most frequent sense's part-of relations ("vienna": austria, europe).
   std::vector<std::string> regions(std::string_view word, int levels = 3) const;
 
-  /// The words related to `word`'s first `senses` senses in each part of speech, closest
-  /// relation first; the word itself and its base forms are not included.
-  std::vector<RelatedWord> related(std::string_view word, int senses = 4) const;
+  /// Parts of speech, as a mask for `related`.
+  enum Parts : unsigned {
+    kNoun = 1U,
+    kVerb = 2U,
+    kAdjective = 4U,
+    kAdverb = 8U,
+    kAnyPart = 15U,
+  };
+
+  /// The words related to `word`'s first `senses` senses in each part of speech of `parts`,
+  /// closest relation first; the word itself and its base forms are not included. When `word`
+  /// has no sense in `parts`, its senses in every part of speech.
+  std::vector<RelatedWord> related(std::string_view word, int senses = 4,
+                                   unsigned parts = kAnyPart) const;
 
  private:
   struct Impl;

@@ -106,6 +106,13 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   EXPECT_TRUE(has(shares, "stock", Relation::kSynonym) || has(shares, "stock", Relation::kBroader));
   EXPECT_TRUE(has(wn->related("film"), "movie", Relation::kSynonym));
   EXPECT_TRUE(has(wn->related("smog"), "air pollution", Relation::kBroader));
+  // Relations of some parts of speech only: "book" reserves as a verb, not as a noun; a word
+  // with no sense in the parts asked for relates through all of its senses.
+  EXPECT_TRUE(has(wn->related("book"), "reserve", Relation::kSynonym));
+  EXPECT_TRUE(has(wn->related("book", 4, WordNet::kVerb), "reserve", Relation::kSynonym));
+  EXPECT_FALSE(has(wn->related("book", 4, WordNet::kNoun), "reserve", Relation::kSynonym));
+  EXPECT_TRUE(has(wn->related("book", 4, WordNet::kNoun), "publication", Relation::kBroader));
+  EXPECT_TRUE(has(wn->related("smog", 4, WordNet::kVerb), "air pollution", Relation::kBroader));
   EXPECT_TRUE(wn->proper_noun("phoenix"));
   EXPECT_TRUE(wn->proper_noun("lisbon"));
   EXPECT_TRUE(wn->proper_noun("german"));
