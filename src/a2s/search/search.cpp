@@ -1619,6 +1619,13 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       });
     }
   }
+  // A word of a curated phrase is spelt as the phrase has it: no correction of it counts
+  // ("flip a coin": "flip", which the registry lacks, is no misspelt "slip").
+  for (const auto& use : phrases) {
+    for (const auto gi : use.groups) {
+      std::erase_if(p.groups[gi].terms, [](const Expansion& e) { return e.via == Via::kSpelling; });
+    }
+  }
   // A curated phrase's meaning counts in each of its words' groups, as what the words say
   // together. A term of it that one of its words reaches on its own ("big file": large, which
   // "big" means) is that word's evidence: in the other words' groups it would count again.
