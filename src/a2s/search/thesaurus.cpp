@@ -21,53 +21,43 @@ struct Item {
   bool literal = false;
 };
 
-/// The comma-separated items of one side, each as its terms; false if one has none or too many,
-/// or, among the words looked up (`keys`), if a phrase keeps a single word: that word alone
-/// would be looked up, wherever the request has it ("id check" as "check"). Quoted items are
-/// for the words looked up, read by `every_word`.
+/// Reads one item of a side into `out`; returns why it is malformed, or nothing: it has no
+/// terms or too many or, among the words looked up (`keys`), is a phrase that keeps a single
+/// word (that word alone would be looked up wherever the request has it: "id check" as
+/// "check"). A quoted item is for the words looked up, read by `every_word`.
+std::string read_item(std::string_view item, const Thesaurus::Terms& terms,
+                      const Thesaurus::Terms& every_word, bool keys, Item& out) {
+  const bool literal = item.size() >= 2 && item.front() == '"' && item.back() == '"';
+  if (literal) item = item.substr(1, item.size() - 2);
+  const std::string name = "\"" + std::string(item) + "\"";
+  if (literal) {
+    if (!keys || !every_word) return "a quoted phrase " + name + " where only words are read";
+    out.terms = every_word(item);
+    out.literal = true;
+    const std::size_t content = terms(item).size();
+    if (content == 0) return name + " has only stop words";
+    if (out.terms.size() == content) return name + " has no stop word; write it without quotes";
+    if (out.terms.size() > Thesaurus::kLongestLiteral) return name + " is longer than 4 words";
+    return {};
+  }
+  out.terms = terms(item);
+  if (out.terms.empty()) return item.empty() ? "an empty item" : name + " has only stop words";
+  if (keys && out.terms.size() == 1 && item.find(' ') != std::string_view::npos) {
+    return name + " is one word but for stop words; write that word, or quote the phrase";
+  }
+  if (out.terms.size() > Thesaurus::kLongest) return name + " is longer than 3 words";
+  return {};
+}
+
+/// The comma-separated items of one side; false, and why, at the first malformed one.
 bool side(std::string_view text, const Thesaurus::Terms& terms, const Thesaurus::Terms& every_word,
           bool keys, std::vector<Item>& out, std::string& why) {
   while (true) {
     const auto comma = text.find(',');
-    std::string_view item = trim(text.substr(0, comma));
-    const auto quoted = [&] { return "\"" + std::string(item) + "\""; };
-    if (item.size() >= 2 && item.front() == '"' && item.back() == '"') {
-      item = item.substr(1, item.size() - 2);
-      if (!keys || !every_word) {
-        why = "a quoted phrase " + quoted() + " where only words are read";
-        return false;
-      }
-      auto all = every_word(item);
-      const auto content = terms(item);
-      if (content.empty()) {
-        why = quoted() + " has only stop words";
-        return false;
-      }
-      if (all.size() == content.size()) {
-        why = quoted() + " has no stop word; write it without quotes";
-        return false;
-      }
-      if (all.size() > Thesaurus::kLongestLiteral) {
-        why = quoted() + " is longer than 4 words";
-        return false;
-      }
-      out.push_back({std::move(all), true});
-    } else {
-      auto t = terms(item);
-      if (t.empty()) {
-        why = item.empty() ? "an empty item" : quoted() + " has only stop words";
-        return false;
-      }
-      if (keys && t.size() == 1 && item.find(' ') != std::string_view::npos) {
-        why = quoted() + " is one word but for stop words; write that word, or quote the phrase";
-        return false;
-      }
-      if (t.size() > Thesaurus::kLongest) {
-        why = quoted() + " is longer than 3 words";
-        return false;
-      }
-      out.push_back({std::move(t), false});
-    }
+    Item item;
+    why = read_item(trim(text.substr(0, comma)), terms, every_word, keys, item);
+    if (!why.empty()) return false;
+    out.push_back(std::move(item));
     if (comma == std::string_view::npos) return true;
     text.remove_prefix(comma + 1);
   }

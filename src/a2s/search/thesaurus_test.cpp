@@ -7,13 +7,14 @@
 namespace hearth::a2s {
 namespace {
 
-/// A stand-in for the search's terms: lower-case words split at anything else, "the", "to" and
-/// "a" left out, a final "s" dropped (a stem).
-std::vector<std::string> simple_terms(std::string_view text) {
+/// The words of `text` as a stand-in for the search reads them: lower-case words split at
+/// anything else, a final "s" dropped (a stem), and "the", "to" and "a" left out unless
+/// `every_word`.
+std::vector<std::string> stand_in_words(std::string_view text, bool every_word) {
   std::vector<std::string> out;
   std::string word;
   const auto flush = [&] {
-    if (word == "the" || word == "to" || word == "a") word.clear();
+    if (!every_word && (word == "the" || word == "to" || word == "a")) word.clear();
     if (word.size() > 3 && word.back() == 's') word.pop_back();
     if (!word.empty()) out.push_back(word);
     word.clear();
@@ -27,6 +28,16 @@ std::vector<std::string> simple_terms(std::string_view text) {
   }
   flush();
   return out;
+}
+
+/// A stand-in for the search's terms (stop words left out).
+std::vector<std::string> simple_terms(std::string_view text) {
+  return stand_in_words(text, false);
+}
+
+/// The same with no word left out: the words of a quoted phrase.
+std::vector<std::string> every_word(std::string_view text) {
+  return stand_in_words(text, true);
 }
 
 using Strings = std::vector<std::string>;
@@ -104,26 +115,6 @@ TEST(Thesaurus, MalformedLinesAreSkippedAndNamed) {
   EXPECT_TRUE(found(t, "x").empty());
   EXPECT_TRUE(found(t, "check").empty());
   EXPECT_EQ(t.size(), 4U);
-}
-
-/// simple_terms with no word left out: the words of a quoted phrase.
-std::vector<std::string> every_word(std::string_view text) {
-  std::vector<std::string> out;
-  std::string word;
-  const auto flush = [&] {
-    if (word.size() > 3 && word.back() == 's') word.pop_back();
-    if (!word.empty()) out.push_back(word);
-    word.clear();
-  };
-  for (const char c : text) {
-    if (c >= 'a' && c <= 'z') {
-      word += c;
-    } else {
-      flush();
-    }
-  }
-  flush();
-  return out;
 }
 
 // A quoted phrase is read word for word, its stop words kept, and looked up apart from the
