@@ -1468,11 +1468,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       // A period after "this", "next", "last" or "every" ("this week", "next month") says when,
       // as a weekday does; and so does that word before a period or a word of time ("next
       // friday", "last night"), which is no request for a service named "Next".
-      const std::size_t at_word = content[k];
-      const bool when =
-          (period_word(w) && at_word > 0 && when_before(toks[at_word - 1].text)) ||
-          (when_before(w) && at_word + 1 < toks.size() &&
-           (period_word(toks[at_word + 1].text) || when_word(toks[at_word + 1].text)));
+      const bool when = (period_word(w) && at > 0 && when_before(toks[at - 1].text)) ||
+                        (when_before(w) && at + 1 < toks.size() &&
+                         (period_word(toks[at + 1].text) || when_word(toks[at + 1].text)));
       if (!brand && !when) relate(*lex, id != nullptr);
       bool proper_phrase = false;
       const std::vector<std::uint32_t>* where = &lex->place;

@@ -606,7 +606,8 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, uns
     Synset synset;
   };
   std::vector<Sense> found;
-  // Only the parts of speech asked for, if the word has a sense in one of them.
+  // Only the parts of speech asked for (bit p of the mask is kPos[p]), if the word has a sense
+  // in one of them.
   bool any = false;
   for (int p = 0; p < static_cast<int>(kPos.size()) && !any; ++p) {
     any = (parts & (1U << p)) != 0 && !impl_->base_forms(p, lemma).empty();
