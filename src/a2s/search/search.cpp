@@ -225,6 +225,8 @@ const std::unordered_map<std::string, std::string>& own_stems() {
         {"conversion", {"conversion", "conversions"}},
         {"customer", {"customer", "customers"}},
         {"dating", {"dating"}},
+        {"direction", {"direction", "directions"}},
+        {"expensive", {"expensive"}},
         {"experience", {"experience", "experiences", "experienced"}},
         {"experiment", {"experiment", "experiments", "experimental", "experimentation"}},
         {"international", {"international", "internationally"}},

@@ -107,6 +107,10 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
               {{"Models", "Models trained on public images"}}),
       service("Fedstats", "Federal Reserve economic data", {{"Series", "Rates and money supply"}}),
       service("Tablehop", "Restaurant reservations", {{"Reserve", "Reservations at restaurants"}}),
+      service("Wayline", "Driving directions", {{"Route", "Turn-by-turn directions"}}),
+      service("Inboxer", "Direct messages", {{"Send", "Send a direct message"}}),
+      service("Spendly", "Expense reports", {{"Expenses", "Log expenses by category"}}),
+      service("Luxwatch", "Expensive watches", {{"Prices", "Prices of expensive watches"}}),
   });
   const auto names = [&](const std::string& query) {
     std::vector<std::string> out;
@@ -128,6 +132,8 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
   EXPECT_EQ(reach(index, "reservations", "reservations", "word", "reserv"), 0);
   EXPECT_EQ(first(index, "reservations"), "Tablehop");
   EXPECT_EQ(first(index, "federal reserve"), "Fedstats");
+  EXPECT_EQ(names("directions"), std::vector<std::string>{"Wayline"});
+  EXPECT_EQ(names("expenses"), std::vector<std::string>{"Spendly"});
 }
 
 // A request typed without diacritics finds the definition written with them, and the other way
