@@ -111,6 +111,8 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
       service("Inboxer", "Direct messages", {{"Send", "Send a direct message"}}),
       service("Spendly", "Expense reports", {{"Expenses", "Log expenses by category"}}),
       service("Luxwatch", "Expensive watches", {{"Prices", "Prices of expensive watches"}}),
+      service("Crowdmeter", "How busy a place is", {{"Crowds", "Busy hours of a shop"}}),
+      service("Bizdir", "Business directory", {{"Companies", "Businesses by town"}}),
   });
   const auto names = [&](const std::string& query) {
     std::vector<std::string> out;
@@ -134,6 +136,8 @@ TEST(Search, WordsTheStemmerWouldConflateStayApart) {
   EXPECT_EQ(first(index, "federal reserve"), "Fedstats");
   EXPECT_EQ(names("directions"), std::vector<std::string>{"Wayline"});
   EXPECT_EQ(names("expenses"), std::vector<std::string>{"Spendly"});
+  EXPECT_EQ(names("businesses"), std::vector<std::string>{"Bizdir"});
+  EXPECT_EQ(first(index, "how busy is the shop"), "Crowdmeter");
 }
 
 // A request typed without diacritics finds the definition written with them, and the other way
