@@ -899,13 +899,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     ws.read_message_max(options().max_request_bytes);
     ws.text(true);
 
-    auto [accept_ec] = co_await ws.async_accept(req, kUseTuple);
-    if (accept_ec) {
-      server_->log("{} websocket handshake failed: {}", peer_, accept_ec.message());
-      co_return;
-    }
-    phase_ = Phase::kWebSocket;
-    buffer_.clear();  // a peer may not send frames before our 101; anything here is not a frame
+    // The session takes broadcasts before the 101 is written: a peer that holds our 101 may
+    // at once do what makes the daemon broadcast (edit a watched manifest), and must get it.
+    // What arrives during the handshake is queued, and written once it is done.
     std::weak_ptr<Connection> weak = weak_from_this();
     if (session_) session_->close();  // an HTTP session used before the upgrade ends with it
     session_ = std::make_shared<rpc::Session>("ws", [weak](std::string message) {
@@ -913,6 +909,14 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
     });
     session_->set_client(client_name(req));
     server_->add_push_session(session_);
+    auto [accept_ec] = co_await ws.async_accept(req, kUseTuple);
+    if (accept_ec) {
+      server_->log("{} websocket handshake failed: {}", peer_, accept_ec.message());
+      co_return;
+    }
+    phase_ = Phase::kWebSocket;
+    start_writer();   // what was pushed during the handshake
+    buffer_.clear();  // a peer may not send frames before our 101; anything here is not a frame
     server_->log("{} websocket open (session {})", peer_, session_->id());
     if (stopping_) {
       begin_close(
@@ -1006,7 +1010,9 @@ class Connection : public listener::Connection, public std::enable_shared_from_t
   }
 
   void enqueue(Outgoing item) {
-    if (phase_ != Phase::kWebSocket || closing_) return;
+    // During the handshake a message waits in the queue (write_next writes nothing until it is
+    // done); after the connection, or on a plain HTTP one, it goes nowhere.
+    if ((phase_ != Phase::kWebSocket && phase_ != Phase::kUpgrading) || closing_) return;
     if (queued_bytes_ + item.text.size() > options().max_ws_queue_bytes) {
       server_->log("{} websocket reader too slow ({} bytes queued): disconnecting", peer_,
                    queued_bytes_);

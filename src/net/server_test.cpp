@@ -1062,6 +1062,22 @@ TEST_F(ServerTest, BroadcastReachesEveryOpenWebSocket) {
   }
 }
 
+// A connection takes broadcasts from the moment its handshake is answered: a peer that holds
+// the 101 may at once do what makes the daemon broadcast (edit a watched manifest), and must
+// get it. The session is registered before the 101 is written, and what is pushed meanwhile is
+// written after it.
+TEST_F(ServerTest, ABroadcastRightAfterTheHandshakeReachesTheNewConnection) {
+  start_server();
+  for (int i = 0; i < 200; ++i) {
+    WsClient ws;
+    ASSERT_FALSE(ws.connect(port_, "/ws", ws_auth));
+    server_->broadcast(json::dump(rpc::make_notification("test/all", json::object{{"n", i}})));
+    auto [ec, text] = ws.read();
+    ASSERT_FALSE(ec) << "connection " << i << ": " << ec.message();
+    EXPECT_EQ(parse(text).at("params").at("n"), i);
+  }
+}
+
 // A fan-out writes some messages on the publishing thread and hands the others to the pool;
 // every connection still gets its messages in order. The publisher runs on one receiver's own
 // strand, where a message handed off would be overtaken by the next one written at once. An odd
