@@ -430,6 +430,11 @@ bool when_before(const std::string& w) {
   return kWords.count(w) != 0;
 }
 
+/// "a", "an", "the": never the first half of a word the registry writes as one.
+bool article(const std::string& w) {
+  return w == "a" || w == "an" || w == "the";
+}
+
 /// Words after which a word is a noun or an adjective ("a book", "my flight").
 bool determiner(const std::string& w) {
   static const std::unordered_set<std::string> kWords = {
@@ -1381,7 +1386,6 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     };
     const std::size_t at = content[k];
     // (Not after an article: "a long document" is not "along", nor "a way" "away".)
-    const auto article = [](const std::string& t) { return t == "a" || t == "an" || t == "the"; };
     if (at > 0 && !article(toks[at - 1].text)) {
       if (const auto* jid = joined_term(toks[at - 1].text + w)) {
         add_expansion(g.terms, *jid, 1.0F, Via::kJoined);

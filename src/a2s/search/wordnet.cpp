@@ -587,8 +587,10 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, uns
   std::vector<RelatedWord> out;
   std::unordered_set<std::string> seen;
   seen.insert(word_of(lemma));
-  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
-    for (const auto& base : impl_->base_forms(p, lemma)) seen.insert(word_of(base));
+  std::array<std::vector<std::string>, kPos.size()> bases;  // by part of speech
+  for (std::size_t p = 0; p < kPos.size(); ++p) {
+    bases[p] = impl_->base_forms(static_cast<int>(p), lemma);
+    for (const auto& base : bases[p]) seen.insert(word_of(base));
   }
   const auto add = [&](std::string_view w, Relation relation, int sense) {
     std::string text = word_of(w);
@@ -609,13 +611,13 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, uns
   // Only the parts of speech asked for (bit p of the mask is kPos[p]), if the word has a sense
   // in one of them.
   bool any = false;
-  for (int p = 0; p < static_cast<int>(kPos.size()) && !any; ++p) {
-    any = (parts & (1U << p)) != 0 && !impl_->base_forms(p, lemma).empty();
+  for (std::size_t p = 0; p < kPos.size() && !any; ++p) {
+    any = (parts & (1U << p)) != 0 && !bases[p].empty();
   }
   if (!any) parts = kAnyPart;
   for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
     if ((parts & (1U << p)) == 0) continue;
-    for (const auto& base : impl_->base_forms(p, lemma)) {
+    for (const auto& base : bases[static_cast<std::size_t>(p)]) {
       const auto offsets = Impl::offsets(impl_->find(p, base));
       int keep = p == 0 ? senses : std::min(senses, 2);
       if (offsets.size() > 8) keep = 1;
