@@ -351,9 +351,16 @@ class SpiderMonkeyEngine final : public Engine {
   /// A call's global: a new realm in the worker's one compartment. Realms in one compartment
   /// share a zone, which a full GC every few calls keeps small; a new zone per call is collected
   /// far less eagerly and grew the heap by ~75 MB per 1,000 calls when measured.
-  JSObject* new_global() {
+  ///
+  /// A kept realm (`isolation: "worker"`) keeps its compiled code through full collections:
+  /// SpiderMonkey otherwise throws away a realm's JIT code at each one (every kCallsPerGc calls),
+  /// and the module's functions ran in the interpreter again and were compiled again, each
+  /// compilation making code pages writable and back (docs/benchmarks.md, "A kept module's
+  /// compiled code").
+  JSObject* new_global(bool kept = false) {
     JS::RealmOptions options;
     if (anchor_) options.creationOptions().setExistingCompartment(anchor_.get());
+    options.creationOptions().setPreserveJitCode(kept);
     JSObject* global =
         JS_NewGlobalObject(cx_, &kGlobalClass, nullptr, JS::FireOnNewGlobalHook, options);
     if (global != nullptr && !anchor_) anchor_.init(cx_, global);
@@ -653,7 +660,7 @@ class SpiderMonkeyEngine final : public Engine {
   Outcome run_kept(const CallRequest& request) {
     auto it = kept_.find(request.module);
     if (it == kept_.end()) {
-      JS::RootedObject global(cx_, new_global());
+      JS::RootedObject global(cx_, new_global(/*kept=*/true));
       if (!global) return take_exception();
       JSAutoRealm realm(cx_, global);
       if (!define_globals(global)) return take_exception();

@@ -668,6 +668,26 @@ TEST_F(JsWorkerPoolTest, RequestsGoToAnotherWorkerWhileOneCollectsGarbage) {
   EXPECT_EQ(answered_by.size(), 2u);
 }
 
+// A kept module (`isolation: "worker"`) lives through the worker's full collections (one every
+// hundred calls), its compiled code kept with it: its state counts on, call after call.
+TEST_F(JsWorkerPoolTest, AKeptModuleCountsOnThroughTheWorkersFullCollections) {
+  write("tally.mjs",
+        "let calls = 0;\n"
+        "function work(n) { let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s; }\n"
+        "export function tally() { calls += 1; return { calls, work: work(500) }; }\n");
+  auto p = pool(1);
+  ASSERT_TRUE(wait_warm(*p));
+  for (int i = 1; i <= 350; ++i) {
+    Job job = call("tally.mjs", "tally");
+    std::get<CallFunction>(job.request).keep_state = true;
+    auto r = run(p, std::move(job));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(json::serialize(r.value().value),
+              "{\"calls\":" + std::to_string(i) + ",\"work\":1494}")
+        << "call " << i;
+  }
+}
+
 // A request that may call the host reads the host's answers from the worker's input: nothing is
 // written there behind it.
 TEST_F(JsWorkerPoolTest, NothingIsWrittenBehindARequestThatMayCallTheHost) {
