@@ -471,6 +471,8 @@ struct Curated {
   std::vector<std::string> errors;
   Thesaurus thesaurus;
   SpellingIndex word_keys;  ///< its one-word keys (stems), for misspellings of them
+  /// The content words (stems) of its phrases, for a misspelt word of one ("oyther words").
+  SpellingIndex phrase_words;
 };
 const Curated& curated_vocabulary() {
   static const Curated kCurated = [] {
@@ -485,6 +487,11 @@ const Curated& curated_vocabulary() {
     std::vector<std::pair<std::string, std::uint32_t>> keys;
     for (auto& k : c.thesaurus.word_keys()) keys.emplace_back(std::move(k), 1);
     c.word_keys = SpellingIndex(std::move(keys));
+    std::vector<std::pair<std::string, std::uint32_t>> phrase_words;
+    for (auto& w : c.thesaurus.phrase_words()) {
+      if (!stop_word(w)) phrase_words.emplace_back(std::move(w), 1);
+    }
+    c.phrase_words = SpellingIndex(std::move(phrase_words));
     return c;
   }();
   return kCurated;
@@ -1338,6 +1345,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   }
   std::unordered_set<std::string> seen;
   std::vector<std::string> own_stems;
+  // Per content word, the stem its phrases are looked up by: its own, or for a misspelt word of
+  // a curated phrase, the phrase's ("oyther words for happy": other).
+  std::vector<std::string> phrase_stems;
+  std::vector<bool> misspelt;  // per group: its word read as a phrase's word it misspells
   // Each content word is a group; a pair of neighbouring words WordNet knows as a phrase
   // ("space station") adds its related words to the second's group.
   std::vector<std::size_t> content;
@@ -1353,12 +1364,28 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   std::vector<std::string> token_stems;  // every token's stem, stop words too (made when asked)
   constexpr std::size_t kDictionaryTriesAtMost = 4;
   std::size_t dictionary_tries = 0;  // words looked up in dictionary_corrections
+  // A word that neither the registry, WordNet nor the curated vocabulary has, one edit from a
+  // word of a curated phrase, is that word in the phrases it makes.
+  const auto phrase_stem = [&](const std::string& w, const std::string& own) {
+    const auto& words = curated_vocabulary().phrase_words;
+    if (w.size() < 4 || words.contains(own) || spelling.contains(w) ||
+        expansions(own) != nullptr ||
+        std::any_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); }) ||
+        (wordnet != nullptr && wordnet->known(w))) {
+      return own;
+    }
+    const auto fixes = words.correct(own, 1);
+    return fixes.empty() || fixes.front().distance > 1 ? own : words.word(fixes.front().word);
+  };
   for (std::size_t k = 0; k < content.size(); ++k) {
     const Token& tok = toks[content[k]];
     const std::string& w = tok.text;
     const std::string own = stem(w);
     own_stems.push_back(own);
+    phrase_stems.push_back(phrase_stem(w, own));
+    if (!token_stems.empty()) token_stems[content[k]] = phrase_stems.back();
     if (!seen.insert(own).second) continue;
+    misspelt.push_back(phrase_stems.back() != own);
     group_of[k] = p.groups.size();
     Group g;
     g.word = w;
@@ -1416,9 +1443,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       phrases.push_back(std::move(use));
     };
     for (std::size_t n = 2; n <= Thesaurus::kLongest && n <= k + 1; ++n) {
-      const auto* meaning = expansions(Thesaurus::key(std::span(own_stems).last(n)));
+      const auto* meaning = expansions(Thesaurus::key(std::span(phrase_stems).last(n)));
       if (meaning != nullptr) use_phrase(meaning, k + 1 - n);
     }
+    bool idiom = false;  // the word is one of a quoted phrase's
     // A quoted phrase, its stop words included ("how cold", "things to do"), counts at its last
     // content word: the tokens from `first` to `last`, this word the last content word among
     // them.
@@ -1432,6 +1460,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
              last < next && last < first + Thesaurus::kLongestLiteral; ++last) {
           if (token_stems.empty()) {
             for (const auto& t : toks) token_stems.push_back(stem(t.text));
+            for (std::size_t j = 0; j < phrase_stems.size(); ++j) {
+              token_stems[content[j]] = phrase_stems[j];
+            }
           }
           stems.assign(token_stems.begin() + static_cast<std::ptrdiff_t>(first),
                        token_stems.begin() + static_cast<std::ptrdiff_t>(last + 1));
@@ -1441,8 +1472,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
           while (from > 0 && content[from - 1] >= first) --from;
           use_phrase(meaning, from);
           // The phrase is an idiom: its word means what the phrase does ("things to do" asks
-          // for no service of "things").
+          // for no service of "things"), and so does a misspelling of it.
           std::erase_if(g.terms, [](const Expansion& e) { return e.via == Via::kWord; });
+          idiom = true;
         }
       }
     }
@@ -1566,7 +1598,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // is one whose stem matched by chance but which neither the registry's texts nor WordNet
     // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
     const bool stray = id != nullptr && !spelling.contains(w) && !known_word;
-    if ((g.terms.empty() || stray) && !digits) {
+    if ((g.terms.empty() || stray || (misspelt.back() && !idiom)) && !digits) {
       // A misspelt word means what its correction means: the correction's own term, and what
       // the curated vocabulary and WordNet relate to it ("ppems": poem, poetry), at the
       // correction's weight.
@@ -1642,8 +1674,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   }
   // A word of a curated phrase is spelt as the phrase has it: no correction of it counts
   // ("flip a coin": "flip", which the registry lacks, is no misspelt "slip").
+  // (A misspelt word read as a phrase's word keeps its corrections: it is misspelt.)
   for (const auto& use : phrases) {
     for (const auto gi : use.groups) {
+      if (misspelt[gi]) continue;
       std::erase_if(p.groups[gi].terms, [](const Expansion& e) { return e.via == Via::kSpelling; });
     }
   }

@@ -652,6 +652,30 @@ TEST(Search, AQuotedPhraseReadsTheRequestsStopWordsToo) {
   EXPECT_EQ(reach(index, "things to quote", "things", "word"), 1);
 }
 
+// A misspelt word of a curated phrase still makes the phrase ("text to speach", "how cld is
+// it"), and keeps its corrections toward the registry's words; a word spelt right, or one the
+// registry has, is read as it is.
+TEST(Search, AMisspeltWordOfACuratedPhraseMakesThePhrase) {
+  SearchIndex index({
+      service("Voxly", "Natural TTS voices for apps",
+              {{"Synthesize", "Turn a script into an MP3 with a chosen voice"}}),
+      service("Skyview", "Weather forecasts", {{"Forecast", "Temperature and rain by the hour"}}),
+      service("Cold Storage", "Cold storage for files", {{"Archive", "Keep files cold"}}),
+      service("Open Mic Nights", "Bars with free speech nights", {{"Bars", "Bars by city"}}),
+  });
+  EXPECT_EQ(first(index, "text to speech"), "Voxly");
+  EXPECT_EQ(first(index, "text to speach"), "Voxly");
+  EXPECT_GT(reach(index, "text to speach", "speach", "synonym table", "tts"), 0);
+  // Its correction toward the registry's word stays ("speach": speech).
+  EXPECT_GT(reach(index, "text to speach", "speach", "spelling", "speech"), 0);
+  // A quoted phrase too, an idiom as when spelt right: its word counts for the phrase only.
+  EXPECT_GT(reach(index, "how colld is it", "colld", "synonym table", "weather"), 0);
+  EXPECT_EQ(reach(index, "how colld is it", "colld", "spelling", "cold"), 0);
+  EXPECT_EQ(first(index, "how colld is it in oslo"), "Skyview");
+  // No phrase without the misspelling's neighbour.
+  EXPECT_EQ(reach(index, "speach", "speach", "synonym table", "tts"), 0);
+}
+
 // A word of a curated phrase is spelt as the phrase has it: "flip", which the registry lacks,
 // is no misspelt "slip" in "flip a coin".
 TEST(Search, AWordOfACuratedPhraseIsNotCorrected) {

@@ -143,6 +143,23 @@ std::vector<std::string> Thesaurus::word_keys() const {
   return out;
 }
 
+std::vector<std::string> Thesaurus::phrase_words() const {
+  std::vector<std::string> out;
+  for (const Table* table : {&table_, &literal_}) {
+    for (const auto& [key, unused] : *table) {
+      if (key.find(' ') == std::string::npos) continue;
+      for (std::size_t at = 0; at <= key.size();) {
+        const std::size_t end = std::min(key.find(' ', at), key.size());
+        out.emplace_back(key, at, end - at);
+        at = end + 1;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 const std::vector<std::string>* Thesaurus::find(const std::string& key) const {
   auto it = table_.find(key);
   return it == table_.end() ? nullptr : &it->second;

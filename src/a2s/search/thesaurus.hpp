@@ -36,6 +36,9 @@ class Thesaurus {
 
   /// The keys of one word (a word's stem, not a phrase's), sorted.
   std::vector<std::string> word_keys() const;
+  /// The words (stems) of the keys of more than one word, quoted phrases' included, sorted and
+  /// each once.
+  std::vector<std::string> phrase_words() const;
   /// `terms` joined by one space: a phrase's key.
   static std::string key(std::span<const std::string> terms);
 

@@ -146,6 +146,16 @@ TEST(Thesaurus, AQuotedPhraseKeepsItsStopWords) {
   EXPECT_EQ(refused.size(), 1U);
 }
 
+// The words of its phrases, for a misspelling of one of them: each once, quoted phrases' too.
+TEST(Thesaurus, ListsTheWordsOfItsPhrases) {
+  const auto t = Thesaurus::parse(
+      "text to speech, read aloud => tts\n"
+      "\"things to do\", sightseeing => attraction\n"
+      "speech => voice\n",
+      simple_terms, nullptr, every_word);
+  EXPECT_EQ(t.phrase_words(), (Strings{"aloud", "do", "read", "speech", "text", "thing", "to"}));
+}
+
 TEST(Thesaurus, AnItemThatIsItsOwnExpansionAddsNothing) {
   const auto t = Thesaurus::parse("weather => weather\nforecast, forecast\n", simple_terms);
   EXPECT_TRUE(found(t, "weather").empty());
