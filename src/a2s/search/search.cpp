@@ -1612,7 +1612,21 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         const auto lx = lexical(word);
         if (!lx->instance && !lx->time) relate(*lx, cid != nullptr, scale, Via::kSpelling);
       };
+      // A misspelt word of time or place is one still ("tomrorow", "bacelona"): it says when or
+      // where, not what is asked for (as the word spelt right does, below).
+      const auto kind_of = [&](const std::string& word) {
+        if (wordnet == nullptr || known_word) return;
+        const auto lx = lexical(word);
+        if (lx->time) {
+          g.name = g.time = true;
+        } else if (lx->proper && !lx->place.empty()) {
+          g.name = g.place = true;
+          p.places.push_back(lx->place.front());
+          p.within.insert(p.within.end(), lx->place.begin(), lx->place.end());
+        }
+      };
       const auto corrections = spelling.correct(w);
+      if (!corrections.empty()) kind_of(spelling.word(corrections.front().word));
       for (const auto& c : corrections) {
         const float weight = known_share * kSpellingWeight[std::min(c.distance, 2U)];
         // (A lemma of the registry's inflected word is indexed under that word's term.)
@@ -1625,7 +1639,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       if (corrections.empty() && !known_word && !tok.capital &&
           dictionary_tries < kDictionaryTriesAtMost) {
         ++dictionary_tries;
-        for (const auto& c : dictionary_corrections(w)) means_as(c, kSpellingWeight[1]);
+        const auto dictionary = dictionary_corrections(w);
+        if (!dictionary.empty()) kind_of(dictionary.front());
+        for (const auto& c : dictionary) means_as(c, kSpellingWeight[1]);
       }
     }
     // Strongest first (by what each can add: idf times weight); an expansion worth under a

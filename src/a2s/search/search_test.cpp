@@ -530,6 +530,35 @@ TEST(Search, AWordOfTimeNamesNoService) {
   EXPECT_EQ(first(index, "monday boards"), "Monday");
 }
 
+// A misspelt word of time or place is one still: "tooday" says when and "bacelona" where, as
+// the words spelt right do, and neither is the task.
+TEST(Search, AMisspeltWordOfTimeOrPlaceIsOneStill) {
+  SearchIndex index({
+      service("Truckstop Eats", "Where food trucks are parked today",
+              {{"Trucks", "Where food trucks are parked today"}}),
+      service("Breathe Index", "Pollution forecasts", {{"Pollution", "Smog and ozone forecasts"}}),
+      service("Barcelona Flats", "Licensed tourist flats in Barcelona",
+              {{"Flats", "Tourist flats of Barcelona"}}),
+      service("Cabinly", "Vacation rentals", {{"Rentals", "Cabins, villas and apartments to rent"}}),
+  });
+  const auto word = [&](std::string_view request, std::string_view w) {
+    for (auto& q : index.interpret(request)) {
+      if (q.word == w) return q;
+    }
+    return QueryWord{};
+  };
+  EXPECT_TRUE(word("smog outside today", "today").name);
+  EXPECT_TRUE(word("smog outside tooday", "tooday").name);
+  EXPECT_EQ(first(index, "is the smog bad outside tooday"), "Breathe Index");
+  const auto place = word("bacelona apartment rental", "bacelona");
+  EXPECT_TRUE(place.name);
+  EXPECT_TRUE(place.place);
+  EXPECT_EQ(first(index, "bacelona apartment rental for a week"), "Cabinly");
+  // A misspelt word of neither kind is the task, as before.
+  EXPECT_FALSE(word("smog outside tooday", "smog").name);
+  EXPECT_FALSE(word("rentl a flat", "rentl").name);
+}
+
 // A service whose texts name only places other than the request's counts less: a jobs board
 // for Germany is not asked for jobs in Nairobi, but is for jobs in Munich; a service naming
 // places with nothing in common (time zones from London to Tokyo) works anywhere.
