@@ -838,7 +838,7 @@ def test_search_explains_on_request(world):
     assert "matches" not in plain["services"][0]["relevant_capabilities"][0]
     r = result(world.daemon.rpc("registry/search", {"query": "wheather forecast for thursday", "explain": True}))
     words = {w["word"]: w for w in r["explanation"]["words"]}
-    assert words["wheather"]["terms"][0] == {"term": "weather", "via": "spelling", "weight": 0.8}
+    assert words["wheather"]["terms"][0] == {"term": "weather", "via": "spelling", "weight": 1}
     assert words["forecast"]["terms"][0]["via"] == "word"
     cap = r["services"][0]["relevant_capabilities"][0]
     by_word = {m["word"]: m for m in cap["matches"]}
@@ -865,7 +865,7 @@ def test_cli_check_search_execute(tmp_path):
         r = subprocess.run([hearth_bin(), "registry", "search", "--registry", str(w.registry), "--explain",
                             "wheather", "forecast"], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
-        assert "wheather: weather (spelling 0.80)" in r.stdout
+        assert "wheather: weather (spelling 1.00)" in r.stdout
         assert "wheather -> weather (spelling" in r.stdout and "capability.name" in r.stdout
         r = subprocess.run([hearth_bin(), "registry", "search", "--registry", str(w.registry), "--json",
                             "--explain", "wheather", "forecast"], capture_output=True, text=True)

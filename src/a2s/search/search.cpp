@@ -733,8 +733,10 @@ constexpr float kNamedWeight = 1.5F;
 constexpr float kTwoWordNameShare = 0.5F;
 /// A word the registry has only as two words: each of them.
 constexpr float kSplitWeight = 0.8F;
-/// Spelling corrections by edits (none, one, two or more).
-constexpr float kSpellingWeight[3] = {1.0F, 0.8F, 0.6F};
+/// Spelling corrections by edits (none, one, two or more). A word no dictionary has, one edit
+/// from a word, is that word as much as a word spelt right is itself ("tomrorow"); a word that
+/// WordNet knows counts half of this (kKnownWordShare).
+constexpr float kSpellingWeight[3] = {1.0F, 1.0F, 0.6F};
 /// What a spelling correction or a split keeps of its weight when the request's word is one
 /// WordNet knows: a real word is seldom a misspelling of another, or two words run together.
 constexpr float kKnownWordShare = 0.5F;
@@ -1370,12 +1372,15 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     const auto& words = curated_vocabulary().phrase_words;
     if (w.size() < 4 || words.contains(own) || spelling.contains(w) ||
         expansions(own) != nullptr ||
-        std::any_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); }) ||
-        (wordnet != nullptr && wordnet->known(w))) {
+        std::any_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); })) {
       return own;
     }
+    // (WordNet last: most words are one edit from no phrase's word.)
     const auto fixes = words.correct(own, 1);
-    return fixes.empty() || fixes.front().distance > 1 ? own : words.word(fixes.front().word);
+    if (fixes.empty() || fixes.front().distance > 1 || (wordnet != nullptr && wordnet->known(w))) {
+      return own;
+    }
+    return words.word(fixes.front().word);
   };
   for (std::size_t k = 0; k < content.size(); ++k) {
     const Token& tok = toks[content[k]];

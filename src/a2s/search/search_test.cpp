@@ -336,7 +336,7 @@ TEST(Search, AMisspeltWordMeansWhatItsCorrectionMeans) {
   });
   EXPECT_GT(reach(index, "ppems by author", "ppems", "spelling", "poem"), 0);
   EXPECT_FLOAT_EQ(reach(index, "ppems by author", "ppems", "spelling", "poetri"),
-                  0.8F * 0.5F);  // one edit, then the curated vocabulary
+                  1.0F * 0.5F);  // one edit (in full), then the curated vocabulary
   EXPECT_EQ(first(index, "ppems by author"), "Versebook");
 }
 
@@ -364,12 +364,12 @@ TEST(Search, AMisspellingOfAWordTheRegistryLacksFindsItsMeaning) {
 
 TEST(Search, AWordWordNetKnowsIsCorrectedOrSplitAtHalfWeight) {
   // "aloud" matches nothing here and is one edit from "cloud"; being a word itself, it is
-  // seldom a misspelling of "cloud", so the correction counts half of a misspelt word's (0.8
-  // for one edit).
+  // seldom a misspelling of "cloud", so the correction counts half of a misspelt word's (1 for
+  // one edit: "clowd" is no word, and means what "cloud" does).
   SearchIndex index({service("Nimbus Drive", "Cloud file storage", {{"Upload", "Store a file"}}),
                      service("Pixelry", "Photo editing", {{"Crop", "Crop a photo"}})});
-  EXPECT_FLOAT_EQ(reach(index, "shout aloud", "aloud", "spelling", "cloud"), 0.4F);
-  EXPECT_FLOAT_EQ(reach(index, "clowd backup", "clowd", "spelling", "cloud"), 0.8F);
+  EXPECT_FLOAT_EQ(reach(index, "shout aloud", "aloud", "spelling", "cloud"), 0.5F);
+  EXPECT_FLOAT_EQ(reach(index, "clowd backup", "clowd", "spelling", "cloud"), 1.0F);
   // The same for a word the registry has only as two: "outside" is seldom "out side", where
   // "timezone" is "time zone" (0.8). A pronoun WordNet lacks ("everyone") is no word at all.
   SearchIndex two({service("Sidecar", "Side dishes to take out", {{"Order", "Order a side"}}),
@@ -990,7 +990,7 @@ TEST(Search, ExplainsWhichTermsMatchedWhichFields) {
     if (m.word == "wheather") {
       EXPECT_EQ(m.via, "spelling");
       EXPECT_EQ(m.term, "weather");
-      EXPECT_LT(m.weight, 1.0);
+      EXPECT_FLOAT_EQ(m.weight, 1.0F);  // one edit
     } else {
       EXPECT_EQ(m.via, "word");
       EXPECT_GT(m.fields[0], 0);  // capability.name "Forecast"
