@@ -1673,23 +1673,37 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   }
   // One word of the request is one piece of evidence: another word's expansion to it ("video
   // games": game -> video; "basketball game": basketball -> game) would count it twice.
+  // A misspelt word's correction in full is that word ("straming": stream), as much as a word
+  // spelt right is its own term.
   {
-    std::vector<std::uint32_t> word_terms;
-    for (const auto& g : p.groups) {
+    std::vector<std::pair<std::uint32_t, std::size_t>> word_terms;  // a word's term, its group
+    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+      const auto& g = p.groups[gi];
       if (!g.terms.empty() && g.terms.front().via == Via::kWord) {
-        word_terms.push_back(g.terms.front().term);
+        word_terms.emplace_back(g.terms.front().term, gi);
+        continue;
+      }
+      for (const auto& e : g.terms) {
+        if (e.via == Via::kSpelling && e.through == kNoTerm && e.weight >= kSpellingWeight[1]) {
+          word_terms.emplace_back(e.term, gi);
+        }
       }
     }
-    sort_unique(word_terms);
-    const auto words_term = [&](std::uint32_t t) {
-      return std::binary_search(word_terms.begin(), word_terms.end(), t);
+    std::sort(word_terms.begin(), word_terms.end());
+    // Whether `t` is the term of a word other than group `gi`'s.
+    const auto words_term = [&](std::uint32_t t, std::size_t gi) {
+      auto it = std::lower_bound(word_terms.begin(), word_terms.end(), std::pair{t, std::size_t{0}});
+      for (; it != word_terms.end() && it->first == t; ++it) {
+        if (it->second != gi) return true;
+      }
+      return false;
     };
     // (Nor may a second step through another word's term: "find a book by isbn" would count
     // "book" again, as what the curated vocabulary and the registry relate to it.)
-    for (auto& g : p.groups) {
-      std::erase_if(g.terms, [&](const Expansion& e) {
+    for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+      std::erase_if(p.groups[gi].terms, [&](const Expansion& e) {
         return e.via != Via::kWord && e.via != Via::kJoined &&
-               (words_term(e.term) || (e.through != kNoTerm && words_term(e.through)));
+               (words_term(e.term, gi) || (e.through != kNoTerm && words_term(e.through, gi)));
       });
     }
   }

@@ -712,7 +712,7 @@ TEST(Search, AWordOfACuratedPhraseIsNotCorrected) {
       service("Advice Slip", "Random advice slips", {{"Slip", "One slip of advice"}}),
       service("Headsup", "Random coin and dice results", {{"Coin", "Heads or tails"}}),
   });
-  EXPECT_GT(reach(index, "flip the slpi", "flip", "spelling"), 0);  // corrected alone
+  EXPECT_GT(reach(index, "flip the page", "flip", "spelling"), 0);  // corrected alone
   EXPECT_EQ(reach(index, "flip a coin", "flip", "spelling"), 0);
 }
 
@@ -728,6 +728,10 @@ TEST(Search, AnotherWordsExpansionDoesNotCountARequestWordTwice) {
   EXPECT_EQ(reach(index, "video games", "games", "synonym table", "video"), 0);
   EXPECT_GT(reach(index, "video games", "video", "word", "video"), 0);
   EXPECT_EQ(first(index, "new video games for switch"), "Questdex");
+  // A misspelt word's correction in full is that word as much ("vidoe": video).
+  EXPECT_GT(reach(index, "vidoe games", "vidoe", "spelling", "video"), 0);
+  EXPECT_EQ(reach(index, "vidoe games", "games", "synonym table", "video"), 0);
+  EXPECT_EQ(first(index, "new vidoe games for switch"), "Questdex");
 }
 
 // Nor does a second step through another word of the request: "isbn" (no word of this registry)
