@@ -1375,12 +1375,23 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         std::any_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); })) {
       return own;
     }
-    // (WordNet last: most words are one edit from no phrase's word.)
-    const auto fixes = words.correct(own, 1);
-    if (fixes.empty() || fixes.front().distance > 1 || (wordnet != nullptr && wordnet->known(w))) {
-      return own;
+    // One edit from a phrase's word by stems ("shpooting": shoot); or, of the registry's words
+    // closest to it, the first whose stem is one ("wods": mods or words, "word").
+    std::string fix;
+    if (const auto fixes = words.correct(own, 1); !fixes.empty() && fixes.front().distance <= 1) {
+      fix = words.word(fixes.front().word);
+    } else {
+      for (const auto& c : spelling.correct(w)) {
+        if (c.distance > 1) break;
+        if (std::string s = stem(spelling.word(c.word)); words.contains(s)) {
+          fix = std::move(s);
+          break;
+        }
+      }
     }
-    return words.word(fixes.front().word);
+    // (WordNet last: most words are one edit from no phrase's word.)
+    if (fix.empty() || (wordnet != nullptr && wordnet->known(w))) return own;
+    return fix;
   };
   for (std::size_t k = 0; k < content.size(); ++k) {
     const Token& tok = toks[content[k]];

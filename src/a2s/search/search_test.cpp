@@ -703,6 +703,15 @@ TEST(Search, AMisspeltWordOfACuratedPhraseMakesThePhrase) {
   EXPECT_EQ(first(index, "how colld is it in oslo"), "Skyview");
   // No phrase without the misspelling's neighbour.
   EXPECT_EQ(reach(index, "speach", "speach", "synonym table", "tts"), 0);
+  // A word too short to correct by its stem ("wods": "wod") takes the first of the registry's
+  // closest words that is a phrase's word ("mods" or "words": "word").
+  SearchIndex words({
+      service("Wordhoard", "Thesaurus lookups", {{"Synonyms", "Words with the same meaning"}}),
+      service("Emoji Finder", "Emoji search", {{"Emoji", "Emoji for a word such as happy"}}),
+      service("Modshop", "Game mods", {{"Mods", "Download mods for a game"}}),
+  });
+  EXPECT_GT(reach(words, "other wods for happy", "wods", "synonym table", "synonym"), 0);
+  EXPECT_EQ(first(words, "other wods for happy"), "Wordhoard");
 }
 
 // A word of a curated phrase is spelt as the phrase has it: "flip", which the registry lacks,
