@@ -1746,12 +1746,50 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
     }
   }
+  // A service's whole name written as neighbouring capitalised words, which the registry has as
+  // one ("Hacker News": HackerNews; "Drop Box": Dropbox): the request names it, and those words
+  // are its name.
+  // (Not a name of the services called by one of its words: "News" is another service. Nor
+  // in a request whose every word is capitalised, where capitals say nothing: "Currency
+  // Exchange Rates Today".)
+  std::vector<bool> whole_name(p.groups.size(), false);
+  const bool title_case = std::all_of(content.begin(), content.end(),
+                                      [&](std::size_t i) { return toks[i].capital; });
+  for (std::size_t k = 0; !title_case && k + 1 < content.size(); ++k) {
+    std::string joined;
+    for (std::size_t j = k; j < content.size() && j < k + 4; ++j) {
+      const Token& t = toks[content[j]];
+      if (!t.capital || (j > k && content[j] != content[j - 1] + 1)) break;
+      joined += t.text;
+      if (j == k) continue;
+      const auto* id = term_id(stem(joined));
+      const auto it = id != nullptr ? named_by.find(*id) : named_by.end();
+      if (it == named_by.end()) continue;
+      bool named = false;
+      for (const auto service : it->second) {
+        const auto& own = name_terms[service];
+        if (joined_term[service] == *id || (own.size() == 1 && own.front() == *id)) {
+          p.named.push_back(service);
+          named = true;
+        }
+      }
+      for (std::size_t i = k; named && i <= j; ++i) {
+        if (group_of[i] == kNoGroup) continue;
+        p.groups[group_of[i]].name = true;
+        whole_name[group_of[i]] = true;
+      }
+    }
+  }
   // The services the request names: every term of the service's name is a word of the request.
   // A word of time says when, even where a service is called by it ("open on monday" is no
   // request for Monday, a work planner).
   std::sort(own_stems.begin(), own_stems.end());
-  for (const auto& g : p.groups) {
-    if (!g.name || g.time || g.terms.empty() || g.terms.front().via != Via::kWord) continue;
+  for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
+    const auto& g = p.groups[gi];
+    if (!g.name || g.time || whole_name[gi] || g.terms.empty() ||
+        g.terms.front().via != Via::kWord) {
+      continue;
+    }
     auto it = named_by.find(g.terms.front().term);
     if (it == named_by.end()) continue;
     for (const auto service : it->second) {

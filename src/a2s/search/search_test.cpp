@@ -804,6 +804,37 @@ TEST(Search, ARequestNamesAServiceWithoutTheWordsNamesShare) {
 
 // A number says how many, which year or what size: it counts as a name does, so that "50
 // quid" does not make a service "up to 50 GB" the one asked for.
+// A service's whole name written as neighbouring capitalised words that the registry has as
+// one ("Hacker News": HackerNews) names that service, and those words are its name: not the
+// name of a service called by one of them ("News"), and no name at all in a request whose every
+// word is capitalised.
+TEST(Search, AServicesNameWrittenInSeparateCapitalisedWordsNamesIt) {
+  SearchIndex index({
+      service("HackerNews", "Social news for computer science", {{"Social", "Social news"}}),
+      service("TheNews", "Aggregated headlines, top story and live news",
+              {{"News", "Top stories and live news"}}),
+      service("Dropbox", "Cloud storage", {{"Files", "Store and share files"}}),
+      service("Filestack", "File uploads", {{"Upload", "Upload a file from an app"}}),
+      service("ExchangeRates", "Rates", {{"Rates", "Daily rates"}}),
+      service("Currencylayer", "Currency exchange rates",
+              {{"Live", "Live currency exchange rates"}}),
+  });
+  EXPECT_EQ(first(index, "Hacker News top stories"), "HackerNews");
+  EXPECT_EQ(first(index, "Drop Box upload a file"), "Dropbox");
+  const auto name_of = [&](std::string_view request, std::string_view w) {
+    for (auto& q : index.interpret(request)) {
+      if (q.word == w) return q.name;
+    }
+    return false;
+  };
+  EXPECT_TRUE(name_of("Hacker News top stories", "news"));
+  EXPECT_FALSE(name_of("hacker news top stories", "news"));
+  // Every word capitalised: the capitals say nothing.
+  EXPECT_FALSE(name_of("Currency Exchange Rates Today", "exchange"));
+  EXPECT_EQ(first(index, "Currency Exchange Rates Today"), "Currencylayer");
+  EXPECT_TRUE(name_of("live Exchange Rates", "exchange"));
+}
+
 TEST(Search, ANumberCountsAsANameDoes) {
   SearchIndex index({
       service("Sendbig", "Large file transfer up to 50 GB with expiring download links",
