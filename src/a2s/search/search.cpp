@@ -1351,6 +1351,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   // a curated phrase, the phrase's ("oyther words for happy": other).
   std::vector<std::string> phrase_stems;
   std::vector<bool> misspelt;  // per group: its word read as a phrase's word it misspells
+  std::vector<std::string> misspelt_as;  // per group: that phrase's word (a stem), or empty
   // Each content word is a group; a pair of neighbouring words WordNet knows as a phrase
   // ("space station") adds its related words to the second's group.
   std::vector<std::size_t> content;
@@ -1402,6 +1403,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     if (!token_stems.empty()) token_stems[content[k]] = phrase_stems.back();
     if (!seen.insert(own).second) continue;
     misspelt.push_back(phrase_stems.back() != own);
+    misspelt_as.push_back(misspelt.back() ? phrase_stems.back() : std::string());
     group_of[k] = p.groups.size();
     Group g;
     g.word = w;
@@ -1720,11 +1722,21 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   }
   // A word of a curated phrase is spelt as the phrase has it: no correction of it counts
   // ("flip a coin": "flip", which the registry lacks, is no misspelt "slip").
-  // (A misspelt word read as a phrase's word keeps its corrections: it is misspelt.)
+  // (A misspelt word read as a phrase's word keeps its corrections: it is misspelt. The phrase
+  // says which of its closest corrections it is: "stok prices" is "stock", not "stop" or a
+  // "tok" of TikTok.)
   for (const auto& use : phrases) {
     for (const auto gi : use.groups) {
-      if (misspelt[gi]) continue;
-      std::erase_if(p.groups[gi].terms, [](const Expansion& e) { return e.via == Via::kSpelling; });
+      if (!misspelt[gi]) {
+        std::erase_if(p.groups[gi].terms,
+                      [](const Expansion& e) { return e.via == Via::kSpelling; });
+        continue;
+      }
+      const auto* meant = term_id(misspelt_as[gi]);
+      if (meant == nullptr) continue;
+      std::erase_if(p.groups[gi].terms, [&](const Expansion& e) {
+        return e.via == Via::kSpelling && e.weight >= kSpellingWeight[1] && e.term != *meant;
+      });
     }
   }
   // A curated phrase's meaning counts in each of its words' groups, as what the words say

@@ -712,6 +712,17 @@ TEST(Search, AMisspeltWordOfACuratedPhraseMakesThePhrase) {
   });
   EXPECT_GT(reach(words, "other wods for happy", "wods", "synonym table", "synonym"), 0);
   EXPECT_EQ(first(words, "other wods for happy"), "Wordhoard");
+  // The phrase says which of the closest corrections the word is: "stok prices" is "stock",
+  // not "stop" nor the "tok" of TikTok.
+  SearchIndex stocks({
+      service("TikTok", "Videos posted on TikTok", {{"Posts", "A user's videos"}}),
+      service("Stopwatch", "Timers", {{"Stop", "Stop a running timer"}}),
+      service("Tickerfeed", "Stock quotes", {{"Quote", "Latest stock price of a ticker"}}),
+  });
+  EXPECT_GT(reach(stocks, "stok", "stok", "spelling", "tok"), 0);
+  EXPECT_EQ(reach(stocks, "stok prices", "stok", "spelling", "tok"), 0);
+  EXPECT_GT(reach(stocks, "stok prices", "stok", "spelling", "stock"), 0);
+  EXPECT_EQ(first(stocks, "stok prices for tesla"), "Tickerfeed");
 }
 
 // A word of a curated phrase is spelt as the phrase has it: "flip", which the registry lacks,
