@@ -1761,10 +1761,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   // A service's whole name written as neighbouring capitalised words, which the registry has as
   // one ("Hacker News": HackerNews; "Drop Box": Dropbox): the request names it, and those words
   // are its name.
-  // (Not a name of the services called by one of its words: "News" is another service. Nor
-  // in a request whose every word is capitalised, where capitals say nothing: "Currency
-  // Exchange Rates Today".)
-  std::vector<bool> whole_name(p.groups.size(), false);
+  // (Nor a name of the services called by only some of its words: "News" is another service;
+  // "Breaking Bad Quotes" is named by "Breaking Bad quotes" as before. Nor is it read so in a
+  // request whose every word is capitalised, where capitals say nothing: "Currency Exchange
+  // Rates Today".)
+  std::vector<std::vector<std::uint32_t>> whole_name(p.groups.size());  // per group: its run's
   const bool title_case = std::all_of(content.begin(), content.end(),
                                       [&](std::size_t i) { return toks[i].capital; });
   for (std::size_t k = 0; !title_case && k + 1 < content.size(); ++k) {
@@ -1785,10 +1786,19 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
           named = true;
         }
       }
+      std::vector<std::uint32_t> run;
+      for (std::size_t i = k; named && i <= j; ++i) {
+        if (group_of[i] == kNoGroup) continue;
+        const auto& g = p.groups[group_of[i]];
+        if (!g.terms.empty() && g.terms.front().via == Via::kWord) {
+          run.push_back(g.terms.front().term);
+        }
+      }
+      sort_unique(run);
       for (std::size_t i = k; named && i <= j; ++i) {
         if (group_of[i] == kNoGroup) continue;
         p.groups[group_of[i]].name = true;
-        whole_name[group_of[i]] = true;
+        whole_name[group_of[i]] = run;
       }
     }
   }
@@ -1798,14 +1808,15 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   std::sort(own_stems.begin(), own_stems.end());
   for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
     const auto& g = p.groups[gi];
-    if (!g.name || g.time || whole_name[gi] || g.terms.empty() ||
-        g.terms.front().via != Via::kWord) {
-      continue;
-    }
+    if (!g.name || g.time || g.terms.empty() || g.terms.front().via != Via::kWord) continue;
     auto it = named_by.find(g.terms.front().term);
     if (it == named_by.end()) continue;
     for (const auto service : it->second) {
       bool all = !name_terms[service].empty();
+      for (const auto t : whole_name[gi]) {
+        all = all && std::find(name_terms[service].begin(), name_terms[service].end(), t) !=
+                         name_terms[service].end();
+      }
       for (const auto t : name_terms[service]) {
         all = all && std::binary_search(own_stems.begin(), own_stems.end(), term_text[t]);
       }

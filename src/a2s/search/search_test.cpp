@@ -844,6 +844,14 @@ TEST(Search, AServicesNameWrittenInSeparateCapitalisedWordsNamesIt) {
   EXPECT_FALSE(name_of("Currency Exchange Rates Today", "exchange"));
   EXPECT_EQ(first(index, "Currency Exchange Rates Today"), "Currencylayer");
   EXPECT_TRUE(name_of("live Exchange Rates", "exchange"));
+  // A service whose name holds the words and more is named by them too, as before.
+  SearchIndex shows({
+      service("Breaking Bad", "Characters and episodes", {{"Characters", "Cast of the series"}}),
+      service("Breaking Bad Quotes", "Quotes", {{"Random", "A random quote from the series"}}),
+      service("Quotable", "Famous quotes", {{"Random", "A random famous quote"}}),
+  });
+  EXPECT_EQ(first(shows, "Breaking Bad quotes"), "Breaking Bad Quotes");
+  EXPECT_EQ(first(shows, "Breaking Bad cast"), "Breaking Bad");
 }
 
 TEST(Search, ANumberCountsAsANameDoes) {
