@@ -1350,7 +1350,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   // Per content word, the stem its phrases are looked up by: its own, or for a misspelt word of
   // a curated phrase, the phrase's ("oyther words for happy": other).
   std::vector<std::string> phrase_stems;
-  std::vector<bool> misspelt;  // per group: its word read as a phrase's word it misspells
+  std::vector<bool> misspelt;            // per group: read as a phrase's word it misspells
   std::vector<std::string> misspelt_as;  // per group: that phrase's word (a stem), or empty
   // Each content word is a group; a pair of neighbouring words WordNet knows as a phrase
   // ("space station") adds its related words to the second's group.
@@ -1371,8 +1371,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   // word of a curated phrase, is that word in the phrases it makes.
   const auto phrase_stem = [&](const std::string& w, const std::string& own) {
     const auto& words = curated_vocabulary().phrase_words;
-    if (w.size() < 4 || words.contains(own) || spelling.contains(w) ||
-        expansions(own) != nullptr ||
+    if (w.size() < 4 || words.contains(own) || spelling.contains(w) || expansions(own) != nullptr ||
         std::any_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); })) {
       return own;
     }
@@ -1705,7 +1704,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     std::sort(word_terms.begin(), word_terms.end());
     // Whether `t` is the term of a word other than group `gi`'s.
     const auto words_term = [&](std::uint32_t t, std::size_t gi) {
-      auto it = std::lower_bound(word_terms.begin(), word_terms.end(), std::pair{t, std::size_t{0}});
+      auto it =
+          std::lower_bound(word_terms.begin(), word_terms.end(), std::pair{t, std::size_t{0}});
       for (; it != word_terms.end() && it->first == t; ++it) {
         if (it->second != gi) return true;
       }
@@ -1766,8 +1766,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   // request whose every word is capitalised, where capitals say nothing: "Currency Exchange
   // Rates Today".)
   std::vector<std::vector<std::uint32_t>> whole_name(p.groups.size());  // per group: its run's
-  const bool title_case = std::all_of(content.begin(), content.end(),
-                                      [&](std::size_t i) { return toks[i].capital; });
+  const bool title_case =
+      std::all_of(content.begin(), content.end(), [&](std::size_t i) { return toks[i].capital; });
   for (std::size_t k = 0; !title_case && k + 1 < content.size(); ++k) {
     std::string joined;
     for (std::size_t j = k; j < content.size() && j < k + 4; ++j) {

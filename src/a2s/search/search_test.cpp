@@ -539,7 +539,8 @@ TEST(Search, AMisspeltWordOfTimeOrPlaceIsOneStill) {
       service("Breathe Index", "Pollution forecasts", {{"Pollution", "Smog and ozone forecasts"}}),
       service("Barcelona Flats", "Licensed tourist flats in Barcelona",
               {{"Flats", "Tourist flats of Barcelona"}}),
-      service("Cabinly", "Vacation rentals", {{"Rentals", "Cabins, villas and apartments to rent"}}),
+      service("Cabinly", "Vacation rentals",
+              {{"Rentals", "Cabins, villas and apartments to rent"}}),
   });
   const auto word = [&](std::string_view request, std::string_view w) {
     for (auto& q : index.interpret(request)) {
