@@ -1350,8 +1350,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   // Per content word, the stem its phrases are looked up by: its own, or for a misspelt word of
   // a curated phrase, the phrase's ("oyther words for happy": other).
   std::vector<std::string> phrase_stems;
-  std::vector<bool> misspelt;            // per group: read as a phrase's word it misspells
-  std::vector<std::string> misspelt_as;  // per group: that phrase's word (a stem), or empty
+  // Per group: the phrase's word (a stem) its word misspells, or empty.
+  std::vector<std::string> misspelt_as;
   // Each content word is a group; a pair of neighbouring words WordNet knows as a phrase
   // ("space station") adds its related words to the second's group.
   std::vector<std::size_t> content;
@@ -1368,8 +1368,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   constexpr std::size_t kDictionaryTriesAtMost = 4;
   std::size_t dictionary_tries = 0;  // words looked up in dictionary_corrections
   // A word that neither the registry, WordNet nor the curated vocabulary has, one edit from a
-  // word of a curated phrase, is that word in the phrases it makes.
-  const auto phrase_stem = [&](const std::string& w, const std::string& own) {
+  // word of a curated phrase, is that word in the phrases it makes. `closest`: the registry's
+  // words closest to `w`, made here if asked for and kept for the word's corrections.
+  using Closest = std::optional<std::vector<SpellingIndex::Correction>>;
+  const auto phrase_stem = [&](const std::string& w, const std::string& own, Closest& closest) {
     const auto& words = curated_vocabulary().phrase_words;
     if (w.size() < 4 || words.contains(own) || spelling.contains(w) || expansions(own) != nullptr ||
         std::any_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); })) {
@@ -1381,7 +1383,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     if (const auto fixes = words.correct(own, 1); !fixes.empty() && fixes.front().distance <= 1) {
       fix = words.word(fixes.front().word);
     } else {
-      for (const auto& c : spelling.correct(w)) {
+      if (!closest) closest = spelling.correct(w);
+      for (const auto& c : *closest) {
         if (c.distance > 1) break;
         if (std::string s = stem(spelling.word(c.word)); words.contains(s)) {
           fix = std::move(s);
@@ -1398,11 +1401,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     const std::string& w = tok.text;
     const std::string own = stem(w);
     own_stems.push_back(own);
-    phrase_stems.push_back(phrase_stem(w, own));
+    Closest closest;
+    phrase_stems.push_back(phrase_stem(w, own, closest));
     if (!token_stems.empty()) token_stems[content[k]] = phrase_stems.back();
     if (!seen.insert(own).second) continue;
-    misspelt.push_back(phrase_stems.back() != own);
-    misspelt_as.push_back(misspelt.back() ? phrase_stems.back() : std::string());
+    misspelt_as.push_back(phrase_stems.back() != own ? phrase_stems.back() : std::string());
     group_of[k] = p.groups.size();
     Group g;
     g.word = w;
@@ -1615,7 +1618,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // is one whose stem matched by chance but which neither the registry's texts nor WordNet
     // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
     const bool stray = id != nullptr && !spelling.contains(w) && !known_word;
-    if ((g.terms.empty() || stray || (misspelt.back() && !idiom)) && !digits) {
+    if ((g.terms.empty() || stray || (!misspelt_as.back().empty() && !idiom)) && !digits) {
       // A misspelt word means what its correction means: the correction's own term, and what
       // the curated vocabulary and WordNet relate to it ("ppems": poem, poetry), at the
       // correction's weight.
@@ -1642,7 +1645,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
           p.within.insert(p.within.end(), lx->place.begin(), lx->place.end());
         }
       };
-      const auto corrections = spelling.correct(w);
+      if (!closest) closest = spelling.correct(w);
+      const auto& corrections = *closest;
       if (!corrections.empty()) kind_of(spelling.word(corrections.front().word));
       for (const auto& c : corrections) {
         const float weight = known_share * kSpellingWeight[std::min(c.distance, 2U)];
@@ -1727,7 +1731,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   // "tok" of TikTok.)
   for (const auto& use : phrases) {
     for (const auto gi : use.groups) {
-      if (!misspelt[gi]) {
+      if (misspelt_as[gi].empty()) {
         std::erase_if(p.groups[gi].terms,
                       [](const Expansion& e) { return e.via == Via::kSpelling; });
         continue;
