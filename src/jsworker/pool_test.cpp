@@ -159,6 +159,14 @@ class JsWorkerPoolTest : public ::testing::Test {
     return job;
   }
 
+  /// The same call of a module the worker keeps between calls (`isolation: "worker"`).
+  static Job kept_call(const std::string& module, const std::string& function,
+                       json::value input = nullptr) {
+    Job job = call(module, function, std::move(input));
+    std::get<CallFunction>(job.request).keep_state = true;
+    return job;
+  }
+
   /// The request written behind a worker that died answers `n`, from the worker started after.
   void expect_answered_by_another_worker(std::future<std::optional<Result<Returned>>>& behind,
                                          int n, const std::vector<pid_t>& workers_before) {
@@ -640,11 +648,7 @@ TEST_F(JsWorkerPoolTest, RequestsGoToAnotherWorkerWhileOneCollectsGarbage) {
         "  return me;\n"
         "}\n");
   auto p = pool(2);
-  auto kept = [](int ms) {
-    Job job = call("who.mjs", "who", json::object{{"ms", ms}});
-    std::get<CallFunction>(job.request).keep_state = true;
-    return job;
-  };
+  const auto kept = [](int ms) { return kept_call("who.mjs", "who", json::object{{"ms", ms}}); };
   std::set<double> ready;  // both workers, each seen answering
   for (int i = 0; i < 100 && ready.size() < 2; ++i) {
     auto a = start(p, kept(50));
@@ -678,9 +682,7 @@ TEST_F(JsWorkerPoolTest, AKeptModuleCountsOnThroughTheWorkersFullCollections) {
   auto p = pool(1);
   ASSERT_TRUE(wait_warm(*p));
   for (int i = 1; i <= 350; ++i) {
-    Job job = call("tally.mjs", "tally");
-    std::get<CallFunction>(job.request).keep_state = true;
-    auto r = run(p, std::move(job));
+    auto r = run(p, kept_call("tally.mjs", "tally"));
     ASSERT_TRUE(r.ok()) << r.error().message;
     ASSERT_EQ(json::serialize(r.value().value),
               "{\"calls\":" + std::to_string(i) + ",\"work\":1494}")
