@@ -882,7 +882,10 @@ struct SearchIndex::Impl {
           found = &place(toks[i].text + ' ' + toks[i + 1].text);
           if (!found->empty()) ++i;
         }
-        if (found == nullptr || found->empty()) found = &place(toks[i].text);
+        // (A word in capitals as written: a place's acronym names it so, "for the UK".)
+        if (found == nullptr || found->empty()) {
+          found = &place(toks[i].upper ? ascii::upper(toks[i].text) : toks[i].text);
+        }
         if (found->empty()) continue;
         const bool seen = std::any_of(named.begin(), named.end(), [&](const Place* n) {
           return n->front().offset == found->front().offset;
@@ -1354,9 +1357,18 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   std::vector<std::string> misspelt_as;
   // Each content word is a group; a pair of neighbouring words WordNet knows as a phrase
   // ("space station") adds its related words to the second's group.
+  // A country's acronym written in capitals ("US", "UK") names it, a stop word in lower case
+  // ("us") too: per token, the place and those that hold it, as a named place's.
+  std::vector<std::vector<std::uint32_t>> acronym(toks.size());
   std::vector<std::size_t> content;
   for (std::size_t i = 0; i < toks.size(); ++i) {
-    if (!stop_word(toks[i].text)) content.push_back(i);
+    if (wordnet != nullptr && toks[i].upper && toks[i].text.size() >= 2 &&
+        toks[i].text.size() <= 3) {
+      for (const auto& part : wordnet->place(ascii::upper(toks[i].text))) {
+        acronym[i].push_back(static_cast<std::uint32_t>(part.offset));
+      }
+    }
+    if (!stop_word(toks[i].text) || !acronym[i].empty()) content.push_back(i);
   }
   std::vector<std::size_t> group_of(content.size(), kNoGroup);  // per content word (or none)
   struct PhraseUse {
@@ -1546,7 +1558,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       const bool when = (period_word(w) && at > 0 && when_before(toks[at - 1].text)) ||
                         (when_before(w) && at + 1 < toks.size() &&
                          (period_word(toks[at + 1].text) || when_word(toks[at + 1].text)));
-      if (!brand && !when) relate(*lex, id != nullptr);
+      if (!brand && !when && acronym[at].empty()) relate(*lex, id != nullptr);
       bool proper_phrase = false;
       const std::vector<std::uint32_t>* where = &lex->place;
       if (k > 0 && content[k - 1] + 1 == content[k]) {
@@ -1579,6 +1591,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // A number says how many, which year or what size, not what is asked for: "50 quid" is no
     // request for a service of "up to 50 GB". It counts as a name does.
     if (digits) g.name = true;
+    if (!acronym[at].empty()) {
+      g.name = g.place = true;
+      p.places.push_back(acronym[at].front());
+      p.within.insert(p.within.end(), acronym[at].begin(), acronym[at].end());
+    }
     if (id == nullptr && !g.terms.empty()) {
       // A word the registry does not have reached it through WordNet ("bucks": dollar); one
       // more step from the strongest of those terms, through the curated vocabulary and the

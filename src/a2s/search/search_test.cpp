@@ -627,6 +627,47 @@ TEST(Search, AServiceOfAnotherPlaceCountsLess) {
   EXPECT_EQ(first(radio, "radio stations in ireland"), "Dublin Radio");
 }
 
+TEST(Search, ACountrysAcronymInCapitalsNamesIt) {
+  SearchIndex index({
+      service("Postbox", "Postcode lookup and geolocation for the UK",
+              {{"Lookup", "Postcode lookup and geolocation for the UK"}}),
+      service("Zipline", "Validate and append data for any US zip code",
+              {{"Lookup", "Validate and append data for any US zip code"}}),
+      service("Cepa", "Zip code search for Brazil", {{"Lookup", "Street and city of a zip code"}}),
+      service("Idgen", "Random ID and OK or error status codes for tests",
+              {{"Codes", "Random ID and zip codes for tests"}}),
+  });
+  const auto elsewhere = [&](std::string_view query, std::string_view name) {
+    SearchOptions options;
+    options.explain = true;
+    for (const auto& h : index.search(query, options)) {
+      if (h.definition->service_name == name) return h.elsewhere;
+    }
+    return false;
+  };
+  // The services' texts: "for the UK" and "US zip code" say where they work; a state's
+  // acronym that is a word ("ID", "OK") says nothing of the kind.
+  EXPECT_TRUE(elsewhere("brazilian zip code lookup", "Postbox"));
+  EXPECT_TRUE(elsewhere("brazilian zip code lookup", "Zipline"));
+  EXPECT_FALSE(elsewhere("brazilian zip code lookup", "Idgen"));
+  EXPECT_EQ(first(index, "brazilian zip code lookup"), "Cepa");
+  // A request's: "US" names the country, in capitals only ("us" is no place).
+  const auto places = [&](std::string_view query) {
+    std::vector<std::string> out;
+    for (const auto& w : index.interpret(query)) {
+      if (w.place) out.push_back(w.word);
+    }
+    return out;
+  };
+  EXPECT_EQ(places("zip code lookup in the US"), std::vector<std::string>{"us"});
+  EXPECT_EQ(places("USA zip code lookup"), std::vector<std::string>{"usa"});
+  EXPECT_TRUE(places("send us a zip code").empty());
+  EXPECT_TRUE(places("ID codes, OK").empty());
+  EXPECT_TRUE(elsewhere("zip code lookup in the US", "Cepa"));
+  EXPECT_FALSE(elsewhere("zip code lookup in the US", "Zipline"));
+  EXPECT_EQ(first(index, "zip code lookup in the US"), "Zipline");
+}
+
 // The curated vocabulary (thesaurus.txt) reads phrases of neighbouring words, stop words
 // between them left out: "text to speech" and "space station" name tasks that their words alone
 // do not.

@@ -530,12 +530,36 @@ std::vector<PlacePart> WordNet::place(std::string_view word, int levels) const {
              part.lex_file == kNounLocation;
     });
   };
+  // Or a country's acronym, written in capitals as WordNet writes it ("UK", "USA"). In lower
+  // case it is seldom one ("us"), and a state's is often a word ("ID", "OK", "OR").
+  const bool capitals = word.size() >= 2 && std::all_of(word.begin(), word.end(), [](char c) {
+                          return c >= 'A' && c <= 'Z';
+                        });
+  const auto country_written_so = [&](std::size_t offset) {
+    Synset s;
+    if (!impl_->synset(0, offset, s) ||
+        std::none_of(s.words.begin(), s.words.end(),
+                     [&](std::string_view w) { return w == word; })) {
+      return false;
+    }
+    return std::any_of(s.pointers.begin(), s.pointers.end(), [&](const Synset::Pointer& ptr) {
+      Synset kind;
+      if (ptr.symbol != "@i" || ptr.pos != 0 || !impl_->synset(0, ptr.offset, kind)) return false;
+      return std::any_of(kind.words.begin(), kind.words.end(), [](std::string_view w) {
+        const std::string_view last = w.substr(w.rfind('_') + 1);
+        return last == "country" || last == "nation" || last == "kingdom";
+      });
+    });
+  };
   // The first noun sense a place (one synset read), and written as a name (proper_noun reads
   // every sense): most capitalised words of a registry are neither.
   for (const auto& form : impl_->base_forms(0, lemma)) {
     const auto senses = Impl::offsets(impl_->find(0, form));
     if (senses.empty()) continue;
-    if (location(senses.front()) && proper_noun(word)) out.push_back({senses.front(), 0});
+    if (location(senses.front()) &&
+        ((capitals && country_written_so(senses.front())) || proper_noun(word))) {
+      out.push_back({senses.front(), 0});
+    }
     break;
   }
   if (out.empty()) {

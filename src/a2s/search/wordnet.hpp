@@ -80,8 +80,9 @@ class WordNet {
 
   /// The place `word` names and the places that hold it: the place itself first (0 steps),
   /// then breadth first up to `levels` steps along every part-of relation ("tokyo": Tokyo;
-  /// Honshu, Japan; ... Asia). The adjective of a place stands for it ("canadian": Canada).
-  /// Empty when `word` names no place, or also names a language ("english", "java").
+  /// Honshu, Japan; ... Asia). The adjective of a place stands for it ("canadian": Canada), and
+  /// so does its acronym written in capitals ("UK", not "uk"; "US", not "us"). Empty when
+  /// `word` names no place, or also names a language ("english", "java").
   std::vector<PlacePart> place(std::string_view word, int levels = 4) const;
 
   /// The places that hold the place `word` names, nearest first, up to `levels` steps along
