@@ -756,6 +756,29 @@ constexpr float kExpansionFloor = 0.25F;
 
 }  // namespace
 
+/// The word one letter off `second` (two neighbours swapped, or one left out) that makes a noun
+/// of two words with `first` ("clinical trails": trials), or empty. Asked only after the first
+/// word of such a noun.
+std::string misread_compound(const WordNet& wordnet, std::string_view first,
+                             std::string_view second) {
+  std::string meant;
+  if (second.size() < 4 || second.size() > kLongestWord || !wordnet.begins_compound(first)) {
+    return meant;
+  }
+  std::string v;
+  for (std::size_t i = 0; i + 1 < second.size() && meant.empty(); ++i) {
+    v = second;
+    std::swap(v[i], v[i + 1]);
+    if (v != second && wordnet.is_compound(first, v)) meant = v;
+  }
+  for (std::size_t i = 0; i < second.size() && meant.empty(); ++i) {
+    v = second;
+    v.erase(i, 1);
+    if (wordnet.is_compound(first, v)) meant = v;
+  }
+  return meant;
+}
+
 struct SearchIndex::Impl {
   struct Posting {
     std::uint32_t doc;
@@ -812,6 +835,9 @@ struct SearchIndex::Impl {
     bool in_use = false;    ///< some sense seen in WordNet's tagged corpus (not "anna", a coin)
     std::vector<std::uint32_t> place;  ///< the place it names, then those that hold it
     std::vector<std::pair<std::uint32_t, std::pair<float, Relation>>> related;
+    /// Of two words WordNet does not know together: the second's misreading that makes a noun
+    /// of them ("clinical trails": trials; misread_compound), or empty.
+    std::string misread;
   };
   /// What WordNet says of `word`, its related words taken from the senses in `parts` (a mask
   /// of WordNet::Parts) when it has any there.
@@ -1231,6 +1257,11 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   }
   auto lex = std::make_shared<Lexical>();
   lex->known = wordnet->known(word);
+  if (const auto space = word.find(' ');
+      !lex->known && space != std::string::npos && word.find(' ', space + 1) == std::string::npos) {
+    lex->misread = misread_compound(*wordnet, std::string_view(word).substr(0, space),
+                                    std::string_view(word).substr(space + 1));
+  }
   if (lex->known) {
     lex->in_use = wordnet->in_use(word);
     lex->proper = wordnet->proper_noun(word);
@@ -1567,7 +1598,21 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         pair += ' ';
         pair += w;
         const auto phrase = lexical(pair);
-        if (phrase->known) relate(*phrase, false);
+        if (phrase->known) {
+          relate(*phrase, false);
+        } else if (const std::string& meant = phrase->misread; !meant.empty()) {
+          // A word spelt as another real word, where the two make a noun of WordNet's that
+          // they do not as written ("clinical trails": clinical trials): that noun, and its
+          // word, as a correction of it.
+          std::string noun = before;
+          noun += ' ';
+          noun += meant;
+          relate(*lexical(noun), false, 1.0F, Via::kSpelling);
+          if (const auto* mid = term_id(stem(meant));
+              mid != nullptr && (id == nullptr || *mid != *id)) {
+            add_expansion(g.terms, *mid, kSpellingWeight[0], Via::kSpelling);
+          }
+        }
         // A place of two words ("sao paulo", "new york") is a name, both its words: neither
         // may be one alone ("paulo"), and "new" alone is no name.
         proper_phrase = phrase->proper;

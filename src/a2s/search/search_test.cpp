@@ -532,6 +532,26 @@ TEST(Search, AWordOfTimeNamesNoService) {
 
 // A misspelt word of time or place is one still: "tooday" says when and "bacelona" where, as
 // the words spelt right do, and neither is the task.
+// A word spelt as another real word is no misspelling by the spelling index's measure; with its
+// neighbour it may still make a noun WordNet has only as the word meant.
+TEST(Search, ARealWordMisreadInANounOfTwoWordsIsThatNoun) {
+  SearchIndex index({
+      service("Trialist", "Clinical trials search by condition and phase",
+              {{"Search", "Clinical trials recruiting for a condition"}}),
+      service("Typewriter", "Typing animation SVG for a readme, of any type",
+              {{"Render", "An SVG of text typed out, by font type and speed"}}),
+      service("Trailhead", "Hiking trails and trail maps",
+              {{"Trails", "Hiking trails near a place"}}),
+  });
+  EXPECT_EQ(first(index, "clinical trails for type 2 diabetes"), "Trialist");
+  EXPECT_GT(reach(index, "clinical trails for type 2 diabetes", "trails", "spelling", "trial"),
+            0.9);
+  // Words that make no noun together as written or misread stay as they are.
+  EXPECT_EQ(first(index, "hiking trails"), "Trailhead");
+  EXPECT_EQ(reach(index, "hiking trails", "trails", "spelling"), 0);
+  EXPECT_EQ(first(index, "clinical trials"), "Trialist");
+}
+
 TEST(Search, AMisspeltWordOfTimeOrPlaceIsOneStill) {
   SearchIndex index({
       service("Truckstop Eats", "Where food trucks are parked today",

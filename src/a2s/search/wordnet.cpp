@@ -227,6 +227,36 @@ struct WordNet::Impl {
   /// is_lemma's set: the hashes of the one-word lemmas, sorted; made once, on first use.
   mutable std::once_flag lemma_hashes_made;
   mutable std::vector<std::size_t> lemma_hashes;
+  /// begins_compound's and is_compound's sets: the hashes of the first words of two-word
+  /// nouns, and of those nouns, sorted; made with is_lemma's.
+  mutable std::vector<std::size_t> compound_firsts;
+  mutable std::vector<std::size_t> compounds;
+
+  /// Makes both sets, once.
+  void make_lemma_hashes() const {
+    std::call_once(lemma_hashes_made, [this] {
+      for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+        const std::string_view file = index[p].text();
+        for (std::size_t at = first_line[p]; at < file.size();) {
+          const std::string_view line = line_at(file, at);
+          const std::string_view head = line.substr(0, line.find(' '));
+          const std::size_t cut = head.find('_');
+          if (cut == std::string_view::npos) {
+            lemma_hashes.push_back(std::hash<std::string_view>{}(head));
+          } else if (p == 0 && head.find('_', cut + 1) == std::string_view::npos) {
+            compound_firsts.push_back(std::hash<std::string_view>{}(head.substr(0, cut)));
+            compounds.push_back(std::hash<std::string_view>{}(head));
+          }
+          at += line.size() + 1;
+        }
+      }
+      for (auto* set : {&lemma_hashes, &compound_firsts, &compounds}) {
+        std::sort(set->begin(), set->end());
+        set->erase(std::unique(set->begin(), set->end()), set->end());
+        set->shrink_to_fit();
+      }
+    });
+  }
 
   /// The index line of `lemma` in part of speech `pos`, or empty.
   std::string_view find(int pos, std::string_view lemma) const {
@@ -405,24 +435,34 @@ bool WordNet::known(std::string_view word) const {
   return false;
 }
 
+bool WordNet::begins_compound(std::string_view word) const {
+  impl_->make_lemma_hashes();
+  return std::binary_search(impl_->compound_firsts.begin(), impl_->compound_firsts.end(),
+                            std::hash<std::string_view>{}(word));
+}
+
+bool WordNet::is_compound(std::string_view first, std::string_view second) const {
+  impl_->make_lemma_hashes();
+  std::string lemma;
+  const auto is = [&](std::string_view last) {
+    lemma.assign(first);
+    lemma += '_';
+    lemma += last;
+    return std::binary_search(impl_->compounds.begin(), impl_->compounds.end(),
+                              std::hash<std::string_view>{}(lemma)) &&
+           !impl_->find(0, lemma).empty();
+  };
+  // Its plural too: "trials", "boxes", "cities" (the noun rules of morphy).
+  if (is(second)) return true;
+  if (second.ends_with("ies") && is(std::string(second.substr(0, second.size() - 3)) + 'y')) {
+    return true;
+  }
+  if (second.ends_with("es") && is(second.substr(0, second.size() - 2))) return true;
+  return second.ends_with('s') && is(second.substr(0, second.size() - 1));
+}
+
 bool WordNet::is_lemma(std::string_view word) const {
-  std::call_once(impl_->lemma_hashes_made, [this] {
-    auto& hashes = impl_->lemma_hashes;
-    for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
-      const std::string_view file = impl_->index[p].text();
-      for (std::size_t at = impl_->first_line[p]; at < file.size();) {
-        const std::string_view line = line_at(file, at);
-        const std::string_view head = line.substr(0, line.find(' '));
-        if (head.find('_') == std::string_view::npos) {
-          hashes.push_back(std::hash<std::string_view>{}(head));
-        }
-        at += line.size() + 1;
-      }
-    }
-    std::sort(hashes.begin(), hashes.end());
-    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-    hashes.shrink_to_fit();
-  });
+  impl_->make_lemma_hashes();
   if (!std::binary_search(impl_->lemma_hashes.begin(), impl_->lemma_hashes.end(),
                           std::hash<std::string_view>{}(word))) {
     return false;

@@ -79,6 +79,14 @@ TEST_F(TinyWordNet, ReadsSynonymsBroaderTermsGlossesAndInstances) {
   EXPECT_FALSE(wn->is_lemma("smogs"));
   EXPECT_FALSE(wn->is_lemma("wheather"));
   EXPECT_FALSE(wn->is_lemma("air pollution"));
+  // The nouns of two words: their first words, and the nouns, the second word in the plural too.
+  EXPECT_TRUE(wn->begins_compound("air"));
+  EXPECT_FALSE(wn->begins_compound("pollution"));
+  EXPECT_FALSE(wn->begins_compound("smog"));
+  EXPECT_TRUE(wn->is_compound("air", "pollution"));
+  EXPECT_TRUE(wn->is_compound("air", "pollutions"));
+  EXPECT_FALSE(wn->is_compound("air", "pollutoin"));
+  EXPECT_FALSE(wn->is_compound("smog", "pollution"));
   const auto smog = wn->related("smogs");
   EXPECT_TRUE(has(smog, "smogginess", Relation::kSynonym));
   EXPECT_TRUE(has(smog, "air pollution", Relation::kBroader));
