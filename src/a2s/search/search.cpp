@@ -1293,6 +1293,18 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
     }
     lex->related.assign(best.begin(), best.end());
   } else if (lex->instance && !lex->time) {
+    // A named place is named by its other names too ("lisbon": Lisboa, "peking": Beijing), in
+    // one word: the same place, and as much its name.
+    if (!lex->place.empty()) {
+      for (const auto& r : wordnet->related(word, 1, parts)) {
+        if (r.relation != Relation::kSynonym || r.sense != 0 ||
+            r.word.find(' ') != std::string::npos) {
+          continue;
+        }
+        const auto* id = term_id(stem(r.word));
+        if (id != nullptr) lex->related.push_back({*id, {1.0F, Relation::kSynonym}});
+      }
+    }
     // A named place reaches the places that hold it ("vienna": austria, europe), as broader
     // words: a service of the region serves the city. Names of more than one word ("united
     // kingdom") are left out: their last word alone says something else.

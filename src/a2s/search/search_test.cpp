@@ -647,6 +647,16 @@ TEST(Search, AServiceOfAnotherPlaceCountsLess) {
   EXPECT_EQ(first(radio, "radio stations in ireland"), "Dublin Radio");
 }
 
+TEST(Search, APlaceIsNamedByItsOtherNames) {
+  SearchIndex index({
+      service("Aardvark Metro", "Delays in subway lines", {{"Delays", "Delays in subway lines"}}),
+      service("Metro Lisboa", "Delays in subway lines", {{"Delays", "Delays in subway lines"}}),
+  });
+  EXPECT_EQ(reach(index, "subway delays in lisbon", "lisbon", "wordnet synonym", "lisboa"), 1.0);
+  EXPECT_EQ(first(index, "subway delays in lisbon"), "Metro Lisboa");
+  EXPECT_EQ(first(index, "subway delays"), "Aardvark Metro");
+}
+
 TEST(Search, ACountrysAcronymInCapitalsNamesIt) {
   SearchIndex index({
       service("Postbox", "Postcode lookup and geolocation for the UK",
