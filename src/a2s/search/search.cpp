@@ -754,8 +754,6 @@ constexpr std::size_t kCommonNameWordShare = 200;
 constexpr std::size_t kExpansionsAtMost = 12;
 constexpr float kExpansionFloor = 0.25F;
 
-}  // namespace
-
 /// The word one letter off `second` (two neighbours swapped, or one left out) that makes a noun
 /// of two words with `first` ("clinical trails": trials), or empty. Asked only after the first
 /// word of such a noun.
@@ -778,6 +776,8 @@ std::string misread_compound(const WordNet& wordnet, std::string_view first,
   }
   return meant;
 }
+
+}  // namespace
 
 struct SearchIndex::Impl {
   struct Posting {
@@ -1398,11 +1398,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   std::vector<std::string> phrase_stems;
   // Per group: the phrase's word (a stem) its word misspells, or empty.
   std::vector<std::string> misspelt_as;
+  // A country's acronym written in capitals ("US", "UK") names it, even one whose lower case is
+  // a stop word ("us"): per token, the place and those that hold it, as a named place's.
+  std::vector<std::vector<std::uint32_t>> acronym(toks.size());
   // Each content word is a group; a pair of neighbouring words WordNet knows as a phrase
   // ("space station") adds its related words to the second's group.
-  // A country's acronym written in capitals ("US", "UK") names it, a stop word in lower case
-  // ("us") too: per token, the place and those that hold it, as a named place's.
-  std::vector<std::vector<std::uint32_t>> acronym(toks.size());
   std::vector<std::size_t> content;
   for (std::size_t i = 0; i < toks.size(); ++i) {
     if (wordnet != nullptr && toks[i].upper && toks[i].text.size() >= 2 &&

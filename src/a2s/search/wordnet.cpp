@@ -232,7 +232,7 @@ struct WordNet::Impl {
   mutable std::vector<std::size_t> compound_firsts;
   mutable std::vector<std::size_t> compounds;
 
-  /// Makes both sets, once.
+  /// Makes the three sets, once.
   void make_lemma_hashes() const {
     std::call_once(lemma_hashes_made, [this] {
       for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
