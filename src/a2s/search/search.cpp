@@ -464,6 +464,24 @@ std::vector<std::string> terms(std::string_view text) {
   return out;
 }
 
+/// A definition's text's search terms: terms(), and a word written in camelCase once more as
+/// one word ("Real-time status for GitHub": github too, as a request writes the name).
+std::vector<std::string> text_terms(std::string_view text) {
+  std::vector<std::string> out;
+  const auto toks = tokens(text);
+  std::string joined;
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    if (!stop_word(toks[i].text)) out.push_back(stem(toks[i].text));
+    if (!toks[i].glued) joined.clear();
+    joined += toks[i].text;
+    const bool run_ends = i + 1 == toks.size() || !toks[i + 1].glued;
+    if (run_ends && joined.size() > toks[i].text.size() && toks[i].glued) {
+      out.push_back(stem(joined));
+    }
+  }
+  return out;
+}
+
 /// hearth's curated vocabulary (thesaurus.txt), its words and terms stemmed, and the lines it
 /// skipped. Built once; the text is compiled in, and a unit test holds it free of malformed
 /// lines (thesaurus_errors).
@@ -549,8 +567,8 @@ std::string joined_name(std::string_view name) {
 Fields fields_of(const Capability& cap, const std::vector<std::string>& service_name,
                  const std::vector<std::string>& service_description) {
   Fields f;
-  f.terms[kCapName] = terms(cap.name);
-  f.terms[kCapDescription] = terms(cap.description);
+  f.terms[kCapName] = text_terms(cap.name);
+  f.terms[kCapDescription] = text_terms(cap.description);
   f.terms[kServiceName] = service_name;
   f.terms[kServiceDescription] = service_description;
   std::string vars;
@@ -1017,7 +1035,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     const auto& def = *d.definitions[s];
     d.name_field.push_back(service_name_terms(def, is_word));
     const auto& service_name = d.name_field.back();
-    const auto service_description = terms(def.service_description);
+    const auto service_description = text_terms(def.service_description);
     count_surface(def.service_name);
     count_surface(def.service_description);
     d.first_doc.push_back(static_cast<std::uint32_t>(d.docs.size()));
@@ -2055,7 +2073,7 @@ std::vector<TermMatch> SearchIndex::Impl::explain(const Plan& p, std::uint32_t d
   std::vector<TermMatch> out;
   const auto& def = *definitions[docs[doc].service];
   const Fields f = fields_of(def.capabilities[docs[doc].capability], name_field[docs[doc].service],
-                             terms(def.service_description));
+                             text_terms(def.service_description));
   for (const auto& g : p.groups) {
     // The group's term that counted for this document: the one of highest value.
     const Expansion* best = nullptr;

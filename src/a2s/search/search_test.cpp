@@ -1076,6 +1076,37 @@ TEST(Search, ACamelCaseWordTheRegistryHasWholeIsOneWord) {
   EXPECT_EQ(first(index, "tube lines"), "Tube Map");
 }
 
+// A definition that writes a camelCase name in its texts ("status for GitHub") has it as the one
+// word the request makes of it, besides its parts.
+TEST(Search, ACamelCaseWordInADefinitionsTextIsOneWordToo) {
+  SearchIndex index({
+      service("GitHub", "Repositories, issues and code", {{"Repos", "List repositories"}}),
+      service("Downwatch", "Real-time status for GitHub, AWS and Discord",
+              {{"Status", "Whether a service is down now"}}),
+      service("Pingly", "Uptime of any website", {{"Status", "Whether a website is down now"}}),
+  });
+  SearchOptions options;
+  options.explain = true;
+  bool matched = false;
+  for (const auto& h : index.search("is GitHub down", options)) {
+    if (h.definition->service_name != "Downwatch") continue;
+    for (const auto& c : h.capabilities) {
+      for (const auto& m : c.matches) {
+        matched = matched || (m.word == "github" && m.term == "github");
+      }
+    }
+  }
+  EXPECT_TRUE(matched);
+  const auto hits = index.search("is GitHub down");
+  ASSERT_GE(hits.size(), 3U);
+  const auto rank = [&](std::string_view name) {
+    return std::find_if(hits.begin(), hits.end(),
+                        [&](const ServiceHit& h) { return h.definition->service_name == name; }) -
+           hits.begin();
+  };
+  EXPECT_LT(rank("Downwatch"), rank("Pingly"));
+}
+
 // A request's words are the client's: a word as long as a request body is no lemma and has no
 // correction, and searching for it ends (its deletions alone would take the cube of its length).
 TEST(Search, AVeryLongWordIsReadAsNothing) {
