@@ -61,6 +61,15 @@ double reach(const SearchIndex& index, std::string_view query, std::string_view 
   return weight;
 }
 
+/// The words of `query` that name a place.
+std::vector<std::string> places(const SearchIndex& index, std::string_view query) {
+  std::vector<std::string> out;
+  for (const auto& w : index.interpret(query)) {
+    if (w.place) out.push_back(w.word);
+  }
+  return out;
+}
+
 /// The name of the service ranked first for `query`, or "nothing".
 std::string first(const SearchIndex& index, std::string_view query) {
   const auto hits = index.search(query);
@@ -530,8 +539,6 @@ TEST(Search, AWordOfTimeNamesNoService) {
   EXPECT_EQ(first(index, "monday boards"), "Monday");
 }
 
-// A misspelt word of time or place is one still: "tooday" says when and "bacelona" where, as
-// the words spelt right do, and neither is the task.
 // A word spelt as another real word is no misspelling by the spelling index's measure; with its
 // neighbour it may still make a noun WordNet has only as the word meant.
 TEST(Search, ARealWordMisreadInANounOfTwoWordsIsThatNoun) {
@@ -552,6 +559,8 @@ TEST(Search, ARealWordMisreadInANounOfTwoWordsIsThatNoun) {
   EXPECT_EQ(first(index, "clinical trials"), "Trialist");
 }
 
+// A misspelt word of time or place is one still: "tooday" says when and "bacelona" where, as
+// the words spelt right do, and neither is the task.
 TEST(Search, AMisspeltWordOfTimeOrPlaceIsOneStill) {
   SearchIndex index({
       service("Truckstop Eats", "Where food trucks are parked today",
@@ -626,17 +635,11 @@ TEST(Search, AServiceOfAnotherPlaceCountsLess) {
                         s.at("elsewhere") == json::value(true));
   }
   EXPECT_TRUE(marked);
-  const auto places = [&](std::string_view query) {
-    std::vector<std::string> out;
-    for (const auto& w : index.interpret(query)) {
-      if (w.place) out.push_back(w.word);
-    }
-    return out;
-  };
-  EXPECT_EQ(places("jobs in sao paulo or nairobi"),
+  EXPECT_EQ(places(index, "jobs in sao paulo or nairobi"),
             (std::vector<std::string>{"sao", "paulo", "nairobi"}));
   // The adjective of a place stands for it; a language's does not.
-  EXPECT_EQ(places("canadian jobs for english teachers"), std::vector<std::string>{"canadian"});
+  EXPECT_EQ(places(index, "canadian jobs for english teachers"),
+            std::vector<std::string>{"canadian"});
   // A place in the service's name counts as one in its texts.
   SearchIndex radio({service("Dublin Radio", "Community radio stations streaming online",
                              {{"Stations", "Radio stations and their streams"}}),
@@ -682,17 +685,10 @@ TEST(Search, ACountrysAcronymInCapitalsNamesIt) {
   EXPECT_FALSE(elsewhere("brazilian zip code lookup", "Idgen"));
   EXPECT_EQ(first(index, "brazilian zip code lookup"), "Cepa");
   // A request's: "US" names the country, in capitals only ("us" is no place).
-  const auto places = [&](std::string_view query) {
-    std::vector<std::string> out;
-    for (const auto& w : index.interpret(query)) {
-      if (w.place) out.push_back(w.word);
-    }
-    return out;
-  };
-  EXPECT_EQ(places("zip code lookup in the US"), std::vector<std::string>{"us"});
-  EXPECT_EQ(places("USA zip code lookup"), std::vector<std::string>{"usa"});
-  EXPECT_TRUE(places("send us a zip code").empty());
-  EXPECT_TRUE(places("ID codes, OK").empty());
+  EXPECT_EQ(places(index, "zip code lookup in the US"), std::vector<std::string>{"us"});
+  EXPECT_EQ(places(index, "USA zip code lookup"), std::vector<std::string>{"usa"});
+  EXPECT_TRUE(places(index, "send us a zip code").empty());
+  EXPECT_TRUE(places(index, "ID codes, OK").empty());
   EXPECT_TRUE(elsewhere("zip code lookup in the US", "Cepa"));
   EXPECT_FALSE(elsewhere("zip code lookup in the US", "Zipline"));
   EXPECT_EQ(first(index, "zip code lookup in the US"), "Zipline");
