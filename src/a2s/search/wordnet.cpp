@@ -286,13 +286,19 @@ struct WordNet::Impl {
   /// The base forms of `lemma` in `pos` that are in the index (wnintro's morphy: the exception
   /// list, then the detachment rules).
   std::vector<std::string> base_forms(int pos, const std::string& lemma) const {
+    return forms(pos, lemma, [&](const std::string& form) { return !find(pos, form).empty(); });
+  }
+
+  /// The forms morphy makes of `lemma` in `pos` for which `is_lemma` holds.
+  template <class IsLemma>
+  std::vector<std::string> forms(int pos, const std::string& lemma, const IsLemma& is_lemma) const {
     std::vector<std::string> out;
     const auto add = [&](const std::string& form) {
       if (form.empty()) return;
       for (const auto& seen : out) {
         if (seen == form) return;
       }
-      if (!find(pos, form).empty()) out.push_back(form);
+      if (is_lemma(form)) out.push_back(form);
     };
     add(lemma);
     if (auto it = exceptions[pos].find(lemma); it != exceptions[pos].end()) {
@@ -443,22 +449,18 @@ bool WordNet::begins_compound(std::string_view word) const {
 
 bool WordNet::is_compound(std::string_view first, std::string_view second) const {
   impl_->make_lemma_hashes();
-  std::string lemma;
-  const auto is = [&](std::string_view last) {
-    lemma.assign(first);
-    lemma += '_';
-    lemma += last;
-    return std::binary_search(impl_->compounds.begin(), impl_->compounds.end(),
-                              std::hash<std::string_view>{}(lemma)) &&
-           !impl_->find(0, lemma).empty();
-  };
-  // Its plural too: "trials", "boxes", "cities" (the noun rules of morphy).
-  if (is(second)) return true;
-  if (second.ends_with("ies") && is(std::string(second.substr(0, second.size() - 3)) + 'y')) {
-    return true;
-  }
-  if (second.ends_with("es") && is(second.substr(0, second.size() - 2))) return true;
-  return second.ends_with('s') && is(second.substr(0, second.size() - 1));
+  std::string lemma(first);
+  lemma += '_';
+  lemma += second;
+  // Its plural too ("trials"): morphy's noun forms, each asked of the set before the index.
+  return !impl_
+              ->forms(0, lemma,
+                      [&](const std::string& form) {
+                        return std::binary_search(impl_->compounds.begin(), impl_->compounds.end(),
+                                                  std::hash<std::string_view>{}(form)) &&
+                               !impl_->find(0, form).empty();
+                      })
+              .empty();
 }
 
 bool WordNet::is_lemma(std::string_view word) const {
