@@ -1469,6 +1469,12 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     if (fix.empty() || (wordnet != nullptr && wordnet->known(w))) return own;
     return fix;
   };
+  // A group's word names a place: `where`, the place and then those that hold it.
+  const auto names_place = [&](Group& g, const std::vector<std::uint32_t>& where) {
+    g.place = true;
+    p.places.push_back(where.front());
+    p.within.insert(p.within.end(), where.begin(), where.end());
+  };
   for (std::size_t k = 0; k < content.size(); ++k) {
     const Token& tok = toks[content[k]];
     const std::string& w = tok.text;
@@ -1655,11 +1661,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
           if (!p.groups.empty() && p.groups.back().word == before) p.groups.back().place = true;
         }
       }
-      if (!where->empty()) {
-        g.place = true;
-        p.places.push_back(where->front());
-        p.within.insert(p.within.end(), where->begin(), where->end());
-      }
+      if (!where->empty()) names_place(g, *where);
       g.name = lex->proper || lex->time || brand || proper_phrase || when;
       g.time = lex->time || when;
     }
@@ -1667,9 +1669,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // request for a service of "up to 50 GB". It counts as a name does.
     if (digits) g.name = true;
     if (!acronym[at].empty()) {
-      g.name = g.place = true;
-      p.places.push_back(acronym[at].front());
-      p.within.insert(p.within.end(), acronym[at].begin(), acronym[at].end());
+      g.name = true;
+      names_place(g, acronym[at]);
     }
     if (id == nullptr && !g.terms.empty()) {
       // A word the registry does not have reached it through WordNet ("bucks": dollar); one
@@ -1732,9 +1733,8 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         if (lx->time) {
           g.name = g.time = true;
         } else if (lx->proper && !lx->place.empty()) {
-          g.name = g.place = true;
-          p.places.push_back(lx->place.front());
-          p.within.insert(p.within.end(), lx->place.begin(), lx->place.end());
+          g.name = true;
+          names_place(g, lx->place);
         }
       };
       if (!closest) closest = spelling.correct(w);
