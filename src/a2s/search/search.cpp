@@ -71,6 +71,22 @@ const std::unordered_set<std::string>& stop_words() {
   return kWords;
 }
 
+/// The stop words of 4 letters or more, for a misspelt one ("whhich", "abotu").
+const SpellingIndex& stop_word_spellings() {
+  static const SpellingIndex kIndex = [] {
+    std::vector<std::pair<std::string, std::uint32_t>> words;
+    for (const auto& w : stop_words()) {
+      if (w.size() >= 4 &&
+          std::all_of(w.begin(), w.end(), [](char c) { return ascii::is_alpha(c); })) {
+        words.emplace_back(w, 1);
+      }
+    }
+    std::sort(words.begin(), words.end());
+    return SpellingIndex(std::move(words));
+  }();
+  return kIndex;
+}
+
 /// A word of a text: lower case, and whether it was written with a capital.
 struct Token {
   std::string text;
@@ -1408,6 +1424,23 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     toks[i].upper = false;
     toks.erase(toks.begin() + static_cast<std::ptrdiff_t>(i + 1),
                toks.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  // A word no dictionary has, one edit from a stop word and from no word of the registry's, is
+  // that stop word misspelt ("whhich bin": which bin, a curated phrase; "abotu"): read as it, it
+  // makes the phrases and says the parts of speech it would.
+  for (auto& tok : toks) {
+    if (tok.text.size() < 4 || stop_word(tok.text) || spelling.contains(tok.text) ||
+        std::any_of(tok.text.begin(), tok.text.end(), [](char c) { return !ascii::is_alpha(c); })) {
+      continue;
+    }
+    const auto fixes = stop_word_spellings().correct(tok.text, 1);
+    if (fixes.empty() || fixes.front().distance > 1) continue;
+    const auto near = spelling.correct(tok.text, 1);
+    if ((!near.empty() && near.front().distance <= 1) || expansions(stem(tok.text)) != nullptr ||
+        (wordnet != nullptr && wordnet->known(tok.text))) {
+      continue;
+    }
+    tok.text = stop_word_spellings().word(fixes.front().word);
   }
   std::unordered_set<std::string> seen;
   std::vector<std::string> own_stems;

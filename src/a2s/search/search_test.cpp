@@ -793,6 +793,23 @@ TEST(Search, AMisspeltWordOfACuratedPhraseMakesThePhrase) {
   EXPECT_EQ(first(stocks, "stok prices for tesla"), "Tickerfeed");
 }
 
+// A misspelt stop word ("whhich") is read as that stop word: it makes the quoted phrases it is
+// a word of ("which bin": recycling), and is no word of the request of its own. A word one edit
+// from a word of the registry's as well ("mony": money or many) is left to its correction.
+TEST(Search, AMisspeltStopWordIsThatStopWord) {
+  SearchIndex index({
+      service("Binwise", "Recycling rules", {{"Sort", "Which waste goes in which recycling bin"}}),
+      service("Binshop", "Bins for sale", {{"Order", "Order a new bin"}}),
+      service("Moneyline", "Money transfers", {{"Send", "Send money abroad"}}),
+  });
+  EXPECT_GT(reach(index, "which bin for a pizza box", "bin", "synonym table", "recycl"), 0);
+  EXPECT_GT(reach(index, "whhich bin for a pizza box", "bin", "synonym table", "recycl"), 0);
+  EXPECT_EQ(reach(index, "whhich bin for a pizza box", "whhich", "word"), -1);
+  EXPECT_EQ(first(index, "which bin for a pizza box"), "Binwise");
+  EXPECT_EQ(first(index, "whhich bin for a pizza box"), "Binwise");
+  EXPECT_GT(reach(index, "send mony abroad", "mony", "spelling", "money"), 0);
+}
+
 // A word of a curated phrase is spelt as the phrase has it: "flip", which the registry lacks,
 // is no misspelt "slip" in "flip a coin".
 TEST(Search, AWordOfACuratedPhraseIsNotCorrected) {
