@@ -1473,18 +1473,29 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   std::vector<std::string> token_stems;  // every token's stem, stop words too (made when asked)
   constexpr std::size_t kDictionaryTriesAtMost = 4;
   std::size_t dictionary_tries = 0;  // words looked up in dictionary_corrections
+  std::unordered_map<std::string, std::vector<std::string>> dictionary_of;  // their answers
+  // A word's dictionary_corrections, looked up once; nullptr when the request has had its few.
+  const auto dictionary_for = [&](const std::string& w) -> const std::vector<std::string>* {
+    if (auto it = dictionary_of.find(w); it != dictionary_of.end()) return &it->second;
+    if (dictionary_tries >= kDictionaryTriesAtMost) return nullptr;
+    ++dictionary_tries;
+    return &dictionary_of.emplace(w, dictionary_corrections(w)).first->second;
+  };
   // A word that neither the registry, WordNet nor the curated vocabulary has, one edit from a
   // word of a curated phrase, is that word in the phrases it makes. `closest`: the registry's
   // words closest to `w`, made here if asked for and kept for the word's corrections.
   using Closest = std::optional<std::vector<SpellingIndex::Correction>>;
-  const auto phrase_stem = [&](const std::string& w, const std::string& own, Closest& closest) {
+  const auto phrase_stem = [&](const std::string& w, const std::string& own, bool capital,
+                               Closest& closest) {
     const auto& words = curated_vocabulary().phrase_words;
     if (w.size() < 4 || words.contains(own) || spelling.contains(w) || expansions(own) != nullptr ||
         std::any_of(w.begin(), w.end(), [](char c) { return ascii::is_digit(c); })) {
       return own;
     }
     // One edit from a phrase's word by stems ("shpooting": shoot); or, of the registry's words
-    // closest to it, the first whose stem is one ("wods": mods or words, "word").
+    // closest to it, the first whose stem is one ("wods": mods or words, "word"); or, where the
+    // registry has nothing that close, of the dictionary's words one edit away ("ssying":
+    // saying, spying or staying, "say").
     std::string fix;
     if (const auto fixes = words.correct(own, 1); !fixes.empty() && fixes.front().distance <= 1) {
       fix = words.word(fixes.front().word);
@@ -1495,6 +1506,16 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         if (std::string s = stem(spelling.word(c.word)); words.contains(s)) {
           fix = std::move(s);
           break;
+        }
+      }
+      if (closest->empty() && !capital && (wordnet == nullptr || !wordnet->known(w))) {
+        if (const auto* dictionary = dictionary_for(w)) {
+          for (const auto& c : *dictionary) {
+            if (std::string s = stem(c); words.contains(s)) {
+              fix = std::move(s);
+              break;
+            }
+          }
         }
       }
     }
@@ -1514,7 +1535,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     const std::string own = stem(w);
     own_stems.push_back(own);
     Closest closest;
-    phrase_stems.push_back(phrase_stem(w, own, closest));
+    phrase_stems.push_back(phrase_stem(w, own, tok.capital, closest));
     if (!token_stems.empty()) token_stems[content[k]] = phrase_stems.back();
     if (!seen.insert(own).second) continue;
     misspelt_as.push_back(phrase_stems.back() != own ? phrase_stems.back() : std::string());
@@ -1782,12 +1803,11 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       // Nothing in the registry is that close: perhaps a misspelling of a word the registry
       // lacks but WordNet or the curated vocabulary have ("kirty": kitty, a cat).
       // (A few such words a request: each tries some 54 words a letter of it.)
-      if (corrections.empty() && !known_word && !tok.capital &&
-          dictionary_tries < kDictionaryTriesAtMost) {
-        ++dictionary_tries;
-        const auto dictionary = dictionary_corrections(w);
-        if (!dictionary.empty()) kind_of(dictionary.front());
-        for (const auto& c : dictionary) means_as(c, kSpellingWeight[1]);
+      if (corrections.empty() && !known_word && !tok.capital) {
+        if (const auto* dictionary = dictionary_for(w)) {
+          if (!dictionary->empty()) kind_of(dictionary->front());
+          for (const auto& c : *dictionary) means_as(c, kSpellingWeight[1]);
+        }
       }
     }
     // Strongest first (by what each can add: idf times weight); an expansion worth under a

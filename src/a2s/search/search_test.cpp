@@ -791,6 +791,16 @@ TEST(Search, AMisspeltWordOfACuratedPhraseMakesThePhrase) {
   EXPECT_EQ(reach(stocks, "stok prices", "stok", "spelling", "tok"), 0);
   EXPECT_GT(reach(stocks, "stok prices", "stok", "spelling", "stock"), 0);
   EXPECT_EQ(first(stocks, "stok prices for tesla"), "Tickerfeed");
+  // A word the registry has nothing one edit from takes the first of the dictionary's words
+  // one edit away whose stem is a phrase's word ("ssying": saying, spying or staying; "people
+  // saying" asks for mentions).
+  SearchIndex mentions({
+      service("Earshot", "Social listening", {{"Mentions", "Brand mentions across the web"}}),
+      service("Brandkit", "Brand assets", {{"Logos", "Logos and colours of a brand"}}),
+  });
+  EXPECT_GT(reach(mentions, "people saying", "saying", "synonym table", "mention"), 0);
+  EXPECT_GT(reach(mentions, "people ssying", "ssying", "synonym table", "mention"), 0);
+  EXPECT_EQ(first(mentions, "what are people ssying about our brand"), "Earshot");
 }
 
 // A misspelt stop word ("whhich") is read as that stop word: it makes the quoted phrases it is
