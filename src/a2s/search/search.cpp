@@ -1241,11 +1241,16 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   }
   // The spelling vocabulary: surface words whose stem is a term, and the lemmas WordNet has
   // for them ("prettifying": prettify), so that a misspelt lemma ("prettfy") is corrected to a
-  // word whose stem the registry has.
+  // word whose stem the registry has; for a plural WordNet does not know, the word without its
+  // "s" or "es" where the stem is the same ("favicons": favicon, so "fvicon" is one edit away).
   if (d.wordnet != nullptr) {
     std::vector<std::pair<std::string, std::uint32_t>> more;
     for (const auto& [w, count] : surface) {
-      const auto bases = d.wordnet->base_forms(w);
+      auto bases = d.wordnet->base_forms(w);
+      if (bases.empty() && w.size() > 4 && w.back() == 's' && w[w.size() - 2] != 's') {
+        bases.push_back(w.substr(0, w.size() - 1));
+        if (w.ends_with("es")) bases.push_back(w.substr(0, w.size() - 2));
+      }
       if (bases.empty()) continue;
       const std::string own = stem(w);
       for (const auto& base : bases) {

@@ -333,6 +333,12 @@ TEST(Search, AMisspeltLemmaFindsTheRegistrysInflectedWord) {
                      service("Pixelry", "Photo editing", {{"Crop", "Crop a photo"}})});
   EXPECT_EQ(first(index, "prettfy this json"), "Formline");
   EXPECT_GT(reach(index, "prettfy", "prettfy", "spelling", "prettifi"), 0);
+  // A plural WordNet does not know ("favicons") is corrected to by its singular's misspelling
+  // ("fvicon", two edits from the plural, one from "favicon").
+  SearchIndex icons({service("Icon Horse", "Favicons for any website", {{"Icon", "Get it"}}),
+                     service("Grab", "Rides and deliveries", {{"Grab", "Track a ride"}})});
+  EXPECT_GT(reach(icons, "fvicon", "fvicon", "spelling", "favicon"), 0);
+  EXPECT_EQ(first(icons, "grab the fvicon of a website"), "Icon Horse");
 }
 
 // A misspelt word means what its correction means: the correction's related words join the
