@@ -3,7 +3,6 @@
 #include <libstemmer.h>
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <iterator>
 #include <mutex>
@@ -771,6 +770,9 @@ constexpr float kSplitWeight = 0.8F;
 /// from a word, is that word as much as a word spelt right is itself ("tomrorow"); a word that
 /// WordNet knows counts half of this (kKnownWordShare).
 constexpr float kSpellingWeight[3] = {1.0F, 1.0F, 0.6F};
+/// What a spelling correction keeps of its weight when an equally close word is one the registry
+/// writes more often.
+constexpr float kRarerCorrectionShare = 0.7F;
 /// What a spelling correction or a split keeps of its weight when the request's word is one
 /// WordNet knows: a real word is seldom a misspelling of another, or two words run together.
 constexpr float kKnownWordShare = 0.5F;
@@ -1800,7 +1802,14 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       const auto& corrections = *closest;
       if (!corrections.empty()) kind_of(spelling.word(corrections.front().word));
       for (const auto& c : corrections) {
-        const float weight = known_share * kSpellingWeight[std::min(c.distance, 2U)];
+        float weight = known_share * kSpellingWeight[std::min(c.distance, 2U)];
+        // Of equally close words, one the registry writes less often than the closest is less
+        // likely what was meant ("spce": space, not spec). (A curated phrase the word makes
+        // says which it is, below.)
+        if (spelling.frequency(c.word) < spelling.frequency(corrections.front().word) &&
+            spelling_term[c.word] != spelling_term[corrections.front().word]) {
+          weight *= kRarerCorrectionShare;
+        }
         // (A lemma of the registry's inflected word is indexed under that word's term.)
         add_expansion(g.terms, spelling_term[c.word], weight, Via::kSpelling);
         means_as(spelling.word(c.word), weight);
@@ -1888,9 +1897,15 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
       const auto* meant = term_id(misspelt_as[gi]);
       if (meant == nullptr) continue;
-      std::erase_if(p.groups[gi].terms, [&](const Expansion& e) {
-        return e.via == Via::kSpelling && e.weight >= kSpellingWeight[1] && e.term != *meant;
-      });
+      // (A correction is at kRarerCorrectionShare or more; what it relates to, less.)
+      const auto correction = [](const Expansion& e) {
+        return e.via == Via::kSpelling && e.weight >= kRarerCorrectionShare * kSpellingWeight[1];
+      };
+      std::erase_if(p.groups[gi].terms,
+                    [&](const Expansion& e) { return correction(e) && e.term != *meant; });
+      for (auto& e : p.groups[gi].terms) {
+        if (correction(e) && e.term == *meant) e.weight = kSpellingWeight[1];
+      }
     }
   }
   // A curated phrase's meaning counts in each of its words' groups, as what the words say

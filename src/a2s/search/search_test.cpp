@@ -326,6 +326,18 @@ TEST(Search, MisspeltWordsFindTheRegistrysWord) {
   }
 }
 
+// Of the registry's words equally close to a misspelt one, those it writes less often than the
+// most frequent count less: "spce" is more likely "space" than "spec".
+TEST(Search, AMisspeltWordIsMoreLikelyTheRegistrysMoreFrequentWord) {
+  SearchIndex index({
+      service("Crewcount", "People in space", {{"Crew", "Astronauts in space, by space station"}}),
+      service("Spec Garage", "API spec hosting", {{"Host", "Host an OpenAPI file"}}),
+  });
+  EXPECT_NEAR(reach(index, "spce", "spce", "spelling", "space"), 1.0, 1e-6);
+  EXPECT_NEAR(reach(index, "spce", "spce", "spelling", "spec"), 0.7, 1e-6);
+  EXPECT_EQ(first(index, "who is up in spce"), "Crewcount");
+}
+
 TEST(Search, AMisspeltLemmaFindsTheRegistrysInflectedWord) {
   // The registry writes only "prettifying"; "prettfy" is one edit from its lemma, "prettify",
   // which WordNet gives for it and whose stem is the registry's term.

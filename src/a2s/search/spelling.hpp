@@ -39,6 +39,8 @@ class SpellingIndex {
   static std::uint32_t allowed(std::size_t length);
 
   const std::string& word(std::uint32_t id) const { return words_[id].first; }
+  /// How often the vocabulary's word `id` occurs, as given.
+  std::uint32_t frequency(std::uint32_t id) const { return words_[id].second; }
   /// Whether `word` is in the vocabulary.
   bool contains(std::string_view word) const;
   std::size_t memory_bytes() const;
