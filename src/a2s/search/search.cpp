@@ -913,7 +913,13 @@ struct SearchIndex::Impl {
   }
 
   Plan plan(std::string_view query) const;
-  std::vector<std::string> dictionary_corrections(const std::string& word) const;
+  /// A word a misspelt word may stand for (dictionary_corrections), and whether it is met less
+  /// often than the first of them.
+  struct DictionaryWord {
+    std::string word;
+    bool rarer = false;
+  };
+  std::vector<DictionaryWord> dictionary_corrections(const std::string& word) const;
   static void add_expansion(std::vector<Expansion>& into, std::uint32_t term, float weight, Via via,
                             bool phrase = false, std::uint32_t through = kNoTerm) {
     for (auto& e : into) {
@@ -1373,14 +1379,15 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
 /// words closest to it ("doggoo": doggo), then the words one edit away (a letter left out,
 /// added, changed, or two swapped) that are WordNet lemmas its tagged corpus met. A curated
 /// word is given as its stem. For a word of at least 4 letters.
-std::vector<std::string> SearchIndex::Impl::dictionary_corrections(const std::string& word) const {
+std::vector<SearchIndex::Impl::DictionaryWord> SearchIndex::Impl::dictionary_corrections(
+    const std::string& word) const {
   constexpr std::size_t kShortest = 4;
   constexpr std::size_t kAtMost = 3;
-  std::vector<std::string> out;
+  std::vector<DictionaryWord> out;
   if (word.size() < kShortest || word.size() > kLongestWord) return out;
   const auto& keys = curated_vocabulary().word_keys;
   for (const auto& c : keys.correct(stem(word), kAtMost)) {
-    if (keys.word(c.word).front() == word.front()) out.push_back(keys.word(c.word));
+    if (keys.word(c.word).front() == word.front()) out.push_back({keys.word(c.word)});
   }
   if (wordnet == nullptr || out.size() == kAtMost) return out;
   std::vector<std::string> candidates;
@@ -1410,9 +1417,15 @@ std::vector<std::string> SearchIndex::Impl::dictionary_corrections(const std::st
   // A lemma WordNet's tagged corpus never met ("wheatear", a bird, one edit from "wheaterr") is
   // seldom what a mistyped word meant.
   std::erase_if(candidates, [&](const std::string& w) { return !wordnet->in_use(w); });
-  for (auto& cand : candidates) {
+  // The words met most often first: "ssying" is "saying" before "spying" or "staying".
+  std::vector<std::pair<std::uint32_t, std::string>> by_use;
+  by_use.reserve(candidates.size());
+  for (auto& cand : candidates) by_use.emplace_back(wordnet->frequency(cand), std::move(cand));
+  std::stable_sort(by_use.begin(), by_use.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [uses, cand] : by_use) {
     if (out.size() == kAtMost) break;
-    out.push_back(std::move(cand));
+    out.push_back({std::move(cand), uses < by_use.front().first});
   }
   return out;
 }
@@ -1480,9 +1493,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   std::vector<std::string> token_stems;  // every token's stem, stop words too (made when asked)
   constexpr std::size_t kDictionaryTriesAtMost = 4;
   std::size_t dictionary_tries = 0;  // words looked up in dictionary_corrections
-  std::unordered_map<std::string, std::vector<std::string>> dictionary_of;  // their answers
+  std::unordered_map<std::string, std::vector<DictionaryWord>> dictionary_of;  // their answers
   // A word's dictionary_corrections, looked up once; nullptr when the request has had its few.
-  const auto dictionary_for = [&](const std::string& w) -> const std::vector<std::string>* {
+  const auto dictionary_for = [&](const std::string& w) -> const std::vector<DictionaryWord>* {
     if (auto it = dictionary_of.find(w); it != dictionary_of.end()) return &it->second;
     if (dictionary_tries >= kDictionaryTriesAtMost) return nullptr;
     ++dictionary_tries;
@@ -1518,7 +1531,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       if (closest->empty() && !capital && (wordnet == nullptr || !wordnet->known(w))) {
         if (const auto* dictionary = dictionary_for(w)) {
           for (const auto& c : *dictionary) {
-            if (std::string s = stem(c); words.contains(s)) {
+            if (std::string s = stem(c.word); words.contains(s)) {
               fix = std::move(s);
               break;
             }
@@ -1819,8 +1832,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       // (A few such words a request: each tries some 54 words a letter of it.)
       if (corrections.empty() && !known_word && !tok.capital) {
         if (const auto* dictionary = dictionary_for(w)) {
-          if (!dictionary->empty()) kind_of(dictionary->front());
-          for (const auto& c : *dictionary) means_as(c, kSpellingWeight[1]);
+          if (!dictionary->empty()) kind_of(dictionary->front().word);
+          for (const auto& c : *dictionary) {
+            means_as(c.word, kSpellingWeight[1] * (c.rarer ? kRarerCorrectionShare : 1.0F));
+          }
         }
       }
     }

@@ -336,6 +336,14 @@ TEST(Search, AMisspeltWordIsMoreLikelyTheRegistrysMoreFrequentWord) {
   EXPECT_NEAR(reach(index, "spce", "spce", "spelling", "space"), 1.0, 1e-6);
   EXPECT_NEAR(reach(index, "spce", "spce", "spelling", "spec"), 0.7, 1e-6);
   EXPECT_EQ(first(index, "who is up in spce"), "Crewcount");
+  // So with the dictionary's words, for a word the registry has nothing one edit from: WordNet's
+  // tagged corpus met "saying" (as "say") more often than "spying".
+  SearchIndex quotes({
+      service("Quotebook", "What famous people say", {{"Quote", "A quote by a person"}}),
+      service("Spyglass", "Spy on the prices of competitors", {{"Track", "Prices of a product"}}),
+  });
+  EXPECT_NEAR(reach(quotes, "ssying", "ssying", "spelling", "say"), 1.0, 1e-6);
+  EXPECT_NEAR(reach(quotes, "ssying", "ssying", "spelling", "spi"), 0.7, 1e-6);
 }
 
 TEST(Search, AMisspeltLemmaFindsTheRegistrysInflectedWord) {

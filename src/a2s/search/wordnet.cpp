@@ -222,6 +222,7 @@ std::string_view relation_name(Relation relation) {
 struct WordNet::Impl {
   std::array<Mapped, 4> index;
   std::array<Mapped, 4> data;
+  Mapped counts;  ///< cntlist.rev: "sense_key sense_number tag_cnt" lines, by sense key
   std::array<std::size_t, 4> first_line{};  ///< past the licence lines
   std::array<std::unordered_map<std::string, std::vector<std::string>>, 4> exceptions;
   /// is_lemma's set: the hashes of the one-word lemmas, sorted; made once, on first use.
@@ -412,6 +413,8 @@ std::unique_ptr<WordNet> WordNet::open(const std::filesystem::path& dir) {
       at = end == std::string_view::npos ? file.size() : end + 1;
     }
     impl->first_line[p] = at;
+    // (Sense counts are optional: without them every word's frequency is 0.)
+    if (p == 0) impl->counts.open(dir / "cntlist.rev");
     std::ifstream exc(dir / (name + ".exc"));
     std::string line;
     while (std::getline(exc, line)) {
@@ -500,6 +503,47 @@ bool WordNet::in_use(std::string_view word) const {
     }
   }
   return false;
+}
+
+std::uint32_t WordNet::frequency(std::string_view word) const {
+  const std::string_view file = impl_->counts.text();
+  if (file.empty()) return 0;
+  const std::string lemma = lemma_of(word);
+  std::vector<std::string> bases;
+  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+    for (auto& base : impl_->base_forms(p, lemma)) {
+      if (std::find(bases.begin(), bases.end(), base) == bases.end()) bases.push_back(base);
+    }
+  }
+  std::uint64_t total = 0;
+  for (const auto& base : bases) {
+    // The first line at or after "base%" (lines are sorted by sense key), then each line of
+    // one of its senses.
+    const std::string prefix = base + '%';
+    std::size_t lo = 0;
+    std::size_t hi = file.size();
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      const std::size_t newline = mid > lo ? file.rfind('\n', mid - 1) : std::string_view::npos;
+      const std::size_t start =
+          newline == std::string_view::npos || newline < lo ? lo : newline + 1;
+      const std::string_view line = line_at(file, start);
+      if (line.substr(0, line.find(' ')) < prefix) {
+        lo = start + line.size() + 1;
+      } else {
+        hi = start;
+      }
+    }
+    for (std::size_t at = lo; at < file.size();) {
+      const std::string_view line = line_at(file, at);
+      if (!line.starts_with(prefix)) break;
+      const auto f = fields(line);
+      std::size_t count = 0;
+      if (f.size() >= 3 && number(f[2], count)) total += count;
+      at += line.size() + 1;
+    }
+  }
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(total, UINT32_MAX));
 }
 
 bool WordNet::proper_noun(std::string_view word) const {

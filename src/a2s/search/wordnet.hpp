@@ -75,6 +75,10 @@ class WordNet {
   /// request writing them with a capital uses as names.
   bool in_use(std::string_view word) const;
 
+  /// How often the senses of `word`'s base forms (any part of speech) were met in that tagged
+  /// corpus (cntlist.rev): "saying" (as "say") far more than "spying". 0 without the file.
+  std::uint32_t frequency(std::string_view word) const;
+
   /// Whether the most frequent noun sense of `word` is a proper noun, written with a capital in
   /// the database, and one of its capitalised senses a place, a river or mountain, a person, a
   /// people or a language ("phoenix", "paris", "german", "english"; not "calories", whose

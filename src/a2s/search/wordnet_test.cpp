@@ -99,6 +99,22 @@ TEST_F(TinyWordNet, ReadsSynonymsBroaderTermsGlossesAndInstances) {
   EXPECT_FALSE(wn->proper_noun("smog"));
 }
 
+// A word's frequency is the sense counts of its base forms' senses in cntlist.rev, lines
+// sorted by sense key ("smog%..." before "smog_bank%..." and "smoggy%..."); none without it.
+TEST_F(TinyWordNet, AWordsFrequencyIsItsSensesCounts) {
+  EXPECT_EQ(WordNet::open(dir_)->frequency("smog"), 0U);
+  write("cntlist.rev",
+        "air_pollution%1:26:00:: 1 4\nsmog%1:26:00:: 1 7\nsmog%1:26:01:: 2 2\n"
+        "smog_bank%1:26:00:: 1 50\nsmoggy%5:00:00:polluted:00 1 9\n");
+  const auto wn = WordNet::open(dir_);
+  ASSERT_NE(wn, nullptr);
+  EXPECT_EQ(wn->frequency("smog"), 9U);
+  EXPECT_EQ(wn->frequency("smogs"), 9U);  // by its base form
+  EXPECT_EQ(wn->frequency("air pollution"), 4U);
+  EXPECT_EQ(wn->frequency("phoenix"), 0U);
+  EXPECT_EQ(wn->frequency("wheather"), 0U);
+}
+
 TEST_F(TinyWordNet, MissingFilesMeanNoWordNet) {
   std::filesystem::remove(dir_ / "data.noun");
   EXPECT_EQ(WordNet::open(dir_), nullptr);
@@ -186,6 +202,15 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
 }
 
 // The binary search finds lemmas all through the index files: every 25th line of each.
+// Of a misspelling's neighbours, the word met most often: "ssying" is more likely "saying".
+TEST(SystemWordNet, SaysHowOftenAWordWasMet) {
+  const WordNet* wn = WordNet::system();
+  ASSERT_NE(wn, nullptr);
+  EXPECT_GT(wn->frequency("saying"), wn->frequency("spying"));
+  EXPECT_GT(wn->frequency("spying"), 0U);
+  EXPECT_EQ(wn->frequency("wheather"), 0U);
+}
+
 TEST(SystemWordNet, FindsLemmasThroughoutTheIndexFiles) {
   const WordNet* wn = WordNet::system();
   ASSERT_NE(wn, nullptr);
