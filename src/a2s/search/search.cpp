@@ -45,6 +45,9 @@ constexpr float kPhraseWeight = 0.6F;
 /// the phrase's own words give.
 constexpr float kPhraseOtherWordsWeight = 0.45F;
 constexpr float kSynonymWeight = 0.6F;
+/// A part of a name written in camelCase in a definition's text ("YouTube": tube) counts this
+/// much of a word.
+constexpr float kNamePartShare = 0.5F;
 
 /// The longest word read as a word: split into two words, indexed for spelling correction.
 constexpr std::size_t kLongestWord = SpellingIndex::kLongestWord;
@@ -479,19 +482,33 @@ std::vector<std::string> terms(std::string_view text) {
   return out;
 }
 
+/// A field's terms, and the parts of the names written in camelCase in it, which count
+/// kNamePartShare each.
+struct FieldTerms {
+  std::vector<std::string> terms;
+  std::vector<std::string> parts;
+};
+
 /// A definition's text's search terms: terms(), and a word written in camelCase once more as
-/// one word ("Real-time status for GitHub": github too, as a request writes the name).
-std::vector<std::string> text_terms(std::string_view text) {
-  std::vector<std::string> out;
+/// one word ("Real-time status for GitHub": github too, as a request writes the name). The
+/// parts of such a word that begins with a capital are a name's ("YouTube": you, tube), which
+/// seldom says what the service does ("London tube", "book a table": Facebook): they count
+/// less. An identifier's parts ("sendMessage") are words as any other.
+FieldTerms text_terms(std::string_view text) {
+  FieldTerms out;
   const auto toks = tokens(text);
   std::string joined;
+  bool name = false;  // the camelCase run `joined` is, begun with a capital
   for (std::size_t i = 0; i < toks.size(); ++i) {
-    if (!stop_word(toks[i].text)) out.push_back(stem(toks[i].text));
-    if (!toks[i].glued) joined.clear();
+    if (!toks[i].glued) {
+      joined.clear();
+      name = toks[i].capital && i + 1 < toks.size() && toks[i + 1].glued;
+    }
+    if (!stop_word(toks[i].text)) (name ? out.parts : out.terms).push_back(stem(toks[i].text));
     joined += toks[i].text;
     const bool run_ends = i + 1 == toks.size() || !toks[i + 1].glued;
     if (run_ends && joined.size() > toks[i].text.size() && toks[i].glued) {
-      out.push_back(stem(joined));
+      out.terms.push_back(stem(joined));
     }
   }
   return out;
@@ -564,9 +581,13 @@ void example_text(const json::value& v, std::string& out) {
   }
 }
 
-/// The six fields' terms of one capability's document.
+/// The six fields' terms of one capability's document, and the camelCase names' parts of each
+/// (FieldTerms).
 struct Fields {
   std::vector<std::string> terms[kFields];
+  std::vector<std::string> parts[kFields];
+  /// A field's length, for its length normalisation: its terms and parts.
+  std::size_t length(int field) const { return terms[field].size() + parts[field].size(); }
 };
 
 /// A service name as one word ("OpenWeatherMap" -> "openweathermap"), so a request that writes
@@ -580,12 +601,17 @@ std::string joined_name(std::string_view name) {
 }
 
 Fields fields_of(const Capability& cap, const std::vector<std::string>& service_name,
-                 const std::vector<std::string>& service_description) {
+                 const FieldTerms& service_description) {
   Fields f;
-  f.terms[kCapName] = text_terms(cap.name);
-  f.terms[kCapDescription] = text_terms(cap.description);
+  auto cap_name = text_terms(cap.name);
+  f.terms[kCapName] = std::move(cap_name.terms);
+  f.parts[kCapName] = std::move(cap_name.parts);
+  auto cap_description = text_terms(cap.description);
+  f.terms[kCapDescription] = std::move(cap_description.terms);
+  f.parts[kCapDescription] = std::move(cap_description.parts);
   f.terms[kServiceName] = service_name;
-  f.terms[kServiceDescription] = service_description;
+  f.terms[kServiceDescription] = service_description.terms;
+  f.parts[kServiceDescription] = service_description.parts;
   std::string vars;
   variable_text(cap.input, vars);
   variable_text(cap.temp, vars);
@@ -1072,7 +1098,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
     }
   }
   for (const auto& f : fields) {
-    for (int i = 0; i < kFields; ++i) d.avg[i] += static_cast<double>(f.terms[i].size());
+    for (int i = 0; i < kFields; ++i) d.avg[i] += static_cast<double>(f.length(i));
   }
   for (auto& a : d.avg) {
     a = fields.empty() ? 1.0 : std::max(1.0, a / static_cast<double>(fields.size()));
@@ -1089,10 +1115,11 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
   for (std::uint32_t doc = 0; doc < fields.size(); ++doc) {
     std::unordered_map<std::uint32_t, float> tf;  // term -> BM25F pseudo term frequency
     for (int i = 0; i < kFields; ++i) {
-      const auto& ts = fields[doc].terms[i];
+      const auto& f = fields[doc];
       const float norm =
-          1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(ts.size()) / d.avg[i]);
-      for (const auto& t : ts) tf[intern(t)] += kWeights[i] / norm;
+          1.0F - kB[i] + kB[i] * static_cast<float>(static_cast<double>(f.length(i)) / d.avg[i]);
+      for (const auto& t : f.terms[i]) tf[intern(t)] += kWeights[i] / norm;
+      for (const auto& t : f.parts[i]) tf[intern(t)] += kNamePartShare * kWeights[i] / norm;
     }
     df.resize(d.postings.size(), 0);
     for (const auto& [term, w] : tf) {
@@ -2189,10 +2216,12 @@ std::vector<TermMatch> SearchIndex::Impl::explain(const Plan& p, std::uint32_t d
     double pieces[kFields] = {};
     double total = 0;
     for (int i = 0; i < kFields; ++i) {
-      const auto& ts = f.terms[i];
-      const double norm = 1.0 - kB[i] + kB[i] * (static_cast<double>(ts.size()) / avg[i]);
-      const auto count = std::count(ts.begin(), ts.end(), m.term);
-      pieces[i] = static_cast<double>(count) * kWeights[i] / norm;
+      const double norm = 1.0 - kB[i] + kB[i] * (static_cast<double>(f.length(i)) / avg[i]);
+      const auto count =
+          static_cast<double>(std::count(f.terms[i].begin(), f.terms[i].end(), m.term)) +
+          kNamePartShare *
+              static_cast<double>(std::count(f.parts[i].begin(), f.parts[i].end(), m.term));
+      pieces[i] = count * kWeights[i] / norm;
       total += pieces[i];
     }
     for (int i = 0; i < kFields; ++i) {

@@ -1156,6 +1156,29 @@ TEST(Search, ACamelCaseWordInADefinitionsTextIsOneWordToo) {
   EXPECT_LT(rank("Downwatch"), rank("Pingly"));
 }
 
+// The parts of a name written in camelCase in a definition's text ("YouTube": tube) count half
+// a word: a request for the London tube asks for no video service. An identifier's parts
+// ("sendMessage") are words as any other.
+TEST(Search, ANamesCamelCasePartsInADefinitionsTextCountHalf) {
+  SearchIndex index({
+      service("Clipper", "Clips from YouTube", {{"Clips", "Short clips from YouTube"}}),
+      service("Railfan", "Clips from the tube", {{"Clips", "Short clips from the tube"}}),
+      service("Relay", "Messaging", {{"Send", "Calls sendMessage"}}),
+      service("Postbox", "Messaging", {{"Send", "Calls send message"}}),
+  });
+  const auto score = [&](std::string_view query, std::string_view name) {
+    for (const auto& h : index.search(query)) {
+      if (h.definition->service_name == name) return h.score;
+    }
+    return 0.0;
+  };
+  // (Half the term frequency, saturated: 0.72 of the word's score, 0.93 at full weight.)
+  EXPECT_LT(score("tube", "Clipper"), 0.8 * score("tube", "Railfan"));
+  EXPECT_GT(score("tube", "Clipper"), 0.0);
+  EXPECT_GT(score("youtube clips", "Clipper"), score("youtube clips", "Railfan"));
+  EXPECT_NEAR(score("message", "Relay"), score("message", "Postbox"), 0.05);
+}
+
 // A request's words are the client's: a word as long as a request body is no lemma and has no
 // correction, and searching for it ends (its deletions alone would take the cube of its length).
 TEST(Search, AVeryLongWordIsReadAsNothing) {
