@@ -1441,9 +1441,13 @@ std::vector<SearchIndex::Impl::DictionaryWord> SearchIndex::Impl::dictionary_cor
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-  // A lemma WordNet's tagged corpus never met ("wheatear", a bird, one edit from "wheaterr") is
-  // seldom what a mistyped word meant.
-  std::erase_if(candidates, [&](const std::string& w) { return !wordnet->in_use(w); });
+  // A kind of animal or plant WordNet's tagged corpus never met ("wheatear", a bird, one edit
+  // from "wheaterr") is seldom what a mistyped word meant: most of its rare lemmas are such
+  // kinds. Others it never met are kept, after those it did (below): the tagged corpus is small
+  // and old, and misses common words ("sunrise", "blog").
+  std::erase_if(candidates, [&](const std::string& w) {
+    return !wordnet->in_use(w) && wordnet->names_organism(w);
+  });
   // The words met most often first: "ssying" is "saying" before "spying" or "staying".
   std::vector<std::pair<std::uint32_t, std::string>> by_use;
   by_use.reserve(candidates.size());

@@ -388,9 +388,13 @@ TEST(Search, AMisspellingOfAWordTheRegistryLacksFindsItsMeaning) {
       service("Birdsong", "Songbird calls", {{"Songbirds", "Calls of a songbird"}}),
   });
   EXPECT_GT(reach(index, "kirty pictures", "kirty", "spelling", "cat"), 0);
-  // Nor is a lemma WordNet's tagged corpus never met: "wheaterr" is no misspelt "wheatear", a
-  // songbird (it is "weather", three edits away: beyond what is corrected).
+  // Nor is a kind of animal or plant WordNet's tagged corpus never met: "wheaterr" is no
+  // misspelt "wheatear", a songbird (it is "weather", three edits away: beyond what is
+  // corrected). A common word that corpus missed is one still ("sunrize": sunrise, dawn).
   EXPECT_EQ(reach(index, "wheaterr", "wheaterr", "spelling", "songbird"), 0);
+  SearchIndex dawn({service("Dawnwatch", "Dawn and dusk times", {{"Times", "Dawn by city"}}),
+                    service("Picbox", "Pictures", {{"Pictures", "Pictures"}})});
+  EXPECT_GT(reach(dawn, "sunrize", "sunrize", "spelling", "dawn"), 0);
   EXPECT_EQ(first(index, "kirty pictures"), "Catpics");
   // "meet" reaches events, through the curated vocabulary and WordNet.
   EXPECT_GT(reach(index, "meeet new people", "meeet", "spelling", "event"), 0);

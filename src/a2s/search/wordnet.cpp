@@ -505,6 +505,19 @@ bool WordNet::in_use(std::string_view word) const {
   return false;
 }
 
+bool WordNet::names_organism(std::string_view word) const {
+  constexpr unsigned kNounAnimal = 5;
+  constexpr unsigned kNounPlant = 20;
+  for (const auto& form : impl_->base_forms(0, lemma_of(word))) {
+    const auto senses = Impl::offsets(impl_->find(0, form));
+    if (senses.empty()) continue;
+    Synset s;
+    return impl_->synset(0, senses.front(), s) &&
+           (s.lex_file == kNounAnimal || s.lex_file == kNounPlant);
+  }
+  return false;
+}
+
 std::uint32_t WordNet::frequency(std::string_view word) const {
   const std::string_view file = impl_->counts.text();
   if (file.empty()) return 0;

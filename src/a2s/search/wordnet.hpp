@@ -75,6 +75,9 @@ class WordNet {
   /// request writing them with a capital uses as names.
   bool in_use(std::string_view word) const;
 
+  /// Whether the first noun sense of `word` is a kind of animal or plant ("wheatear", a bird).
+  bool names_organism(std::string_view word) const;
+
   /// How often the senses of `word`'s base forms (any part of speech) were met in that tagged
   /// corpus (cntlist.rev): "saying" (as "say") far more than "spying". 0 without the file.
   std::uint32_t frequency(std::string_view word) const;

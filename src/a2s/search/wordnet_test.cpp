@@ -209,6 +209,11 @@ TEST(SystemWordNet, SaysHowOftenAWordWasMet) {
   EXPECT_GT(wn->frequency("saying"), wn->frequency("spying"));
   EXPECT_GT(wn->frequency("spying"), 0U);
   EXPECT_EQ(wn->frequency("wheather"), 0U);
+  // Most of the rare lemmas are kinds of animal or plant.
+  EXPECT_TRUE(wn->names_organism("wheatear"));
+  EXPECT_TRUE(wn->names_organism("oaks"));
+  EXPECT_FALSE(wn->names_organism("sunrise"));
+  EXPECT_FALSE(wn->names_organism("wheather"));
 }
 
 TEST(SystemWordNet, FindsLemmasThroughoutTheIndexFiles) {
