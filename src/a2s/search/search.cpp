@@ -3,6 +3,7 @@
 #include <libstemmer.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <iterator>
 #include <mutex>
@@ -1403,9 +1404,10 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
 
 /// Words a misspelt `word` (one the registry has nothing close to) may stand for, at most
 /// three, each with the same first letter (typing seldom misses it): the curated vocabulary's
-/// words closest to it ("doggoo": doggo), then the words one edit away (a letter left out,
-/// added, changed, or two swapped) that are WordNet lemmas its tagged corpus met. A curated
-/// word is given as its stem. For a word of at least 4 letters.
+/// words closest to it ("doggoo": doggo), then the WordNet lemmas one edit away (a letter left
+/// out, added, changed, or two swapped), those its tagged corpus met most often first, and
+/// none a kind of animal or plant it never met. A curated word is given as its stem. For a
+/// word of at least 4 letters.
 std::vector<SearchIndex::Impl::DictionaryWord> SearchIndex::Impl::dictionary_corrections(
     const std::string& word) const {
   constexpr std::size_t kShortest = 4;
