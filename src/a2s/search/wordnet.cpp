@@ -68,6 +68,28 @@ std::string_view line_at(std::string_view file, std::size_t at) {
   return file.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
 }
 
+/// The start of the first line of `file`, from `from` (a line's start) on, whose first word
+/// (up to its first space) is not less than `key`, the lines being sorted by it; past the end
+/// when there is none. A binary search over bytes.
+std::size_t first_line_from(std::string_view file, std::size_t from, std::string_view key) {
+  std::size_t lo = from;
+  std::size_t hi = file.size();
+  while (lo < hi) {
+    // The line holding `mid`: it starts after the last newline before `mid` (lo is always a
+    // line's start), so lo <= start <= mid < hi and each step shrinks the range.
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const std::size_t newline = mid > lo ? file.rfind('\n', mid - 1) : std::string_view::npos;
+    const std::size_t start = newline == std::string_view::npos || newline < lo ? lo : newline + 1;
+    const std::string_view line = line_at(file, start);
+    if (line.substr(0, line.find(' ')) < key) {
+      lo = start + line.size() + 1;
+    } else {
+      hi = start;
+    }
+  }
+  return lo;
+}
+
 /// Splits on single spaces, skipping empty fields.
 std::vector<std::string_view> fields(std::string_view line) {
   std::vector<std::string_view> out;
@@ -262,26 +284,10 @@ struct WordNet::Impl {
   /// The index line of `lemma` in part of speech `pos`, or empty.
   std::string_view find(int pos, std::string_view lemma) const {
     const std::string_view file = index[pos].text();
-    std::size_t lo = first_line[pos];
-    std::size_t hi = file.size();
-    while (lo < hi) {
-      // The line holding `mid`: it starts after the last newline before `mid` (lo is always
-      // a line's start), so lo <= start <= mid < hi and each step shrinks the range.
-      const std::size_t mid = lo + (hi - lo) / 2;
-      const std::size_t newline = mid > lo ? file.rfind('\n', mid - 1) : std::string_view::npos;
-      const std::size_t start =
-          newline == std::string_view::npos || newline < lo ? lo : newline + 1;
-      const std::string_view line = line_at(file, start);
-      const std::string_view head = line.substr(0, line.find(' '));
-      const int cmp = head.compare(lemma);
-      if (cmp == 0) return line;
-      if (cmp < 0) {
-        lo = start + line.size() + 1;
-      } else {
-        hi = start;
-      }
-    }
-    return {};
+    const std::size_t at = first_line_from(file, first_line[pos], lemma);
+    if (at >= file.size()) return {};
+    const std::string_view line = line_at(file, at);
+    return line.substr(0, line.find(' ')) == lemma ? line : std::string_view();
   }
 
   /// The base forms of `lemma` in `pos` that are in the index (wnintro's morphy: the exception
@@ -533,21 +539,7 @@ std::uint32_t WordNet::frequency(std::string_view word) const {
     // The first line at or after "base%" (lines are sorted by sense key), then each line of
     // one of its senses.
     const std::string prefix = base + '%';
-    std::size_t lo = 0;
-    std::size_t hi = file.size();
-    while (lo < hi) {
-      const std::size_t mid = lo + (hi - lo) / 2;
-      const std::size_t newline = mid > lo ? file.rfind('\n', mid - 1) : std::string_view::npos;
-      const std::size_t start =
-          newline == std::string_view::npos || newline < lo ? lo : newline + 1;
-      const std::string_view line = line_at(file, start);
-      if (line.substr(0, line.find(' ')) < prefix) {
-        lo = start + line.size() + 1;
-      } else {
-        hi = start;
-      }
-    }
-    for (std::size_t at = lo; at < file.size();) {
+    for (std::size_t at = first_line_from(file, 0, prefix); at < file.size();) {
       const std::string_view line = line_at(file, at);
       if (!line.starts_with(prefix)) break;
       const auto f = fields(line);
