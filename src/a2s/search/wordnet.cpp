@@ -514,14 +514,10 @@ bool WordNet::in_use(std::string_view word) const {
 bool WordNet::names_organism(std::string_view word) const {
   constexpr unsigned kNounAnimal = 5;
   constexpr unsigned kNounPlant = 20;
-  for (const auto& form : impl_->base_forms(0, lemma_of(word))) {
-    const auto senses = Impl::offsets(impl_->find(0, form));
-    if (senses.empty()) continue;
-    Synset s;
-    return impl_->synset(0, senses.front(), s) &&
-           (s.lex_file == kNounAnimal || s.lex_file == kNounPlant);
-  }
-  return false;
+  std::string base;
+  Synset s;
+  return impl_->first_sense(0, lemma_of(word), base, s) &&
+         (s.lex_file == kNounAnimal || s.lex_file == kNounPlant);
 }
 
 std::uint32_t WordNet::frequency(std::string_view word) const {
