@@ -1550,6 +1550,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // registry has nothing that close, of the dictionary's words one edit away ("ssying":
     // saying, spying or staying, "say").
     std::string fix;
+    bool unknown = false;  // WordNet was asked and does not have `w`
     if (const auto fixes = words.correct(own, 1); !fixes.empty() && fixes.front().distance <= 1) {
       fix = words.word(fixes.front().word);
     } else {
@@ -1561,7 +1562,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
           break;
         }
       }
-      if (closest->empty() && !capital && (wordnet == nullptr || !wordnet->known(w))) {
+      if (closest->empty() && !capital) {
+        if (wordnet != nullptr && wordnet->known(w)) return own;
+        unknown = true;
         if (const auto* dictionary = dictionary_for(w)) {
           for (const auto& c : *dictionary) {
             if (std::string s = stem(c.word); words.contains(s)) {
@@ -1573,7 +1576,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
     }
     // (WordNet last: most words are one edit from no phrase's word.)
-    if (fix.empty() || (wordnet != nullptr && wordnet->known(w))) return own;
+    if (fix.empty() || (!unknown && wordnet != nullptr && wordnet->known(w))) return own;
     return fix;
   };
   // A group's word names a place: `where`, the place and then those that hold it.
