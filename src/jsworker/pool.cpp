@@ -13,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cassert>
 #include <csignal>
+#include <deque>
 #include <optional>
 #pragma GCC diagnostic pop
 
@@ -42,6 +43,8 @@ constexpr std::uint64_t kWorkerAddressSpace = std::uint64_t{4} << 30;
 constexpr std::uint64_t kWorkerBaseline = std::uint64_t{64} << 20;
 /// The most labels whose typical run time a pool remembers (Pool::typical_).
 constexpr std::size_t kMaxTypical = 1024;
+/// The most requests written behind a busy worker's current one (Pool::may_wait_behind).
+constexpr std::size_t kMaxBehind = 8;
 
 std::uint64_t& id_of(std::variant<CallFunction, EvaluateSource>& request) {
   return std::visit([](auto& r) -> std::uint64_t& { return r.id; }, request);
@@ -87,8 +90,9 @@ struct Pool::Worker {
   /// kCollecting: idle, but collecting garbage in full before it reads anything (a few ms).
   enum class State { kStarting, kIdle, kCollecting, kBusy, kGone } state = State::kStarting;
   std::shared_ptr<Slot> current;
-  /// Written behind `current` (pipelined): the worker reads it when it has answered `current`.
-  std::shared_ptr<Slot> next;
+  /// Written behind `current` (pipelined), oldest first: the worker reads each when it has
+  /// answered the one before.
+  std::deque<std::shared_ptr<Slot>> behind;
   bool killed_for_time = false;
   std::string stderr_tail;
 };
@@ -405,8 +409,11 @@ void Pool::finish_request(Worker& w, bool collecting) {
     auto [it, fresh] = typical_.try_emplace(w.current->job.label, took);
     if (!fresh) it->second = (it->second * 3 + took) / 4;
   }
-  w.current = std::move(w.next);
-  w.next.reset();
+  w.current.reset();
+  if (!w.behind.empty()) {
+    w.current = std::move(w.behind.front());
+    w.behind.pop_front();
+  }
   if (w.current) {
     // The worker reads it now: it runs, and may be killed a grace period after its deadline.
     w.current->pipelined = false;
@@ -420,16 +427,26 @@ void Pool::finish_request(Worker& w, bool collecting) {
 
 /// Whether a request may be written behind `w`'s current one (dispatch_queue).
 bool Pool::may_wait_behind(const Worker& w) const {
-  if (w.state != Worker::State::kBusy || !w.current || w.next) return false;
-  const Slot& running = *w.current;
-  // A request that may call the host waits for answers the daemon writes to the same input.
-  if (const auto* call = std::get_if<CallFunction>(&running.job.request);
-      call != nullptr && call->host_calls) {
-    return false;
-  }
-  const auto it = typical_.find(running.job.label);
-  return it != typical_.end() && it->second < config_.pipeline_below &&
-         Clock::now() - running.began < config_.pipeline_below;
+  if (w.state != Worker::State::kBusy || !w.current || w.behind.size() >= kMaxBehind) return false;
+  if (Clock::now() - w.current->began >= config_.pipeline_below) return false;
+  // What the new request would wait for: the current request and those already behind it, each
+  // of an endpoint whose requests have been short, all together under pipeline_below.
+  Clock::duration wait{};
+  auto ahead = [&](const Slot& slot) {
+    // A request that may call the host waits for answers the daemon writes to the same input:
+    // nothing may be written behind it.
+    if (const auto* call = std::get_if<CallFunction>(&slot.job.request);
+        call != nullptr && call->host_calls) {
+      return false;
+    }
+    const auto it = typical_.find(slot.job.label);
+    if (it == typical_.end()) return false;
+    wait += it->second;
+    return wait < config_.pipeline_below;
+  };
+  if (!ahead(*w.current)) return false;
+  return std::all_of(w.behind.begin(), w.behind.end(),
+                     [&](const auto& slot) { return ahead(*slot); });
 }
 
 /// Writes `slot`'s request to worker `w`, as its current request or behind it. A worker that
@@ -461,7 +478,8 @@ void Pool::send(Worker& w, const std::shared_ptr<Slot>& slot, bool pipelined) {
   slot->running = true;
   slot->pipelined = pipelined;
   if (pipelined) {
-    w.next = slot;  // its timer stays at the deadline: until the worker reads it, it waits
+    // Its timer stays at the deadline: until the worker reads it, it waits.
+    w.behind.push_back(slot);
     ++pipelined_;
   } else {
     w.state = Worker::State::kBusy;
@@ -474,11 +492,12 @@ void Pool::send(Worker& w, const std::shared_ptr<Slot>& slot, bool pipelined) {
 
 /// Hands queued requests to workers. On the strand. Idle workers first, then those collecting
 /// garbage (a request waits there a few ms at most, and would wait in the queue for a busy
-/// worker); then a busy worker may be given one more, written behind its current request, which it
-/// reads as soon as it has answered (no wake-up of the worker, and no round trip through the
-/// daemon, between the two). Only behind a request of an endpoint whose requests have been short
-/// (pipeline_below), and that has not yet run that long itself: a request that turns out slow holds
-/// up at most the one behind it, whose own deadline still applies.
+/// worker); then busy workers may be given up to kMaxBehind more, written behind the current
+/// request, which the worker reads one after another as it answers (no wake-up of the worker, and
+/// no round trip through the daemon, between them; its answers reach the daemon together). Only
+/// behind requests of endpoints whose requests have been short, together under pipeline_below, and
+/// only while the current one has not run that long itself: a request that turns out slow holds up
+/// at most those behind it, whose own deadlines still apply.
 void Pool::dispatch_queue() {
   assert(strand_.running_in_this_thread());
   for (const auto state : {Worker::State::kIdle, Worker::State::kCollecting}) {
@@ -490,11 +509,15 @@ void Pool::dispatch_queue() {
       }
     }
   }
-  for (auto& w : workers_) {
-    while (!queue_.empty() && may_wait_behind(*w)) {
+  // One behind each busy worker in turn, so that the requests are spread over the workers.
+  for (bool sent = true; sent && !queue_.empty();) {
+    sent = false;
+    for (auto& w : workers_) {
+      if (queue_.empty() || !may_wait_behind(*w)) continue;
       auto slot = std::move(queue_.front());
       queue_.pop_front();
       send(*w, slot, /*pipelined=*/true);
+      sent = true;
     }
   }
 }
@@ -513,18 +536,20 @@ void Pool::retire(Worker& w, bool kill) {
                                      "the JavaScript worker running this call was stopped"));
     w.current.reset();
   }
-  requeue_next(w);
+  requeue_behind(w);
 }
 
-/// The request written behind the worker's current one never began: another worker takes it.
-void Pool::requeue_next(Worker& w) {
-  if (!w.next) return;
-  auto slot = std::move(w.next);
-  w.next.reset();
-  if (slot->result) return;  // its time already ran out
-  slot->running = false;
-  slot->pipelined = false;
-  queue_.push_front(std::move(slot));
+/// The requests written behind the worker's current one never began: other workers take them.
+void Pool::requeue_behind(Worker& w) {
+  // Back to the queue's front in their order, the oldest first.
+  for (auto it = w.behind.rbegin(); it != w.behind.rend(); ++it) {
+    auto& slot = *it;
+    if (slot->result) continue;  // its time already ran out
+    slot->running = false;
+    slot->pipelined = false;
+    queue_.push_front(std::move(slot));
+  }
+  w.behind.clear();
 }
 
 void Pool::remove_gone() {
@@ -537,7 +562,7 @@ void Pool::on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& resu
   const bool was_starting = w->state == Worker::State::kStarting;
   std::optional<Error> verdict;
   if (w->confinement) verdict = w->confinement->finish(result);
-  requeue_next(*w);  // first: the current request, if it goes back too, goes in front of it
+  requeue_behind(*w);  // first: the current request, if it goes back too, goes in front of it
   if (w->current && !w->current->started && !w->current->result && !stopping_) {
     // Died before it began the request: nothing of it ran, another worker takes it.
     auto slot = w->current;

@@ -140,7 +140,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void dispatch_queue();
   void send(Worker& w, const std::shared_ptr<Slot>& slot, bool pipelined);
   bool may_wait_behind(const Worker& w) const;
-  void requeue_next(Worker& w);
+  void requeue_behind(Worker& w);
   void retire(Worker& w, bool kill);
   void remove_gone();
   void on_exit(const std::shared_ptr<Worker>& w, const proc::RunResult& result);

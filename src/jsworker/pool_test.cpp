@@ -613,6 +613,30 @@ TEST_F(JsWorkerPoolTest, ARequestWrittenBehindIsRunByAnotherWorkerWhenItsWorkerD
   expect_answered_by_another_worker(behind, 2, before);
 }
 
+// Several short requests wait behind a busy worker's current one; a worker that dies with them
+// written behind began none of them: another worker runs them, in the order they came.
+TEST_F(JsWorkerPoolTest, RequestsWrittenBehindADyingWorkerAreRunByAnotherInTheirOrder) {
+  write("work.mjs", kWorkModule);
+  pipeline_below_ = 1h;
+  auto p = pool(1);
+  ASSERT_TRUE(run(p, call("work.mjs", "work", work_input(0))).ok());
+  const auto before = workers_in(dir_);
+  ASSERT_EQ(before.size(), 1u);
+  auto doomed = start(p, logged_call("work.mjs", "work", work_input(1, 5000)));
+  auto behind =
+      start_all(p, 3, [&](int i) { return logged_call("work.mjs", "work", work_input(2 + i)); });
+  ASSERT_TRUE(wait_for_line("info: ran 1"));
+  EXPECT_EQ(p->pipelined(), 3u);
+  ::kill(before[0], SIGKILL);
+  const auto r = *doomed.get();
+  ASSERT_FALSE(r.ok());
+  for (int i = 0; i < 3; ++i) {
+    expect_answered_by_another_worker(behind[static_cast<std::size_t>(i)], 2 + i, before);
+  }
+  EXPECT_EQ(console_.lines(),
+            (std::vector<std::string>{"info: ran 1", "info: ran 2", "info: ran 3", "info: ran 4"}));
+}
+
 // A worker killed for ignoring its time limit never began the request written behind: another
 // worker runs it.
 TEST_F(JsWorkerPoolTest, ARequestWrittenBehindOneThatOverrunsItsDeadlineRunsOnTheNextWorker) {
@@ -717,6 +741,38 @@ TEST_F(JsWorkerPoolTest, NothingIsWrittenBehindARequestThatMayCallTheHost) {
     EXPECT_EQ(r.value().value, 5 + i);
   }
   EXPECT_EQ(p->pipelined(), 0u);
+}
+
+// A request that may call the host may wait behind others, but nothing is written behind it.
+TEST_F(JsWorkerPoolTest,
+       NothingIsWrittenBehindARequestThatMayCallTheHostThoughItWaitsBehindOthers) {
+  write("work.mjs", kWorkModule);
+  write("ask.mjs",
+        "export async function ask(input, ctx) {\n"
+        "  return (await ctx.invoke('cap', 'get', {})).v + input.n;\n"
+        "}\n");
+  pipeline_below_ = 1h;
+  auto p = pool(1);
+  Job asking = call("ask.mjs", "ask", json::object{{"n", 1}});
+  std::get<CallFunction>(asking.request).host_calls = true;
+  asking.on_host_call = [](const HostCall&, const std::function<void(json::object)>& reply) {
+    reply(json::object{{"result", json::object{{"v", 10}}}});
+  };
+  ASSERT_TRUE(run(p, asking).ok());
+  ASSERT_TRUE(run(p, call("work.mjs", "work", work_input(0))).ok());
+  auto running = start(p, logged_call("work.mjs", "work", work_input(1, 300)));
+  ASSERT_TRUE(wait_for_line("info: ran 1"));
+  auto ask = start(p, asking);
+  auto after = start(p, logged_call("work.mjs", "work", work_input(2)));
+  ASSERT_EQ(after.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(p->pipelined(), 1u);
+  const auto r = *ask.get();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().value, 11);
+  ASSERT_TRUE(running.get()->ok());
+  const auto last = *after.get();
+  ASSERT_TRUE(last.ok()) << last.error().message;
+  EXPECT_EQ(last.value().value, 2);
 }
 
 TEST_F(JsWorkerPoolTest, ManyRequestsShareThePoolAndEachGetsItsOwnAnswer) {
