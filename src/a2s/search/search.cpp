@@ -903,9 +903,11 @@ struct SearchIndex::Impl {
     std::string misread;
   };
   /// What WordNet says of `word`, its related words taken from the senses in `parts` (a mask
-  /// of WordNet::Parts) when it has any there.
+  /// of WordNet::Parts) when it has any there; `capitals`: written in capitals throughout, from
+  /// the senses WordNet writes so, if any (WordNet::related).
   std::shared_ptr<const Lexical> lexical(const std::string& word,
-                                         unsigned parts = WordNet::kAnyPart) const;
+                                         unsigned parts = WordNet::kAnyPart,
+                                         bool capitals = false) const;
   mutable std::shared_mutex lexical_mutex;
   mutable std::unordered_map<std::string, std::shared_ptr<const Lexical>> lexical_cache;
 
@@ -1310,7 +1312,7 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
 SearchIndex::~SearchIndex() = default;
 
 std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
-    const std::string& word, unsigned parts) const {
+    const std::string& word, unsigned parts, bool capitals) const {
   // WordNet's longest lemma has 71 letters; a longer word (a request's words are the client's)
   // is none, and is neither looked up nor remembered.
   constexpr std::size_t kLongestLemma = 80;
@@ -1320,12 +1322,15 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   }
   // A British spelling relates as the American one does (WordNet writes most words that way).
   const auto& american = american_spellings();
-  if (auto it = american.find(word); it != american.end()) return lexical(it->second, parts);
+  if (auto it = american.find(word); it != american.end()) {
+    return lexical(it->second, parts, capitals);
+  }
   std::string key = word;
   if (parts != WordNet::kAnyPart) {
     key += '#';
     key += std::to_string(parts);
   }
+  if (capitals) key += "#C";
   {
     const std::shared_lock lock(lexical_mutex);
     if (auto it = lexical_cache.find(key); it != lexical_cache.end()) return it->second;
@@ -1354,7 +1359,7 @@ std::shared_ptr<const SearchIndex::Impl::Lexical> SearchIndex::Impl::lexical(
   if (lex->known && !lex->instance && !lex->time) {
     const auto own = words(word);
     std::unordered_map<std::uint32_t, std::pair<float, Relation>> best;
-    for (const auto& r : wordnet->related(word, 4, parts)) {
+    for (const auto& r : wordnet->related(word, 4, parts, capitals)) {
       // A phrase counts by its head, its last word ("air pollution": pollution), a little less.
       const auto phrase = words(r.word);
       if (phrase.empty()) continue;
@@ -1517,6 +1522,12 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     }
     if (!stop_word(toks[i].text) || !acronym[i].empty()) content.push_back(i);
   }
+  const auto has_letter = [](const Token& t) {
+    return std::any_of(t.text.begin(), t.text.end(), [](char c) { return ascii::is_alpha(c); });
+  };
+  // Every word in capitals: written with caps lock on, no word is an acronym for it.
+  const bool all_upper = std::all_of(toks.begin(), toks.end(),
+                                     [&](const Token& t) { return t.upper || !has_letter(t); });
   std::vector<std::size_t> group_of(content.size(), kNoGroup);  // per content word (or none)
   struct PhraseUse {
     const std::vector<std::string>* meaning;
@@ -1718,7 +1729,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
         parts = WordNet::kVerb;
       }
     }
-    const auto lex = wordnet != nullptr ? lexical(w, parts) : nullptr;
+    // A word of two letters or more in capitals throughout is an acronym ("RAM"), unless every
+    // word of the request is (written with caps lock on).
+    const bool capitals = tok.upper && w.size() >= 2 && has_letter(tok) && !all_upper;
+    const auto lex = wordnet != nullptr ? lexical(w, parts, capitals) : nullptr;
     // A word WordNet knows is seldom a misspelling of another ("aloud" is not "cloud") or two
     // words run together ("outside" is not "out side"): corrections and splits count less.
     const bool known_word = lex != nullptr && lex->known;

@@ -850,6 +850,21 @@ TEST(Search, AMisspeltStopWordIsThatStopWord) {
   EXPECT_GT(reach(index, "send mony abroad", "mony", "spelling", "money"), 0);
 }
 
+// A word in capitals throughout is the acronym WordNet writes so: "RAM" is memory, not to ram
+// (drive, down); in lower case, or with every word in capitals, the word's own senses.
+TEST(Search, AnAcronymInCapitalsMeansWhatWordNetWritesInCapitals) {
+  SearchIndex index({
+      service("Drivebox", "File storage", {{"Drive", "A drive for your files"}}),
+      service("Specsheet", "Phone specifications",
+              {{"Specs", "Memory, storage and screen of phones"}}),
+  });
+  EXPECT_EQ(reach(index, "how much RAM does my phone have", "ram", "wordnet synonym", "drive"), 0);
+  EXPECT_GT(reach(index, "how much RAM does my phone have", "ram", "wordnet synonym", "memori"), 0);
+  EXPECT_GT(reach(index, "ram the gate", "ram", "wordnet synonym", "drive"), 0);
+  EXPECT_GT(reach(index, "RAM THE GATE", "ram", "wordnet synonym", "drive"), 0);
+  EXPECT_EQ(first(index, "how much RAM does my phone have"), "Specsheet");
+}
+
 // A word of a curated phrase is spelt as the phrase has it: "flip", which the registry lacks,
 // is no misspelt "slip" in "flip a coin".
 TEST(Search, AWordOfACuratedPhraseIsNotCorrected) {

@@ -693,7 +693,8 @@ std::vector<std::string> WordNet::regions(std::string_view word, int levels) con
   return out;
 }
 
-std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, unsigned parts) const {
+std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, unsigned parts,
+                                          bool capitals) const {
   const std::string lemma = lemma_of(word);
   std::vector<RelatedWord> out;
   std::unordered_set<std::string> seen;
@@ -726,16 +727,44 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, uns
     any = (parts & (1U << p)) != 0 && !bases[p].empty();
   }
   if (!any) parts = kAnyPart;
-  for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
-    if ((parts & (1U << p)) == 0) continue;
-    for (const auto& base : bases[static_cast<std::size_t>(p)]) {
-      const auto offsets = Impl::offsets(impl_->find(p, base));
-      int keep = p == 0 ? senses : std::min(senses, 2);
-      if (offsets.size() > 8) keep = 1;
-      if (p == 3) keep = 1;
-      for (std::size_t i = 0; i < offsets.size() && static_cast<int>(i) < keep; ++i) {
-        Sense s{p, static_cast<int>(i), {}};
-        if (impl_->synset(p, offsets[i], s.synset)) found.push_back(std::move(s));
+  // An acronym written in capitals ("RAM", "AI") means the senses WordNet writes so (random
+  // access memory, artificial intelligence), not those of the word in lower case (to ram, the
+  // three-toed sloth), when it has such senses.
+  std::vector<Sense> written;
+  if (capitals) {
+    for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+      for (const auto& base : bases[static_cast<std::size_t>(p)]) {
+        std::string upper = base;
+        for (char& c : upper) {
+          if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        }
+        int rank = 0;
+        for (const auto offset : Impl::offsets(impl_->find(p, base))) {
+          Sense s{p, rank, {}};
+          if (rank < senses && impl_->synset(p, offset, s.synset) &&
+              std::find(s.synset.words.begin(), s.synset.words.end(), upper) !=
+                  s.synset.words.end()) {
+            written.push_back(std::move(s));
+            ++rank;
+          }
+        }
+      }
+    }
+  }
+  if (!written.empty()) {
+    found = std::move(written);
+  } else {
+    for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
+      if ((parts & (1U << p)) == 0) continue;
+      for (const auto& base : bases[static_cast<std::size_t>(p)]) {
+        const auto offsets = Impl::offsets(impl_->find(p, base));
+        int keep = p == 0 ? senses : std::min(senses, 2);
+        if (offsets.size() > 8) keep = 1;
+        if (p == 3) keep = 1;
+        for (std::size_t i = 0; i < offsets.size() && static_cast<int>(i) < keep; ++i) {
+          Sense s{p, static_cast<int>(i), {}};
+          if (impl_->synset(p, offsets[i], s.synset)) found.push_back(std::move(s));
+        }
       }
     }
   }

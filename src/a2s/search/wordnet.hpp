@@ -114,9 +114,11 @@ class WordNet {
 
   /// The words related to `word`'s first `senses` senses in each part of speech of `parts`,
   /// closest relation first; the word itself and its base forms are not included. When `word`
-  /// has no sense in `parts`, its senses in every part of speech.
-  std::vector<RelatedWord> related(std::string_view word, int senses = 4,
-                                   unsigned parts = kAnyPart) const;
+  /// has no sense in `parts`, its senses in every part of speech. `capitals`: the word was
+  /// written in capitals throughout; if WordNet writes it so in some senses ("RAM", "AI"), only
+  /// those senses, in any part of speech.
+  std::vector<RelatedWord> related(std::string_view word, int senses = 4, unsigned parts = kAnyPart,
+                                   bool capitals = false) const;
 
  private:
   struct Impl;

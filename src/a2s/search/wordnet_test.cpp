@@ -203,6 +203,22 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
 
 // The binary search finds lemmas all through the index files: every 25th line of each.
 // Of a misspelling's neighbours, the word met most often: "ssying" is more likely "saying".
+// A word written in capitals relates through the senses WordNet writes in capitals only.
+TEST(SystemWordNet, AnAcronymRelatesThroughTheSensesWrittenInCapitals) {
+  const WordNet* wn = WordNet::system();
+  ASSERT_NE(wn, nullptr) << "install wordnet-base (scripts/install-deps.sh)";
+  const auto sloth = [](const std::vector<RelatedWord>& words) {
+    return has(words, "three-toed sloth", Relation::kSynonym);
+  };
+  EXPECT_TRUE(sloth(wn->related("ai")));
+  const auto acronym = wn->related("ai", 4, WordNet::kAnyPart, /*capitals=*/true);
+  EXPECT_FALSE(sloth(acronym));
+  EXPECT_TRUE(has(acronym, "artificial intelligence", Relation::kSynonym));
+  // A word WordNet never writes in capitals relates as it does in lower case.
+  EXPECT_EQ(wn->related("weather", 4, WordNet::kAnyPart, true).size(),
+            wn->related("weather").size());
+}
+
 TEST(SystemWordNet, SaysHowOftenAWordWasMet) {
   const WordNet* wn = WordNet::system();
   ASSERT_NE(wn, nullptr);
