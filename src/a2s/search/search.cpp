@@ -2002,23 +2002,40 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   std::vector<std::vector<std::uint32_t>> whole_name(p.groups.size());  // per group: its run's
   const bool title_case =
       std::all_of(content.begin(), content.end(), [&](std::size_t i) { return toks[i].capital; });
-  for (std::size_t k = 0; !title_case && k + 1 < content.size(); ++k) {
+  for (std::size_t k = 0; !title_case && k < content.size(); ++k) {
     std::string joined;
     for (std::size_t j = k; j < content.size() && j < k + 4; ++j) {
       const Token& t = toks[content[j]];
       if (!t.capital || (j > k && content[j] != content[j - 1] + 1)) break;
       joined += t.text;
-      if (j == k) continue;
+      // One capitalised word names only a service whose name is that word alone, stop words
+      // aside ("from The Guardian"; not "my Word document", Word Cloud's first word), written
+      // inside the request, not in capitals throughout (an acronym), and no word of time.
+      const bool one = j == k;
+      if (one && (content[k] == 0 || t.upper || when_word(t.text))) continue;
       const auto* id = term_id(stem(joined));
       const auto it = id != nullptr ? named_by.find(*id) : named_by.end();
       if (it == named_by.end()) continue;
       bool named = false;
       for (const auto service : it->second) {
         const auto& own = name_terms[service];
-        if (joined_term[service] == *id || (own.size() == 1 && own.front() == *id)) {
-          p.named.push_back(service);
-          named = true;
+        if (one) {
+          // The name's words as written, camelCase whole ("TheNews" is not "News").
+          std::vector<std::string> name;
+          for (auto& part : tokens(definitions[service]->service_name)) {
+            if (part.glued && !name.empty()) {
+              name.back() += part.text;
+            } else {
+              name.push_back(std::move(part.text));
+            }
+          }
+          std::erase_if(name, [](const std::string& w) { return stop_word(w); });
+          if (name.size() != 1 || name.front() != t.text) continue;
+        } else if (joined_term[service] != *id && (own.size() != 1 || own.front() != *id)) {
+          continue;
         }
+        p.named.push_back(service);
+        named = true;
       }
       std::vector<std::uint32_t> run;
       for (std::size_t i = k; named && i <= j; ++i) {

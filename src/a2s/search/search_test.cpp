@@ -994,6 +994,32 @@ TEST(Search, AServicesNameWrittenInSeparateCapitalisedWordsNamesIt) {
   EXPECT_EQ(first(shows, "Breaking Bad cast"), "Breaking Bad");
 }
 
+// One capitalised word inside the request names a service whose whole name it is, stop words
+// aside; not a service whose name only begins with it, nor one called by a word of time.
+TEST(Search, ACapitalisedWordThatIsAServicesWholeNameNamesIt) {
+  SearchIndex index({
+      service("The Guardian", "Access all the content the Guardian creates",
+              {{"Content", "Articles by tags and section"}}),
+      service("TheNews", "Aggregated headlines, top story and live news",
+              {{"News", "Top stories and live news"}}),
+      service("Word Cloud", "Easily create word clouds", {{"Cloud", "A word cloud of a text"}}),
+      service("Convertly", "Convert documents", {{"Convert", "Convert a document to PDF"}}),
+  });
+  const auto named = [&](std::string_view request, std::string_view w) {
+    for (auto& q : index.interpret(request)) {
+      if (q.word == w) return q.name;
+    }
+    return false;
+  };
+  EXPECT_EQ(first(index, "today's top stories from The Guardian"), "The Guardian");
+  EXPECT_TRUE(named("today's top stories from The Guardian", "guardian"));
+  EXPECT_FALSE(named("today's top stories from the guardian", "guardian"));
+  EXPECT_FALSE(named("Guardian of top stories", "guardian"));  // the request's first word
+  EXPECT_FALSE(named("convert my Word document to PDF", "word"));
+  EXPECT_EQ(first(index, "convert my Word document to PDF"), "Convertly");
+  EXPECT_FALSE(named("live News today", "news"));  // TheNews is not "News"
+}
+
 TEST(Search, ANumberCountsAsANameDoes) {
   SearchIndex index({
       service("Sendbig", "Large file transfer up to 50 GB with expiring download links",
