@@ -784,6 +784,8 @@ constexpr float kRegionWeight = 0.4F;
 /// A service whose texts name only places other than the request's (a jobs board for Germany,
 /// asked for jobs in Nairobi) keeps this much of its relevance.
 constexpr float kElsewhereWeight = 0.6F;
+/// A service of the request's place (of_place) matches the place's word this much of a word.
+constexpr float kPlaceMatchWeight = 0.5F;
 /// A name that is not the task counts this much of what it would.
 constexpr float kNameWeight = 0.3F;
 /// A name that names a service counts this much for that service: the request asks for it
@@ -1041,12 +1043,40 @@ struct SearchIndex::Impl {
     }
     return !in(p.named, service);
   }
+  /// Whether the service's texts name a place of the request's, one that holds it, or one
+  /// within it ("Transport for London" for "tube arrivals in London"; a service of the US for
+  /// "in Texas").
+  bool of_place(const Plan& p, std::uint32_t service) const {
+    if (p.places.empty() || service >= scopes.size()) return false;
+    const Scope& s = scopes[service];
+    const auto in = [](const std::vector<std::uint32_t>& set, std::uint32_t x) {
+      return std::binary_search(set.begin(), set.end(), x);
+    };
+    return std::any_of(s.own.begin(), s.own.end(), [&](auto o) { return in(p.within, o); }) ||
+           std::any_of(s.held.begin(), s.held.end(), [&](auto h) { return in(p.places, h); });
+  }
   /// What a group's match in a service's document counts: its share, times kNamedWeight for
   /// a name the service is named by and kNameWeight for one it is not.
   float factor(const Group& g, const Plan& p, std::uint32_t service) const {
     if (!g.name) return g.share;
     return g.share * (std::binary_search(p.named.begin(), p.named.end(), service) ? kNamedWeight
                                                                                   : kNameWeight);
+  }
+  /// The documents of the services of the request's places (of_place), into `out`.
+  void docs_of_place(const Plan& p, std::vector<std::uint32_t>& out) const {
+    for (const auto service : scoped) {
+      if (!of_place(p, service)) continue;
+      const auto begin = first_doc[service];
+      const auto end =
+          begin + static_cast<std::uint32_t>(definitions[service]->capabilities.size());
+      for (auto doc = begin; doc < end; ++doc) out.push_back(doc);
+    }
+  }
+  /// The idf of a place that `docs` documents' services name, as a term's.
+  float place_idf(std::size_t docs_of_place) const {
+    const auto n = static_cast<double>(docs.size());
+    const auto df = static_cast<double>(docs_of_place);
+    return static_cast<float>(std::log(1.0 + (n - df + 0.5) / (df + 0.5)));
   }
   std::vector<TermMatch> explain(const Plan& p, std::uint32_t doc) const;
 };
@@ -2123,12 +2153,19 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
   // apart: it is left out of the ideal, so it does not lower every score alike.
   float ideal = 0;
   std::vector<std::uint32_t> group_docs;
+  std::vector<std::uint32_t> place_docs;
   for (const auto& g : plan.groups) {
     ++sc.word;
     float share = 0;
     group_docs.clear();
     const float name_share = !g.name || !plan.named.empty() ? 1.0F : kNameWeight;
-    const bool single = g.terms.size() == 1;
+    // A place the request writes in a form no text can match, a country's acronym that is a
+    // stop word in lower case ("US"), matches the services whose texts name it (of_place), at
+    // kPlaceMatchWeight of a word that so many documents hold. (A place written as a word
+    // matches as that word does, and by its other names: "lisbon", Lisboa.)
+    place_docs.clear();
+    if (g.place && g.terms.empty()) d.docs_of_place(plan, place_docs);
+    const bool single = g.terms.size() == 1 && place_docs.empty();
     for (const auto& e : g.terms) {
       const float idf = d.idf[e.term] * e.weight;
       share = std::max(share, idf * name_share * g.share);
@@ -2147,6 +2184,20 @@ std::vector<ServiceHit> SearchIndex::search(std::string_view query,
           group_docs.push_back(p.doc);
         } else if (v > sc.best[p.doc]) {
           sc.best[p.doc] = v;
+        }
+      }
+    }
+    if (!place_docs.empty()) {
+      const float idf = d.place_idf(place_docs.size()) * kPlaceMatchWeight;
+      share = std::max(share, idf * name_share * g.share);
+      for (const auto doc : place_docs) {
+        const float v = idf * d.factor(g, plan, d.docs[doc].service);
+        if (sc.mark[doc] != sc.word) {
+          sc.mark[doc] = sc.word;
+          sc.best[doc] = v;
+          group_docs.push_back(doc);
+        } else if (v > sc.best[doc]) {
+          sc.best[doc] = v;
         }
       }
     }
@@ -2244,7 +2295,23 @@ std::vector<TermMatch> SearchIndex::Impl::explain(const Plan& p, std::uint32_t d
         best = &e;
       }
     }
-    if (best == nullptr) continue;
+    if (best == nullptr) {
+      // A place no text can match as written ("US"), matched by the service's place.
+      if (g.place && g.terms.empty() && of_place(p, docs[doc].service)) {
+        std::vector<std::uint32_t> of;
+        docs_of_place(p, of);
+        TermMatch m;
+        m.word = g.word;
+        m.term = g.word;
+        m.via = "place";
+        const float fac = factor(g, p, docs[doc].service);
+        m.weight = kPlaceMatchWeight * fac;
+        m.idf = place_idf(of.size());
+        m.score = m.idf * m.weight;
+        out.push_back(std::move(m));
+      }
+      continue;
+    }
     TermMatch m;
     m.word = g.word;
     m.term = term_text[best->term];

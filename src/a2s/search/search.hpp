@@ -26,7 +26,8 @@ struct TermMatch {
   std::string word;   ///< the request's word
   std::string term;   ///< the indexed term (a stem)
   std::string via;    ///< "word", "spelling", "wordnet synonym", ..., "registry co-occurrence",
-                      ///< "joined", "split"
+                      ///< "joined", "split", "place" (a service of the request's place: no
+                      ///< field's, `term` is the request's word)
   double weight = 0;  ///< the expansion's weight, times the name factor
   double idf = 0;
   double score = 0;  ///< what it adds to the capability (before dividing by the ideal)

@@ -690,6 +690,35 @@ TEST(Search, APlaceIsNamedByItsOtherNames) {
   EXPECT_EQ(first(index, "subway delays"), "Aardvark Metro");
 }
 
+// A country's acronym that no text can match as a word ("us" is a stop word) matches the
+// services whose texts name that country, or a place in it, as a weak word would.
+TEST(Search, ACountrysAcronymMatchesTheServicesOfThatCountry) {
+  SearchIndex index({
+      service("Zebu", "Job board of the US states", {{"Jobs", "Job board of the US states"}}),
+      service("Pelican", "Job board of companies", {{"Jobs", "Job board of companies"}}),
+      service("Quokka", "Job board of France", {{"Jobs", "Job board of France"}}),
+      service("Skycast", "Weather forecasts", {{"Forecast", "Hourly weather forecast"}}),
+  });
+  EXPECT_EQ(first(index, "US job board"), "Zebu");
+  EXPECT_EQ(first(index, "job board"), "Pelican");  // the same scores: by name
+  SearchOptions options;
+  options.explain = true;
+  const auto hits = index.search("US job board", options);
+  ASSERT_FALSE(hits.empty());
+  bool place = false;
+  for (const auto& m : hits[0].capabilities.at(0).matches) {
+    if (m.word == "us") {
+      place = m.via == "place" && m.score > 0;
+    }
+  }
+  EXPECT_TRUE(place);
+  for (const auto& h : hits) {
+    if (h.definition->service_name == "Pelican") {
+      for (const auto& m : h.capabilities.at(0).matches) EXPECT_NE(m.word, "us");
+    }
+  }
+}
+
 TEST(Search, ACountrysAcronymInCapitalsNamesIt) {
   SearchIndex index({
       service("Postbox", "Postcode lookup and geolocation for the UK",
