@@ -1776,9 +1776,18 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       // A period after "this", "next", "last" or "every" ("this week", "next month") says when,
       // as a weekday does; and so does that word before a period or a word of time ("next
       // friday", "last night"), which is no request for a service named "Next".
+      // "March" is a month beside a day's number ("march 3", "3 march"); alone, a verb. ("may"
+      // is a stop word.)
+      const auto day_number = [&](std::size_t i) {
+        const std::string& t = toks[i].text;
+        return !t.empty() && t.size() <= 2 &&
+               std::all_of(t.begin(), t.end(), [](char c) { return ascii::is_digit(c); });
+      };
       const bool when = (period_word(w) && at > 0 && when_before(toks[at - 1].text)) ||
                         (when_before(w) && at + 1 < toks.size() &&
-                         (period_word(toks[at + 1].text) || when_word(toks[at + 1].text)));
+                         (period_word(toks[at + 1].text) || when_word(toks[at + 1].text))) ||
+                        (w == "march" && ((at > 0 && day_number(at - 1)) ||
+                                          (at + 1 < toks.size() && day_number(at + 1))));
       if (!brand && !when && acronym[at].empty()) relate(*lex, id != nullptr);
       bool proper_phrase = false;
       const std::vector<std::uint32_t>* where = &lex->place;
@@ -1865,7 +1874,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     // is one whose stem matched by chance but which neither the registry's texts nor WordNet
     // have as a word ("recipies" stems as "recipients" do). The corrections join the group.
     const bool stray = id != nullptr && !spelling.contains(w) && !known_word;
-    if ((g.terms.empty() || stray || (!misspelt_as.back().empty() && !idiom)) && !digits) {
+    // (A word of time spelt right is none: "march 3" is no misspelt "match".)
+    if ((g.terms.empty() || stray || (!misspelt_as.back().empty() && !idiom)) && !digits &&
+        !g.time) {
       // A misspelt word means what its correction means: the correction's own term, and what
       // the curated vocabulary and WordNet relate to it ("ppems": poem, poetry), at the
       // correction's weight.

@@ -1049,6 +1049,31 @@ TEST(Search, ACapitalisedWordThatIsAServicesWholeNameNamesIt) {
   EXPECT_FALSE(named("live News today", "news"));  // TheNews is not "News"
 }
 
+// "March" beside a day's number is a month: a word of time, neither related nor corrected
+// ("march 3" is no "match"); alone it is a verb. A word WordNet knows only as an
+// abbreviation written with two capitals ("MEd", a degree) is no name: "meds" are medicines.
+TEST(Search, AMonthBesideADayIsAWordOfTimeAndAnAbbreviationIsNoName) {
+  SearchIndex index({
+      service("Bankdays", "Business day arithmetic", {{"Count", "Working days between two dates"}}),
+      service("Scoreline", "Match results", {{"Results", "Results of every match"}}),
+      service("Pillbox", "Drug information", {{"Drugs", "Medication and drug recalls"}}),
+  });
+  const auto word = [&](std::string_view request, std::string_view w) {
+    for (auto& q : index.interpret(request)) {
+      if (q.word == w) return q;
+    }
+    return QueryWord{};
+  };
+  const auto march = word("business days between march 3 and april 20", "march");
+  EXPECT_TRUE(march.name);
+  EXPECT_TRUE(march.terms.empty());
+  EXPECT_TRUE(word("business days between 3 march and 20 june", "march").name);
+  EXPECT_FALSE(word("march for the climate", "march").name);
+  EXPECT_EQ(first(index, "business days between march 3 and april 20"), "Bankdays");
+  EXPECT_FALSE(word("recalls of prescription meds", "meds").name);
+  EXPECT_EQ(first(index, "recalls of prescription meds"), "Pillbox");
+}
+
 TEST(Search, ANumberCountsAsANameDoes) {
   SearchIndex index({
       service("Sendbig", "Large file transfer up to 50 GB with expiring download links",

@@ -558,10 +558,12 @@ bool WordNet::proper_noun(std::string_view word) const {
     return word_of(w) == word_of(base);
   });
   if (written == s.words.end()) return false;
-  // Of a phrase, its first word: "New_York" is a name, "ZIP_code" an acronym's phrase.
+  // Of a phrase, its first word: "New_York" is a name, "ZIP_code" an acronym's phrase. Two
+  // capitals first make an abbreviation too ("MEd", a degree: "meds" are no name).
   const auto capitalised = [](std::string_view w) {
     w = w.substr(0, w.find('_'));
-    return !w.empty() && w[0] >= 'A' && w[0] <= 'Z' &&
+    const auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+    return !w.empty() && upper(w[0]) && !(w.size() > 1 && upper(w[1])) &&
            std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; });
   };
   if (!capitalised(*written)) return false;

@@ -148,6 +148,7 @@ TEST(SystemWordNet, RelatesEverydayWordsToWhatApisCallThem) {
   EXPECT_EQ(wn->regions("vienna", 1).front(), "austria");
   EXPECT_TRUE(wn->regions("weather").empty());
   EXPECT_FALSE(wn->proper_noun("sms"));       // an acronym
+  EXPECT_FALSE(wn->proper_noun("meds"));      // "MEd", a degree's abbreviation
   EXPECT_FALSE(wn->proper_noun("zip code"));  // "ZIP code": an acronym's phrase, no name
   // A head adjective's satellites are its kinds when there are many ("bad": 21, corked among
   // them), its likenesses when few ("expensive": costly).
