@@ -874,6 +874,9 @@ struct SearchIndex::Impl {
   std::vector<std::uint32_t> joined_term;
 
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> named_by;
+  /// Per service: its name's one word as written, lower case, stop words aside ("The Guardian":
+  /// guardian; camelCase whole, "TheNews": thenews), or empty for a name of more words.
+  std::vector<std::string> one_word_name;
   /// Per service (when WordNet is there): the places its texts name, and the places that hold
   /// those, as WordNet synset offsets, each sorted.
   struct Scope {
@@ -1235,6 +1238,16 @@ SearchIndex::SearchIndex(std::vector<std::shared_ptr<const Definition>> definiti
       }
     }
     d.joined_term.push_back(joined);
+    std::vector<std::string> name;
+    for (auto& part : tokens(d.definitions[s]->service_name)) {
+      if (part.glued && !name.empty()) {
+        name.back() += part.text;
+      } else {
+        name.push_back(std::move(part.text));
+      }
+    }
+    std::erase_if(name, [](const std::string& w) { return stop_word(w); });
+    d.one_word_name.push_back(name.size() == 1 ? std::move(name.front()) : std::string());
   }
   // Co-occurrence across services: terms in 2 to a twentieth of the services (rarer ones say
   // nothing reliable, commoner ones relate to everything); partners used together at least
@@ -2061,17 +2074,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       for (const auto service : it->second) {
         const auto& own = name_terms[service];
         if (one) {
-          // The name's words as written, camelCase whole ("TheNews" is not "News").
-          std::vector<std::string> name;
-          for (auto& part : tokens(definitions[service]->service_name)) {
-            if (part.glued && !name.empty()) {
-              name.back() += part.text;
-            } else {
-              name.push_back(std::move(part.text));
-            }
-          }
-          std::erase_if(name, [](const std::string& w) { return stop_word(w); });
-          if (name.size() != 1 || name.front() != t.text) continue;
+          if (one_word_name[service] != t.text) continue;
         } else if (joined_term[service] != *id && (own.size() != 1 || own.front() != *id)) {
           continue;
         }
@@ -2379,6 +2382,7 @@ std::size_t SearchIndex::memory_bytes() const {
   for (const auto& n : d.name_terms) {
     bytes += n.capacity() * sizeof(std::uint32_t) + sizeof(std::vector<std::uint32_t>);
   }
+  for (const auto& w : d.one_word_name) bytes += sizeof(std::string) + w.capacity();
   for (const auto& [term, id] : d.vocabulary) {
     bytes += 2 * term.capacity() + sizeof(std::pair<const std::string, std::uint32_t>) + 16 +
              sizeof(std::string);
