@@ -731,7 +731,10 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, uns
   if (!any) parts = kAnyPart;
   // An acronym written in capitals ("RAM", "AI") means the senses WordNet writes so (random
   // access memory, artificial intelligence), not those of the word in lower case (to ram, the
-  // three-toed sloth), when it has such senses.
+  // three-toed sloth), when it has such senses: looked for among the first kAcronymSenses of
+  // each part of speech ("CAT", the scan, is the sixth), so a word of many senses costs no more
+  // than that many lines read.
+  constexpr std::size_t kAcronymSenses = 16;
   std::vector<Sense> written;
   if (capitals) {
     for (int p = 0; p < static_cast<int>(kPos.size()); ++p) {
@@ -741,7 +744,9 @@ std::vector<RelatedWord> WordNet::related(std::string_view word, int senses, uns
           if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
         }
         int rank = 0;
-        for (const auto offset : Impl::offsets(impl_->find(p, base))) {
+        const auto offsets = Impl::offsets(impl_->find(p, base));
+        for (std::size_t i = 0; i < offsets.size() && i < kAcronymSenses; ++i) {
+          const auto offset = offsets[i];
           Sense s{p, rank, {}};
           if (rank < senses && impl_->synset(p, offset, s.synset) &&
               std::find(s.synset.words.begin(), s.synset.words.end(), upper) !=
