@@ -929,6 +929,8 @@ struct SearchIndex::Impl {
     bool name = false;
     bool place = false;  ///< a place (Plan::places)
     bool time = false;   ///< says when ("monday", "next week"): names no service
+    /// A name given for comparison ("shows like Breaking Bad"): a name, of no service asked for.
+    bool example = false;
     /// What the group counts of a word's weight: half for each word of a two-word name ("sao
     /// paulo"), which names one thing.
     float share = 1.0F;
@@ -1571,6 +1573,33 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   // Every word in capitals: written with caps lock on, no word is an acronym for it.
   const bool all_upper = std::all_of(toks.begin(), toks.end(),
                                      [&](const Token& t) { return t.upper || !has_letter(t); });
+  // A name given for comparison is not what the request asks for: the capitalised words after
+  // "like", "than", "similar to" or "alternative(s) to" ("shows like Breaking Bad", "movies
+  // similar to The Lord of the Rings", "alternatives to Dropbox") name no service; not after
+  // a verb's "like" ("I like Netflix").
+  std::vector<bool> example(toks.size(), false);
+  for (std::size_t i = 0; i + 1 < toks.size(); ++i) {
+    const std::string& t = toks[i].text;
+    const std::string* before = i > 0 ? &toks[i - 1].text : nullptr;
+    const auto liker = [](const std::string& w) {
+      return w == "i" || w == "you" || w == "we" || w == "they" || w == "would" || w == "really" ||
+             w == "do" || w == "dont" || w == "does" || w == "doesnt";
+    };
+    const bool cue = (t == "like" && (before == nullptr || !liker(*before))) || t == "than" ||
+                     (t == "to" && before != nullptr &&
+                      (*before == "similar" || *before == "alternative" ||
+                       *before == "alternatives" || *before == "comparable"));
+    if (!cue) continue;
+    // The capitalised run after it, its stop words inside ("The Lord of the Rings").
+    for (std::size_t j = i + 1; j < toks.size(); ++j) {
+      if (toks[j].capital) {
+        example[j] = true;
+      } else if (!(stop_word(toks[j].text) && j > i + 1 && j + 1 < toks.size() &&
+                   toks[j + 1].capital)) {
+        break;
+      }
+    }
+  }
   std::vector<std::size_t> group_of(content.size(), kNoGroup);  // per content word (or none)
   struct PhraseUse {
     const std::vector<std::string>* meaning;
@@ -1652,6 +1681,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
     group_of[k] = p.groups.size();
     Group g;
     g.word = w;
+    g.example = example[content[k]];
     const std::uint32_t* id = term_id(own);
     if (id != nullptr) add_expansion(g.terms, *id, 1.0F, Via::kWord);
     // The curated vocabulary: the word, and the phrases it ends ("text to speech").
@@ -1842,8 +1872,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       g.time = lex->time || when;
     }
     // A number says how many, which year or what size, not what is asked for: "50 quid" is no
-    // request for a service of "up to 50 GB". It counts as a name does.
-    if (digits) g.name = true;
+    // request for a service of "up to 50 GB". It counts as a name does, as a name given for
+    // comparison does.
+    if (digits || g.example) g.name = true;
     if (!acronym[at].empty()) {
       g.name = true;
       names_place(g, acronym[at]);
@@ -2057,6 +2088,7 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   const bool title_case =
       std::all_of(content.begin(), content.end(), [&](std::size_t i) { return toks[i].capital; });
   for (std::size_t k = 0; !title_case && k < content.size(); ++k) {
+    if (example[content[k]]) continue;
     std::string joined;
     for (std::size_t j = k; j < content.size() && j < k + 4; ++j) {
       const Token& t = toks[content[j]];
@@ -2103,7 +2135,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   std::sort(own_stems.begin(), own_stems.end());
   for (std::size_t gi = 0; gi < p.groups.size(); ++gi) {
     const auto& g = p.groups[gi];
-    if (!g.name || g.time || g.terms.empty() || g.terms.front().via != Via::kWord) continue;
+    if (!g.name || g.time || g.example || g.terms.empty() || g.terms.front().via != Via::kWord) {
+      continue;
+    }
     auto it = named_by.find(g.terms.front().term);
     if (it == named_by.end()) continue;
     for (const auto service : it->second) {

@@ -1074,6 +1074,23 @@ TEST(Search, AMonthBesideADayIsAWordOfTimeAndAnAbbreviationIsNoName) {
   EXPECT_EQ(first(index, "recalls of prescription meds"), "Pillbox");
 }
 
+// A name given for comparison ("like", "similar to", "alternatives to", "than") is a name, of
+// no service the request asks for; "I like X" still names X.
+TEST(Search, ANameGivenForComparisonNamesNoService) {
+  SearchIndex index({
+      service("Breaking Bad", "Breaking Bad API", {{"Episodes", "Characters and episodes"}}),
+      service("Tastematch", "Recommendations of similar shows, movies and music",
+              {{"Similar", "Shows like the ones you name"}}),
+  });
+  EXPECT_EQ(first(index, "shows like Breaking Bad"), "Tastematch");
+  EXPECT_EQ(first(index, "shows similar to Breaking Bad"), "Tastematch");
+  EXPECT_EQ(first(index, "Breaking Bad episodes"), "Breaking Bad");
+  EXPECT_EQ(first(index, "I like Breaking Bad, list its episodes"), "Breaking Bad");
+  for (const auto& q : index.interpret("shows like Breaking Bad")) {
+    if (q.word == "bad") EXPECT_TRUE(q.name);
+  }
+}
+
 TEST(Search, ANumberCountsAsANameDoes) {
   SearchIndex index({
       service("Sendbig", "Large file transfer up to 50 GB with expiring download links",
