@@ -1600,6 +1600,13 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       }
     }
   }
+  // So is a service whose outage is asked about: the capitalised run before "down", "offline"
+  // or "outage" ("is GitHub down?", "Slack outage") is what a status service watches.
+  for (std::size_t i = 1; i < toks.size(); ++i) {
+    const std::string& t = toks[i].text;
+    if (t != "down" && t != "offline" && t != "outage" && t != "outages") continue;
+    for (std::size_t j = i; j-- > 0 && toks[j].capital;) example[j] = true;
+  }
   std::vector<std::size_t> group_of(content.size(), kNoGroup);  // per content word (or none)
   struct PhraseUse {
     const std::vector<std::string>* meaning;

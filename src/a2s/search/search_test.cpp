@@ -1091,6 +1091,27 @@ TEST(Search, ANameGivenForComparisonNamesNoService) {
   }
 }
 
+// A service whose outage is asked about is no service asked for: "is GitHub down?" asks for a
+// status service.
+TEST(Search, AServiceAskedAboutAsDownNamesNoService) {
+  SearchIndex index({
+      service("GitHub", "Make use of GitHub repositories, code and user data programmatically",
+              {{"Development", "Make use of GitHub repositories, code and user data"}}),
+      service("DownStatus", "Real-time status for GitHub, AWS, Discord and 90+ services",
+              {{"Status", "Real-time status for GitHub, AWS, Discord and 90+ services"}}),
+      service("Codeship", "Continuous integration in the cloud", {{"Builds", "Run builds"}}),
+      service("Skycast", "Weather forecasts", {{"Main", "Hourly weather forecast"}}),
+      service("Moneyline", "Money transfers", {{"Main", "Send money abroad"}}),
+      service("Reelbase", "Movies", {{"Main", "Films and casts"}}),
+      service("Pawprint", "Pets", {{"Main", "Random dog pictures"}}),
+      service("Quotable", "Famous quotes", {{"Main", "A random famous quote"}}),
+      service("Statusly", "Uptime checks for your own site",
+              {{"Main", "Check whether a site is down"}}),
+  });
+  EXPECT_EQ(first(index, "Is GitHub down?"), "DownStatus");
+  EXPECT_EQ(first(index, "GitHub repositories of a user"), "GitHub");
+}
+
 TEST(Search, ANumberCountsAsANameDoes) {
   SearchIndex index({
       service("Sendbig", "Large file transfer up to 50 GB with expiring download links",
