@@ -2095,7 +2095,10 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
   const bool title_case =
       std::all_of(content.begin(), content.end(), [&](std::size_t i) { return toks[i].capital; });
   for (std::size_t k = 0; !title_case && k < content.size(); ++k) {
-    if (example[content[k]]) continue;
+    // A name given for comparison names no service (as below); nor does a word of time alone
+    // ("Monday"), though it may begin a name ("Sunday Times").
+    const Group* first = group_of[k] != kNoGroup ? &p.groups[group_of[k]] : nullptr;
+    if (first != nullptr && first->example) continue;
     std::string joined;
     for (std::size_t j = k; j < content.size() && j < k + 4; ++j) {
       const Token& t = toks[content[j]];
@@ -2103,9 +2106,9 @@ SearchIndex::Impl::Plan SearchIndex::Impl::plan(std::string_view query) const {
       joined += t.text;
       // One capitalised word names only a service whose name is that word alone, stop words
       // aside ("from The Guardian"; not "my Word document", Word Cloud's first word), written
-      // inside the request, not in capitals throughout (an acronym), and no word of time.
+      // inside the request, and not in capitals throughout (an acronym).
       const bool one = j == k;
-      if (one && (content[k] == 0 || t.upper || when_word(t.text))) continue;
+      if (one && (content[k] == 0 || t.upper || (first != nullptr && first->time))) continue;
       const auto* id = term_id(stem(joined));
       const auto it = id != nullptr ? named_by.find(*id) : named_by.end();
       if (it == named_by.end()) continue;
